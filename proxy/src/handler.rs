@@ -1,0 +1,121 @@
+//! The handler trait: the proxy's phases, which recorder and replay implement (after pingora's
+//! `ProxyHttp`). The proxy owns accept, CONNECT, TLS and certificate minting; for each request it calls, in
+//! order:
+//!
+//! 1. [`Handler::new_ctx`]: per-request state, shared by the later phases.
+//! 2. [`Handler::request`]: the request head with its streaming body; answer locally
+//!    ([`Decision::Respond`]) or let the proxy forward it ([`Decision::Forward`], possibly modified).
+//! 3. [`Handler::request_chunk`]: each request-body chunk as it streams to the origin (forwarded only).
+//! 4. [`Handler::response_head`]: the origin's response head (hop-by-hop and Alt-Svc already removed),
+//!    with the origin's address and ALPN; the handler may edit it.
+//! 5. [`Handler::response_chunk`]: each response-body chunk as it streams to the client.
+//! 6. [`Handler::complete`]: always, exactly once, when the exchange is over: `Ok` if the response body
+//!    reached its end, else the error and which side caused it (client gone, origin cut, timeout).
+//!
+//! Hooks 3-6 may run on different tasks; the context is shared (`Sync`), so handlers keep mutable state
+//! behind a lock inside it. Chunk hooks run inline on the data path: keep them short.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http::{Request, Response, Version};
+
+use crate::body::Body;
+use crate::error::ProxyError;
+
+/// Facts about the request's connection.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    /// Proxy-wide request number.
+    pub id: u64,
+    /// The client's address.
+    pub client_addr: SocketAddr,
+    /// True when the client spoke TLS to us (inside a CONNECT tunnel).
+    pub tls: bool,
+    /// ALPN agreed with the client ("h2", "http/1.1"), if TLS.
+    pub client_alpn: Option<String>,
+    /// HTTP version the client used.
+    pub client_version: Version,
+}
+
+/// Facts about the upstream exchange, given with the response head.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamInfo {
+    /// Address of the origin server we talked to.
+    pub server_addr: Option<SocketAddr>,
+    /// ALPN agreed with the origin ("h2", "http/1.1"), if TLS.
+    pub alpn: Option<String>,
+    /// HTTP version spoken with the origin.
+    pub version: Option<Version>,
+}
+
+/// What to do with a request.
+pub enum Decision {
+    /// Send it to the origin (the URI is absolute).
+    Forward(Request<Body>),
+    /// Answer it without contacting any origin.
+    Respond(Response<Body>),
+}
+
+impl std::fmt::Debug for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Decision::Forward(r) => write!(f, "Forward({} {})", r.method(), r.uri()),
+            Decision::Respond(r) => write!(f, "Respond({})", r.status()),
+        }
+    }
+}
+
+/// The phases a proxy handler implements. All hooks but `new_ctx` and `request` have no-op defaults.
+pub trait Handler: Send + Sync + 'static {
+    /// Per-request state.
+    type Ctx: Send + Sync + 'static;
+
+    /// Make the state for a new request.
+    fn new_ctx(&self, info: &RequestInfo) -> Self::Ctx;
+
+    /// Decide: forward (the default is to forward unchanged) or answer locally.
+    fn request(&self, ctx: &Self::Ctx, req: Request<Body>) -> impl Future<Output = Decision> + Send;
+
+    /// A chunk of the request body on its way to the origin.
+    fn request_chunk(&self, _ctx: &Self::Ctx, _chunk: &Bytes) {}
+
+    /// The origin's response head, before the client sees it.
+    fn response_head(&self, _ctx: &Self::Ctx, _upstream: &UpstreamInfo, _res: &mut http::response::Parts) {}
+
+    /// A chunk of the response body on its way to the client.
+    fn response_chunk(&self, _ctx: &Self::Ctx, _chunk: &Bytes) {}
+
+    /// The exchange is over. Runs exactly once per request that reached [`Handler::request`].
+    fn complete(&self, _ctx: &Self::Ctx, _outcome: Result<(), ProxyError>) {}
+
+    /// A request addressed to the proxy itself (origin-form on the proxy port, e.g.
+    /// `POST /__webfreeze/reset`). The default answers 400 explaining how to use a proxy.
+    fn direct(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send {
+        let path = req.uri().path().to_string();
+        async move {
+            crate::text_response(
+                http::StatusCode::BAD_REQUEST,
+                &format!(
+                    "webfreeze is an HTTP proxy: configure your client to use it as a proxy \
+                     (e.g. curl --proxy http://ADDR); {path} is not a proxy endpoint\n"
+                ),
+            )
+        }
+    }
+}
+
+/// The live pass-through handler of `webfreeze proxy`: forwards everything unchanged.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PassThrough;
+
+impl Handler for PassThrough {
+    type Ctx = ();
+
+    fn new_ctx(&self, _info: &RequestInfo) {}
+
+    fn request(&self, _ctx: &(), req: Request<Body>) -> impl Future<Output = Decision> + Send {
+        std::future::ready(Decision::Forward(req))
+    }
+}

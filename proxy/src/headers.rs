@@ -1,0 +1,88 @@
+//! Header hygiene (RFC 9110 section 7.6.1): hop-by-hop headers are removed in both directions, `Alt-Svc` is
+//! stripped from responses so browsers never try QUIC around the proxy, and no `Via` is added (pages must
+//! not see the proxy).
+
+use http::header::{self, HeaderMap, HeaderName};
+
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Remove hop-by-hop headers, including those the `Connection` header names.
+pub fn strip_hop_by_hop(h: &mut HeaderMap) {
+    let named: Vec<HeaderName> = h
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for n in named {
+        h.remove(n);
+    }
+    for n in HOP_BY_HOP {
+        h.remove(n);
+    }
+}
+
+/// Response headers as the client should see them: hop-by-hop and `Alt-Svc` removed.
+pub fn clean_response(h: &mut HeaderMap) {
+    strip_hop_by_hop(h);
+    h.remove(header::ALT_SVC);
+}
+
+/// Whether a request asks for a WebSocket upgrade.
+pub fn is_websocket_upgrade(h: &HeaderMap) -> bool {
+    let upgrade = h.get(header::UPGRADE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let connection = h
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")));
+    connection && upgrade.eq_ignore_ascii_case("websocket")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_table() {
+        for (input, kept, removed) in [
+            (vec![("connection", "close"), ("content-type", "x")], vec!["content-type"], vec!["connection"]),
+            (vec![("connection", "X-Foo, keep-alive"), ("x-foo", "1"), ("x-bar", "2")], vec!["x-bar"], vec!["x-foo"]),
+            (vec![("transfer-encoding", "chunked"), ("te", "trailers"), ("trailer", "x")], vec![], vec!["te", "trailer"]),
+            (vec![("proxy-authorization", "x"), ("via", "1.1 x")], vec!["via"], vec!["proxy-authorization"]),
+            (vec![("alt-svc", "h3=\":443\""), ("set-cookie", "a=1")], vec!["set-cookie"], vec!["alt-svc"]),
+        ] {
+            let mut h = HeaderMap::new();
+            for (k, v) in &input {
+                h.append(HeaderName::from_static(k), v.parse().unwrap());
+            }
+            clean_response(&mut h);
+            for k in kept {
+                assert!(h.contains_key(k), "{k} kept in {input:?}");
+            }
+            for k in removed {
+                assert!(!h.contains_key(k), "{k} removed in {input:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn websocket_detection() {
+        let mut h = HeaderMap::new();
+        h.insert(header::UPGRADE, "websocket".parse().unwrap());
+        assert!(!is_websocket_upgrade(&h));
+        h.insert(header::CONNECTION, "keep-alive, Upgrade".parse().unwrap());
+        assert!(is_websocket_upgrade(&h));
+    }
+}

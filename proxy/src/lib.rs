@@ -1,0 +1,28 @@
+//! The webfreeze MITM proxy: the man in the middle that recording and replay plug into.
+//!
+//! - [`ca`]: the per-install CA and per-host leaf certificates.
+//! - [`Proxy`]: accept loop, CONNECT, TLS interception, HTTP/1.1 and h2 on both sides, WebSocket tunnel;
+//!   takes a listener and a shutdown future, so tests run many proxies side by side on port 0.
+//! - [`Handler`]: the phases recorder and replay implement; [`PassThrough`] forwards everything.
+//! - [`headers`]: hop-by-hop and Alt-Svc hygiene.
+//! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin).
+
+pub mod body;
+pub mod ca;
+mod error;
+mod handler;
+pub mod headers;
+mod server;
+pub mod upstream;
+
+pub use body::{Body, BoxError};
+pub use ca::{CaError, CaInfo, CertificateAuthority};
+pub use error::{ErrorKind, ProxyError, ServeError, Side};
+pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
+pub use server::{text_response, Proxy, ProxyConfig};
+pub use upstream::{parse_resolve, UpstreamConfig};
+
+/// The one rustls crypto provider webfreeze uses (aws-lc-rs), for both sides.
+pub fn crypto_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
+    std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}

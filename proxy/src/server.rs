@@ -1,0 +1,500 @@
+//! Accept loop, CONNECT tunnels, TLS interception and the request path through the [`Handler`] phases.
+//!
+//! Life of a connection: accept (bounded by `max_connections`) -> HTTP/1.1 or h2 on the proxy port ->
+//! absolute-form requests go through the handler; `CONNECT host:port` answers 200 and the tunnel's first
+//! bytes are sniffed: a TLS ClientHello is terminated with a leaf minted for its SNI (or the CONNECT host)
+//! offering h2 and http/1.1, anything starting like an HTTP method is served as plain HTTP, anything else
+//! is closed and logged once. Requests inside the tunnel are made absolute from the tunnel's host.
+//!
+//! Shutdown: when the shutdown future resolves the listener closes, every connection is told to finish
+//! its in-flight requests and close, and `serve` returns once they have (or after `shutdown_grace`).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri, Version};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use crate::body::{boxed, Body, BodyEnd, Observed};
+use crate::ca::CertificateAuthority;
+use crate::error::{ErrorKind, ProxyError, ServeError, Side};
+use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
+use crate::headers::{clean_response, is_websocket_upgrade, strip_hop_by_hop};
+use crate::upstream::{ConnectError, Upstream, UpstreamConfig};
+
+/// Proxy settings (resolved by the binary).
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Origin connections, trust and DNS overrides.
+    pub upstream: UpstreamConfig,
+    /// Time allowed for the origin's response head; then 504.
+    pub upstream_timeout: Duration,
+    /// Time a client connection may sit without sending a request head.
+    pub idle_timeout: Duration,
+    /// Concurrent client connections; more wait in the accept queue.
+    pub max_connections: usize,
+    /// Largest request head accepted (bytes); larger gets 431.
+    pub max_header_bytes: usize,
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        Self {
+            upstream: UpstreamConfig::default(),
+            upstream_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(120),
+            max_connections: 1024,
+            max_header_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A plain-text response.
+pub fn text_response(status: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(crate::body::full(Bytes::copy_from_slice(text.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+struct Shared<H> {
+    handler: Arc<H>,
+    ca: Arc<CertificateAuthority>,
+    upstream: Upstream,
+    cfg: ProxyConfig,
+    next_id: AtomicU64,
+}
+
+/// The MITM proxy, generic over its handler.
+pub struct Proxy<H: Handler> {
+    shared: Arc<Shared<H>>,
+}
+
+impl<H: Handler> Proxy<H> {
+    /// Build a proxy (loads upstream trust roots).
+    pub fn new(handler: Arc<H>, ca: Arc<CertificateAuthority>, cfg: ProxyConfig) -> Result<Self, ServeError> {
+        let upstream = Upstream::new(&cfg.upstream)?;
+        Ok(Self { shared: Arc::new(Shared { handler, ca, upstream, cfg, next_id: AtomicU64::new(0) }) })
+    }
+
+    /// Serve connections from `listener` until `shutdown` resolves, then drain gracefully.
+    pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let graceful = GracefulShutdown::new();
+        let limit = Arc::new(Semaphore::new(self.shared.cfg.max_connections.max(1)));
+        tokio::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+                _ = &mut shutdown => break,
+            };
+            let (tcp, peer) = tokio::select! {
+                r = listener.accept() => match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        // EMFILE and friends: back off briefly instead of spinning.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                _ = &mut shutdown => break,
+            };
+            let _ = tcp.set_nodelay(true);
+            let shared = self.shared.clone();
+            let outer = graceful.watcher();
+            let tunnel = graceful.watcher();
+            tokio::spawn(async move {
+                let _permit = permit;
+                shared.serve_outer(tcp, peer, outer, tunnel).await;
+            });
+        }
+        drop(listener);
+        tokio::select! {
+            _ = graceful.shutdown() => {}
+            _ = tokio::time::sleep(self.shared.cfg.shutdown_grace) => {
+                tracing::warn!("shutdown: some connections were still busy after {:?}; closing them", self.shared.cfg.shutdown_grace);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(cfg.idle_timeout)
+        .max_buf_size(cfg.max_header_bytes.max(8192))
+        .keep_alive(true);
+    b.http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(cfg.idle_timeout / 2))
+        .keep_alive_timeout(Duration::from_secs(20));
+    b
+}
+
+/// A stream that replays bytes already read (the sniffed prefix) before reading the inner stream.
+struct Prefixed<S> {
+    prefix: Vec<u8>,
+    pos: usize,
+    inner: S,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        if self.pos < self.prefix.len() {
+            let n = buf.remaining().min(self.prefix.len() - self.pos);
+            let start = self.pos;
+            buf.put_slice(&self.prefix[start..start + n]);
+            self.pos += n;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Where requests on a connection are headed.
+#[derive(Clone)]
+struct ConnCtx {
+    peer: SocketAddr,
+    /// Some for connections inside a CONNECT tunnel: the tunnel's `host:port`.
+    tunnel: Option<String>,
+    tls: bool,
+    alpn: Option<String>,
+}
+
+fn host_of(authority: &str) -> String {
+    match authority.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h.trim_matches(['[', ']']).to_string(),
+        _ => authority.trim_matches(['[', ']']).to_string(),
+    }
+}
+
+/// `host:port` without the scheme's default port.
+fn authority_for(scheme: &str, authority: &str) -> String {
+    let default = if scheme == "https" { ":443" } else { ":80" };
+    authority.strip_suffix(default).unwrap_or(authority).to_string()
+}
+
+fn classify(host: &str, e: &hyper_util::client::legacy::Error) -> ProxyError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(ce) = s.downcast_ref::<ConnectError>() {
+            let kind = match ce {
+                ConnectError::Resolve { .. } => ErrorKind::Resolve,
+                ConnectError::Connect { .. } => ErrorKind::Connect,
+                ConnectError::Tls { .. } => ErrorKind::Tls,
+                ConnectError::NoHost(_) => ErrorKind::BadRequest,
+            };
+            return ProxyError::new(Side::Origin, kind, host, ce.to_string());
+        }
+        src = s.source();
+    }
+    let mut msg = e.to_string();
+    if let Some(s) = std::error::Error::source(e) {
+        msg = format!("{msg}: {s}");
+    }
+    ProxyError::new(Side::Origin, ErrorKind::Closed, host, msg)
+}
+
+impl<H: Handler> Shared<H> {
+    async fn serve_outer(self: Arc<Self>, tcp: TcpStream, peer: SocketAddr, outer: Watcher, tunnel: Watcher) {
+        let tunnel = Arc::new(Mutex::new(Some(tunnel)));
+        let conn = ConnCtx { peer, tunnel: None, tls: false, alpn: None };
+        let this = self.clone();
+        let svc = service_fn(move |req: Request<Incoming>| {
+            let this = this.clone();
+            let conn = conn.clone();
+            let tunnel = tunnel.clone();
+            async move {
+                if req.method() == Method::CONNECT {
+                    return Ok::<_, Infallible>(this.connect(req, conn.peer, tunnel));
+                }
+                if req.uri().scheme().is_some() && req.uri().authority().is_some() {
+                    Ok(this.handle(req, &conn).await)
+                } else {
+                    let (parts, body) = req.into_parts();
+                    Ok(this.handler.direct(Request::from_parts(parts, boxed(body))).await)
+                }
+            }
+        });
+        let b = builder(&self.cfg);
+        let c = b.serve_connection_with_upgrades(TokioIo::new(tcp), svc).into_owned();
+        if let Err(e) = outer.watch(c).await {
+            tracing::debug!("client connection {peer}: {e}");
+        }
+    }
+
+    fn connect(self: &Arc<Self>, mut req: Request<Incoming>, peer: SocketAddr, watcher: Arc<Mutex<Option<Watcher>>>) -> Response<Body> {
+        let Some(authority) = req.uri().authority().map(|a| a.to_string()) else {
+            return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
+        };
+        let on_upgrade = hyper::upgrade::on(&mut req);
+        let this = self.clone();
+        let watcher = watcher.lock().ok().and_then(|mut w| w.take());
+        tokio::spawn(async move {
+            match on_upgrade.await {
+                Ok(up) => this.tunnel(TokioIo::new(up), authority, peer, watcher).await,
+                Err(e) => tracing::debug!("CONNECT {authority} from {peer}: upgrade failed: {e}"),
+            }
+        });
+        Response::new(crate::body::empty())
+    }
+
+    async fn tunnel<S>(self: Arc<Self>, mut io: S, authority: String, peer: SocketAddr, watcher: Option<Watcher>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut first = [0u8; 8];
+        let n = match tokio::time::timeout(self.cfg.idle_timeout, io.read(&mut first)).await {
+            Ok(Ok(0)) | Err(_) => return,
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                tracing::debug!("tunnel {authority} from {peer}: {e}");
+                return;
+            }
+        };
+        let pre = Prefixed { prefix: first[..n].to_vec(), pos: 0, inner: io };
+        if first[0] == 0x16 {
+            let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), pre);
+            let start = match tokio::time::timeout(self.cfg.idle_timeout, acceptor).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::warn!("tunnel to {authority} from {peer}: bad TLS ClientHello ({e}); connection closed");
+                    return;
+                }
+                Err(_) => return,
+            };
+            let host = start.client_hello().server_name().map(str::to_string).unwrap_or_else(|| host_of(&authority));
+            let cfg = match self.ca.server_config(&host) {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!("cannot mint a certificate for {host}: {e}");
+                    return;
+                }
+            };
+            let tls = match start.into_stream(cfg).await {
+                Ok(t) => t,
+                Err(e) => {
+                    // Usually the client rejected our certificate: it does not trust the webfreeze CA.
+                    tracing::warn!("TLS handshake with client {peer} for {host} failed: {e} (does the client trust the webfreeze CA? see `webfreeze ca show`)");
+                    return;
+                }
+            };
+            let alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+            let conn = ConnCtx { peer, tunnel: Some(authority), tls: true, alpn };
+            self.serve_inner(tls, conn, watcher).await;
+        } else if first[0].is_ascii_uppercase() {
+            let conn = ConnCtx { peer, tunnel: Some(authority), tls: false, alpn: None };
+            self.serve_inner(pre, conn, watcher).await;
+        } else {
+            let hex: String = first[..n].iter().map(|b| format!("{b:02x}")).collect();
+            tracing::warn!("tunnel to {authority} from {peer}: first bytes are neither TLS nor HTTP ({hex}); connection closed");
+        }
+    }
+
+    async fn serve_inner<S>(self: Arc<Self>, io: S, conn: ConnCtx, watcher: Option<Watcher>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let peer = conn.peer;
+        let this = self.clone();
+        let h2 = conn.alpn.as_deref() == Some("h2");
+        let svc = service_fn(move |req: Request<Incoming>| {
+            let this = this.clone();
+            let conn = conn.clone();
+            async move { Ok::<_, Infallible>(this.handle(req, &conn).await) }
+        });
+        let mut b = builder(&self.cfg);
+        if h2 {
+            b = b.http2_only();
+        }
+        let c = b.serve_connection_with_upgrades(TokioIo::new(io), svc).into_owned();
+        let r = match watcher {
+            Some(w) => w.watch(c).await,
+            None => c.await,
+        };
+        if let Err(e) = r {
+            tracing::debug!("tunnel connection {peer}: {e}");
+        }
+    }
+
+    /// Make the request URI absolute (inside tunnels requests arrive in origin-form).
+    fn absolute_uri(req: &Request<Incoming>, conn: &ConnCtx) -> Result<Uri, String> {
+        let scheme = if conn.tls { "https" } else { "http" };
+        let uri = req.uri();
+        let Some(tunnel) = &conn.tunnel else {
+            return Ok(uri.clone());
+        };
+        let authority = uri
+            .authority()
+            .map(|a| a.to_string())
+            .or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string))
+            .unwrap_or_else(|| tunnel.clone());
+        let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        format!("{scheme}://{}{pq}", authority_for(scheme, &authority)).parse::<Uri>().map_err(|e| e.to_string())
+    }
+
+    async fn handle(self: &Arc<Self>, mut req: Request<Incoming>, conn: &ConnCtx) -> Response<Body> {
+        let uri = match Self::absolute_uri(&req, conn) {
+            Ok(u) => u,
+            Err(e) => return text_response(StatusCode::BAD_REQUEST, &format!("bad request target: {e}\n")),
+        };
+        *req.uri_mut() = uri;
+        let host = req.uri().host().unwrap_or_default().to_string();
+        let info = RequestInfo {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            client_addr: conn.peer,
+            tls: conn.tls,
+            client_alpn: conn.alpn.clone(),
+            client_version: req.version(),
+        };
+        let ctx = Arc::new(self.handler.new_ctx(&info));
+        let ws = is_websocket_upgrade(req.headers());
+        let client_upgrade = ws.then(|| hyper::upgrade::on(&mut req));
+        let (mut parts, body) = req.into_parts();
+        strip_hop_by_hop(&mut parts.headers);
+        if ws {
+            parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+            parts.headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        }
+        let req = Request::from_parts(parts, boxed(body));
+        match self.handler.request(&ctx, req).await {
+            Decision::Respond(res) => {
+                let (parts, body) = res.into_parts();
+                let (h, c) = (self.handler.clone(), ctx.clone());
+                let host2 = host.clone();
+                let body = Observed::new(body, |_| {}, move |end| h.complete(&c, end_to_outcome(end, &host2)));
+                Response::from_parts(parts, boxed(body))
+            }
+            Decision::Forward(req) => self.forward(req, ctx, host, client_upgrade).await,
+        }
+    }
+
+    async fn forward(
+        self: &Arc<Self>,
+        req: Request<Body>,
+        ctx: Arc<H::Ctx>,
+        host: String,
+        client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    ) -> Response<Body> {
+        let (mut parts, body) = req.into_parts();
+        // The upstream client picks h2 or HTTP/1.1 per origin; the client's version does not constrain it.
+        parts.version = Version::HTTP_11;
+        let (h, c) = (self.handler.clone(), ctx.clone());
+        let body = Observed::new(body, move |chunk| h.request_chunk(&c, chunk), |_| {});
+        let req = Request::from_parts(parts, boxed(body));
+        let client = if client_upgrade.is_some() { &self.upstream.client_h1 } else { &self.upstream.client };
+        let res = match tokio::time::timeout(self.cfg.upstream_timeout, client.request(req)).await {
+            Err(_) => {
+                let e = ProxyError::new(
+                    Side::Origin,
+                    ErrorKind::Timeout,
+                    &host,
+                    format!("no response within {:?}", self.cfg.upstream_timeout),
+                );
+                self.handler.complete(&ctx, Err(e));
+                return text_response(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    &format!("webfreeze: {host} did not answer within {:?}\n", self.cfg.upstream_timeout),
+                );
+            }
+            Ok(Err(e)) => {
+                let pe = classify(&host, &e);
+                let text = format!("webfreeze: cannot reach {host}: {}\n", pe.message);
+                tracing::info!("{}", text.trim_end());
+                self.handler.complete(&ctx, Err(pe));
+                return text_response(StatusCode::BAD_GATEWAY, &text);
+            }
+            Ok(Ok(r)) => r,
+        };
+        let mut up = res.extensions().get::<UpstreamInfo>().cloned().unwrap_or_default();
+        up.version = Some(res.version());
+        if let (Some(client_up), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, res.status()) {
+            return self.websocket(res, client_up, ctx, host, up);
+        }
+        let (mut parts, body) = res.into_parts();
+        clean_response(&mut parts.headers);
+        parts.version = Version::HTTP_11;
+        self.handler.response_head(&ctx, &up, &mut parts);
+        let (h1, c1, h2, c2) = (self.handler.clone(), ctx.clone(), self.handler.clone(), ctx);
+        let body = Observed::new(
+            boxed(body),
+            move |chunk| h1.response_chunk(&c1, chunk),
+            move |end| h2.complete(&c2, end_to_outcome(end, &host)),
+        );
+        Response::from_parts(parts, boxed(body))
+    }
+
+    fn websocket(
+        self: &Arc<Self>,
+        mut res: Response<Incoming>,
+        client_up: hyper::upgrade::OnUpgrade,
+        ctx: Arc<H::Ctx>,
+        host: String,
+        up: UpstreamInfo,
+    ) -> Response<Body> {
+        let origin_up = hyper::upgrade::on(&mut res);
+        let (mut parts, _) = res.into_parts();
+        self.handler.response_head(&ctx, &up, &mut parts);
+        let handler = self.handler.clone();
+        tokio::spawn(async move {
+            let outcome = match tokio::try_join!(client_up, origin_up) {
+                Ok((c, o)) => {
+                    let mut c = TokioIo::new(c);
+                    let mut o = TokioIo::new(o);
+                    match tokio::io::copy_bidirectional(&mut c, &mut o).await {
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(ProxyError::new(Side::Origin, ErrorKind::Closed, &host, format!("websocket: {e}"))),
+                    }
+                }
+                Err(e) => Err(ProxyError::new(Side::Client, ErrorKind::Closed, &host, format!("websocket upgrade: {e}"))),
+            };
+            handler.complete(&ctx, outcome);
+        });
+        Response::from_parts(parts, crate::body::empty())
+    }
+}
+
+fn end_to_outcome(end: BodyEnd, host: &str) -> Result<(), ProxyError> {
+    match end {
+        BodyEnd::Complete => Ok(()),
+        BodyEnd::Failed(m) => Err(ProxyError::new(Side::Origin, ErrorKind::BodyCut, host, m)),
+        BodyEnd::Dropped => Err(ProxyError::new(
+            Side::Client,
+            ErrorKind::Closed,
+            host,
+            "the client went away before the end of the response",
+        )),
+    }
+}

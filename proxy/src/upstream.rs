@@ -1,0 +1,378 @@
+//! The upstream side: a pooled hyper-util client over our own connector.
+//!
+//! The connector exists (instead of hyper-rustls) because the proxy needs three things the stock ones do
+//! not give together: curl-style `--resolve` overrides that keep the original name for SNI and
+//! certificate checks, the origin's socket address and negotiated ALPN reported to the handler, and a
+//! per-origin ALPN choice (h2 when the origin offers it, else HTTP/1.1) independent of the client side.
+//!
+//! Trust: the webpki roots, the system roots, and `--upstream-ca` files. Verification can only be turned
+//! off with an explicit `insecure` setting, which logs a warning.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use crate::body::{Body, BoxError};
+use crate::error::ServeError;
+use crate::handler::UpstreamInfo;
+
+/// How the proxy reaches origins.
+#[derive(Debug, Clone)]
+pub struct UpstreamConfig {
+    /// Extra PEM CA files to trust for origins.
+    pub extra_ca_files: Vec<PathBuf>,
+    /// `host:port` -> address overrides (curl's `--resolve`).
+    pub resolve: HashMap<(String, u16), SocketAddr>,
+    /// Accept any origin certificate. Logged as a warning.
+    pub insecure: bool,
+    /// Trust the system root store as well as the webpki roots.
+    pub system_roots: bool,
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> Self {
+        Self {
+            extra_ca_files: Vec::new(),
+            resolve: HashMap::new(),
+            insecure: false,
+            system_roots: true,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Parse one `--resolve HOST:PORT:ADDR` entry. ADDR is an IP (`127.0.0.1`, `[::1]`) or `IP:PORT`, the
+/// latter also redirecting the port (so `shop.test:443:127.0.0.1:8443` reaches a local test origin).
+pub fn parse_resolve(s: &str) -> Result<((String, u16), SocketAddr), ServeError> {
+    let bad = || ServeError::Resolve(s.to_string());
+    let (host, rest) = s.split_once(':').ok_or_else(bad)?;
+    let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let addr = addr.trim();
+    let sock = if let Ok(sa) = addr.parse::<SocketAddr>() {
+        sa
+    } else {
+        let ip = addr.trim_matches(['[', ']']).parse::<std::net::IpAddr>().map_err(|_| bad())?;
+        SocketAddr::new(ip, port)
+    };
+    if host.is_empty() {
+        return Err(bad());
+    }
+    Ok(((host.to_ascii_lowercase(), port), sock))
+}
+
+/// Accepts any certificate: only with `--insecure-upstream`.
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, ServeError> {
+    let provider = crate::crypto_provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServeError::Tls(e.to_string()))?;
+    let mut tls = if cfg.insecure {
+        tracing::warn!("origin certificate verification is OFF (--insecure-upstream): recordings may contain impostor content");
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider))).with_no_client_auth()
+    } else {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        if cfg.system_roots {
+            let native = rustls_native_certs::load_native_certs();
+            for c in native.certs {
+                let _ = roots.add(c);
+            }
+        }
+        for path in &cfg.extra_ca_files {
+            let pem = std::fs::read(path).map_err(|e| ServeError::UpstreamCa {
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            })?;
+            let mut n = 0;
+            for c in rustls_pemfile::certs(&mut pem.as_slice()) {
+                let c = c.map_err(|e| ServeError::UpstreamCa { path: path.display().to_string(), detail: e.to_string() })?;
+                roots.add(c).map_err(|e| ServeError::UpstreamCa {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                })?;
+                n += 1;
+            }
+            if n == 0 {
+                return Err(ServeError::UpstreamCa {
+                    path: path.display().to_string(),
+                    detail: "no PEM certificate in it".into(),
+                });
+            }
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    tls.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Ok(tls)
+}
+
+/// Establishes origin connections: override or DNS, TCP, then TLS for https.
+#[derive(Clone)]
+pub struct Connector {
+    tls: TlsConnector,
+    resolve: Arc<HashMap<(String, u16), SocketAddr>>,
+    connect_timeout: Duration,
+}
+
+/// The stream to an origin.
+pub enum OriginStream {
+    /// Plain TCP (http://).
+    Plain(TcpStream, UpstreamInfo),
+    /// TLS over TCP (https://).
+    Tls(Box<TlsStream<TcpStream>>, UpstreamInfo),
+}
+
+impl Connection for OriginStream {
+    fn connected(&self) -> Connected {
+        match self {
+            OriginStream::Plain(_, info) => Connected::new().extra(info.clone()),
+            OriginStream::Tls(_, info) => {
+                let c = Connected::new().extra(info.clone());
+                if info.alpn.as_deref() == Some("h2") {
+                    c.negotiated_h2()
+                } else {
+                    c
+                }
+            }
+        }
+    }
+}
+
+impl AsyncRead for OriginStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            OriginStream::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
+            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for OriginStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            OriginStream::Plain(s, _) => Pin::new(s).poll_write(cx, buf),
+            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            OriginStream::Plain(s, _) => Pin::new(s).poll_flush(cx),
+            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            OriginStream::Plain(s, _) => Pin::new(s).poll_shutdown(cx),
+            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A connect failure, classified for the 502 body.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// DNS failed.
+    #[error("cannot resolve {host}: {detail}")]
+    Resolve {
+        /// Host.
+        host: String,
+        /// Resolver message.
+        detail: String,
+    },
+    /// TCP failed.
+    #[error("cannot connect to {host} ({addr}): {detail}")]
+    Connect {
+        /// Host.
+        host: String,
+        /// Address tried last.
+        addr: String,
+        /// Socket error.
+        detail: String,
+    },
+    /// TLS failed.
+    #[error("TLS handshake with {host} failed: {detail}")]
+    Tls {
+        /// Host.
+        host: String,
+        /// rustls message.
+        detail: String,
+    },
+    /// The URI has no host.
+    #[error("request URI {0} has no host")]
+    NoHost(String),
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = TokioIo<OriginStream>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { this.connect(uri).await.map(TokioIo::new).map_err(Into::into) })
+    }
+}
+
+impl Connector {
+    async fn connect(&self, uri: Uri) -> Result<OriginStream, ConnectError> {
+        let host = uri.host().ok_or_else(|| ConnectError::NoHost(uri.to_string()))?;
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        let https = uri.scheme_str() == Some("https") || uri.scheme_str() == Some("wss");
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let addrs: Vec<SocketAddr> = match self.resolve.get(&(host.clone(), port)) {
+            Some(a) => vec![*a],
+            None => {
+                let found = tokio::net::lookup_host((host.as_str(), port)).await.map(|it| it.collect::<Vec<_>>());
+                match found {
+                    Ok(v) => v,
+                    Err(e) => return Err(ConnectError::Resolve { host, detail: e.to_string() }),
+                }
+            }
+        };
+        if addrs.is_empty() {
+            return Err(ConnectError::Resolve { host, detail: "no addresses".into() });
+        }
+        let mut last = String::new();
+        let mut last_addr = String::new();
+        for addr in addrs {
+            match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
+                Ok(Ok(tcp)) => {
+                    let _ = tcp.set_nodelay(true);
+                    let mut info = UpstreamInfo { server_addr: Some(addr), alpn: None, version: None };
+                    if !https {
+                        return Ok(OriginStream::Plain(tcp, info));
+                    }
+                    let name = ServerName::try_from(host.clone())
+                        .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
+                    let tls = self
+                        .tls
+                        .connect(name, tcp)
+                        .await
+                        .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
+                    info.alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+                    return Ok(OriginStream::Tls(Box::new(tls), info));
+                }
+                Ok(Err(e)) => {
+                    last = e.to_string();
+                    last_addr = addr.to_string();
+                }
+                Err(_) => {
+                    last = format!("connect timed out after {:?}", self.connect_timeout);
+                    last_addr = addr.to_string();
+                }
+            }
+        }
+        Err(ConnectError::Connect { host, addr: last_addr, detail: last })
+    }
+}
+
+/// The pooled clients: one negotiating h2 or HTTP/1.1, one HTTP/1.1-only for upgrades (WebSocket).
+#[derive(Clone)]
+pub struct Upstream {
+    /// h2 when the origin offers it, else HTTP/1.1.
+    pub client: Client<Connector, Body>,
+    /// HTTP/1.1 only (upgrades need it).
+    pub client_h1: Client<Connector, Body>,
+}
+
+impl Upstream {
+    /// Build the clients.
+    pub fn new(cfg: &UpstreamConfig) -> Result<Self, ServeError> {
+        let resolve = Arc::new(cfg.resolve.clone());
+        let mk = |alpn: &[&[u8]]| -> Result<Client<Connector, Body>, ServeError> {
+            let c = Connector {
+                tls: TlsConnector::from(Arc::new(client_tls(cfg, alpn)?)),
+                resolve: resolve.clone(),
+                connect_timeout: cfg.connect_timeout,
+            };
+            Ok(Client::builder(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .pool_timer(TokioTimer::new())
+                .pool_idle_timeout(Duration::from_secs(60))
+                .pool_max_idle_per_host(64)
+                .build(c))
+        };
+        Ok(Self { client: mk(&[b"h2", b"http/1.1"])?, client_h1: mk(&[b"http/1.1"])? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_entries_table() {
+        for (input, expect) in [
+            ("shop.test:443:127.0.0.1", Some((("shop.test", 443), "127.0.0.1:443"))),
+            ("Shop.Test:443:127.0.0.1:8443", Some((("shop.test", 443), "127.0.0.1:8443"))),
+            ("h:80:[::1]", Some((("h", 80), "[::1]:80"))),
+            ("h:80:[::1]:81", Some((("h", 80), "[::1]:81"))),
+            ("h:x:127.0.0.1", None),
+            ("h:80", None),
+            (":80:127.0.0.1", None),
+            ("h:80:not-an-ip", None),
+        ] {
+            let got = parse_resolve(input).ok().map(|((h, p), a)| ((h, p), a.to_string()));
+            let want = expect.map(|((h, p), a)| ((h.to_string(), p), a.to_string()));
+            assert_eq!(got, want, "{input}");
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Streaming content-decoding into the store.
+//!
+//! The decoded body goes to one blob writer through a write-side decoder (flate2, brotli, zstd); the raw
+//! wire bytes go to a second blob writer in parallel, used only if decoding fails, so a failure needs no
+//! second pass and loses nothing. Raw chunks written for a successful decode are orphans that `gc` removes.
+
+use std::io::Write;
+
+use snapshots::{BlobWriter, BodyRef, Store, StoreError};
+
+/// Adapts a [`BlobWriter`] to `std::io::Write` for the decoders.
+struct Sink(BlobWriter);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+enum Decoder {
+    Identity(Sink),
+    /// "deflate" before the first byte: zlib-wrapped per the RFC, but some servers send raw deflate.
+    PendingDeflate(Sink),
+    Gzip(flate2::write::MultiGzDecoder<Sink>),
+    Deflate(flate2::write::ZlibDecoder<Sink>),
+    RawDeflate(flate2::write::DeflateDecoder<Sink>),
+    Brotli(Box<brotli::DecompressorWriter<Sink>>),
+    Zstd(zstd::stream::write::Decoder<'static, Sink>),
+}
+
+/// A response body being decoded into the store.
+pub struct Decoding {
+    decoder: Option<Decoder>,
+    raw: Option<BlobWriter>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for Decoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoding").field("failed", &self.failed).finish()
+    }
+}
+
+impl Decoding {
+    /// Start decoding a body with the given Content-Encoding (None or unknown: stored as is).
+    pub fn new(store: &Store, content_encoding: Option<&str>) -> Self {
+        let sink = Sink(store.blob_writer());
+        let enc = content_encoding.map(|e| e.trim().to_ascii_lowercase());
+        let decoder = match enc.as_deref() {
+            Some("gzip") | Some("x-gzip") => Decoder::Gzip(flate2::write::MultiGzDecoder::new(sink)),
+            Some("deflate") => Decoder::PendingDeflate(sink),
+            Some("br") => Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(sink, 64 * 1024))),
+            Some("zstd") => match zstd::stream::write::Decoder::new(sink) {
+                Ok(d) => Decoder::Zstd(d),
+                Err(_) => Decoder::Identity(Sink(store.blob_writer())),
+            },
+            _ => Decoder::Identity(sink),
+        };
+        let raw = (!matches!(decoder, Decoder::Identity(_))).then(|| store.blob_writer());
+        Self { decoder: Some(decoder), raw, failed: false }
+    }
+
+    /// Feed wire bytes.
+    pub fn write(&mut self, chunk: &[u8]) {
+        if let Some(raw) = self.raw.as_mut() {
+            if let Err(e) = raw.write(chunk) {
+                tracing::error!("recording raw body: {e}");
+            }
+        }
+        if self.failed {
+            return;
+        }
+        if let Some(Decoder::PendingDeflate(_)) = self.decoder {
+            if let Some(Decoder::PendingDeflate(sink)) = self.decoder.take() {
+                let zlib = chunk.len() > 1 && chunk[0] & 0x0f == 8 && (u16::from(chunk[0]) << 8 | u16::from(chunk[1])) % 31 == 0;
+                self.decoder = Some(if zlib {
+                    Decoder::Deflate(flate2::write::ZlibDecoder::new(sink))
+                } else {
+                    Decoder::RawDeflate(flate2::write::DeflateDecoder::new(sink))
+                });
+            }
+        }
+        let r = match self.decoder.as_mut() {
+            Some(Decoder::Identity(s)) => s.write_all(chunk),
+            Some(Decoder::PendingDeflate(s)) => s.write_all(chunk),
+            Some(Decoder::Gzip(d)) => d.write_all(chunk),
+            Some(Decoder::Deflate(d)) => d.write_all(chunk),
+            Some(Decoder::RawDeflate(d)) => d.write_all(chunk),
+            Some(Decoder::Brotli(d)) => d.write_all(chunk),
+            Some(Decoder::Zstd(d)) => d.write_all(chunk),
+            None => Ok(()),
+        };
+        if r.is_err() {
+            self.failed = true;
+        }
+    }
+
+    /// Store the body: the decoded one, or the raw bytes if decoding failed. Returns the body and
+    /// whether decoding failed.
+    pub fn finish(mut self) -> Result<(BodyRef, bool), StoreError> {
+        let decoded: Result<Sink, ()> = match self.decoder.take() {
+            _ if self.failed => Err(()),
+            Some(Decoder::Identity(s)) | Some(Decoder::PendingDeflate(s)) => Ok(s),
+            Some(Decoder::Gzip(d)) => d.finish().map_err(|_| ()),
+            Some(Decoder::Deflate(d)) => d.finish().map_err(|_| ()),
+            Some(Decoder::RawDeflate(d)) => d.finish().map_err(|_| ()),
+            Some(Decoder::Brotli(mut d)) => match d.close() {
+                Ok(()) => d.into_inner().map_err(|_| ()),
+                Err(_) => Err(()),
+            },
+            Some(Decoder::Zstd(mut d)) => match d.flush() {
+                Ok(()) => Ok(d.into_inner()),
+                Err(_) => Err(()),
+            },
+            None => Err(()),
+        };
+        match decoded {
+            Ok(sink) => Ok((sink.0.finish()?, false)),
+            Err(()) => match self.raw.take() {
+                Some(raw) => Ok((raw.finish()?, true)),
+                None => Err(StoreError::Backend("body decoder lost its output".into())),
+            },
+        }
+    }
+}

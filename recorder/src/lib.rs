@@ -1,0 +1,320 @@
+//! The recording handler: forwards every request live and tees the exchange into a snapshot as it streams.
+//!
+//! - Request and response bodies are written to the store chunk by chunk while they pass through (memory
+//!   bounded by one store chunk per body); the response body is stored decoded (gzip, deflate, br, zstd),
+//!   and if decoding fails the raw wire bytes are stored instead and the exchange is flagged
+//!   `decode_failed`.
+//! - The exchange is appended when the proxy's completion hook runs: complete exchanges as they are,
+//!   exchanges whose origin body broke off (or whose client left) flagged `truncated` with what arrived.
+//!   Requests that never got a response (connect errors, timeouts) are not recorded: the origin served
+//!   nothing.
+//! - Browser background traffic ([`HostFilter::browser_background`]) is forwarded but never recorded.
+//! - Sequence numbers are taken when the request starts, so recorded order is request order.
+
+mod decode;
+mod filter;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::{header, Request};
+use proxy::{Body, Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
+use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::{request_key, BlobWriter, Clock, Exchange, SnapshotWriter};
+
+pub use decode::Decoding;
+pub use filter::HostFilter;
+
+/// Records into one snapshot.
+pub struct Recorder {
+    writer: Arc<SnapshotWriter>,
+    clock: Arc<dyn Clock>,
+    filter: HostFilter,
+    stats: Mutex<RecordStats>,
+}
+
+/// Counters for the summary on exit.
+#[derive(Debug, Clone, Default)]
+pub struct RecordStats {
+    /// Exchanges stored.
+    pub recorded: u64,
+    /// Exchanges stored flagged truncated.
+    pub truncated: u64,
+    /// Requests forwarded but not recorded (filtered hosts).
+    pub skipped: u64,
+    /// Requests that got no response (not recorded).
+    pub failed: u64,
+    /// Store errors (exchange lost).
+    pub store_errors: u64,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+/// Per-request recording state.
+pub struct RecCtx {
+    /// None when this request is not recorded.
+    state: Mutex<Option<RecState>>,
+}
+
+struct RecState {
+    seq: u64,
+    started_ms: i64,
+    started: Instant,
+    method: String,
+    url: String,
+    version: String,
+    headers: Vec<Header>,
+    content_type: Option<String>,
+    /// The request body as it streams (also kept in memory up to a limit to derive the key).
+    req_body: BlobWriter,
+    req_key_bytes: Vec<u8>,
+    req_key_overflow: bool,
+    response: Option<ResponseHead>,
+    resp_body: Option<Decoding>,
+    first_byte: Option<Instant>,
+}
+
+struct ResponseHead {
+    status: u16,
+    version: String,
+    headers: Vec<Header>,
+    content_encoding: Option<String>,
+    upstream: UpstreamInfo,
+}
+
+/// Request bodies up to this size are kept in memory to derive the request key (form/JSON canonicalised);
+/// larger ones are keyed by their raw bytes' hash, which the store computes anyway.
+const KEY_BODY_LIMIT: usize = 4 << 20;
+
+fn headers_of(h: &http::HeaderMap) -> Vec<Header> {
+    h.iter()
+        .map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes())))
+        .collect()
+}
+
+fn version_str(v: http::Version) -> &'static str {
+    match v {
+        http::Version::HTTP_09 => "HTTP/0.9",
+        http::Version::HTTP_10 => "HTTP/1.0",
+        http::Version::HTTP_11 => "HTTP/1.1",
+        http::Version::HTTP_2 => "HTTP/2",
+        http::Version::HTTP_3 => "HTTP/3",
+        _ => "unknown",
+    }
+}
+
+impl Recorder {
+    /// Record into `writer`, stamping times with `clock`, recording only hosts `filter` admits.
+    pub fn new(writer: Arc<SnapshotWriter>, clock: Arc<dyn Clock>, filter: HostFilter) -> Self {
+        Self { writer, clock, filter, stats: Mutex::new(RecordStats::default()) }
+    }
+
+    /// The snapshot writer.
+    pub fn writer(&self) -> &Arc<SnapshotWriter> {
+        &self.writer
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> RecordStats {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn bump(&self, f: impl FnOnce(&mut RecordStats)) {
+        if let Ok(mut s) = self.stats.lock() {
+            f(&mut s);
+        }
+    }
+
+    /// Start recording a request (used by replay's record-on-miss as well as by [`Handler::request`]).
+    pub fn begin(&self, ctx: &RecCtx, req: &Request<Body>) {
+        let host = req.uri().host().unwrap_or_default();
+        if !self.filter.records(host) {
+            self.bump(|s| s.skipped += 1);
+            return;
+        }
+        let seq = match self.writer.reserve_seq() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("recording {}: {e}", req.uri());
+                self.bump(|s| s.store_errors += 1);
+                return;
+            }
+        };
+        let st = RecState {
+            seq,
+            started_ms: self.clock.now_ms(),
+            started: Instant::now(),
+            method: req.method().as_str().to_string(),
+            url: req.uri().to_string(),
+            version: version_str(req.version()).to_string(),
+            headers: headers_of(req.headers()),
+            content_type: req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string),
+            req_body: self.writer.store().blob_writer(),
+            req_key_bytes: Vec::new(),
+            req_key_overflow: false,
+            response: None,
+            resp_body: None,
+            first_byte: None,
+        };
+        if let Ok(mut g) = ctx.state.lock() {
+            *g = Some(st);
+        }
+    }
+
+    /// A new, not-yet-recording context.
+    pub fn ctx() -> RecCtx {
+        RecCtx { state: Mutex::new(None) }
+    }
+
+    fn finish(&self, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
+        let Some(st) = ctx.state.lock().ok().and_then(|mut g| g.take()) else { return };
+        let Some(head) = st.response else {
+            // No response head: the origin served nothing worth freezing.
+            self.bump(|s| s.failed += 1);
+            return;
+        };
+        let truncated = outcome.is_err();
+        let result = (|| -> Result<Exchange, snapshots::StoreError> {
+            let req_body = if st.req_body.is_empty() { None } else { Some(st.req_body.finish()?) };
+            let key_bytes: &[u8] = if st.req_key_overflow { &[] } else { &st.req_key_bytes };
+            let mut key = request_key(&st.method, &st.url, st.content_type.as_deref(), key_bytes)
+                .map_err(|e| snapshots::StoreError::Backend(e.to_string()))?;
+            if st.req_key_overflow {
+                // Too large to canonicalise in memory: key on the raw body's hash.
+                key.body_digest = req_body.as_ref().and_then(|b| snapshots::key::parse_hex32(&b.hash));
+            }
+            let (body, decode_failed) = match st.resp_body {
+                Some(d) => {
+                    let (b, failed) = d.finish()?;
+                    (Some(b), failed)
+                }
+                None => (Some(self.writer.store().put_blob(b"")?), false),
+            };
+            let now = Instant::now();
+            Ok(Exchange {
+                seq: st.seq,
+                started_ms: st.started_ms,
+                key: key.hex(),
+                request: RequestRecord {
+                    method: st.method,
+                    url: st.url,
+                    version: st.version,
+                    headers: st.headers,
+                    body: req_body,
+                },
+                response: ResponseRecord {
+                    status: head.status,
+                    version: head.version,
+                    headers: head.headers,
+                    body,
+                    content_encoding: head.content_encoding,
+                },
+                timings: Timings {
+                    wait_ms: st.first_byte.map(|t| (t - st.started).as_secs_f64() * 1000.0),
+                    receive_ms: st.first_byte.map(|t| (now - t).as_secs_f64() * 1000.0),
+                    total_ms: Some((now - st.started).as_secs_f64() * 1000.0),
+                },
+                alpn: head.upstream.alpn.clone(),
+                server_addr: head.upstream.server_addr.map(|a| a.to_string()),
+                flags: ExchangeFlags { truncated, body_not_captured: false, decode_failed },
+            })
+        })();
+        match result.and_then(|x| self.writer.append(x)) {
+            Ok(_) => self.bump(|s| {
+                s.recorded += 1;
+                if truncated {
+                    s.truncated += 1;
+                }
+            }),
+            Err(e) => {
+                tracing::error!("could not store an exchange: {e}");
+                self.bump(|s| s.store_errors += 1);
+            }
+        }
+    }
+}
+
+impl Handler for Recorder {
+    type Ctx = RecCtx;
+
+    fn new_ctx(&self, _info: &RequestInfo) -> RecCtx {
+        Self::ctx()
+    }
+
+    fn request(&self, ctx: &RecCtx, req: Request<Body>) -> impl std::future::Future<Output = Decision> + Send {
+        self.begin(ctx, &req);
+        std::future::ready(Decision::Forward(req))
+    }
+
+    fn request_chunk(&self, ctx: &RecCtx, chunk: &Bytes) {
+        on_request_chunk(ctx, chunk);
+    }
+
+    fn response_head(&self, ctx: &RecCtx, up: &UpstreamInfo, res: &mut http::response::Parts) {
+        on_response_head(self, ctx, up, res);
+    }
+
+    fn response_chunk(&self, ctx: &RecCtx, chunk: &Bytes) {
+        on_response_chunk(ctx, chunk);
+    }
+
+    fn complete(&self, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
+        self.finish(ctx, outcome);
+    }
+}
+
+/// Tee a request-body chunk (public for handlers that embed a recorder).
+pub fn on_request_chunk(ctx: &RecCtx, chunk: &Bytes) {
+    if let Ok(mut g) = ctx.state.lock() {
+        if let Some(st) = g.as_mut() {
+            if let Err(e) = st.req_body.write(chunk) {
+                tracing::error!("recording request body: {e}");
+            }
+            if !st.req_key_overflow {
+                if st.req_key_bytes.len() + chunk.len() > KEY_BODY_LIMIT {
+                    st.req_key_overflow = true;
+                    st.req_key_bytes = Vec::new();
+                } else {
+                    st.req_key_bytes.extend_from_slice(chunk);
+                }
+            }
+        }
+    }
+}
+
+/// Note the response head (public for handlers that embed a recorder).
+pub fn on_response_head(rec: &Recorder, ctx: &RecCtx, up: &UpstreamInfo, res: &http::response::Parts) {
+    if let Ok(mut g) = ctx.state.lock() {
+        if let Some(st) = g.as_mut() {
+            let ce = res.headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
+            st.first_byte = Some(Instant::now());
+            st.resp_body = Some(Decoding::new(rec.writer.store(), ce.as_deref()));
+            st.response = Some(ResponseHead {
+                status: res.status.as_u16(),
+                version: up.version.map(version_str).unwrap_or("unknown").to_string(),
+                headers: headers_of(&res.headers),
+                content_encoding: ce,
+                upstream: up.clone(),
+            });
+        }
+    }
+}
+
+/// Tee a response-body chunk (public for handlers that embed a recorder).
+pub fn on_response_chunk(ctx: &RecCtx, chunk: &Bytes) {
+    if let Ok(mut g) = ctx.state.lock() {
+        if let Some(d) = g.as_mut().and_then(|st| st.resp_body.as_mut()) {
+            d.write(chunk);
+        }
+    }
+}
+
+/// Finish recording (public for handlers that embed a recorder).
+pub fn on_complete(rec: &Recorder, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
+    rec.finish(ctx, outcome);
+}

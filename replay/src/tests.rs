@@ -1,0 +1,207 @@
+//! Table tests of matching layers, sequence cursors, Range and misses, on the in-memory store.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource};
+
+use super::*;
+
+fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
+    let store = Store::in_memory();
+    let w = store
+        .create_snapshot(NewSnapshot {
+            name: "t".into(),
+            created_ms: 1,
+            seed: Seed { start_ms: 1_700_000_000_000, time_zone: "UTC".into() },
+            source: SnapshotSource::Record,
+            labels: BTreeMap::new(),
+        })
+        .unwrap();
+    for (i, (method, url, body)) in rows.iter().enumerate() {
+        let x = Exchange {
+            seq: i as u64,
+            started_ms: 1,
+            key: request_key(method, url, None, b"").unwrap().hex(),
+            request: RequestRecord {
+                method: method.to_string(),
+                url: url.to_string(),
+                version: "HTTP/1.1".into(),
+                headers: vec![Header::new("accept", "*/*")],
+                body: None,
+            },
+            response: ResponseRecord {
+                status: 200,
+                version: "HTTP/1.1".into(),
+                headers: vec![
+                    Header::new("content-type", "text/plain"),
+                    Header::new("content-encoding", "gzip"),
+                    Header::new("alt-svc", "h3=\":443\""),
+                ],
+                body: Some(store.put_blob(body.as_bytes()).unwrap()),
+                content_encoding: Some("gzip".into()),
+            },
+            timings: Timings::default(),
+            alpn: None,
+            server_addr: None,
+            flags: ExchangeFlags::default(),
+        };
+        w.append(x).unwrap();
+    }
+    let m = w.finalize(2).unwrap();
+    (store, m)
+}
+
+async fn ask(r: &Replay, method: &str, url: &str, headers: &[(&str, &str)]) -> (u16, String, http::HeaderMap) {
+    let mut b = Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let req = b.body(proxy::body::empty()).unwrap();
+    let ctx = r.new_ctx(&RequestInfo {
+        id: 0,
+        client_addr: "127.0.0.1:1".parse().unwrap(),
+        tls: true,
+        client_alpn: None,
+        client_version: http::Version::HTTP_11,
+    });
+    match r.request(&ctx, req).await {
+        Decision::Respond(res) => {
+            let status = res.status().as_u16();
+            let headers = res.headers().clone();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            (status, String::from_utf8_lossy(&body).into_owned(), headers)
+        }
+        Decision::Forward(_) => panic!("404 mode must never forward"),
+    }
+}
+
+#[tokio::test]
+async fn matching_layers_table() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://a.test/page?id=1", "page one"),
+        ("GET", "https://a.test/app.js?_=1700000000001", "script"),
+        ("GET", "https://a.test/search?q=shoes&sort=price&page=1", "shoes by price"),
+        ("GET", "https://a.test/search?q=socks&page=1", "socks"),
+        ("POST", "https://a.test/api", "posted"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    for (method, url, status, body, layer) in [
+        ("GET", "https://A.test:443/page?id=1#x", 200, "page one", "exact"),
+        ("GET", "https://a.test/app.js?_=1712345678999", 200, "script", "normalised"),
+        ("GET", "https://a.test/page?id=1&utm_source=mail", 200, "page one", "normalised"),
+        ("GET", "https://a.test/search?q=shoes&sort=name&page=1", 200, "shoes by price", "fuzzy"),
+        ("GET", "https://a.test/search?q=socks&page=2", 200, "socks", "fuzzy"),
+        ("GET", "https://a.test/other", 404, "", "miss"),
+        ("GET", "https://b.test/page?id=1", 404, "", "miss"),
+        ("DELETE", "https://a.test/api", 404, "", "miss"),
+    ] {
+        let before = r.report();
+        let (s, b, h) = ask(&r, method, url, &[]).await;
+        assert_eq!(s, status, "{method} {url}");
+        if status == 200 {
+            assert_eq!(b, body, "{url}");
+            assert!(h.get("content-encoding").is_none() && h.get("alt-svc").is_none(), "{url}: {h:?}");
+            assert_eq!(h.get("content-length").unwrap().to_str().unwrap(), body.len().to_string());
+        } else {
+            assert!(b.contains(url) || b.contains(&url.to_ascii_lowercase()), "miss body names the URL: {b}");
+        }
+        let after = r.report();
+        let moved = match layer {
+            "exact" => after.exact - before.exact,
+            "normalised" => after.normalised - before.normalised,
+            "fuzzy" => after.fuzzy - before.fuzzy,
+            _ => after.missed - before.missed,
+        };
+        assert_eq!(moved, 1, "{url} answered by {layer}");
+    }
+    let rep = r.report();
+    assert_eq!(rep.fuzzy_matches[0].recorded_url, "https://a.test/search?q=shoes&sort=price&page=1");
+    assert_eq!(rep.misses.len(), 3);
+    assert_eq!(rep.served_exchanges, 4);
+    assert!((rep.coverage - 0.8).abs() < 1e-9);
+}
+
+#[tokio::test]
+async fn repeated_requests_follow_recorded_order_per_episode() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://a.test/poll", "first"),
+        ("GET", "https://a.test/other", "x"),
+        ("GET", "https://a.test/poll", "second"),
+        ("GET", "https://a.test/poll", "third"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        seen.push(ask(&r, "GET", "https://a.test/poll", &[]).await.1);
+    }
+    assert_eq!(seen, ["first", "second", "third", "third", "third"]);
+    assert_eq!(r.reset(), 2);
+    assert_eq!(ask(&r, "GET", "https://a.test/poll", &[]).await.1, "first");
+}
+
+#[tokio::test]
+async fn range_requests_table() {
+    let (store, m) = snapshot(&[("GET", "https://a.test/video", "0123456789")]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    for (range, status, body, content_range) in [
+        ("bytes=0-3", 206, "0123", Some("bytes 0-3/10")),
+        ("bytes=5-", 206, "56789", Some("bytes 5-9/10")),
+        ("bytes=-2", 206, "89", Some("bytes 8-9/10")),
+        ("bytes=8-100", 206, "89", Some("bytes 8-9/10")),
+        ("bytes=10-12", 416, "requested range not satisfiable\n", Some("bytes */10")),
+        ("bytes=0-1,4-5", 200, "0123456789", None),
+        ("items=0-1", 200, "0123456789", None),
+    ] {
+        r.reset();
+        let (s, b, h) = ask(&r, "GET", "https://a.test/video", &[("range", range)]).await;
+        assert_eq!((s, b.as_str()), (status, body), "{range}");
+        assert_eq!(h.get("content-range").map(|v| v.to_str().unwrap()), content_range, "{range}");
+    }
+}
+
+#[tokio::test]
+async fn html_gets_the_shim_and_csp_is_patched() {
+    let store = Store::in_memory();
+    let w = store
+        .create_snapshot(NewSnapshot {
+            name: "h".into(),
+            created_ms: 1,
+            seed: Seed { start_ms: 1_700_000_000_000, time_zone: "UTC".into() },
+            source: SnapshotSource::Record,
+            labels: BTreeMap::new(),
+        })
+        .unwrap();
+    let url = "https://a.test/";
+    w.append(Exchange {
+        seq: 0,
+        started_ms: 1,
+        key: request_key("GET", url, None, b"").unwrap().hex(),
+        request: RequestRecord { method: "GET".into(), url: url.into(), version: "HTTP/2".into(), headers: vec![], body: None },
+        response: ResponseRecord {
+            status: 200,
+            version: "HTTP/2".into(),
+            headers: vec![
+                Header::new("content-type", "text/html; charset=utf-8"),
+                Header::new("content-security-policy", "script-src 'self'"),
+            ],
+            body: Some(store.put_blob(b"<html><head><title>t</title></head></html>").unwrap()),
+            content_encoding: None,
+        },
+        timings: Timings::default(),
+        alpn: None,
+        server_addr: None,
+        flags: ExchangeFlags::default(),
+    })
+    .unwrap();
+    let m = w.finalize(2).unwrap();
+    let r = Replay::new(store, m, ReplayConfig::default());
+    let (s, body, h) = ask(&r, "GET", url, &[]).await;
+    assert_eq!(s, 200);
+    assert!(body.starts_with("<html><head><script nonce=\"webfreeze-shim\">"), "{body}");
+    assert!(body.contains("var seed = 1700000000000"));
+    assert_eq!(h.get("content-length").unwrap().to_str().unwrap(), body.len().to_string());
+    assert_eq!(h.get("content-security-policy").unwrap(), "script-src 'self' 'nonce-webfreeze-shim'");
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Shared set-up for README's two commands and CI: system packages, and the RocksDB build cache.
+#
+# RocksDB's C++ takes ~15 minutes to build on 2 cores. The first build on a machine compiles it once and
+# keeps librocksdb.a in $WEBFREEZE_BUILD_CACHE (default ~/.cache/webfreeze-build); every later build links
+# that archive (ROCKSDB_LIB_DIR + ROCKSDB_STATIC) and takes seconds for this part.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+# Debian packages the project needs: clang/libclang for RocksDB's bindings, Chromium for the browser
+# tests and agent, curl for the proxy tests.
+PACKAGES=(clang libclang-dev chromium curl ca-certificates)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_packages() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        log "installing Debian packages: ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs" >&2; exit 1; }
+}
+
+rocksdb_cache() {
+    local ver
+    ver="$(awk '/^name = "librocksdb-sys"/{getline; gsub(/"/,"",$3); print $3}' Cargo.lock)"
+    local cache="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/librocksdb-sys-$ver"
+    if [ ! -f "$cache/librocksdb.a" ]; then
+        log "building RocksDB $ver once (about 15 minutes on 2 cores; cached in $cache afterwards)"
+        unset ROCKSDB_LIB_DIR ROCKSDB_STATIC
+        cargo build -p librocksdb-sys
+        local target="${CARGO_TARGET_DIR:-$ROOT/target}"
+        local lib
+        lib="$(ls -t "$target"/debug/build/librocksdb-sys-*/out/librocksdb.a 2>/dev/null | head -1)"
+        [ -n "$lib" ] || { echo "RocksDB build produced no librocksdb.a under $target" >&2; exit 1; }
+        mkdir -p "$cache.tmp" && cp "$lib" "$cache.tmp/librocksdb.a" && rm -rf "$cache" && mv "$cache.tmp" "$cache"
+    fi
+    export ROCKSDB_LIB_DIR="$cache" ROCKSDB_STATIC=1
+}
+
+setup() {
+    install_packages
+    rocksdb_cache
+}

@@ -1,0 +1,314 @@
+//! Content-addressed bodies, written and read as streams with bounded memory.
+//!
+//! A blob is keyed by BLAKE3 of the decoded body. Bodies up to [`CHUNK`] bytes are stored inline in one
+//! blob record (zstd, or raw when that is not smaller); larger bodies are cut into [`CHUNK`]-sized chunks,
+//! each stored under its own BLAKE3, and the blob record lists the chunk hashes. The writer therefore holds
+//! at most one chunk in memory whatever the body size, and identical chunks are stored once.
+//!
+//! Binary layout (not JSON: these are the bulk bytes):
+//! - blob record: `[version=1][kind: 0 raw | 1 zstd | 2 chunked][size: u64 BE][inline bytes | 32-byte hashes]`
+//! - chunk record: `[version=1][kind: 0 raw | 1 zstd][bytes]`
+//!
+//! Cancellation: a writer dropped before [`BlobWriter::finish`] may leave chunks behind but never a blob
+//! record, so no exchange can reference a half-written body; `gc` removes the orphaned chunks.
+
+use std::io::Read;
+
+use crate::key::hex;
+use crate::kv::{Batch, Table};
+use crate::{BodyRef, Store, StoreError};
+
+/// Decoded bytes per chunk.
+pub const CHUNK: usize = 1 << 20;
+const BLOB_VERSION: u8 = 1;
+const KIND_RAW: u8 = 0;
+const KIND_ZSTD: u8 = 1;
+const KIND_CHUNKED: u8 = 2;
+const ZSTD_LEVEL: i32 = 3;
+/// Bodies smaller than this are stored raw: compression cannot win much and costs a frame header.
+const RAW_BELOW: usize = 64;
+
+fn compress(data: &[u8]) -> (u8, Vec<u8>) {
+    if data.len() >= RAW_BELOW {
+        if let Ok(c) = zstd::bulk::compress(data, ZSTD_LEVEL) {
+            if c.len() < data.len() {
+                return (KIND_ZSTD, c);
+            }
+        }
+    }
+    (KIND_RAW, data.to_vec())
+}
+
+fn decompress(kind: u8, data: &[u8], expect: usize) -> Result<Vec<u8>, StoreError> {
+    match kind {
+        KIND_RAW => Ok(data.to_vec()),
+        KIND_ZSTD => zstd::bulk::decompress(data, expect.max(1))
+            .map_err(|e| StoreError::Corrupt { what: "blob", detail: format!("zstd: {e}") }),
+        k => Err(StoreError::Corrupt { what: "blob", detail: format!("unknown encoding {k}") }),
+    }
+}
+
+/// Streams a body into the store: hashes and compresses as bytes arrive.
+pub struct BlobWriter {
+    store: Store,
+    hasher: blake3::Hasher,
+    buf: Vec<u8>,
+    chunks: Vec<[u8; 32]>,
+    size: u64,
+}
+
+impl std::fmt::Debug for BlobWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobWriter").field("size", &self.size).finish()
+    }
+}
+
+impl BlobWriter {
+    pub(crate) fn new(store: Store) -> Self {
+        Self { store, hasher: blake3::Hasher::new(), buf: Vec::new(), chunks: Vec::new(), size: 0 }
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
+    /// Append bytes. Flushes a chunk to the store each time [`CHUNK`] bytes have accumulated.
+    pub fn write(&mut self, mut data: &[u8]) -> Result<(), StoreError> {
+        self.hasher.update(data);
+        self.size += data.len() as u64;
+        while !data.is_empty() {
+            let room = CHUNK - self.buf.len();
+            let take = room.min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.buf.len() == CHUNK {
+                self.flush_chunk()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> Result<(), StoreError> {
+        let hash = *blake3::hash(&self.buf).as_bytes();
+        if self.store.kv().get(Table::Chunks, &hash)?.is_none() {
+            let (kind, data) = compress(&self.buf);
+            let mut v = Vec::with_capacity(data.len() + 2);
+            v.extend_from_slice(&[BLOB_VERSION, kind]);
+            v.extend_from_slice(&data);
+            let mut b = Batch::default();
+            b.put(Table::Chunks, hash.to_vec(), v);
+            self.store.kv().write(b)?;
+        }
+        self.chunks.push(hash);
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Store the blob record (once per content hash) and return the reference.
+    pub fn finish(mut self) -> Result<BodyRef, StoreError> {
+        self.store.check_writable()?;
+        let hash = *self.hasher.finalize().as_bytes();
+        let body = BodyRef { hash: hex(&hash), size: self.size };
+        if self.store.kv().get(Table::Blobs, &hash)?.is_some() {
+            return Ok(body); // stored once per content hash
+        }
+        let mut record = vec![BLOB_VERSION, 0];
+        if self.chunks.is_empty() {
+            let (kind, data) = compress(&self.buf);
+            record[1] = kind;
+            record.extend_from_slice(&self.size.to_be_bytes());
+            record.extend_from_slice(&data);
+        } else {
+            if !self.buf.is_empty() {
+                self.flush_chunk()?;
+            }
+            record[1] = KIND_CHUNKED;
+            record.extend_from_slice(&self.size.to_be_bytes());
+            for c in &self.chunks {
+                record.extend_from_slice(c);
+            }
+        }
+        let mut b = Batch::default();
+        b.put(Table::Blobs, hash.to_vec(), record);
+        self.store.kv().write(b)?;
+        Ok(body)
+    }
+}
+
+/// A parsed blob record.
+pub(crate) enum BlobRecord {
+    Inline { kind: u8, size: u64, data: Vec<u8> },
+    Chunked { size: u64, chunks: Vec<[u8; 32]> },
+}
+
+impl BlobRecord {
+    pub(crate) fn parse(v: &[u8]) -> Result<Self, StoreError> {
+        let bad = |d: &str| StoreError::Corrupt { what: "blob", detail: d.to_string() };
+        if v.len() < 10 {
+            return Err(bad("record too short"));
+        }
+        if v[0] != BLOB_VERSION {
+            return Err(bad(&format!("unknown blob record version {}", v[0])));
+        }
+        let mut sz = [0u8; 8];
+        sz.copy_from_slice(&v[2..10]);
+        let size = u64::from_be_bytes(sz);
+        match v[1] {
+            KIND_CHUNKED => {
+                let rest = &v[10..];
+                if rest.len() % 32 != 0 {
+                    return Err(bad("chunk list length is not a multiple of 32"));
+                }
+                let chunks = rest
+                    .chunks_exact(32)
+                    .map(|c| {
+                        let mut a = [0u8; 32];
+                        a.copy_from_slice(c);
+                        a
+                    })
+                    .collect();
+                Ok(BlobRecord::Chunked { size, chunks })
+            }
+            kind => Ok(BlobRecord::Inline { kind, size, data: v[10..].to_vec() }),
+        }
+    }
+
+    pub(crate) fn chunk_hashes(&self) -> &[[u8; 32]] {
+        match self {
+            BlobRecord::Chunked { chunks, .. } => chunks,
+            BlobRecord::Inline { .. } => &[],
+        }
+    }
+}
+
+/// Reads a blob back as a stream, one chunk in memory at a time. Implements [`std::io::Read`].
+pub struct BlobReader {
+    store: Store,
+    size: u64,
+    current: Vec<u8>,
+    pos: usize,
+    pending: std::vec::IntoIter<[u8; 32]>,
+}
+
+impl std::fmt::Debug for BlobReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobReader").field("size", &self.size).finish()
+    }
+}
+
+impl BlobReader {
+    pub(crate) fn open(store: Store, hash: &[u8; 32]) -> Result<Self, StoreError> {
+        let raw = store
+            .kv()
+            .get(Table::Blobs, hash)?
+            .ok_or_else(|| StoreError::BlobMissing(hex(hash)))?;
+        match BlobRecord::parse(&raw)? {
+            BlobRecord::Inline { kind, size, data } => {
+                let current = decompress(kind, &data, usize::try_from(size).unwrap_or(CHUNK))?;
+                Ok(Self { store, size, current, pos: 0, pending: Vec::new().into_iter() })
+            }
+            BlobRecord::Chunked { size, chunks } => {
+                Ok(Self { store, size, current: Vec::new(), pos: 0, pending: chunks.into_iter() })
+            }
+        }
+    }
+
+    /// Decoded size of the whole blob.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The next piece of the body, or `None` at the end. At most one chunk is held at a time.
+    pub fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, StoreError> {
+        if self.pos < self.current.len() {
+            let out = self.current[self.pos..].to_vec();
+            self.pos = self.current.len();
+            return Ok(Some(out));
+        }
+        match self.pending.next() {
+            None => Ok(None),
+            Some(h) => {
+                let v = self.store.kv().get(Table::Chunks, &h)?.ok_or_else(|| {
+                    StoreError::Corrupt { what: "blob", detail: format!("chunk {} missing", hex(&h)) }
+                })?;
+                if v.len() < 2 {
+                    return Err(StoreError::Corrupt { what: "blob", detail: "chunk too short".into() });
+                }
+                Ok(Some(decompress(v[1], &v[2..], CHUNK)?))
+            }
+        }
+    }
+
+    /// Read the whole blob into memory (for bodies known to be small).
+    pub fn read_all(mut self) -> Result<Vec<u8>, StoreError> {
+        let mut out = Vec::with_capacity(usize::try_from(self.size).unwrap_or(0).min(64 << 20));
+        while let Some(c) = self.next_chunk()? {
+            out.extend_from_slice(&c);
+        }
+        Ok(out)
+    }
+}
+
+impl Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.current.len() {
+            match self.next_chunk() {
+                Ok(Some(c)) => {
+                    self.current = c;
+                    self.pos = 0;
+                }
+                Ok(None) => return Ok(0),
+                Err(e) => return Err(std::io::Error::other(e)),
+            }
+        }
+        let n = buf.len().min(self.current.len() - self.pos);
+        buf[..n].copy_from_slice(&self.current[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Recompute a stored blob's hash; `Err` describes the damage.
+pub(crate) fn check_blob(store: &Store, hash: &[u8; 32], raw: &[u8]) -> Result<u64, String> {
+    let rec = BlobRecord::parse(raw).map_err(|e| e.to_string())?;
+    let mut h = blake3::Hasher::new();
+    let mut total = 0u64;
+    let size = match &rec {
+        BlobRecord::Inline { kind, size, data } => {
+            let d = decompress(*kind, data, usize::try_from(*size).unwrap_or(CHUNK))
+                .map_err(|e| e.to_string())?;
+            h.update(&d);
+            total += d.len() as u64;
+            *size
+        }
+        BlobRecord::Chunked { size, chunks } => {
+            for c in chunks {
+                let v = store
+                    .kv()
+                    .get(Table::Chunks, c)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("chunk {} missing", hex(c)))?;
+                if v.len() < 2 {
+                    return Err(format!("chunk {} too short", hex(c)));
+                }
+                let d = decompress(v[1], &v[2..], CHUNK).map_err(|e| e.to_string())?;
+                h.update(&d);
+                total += d.len() as u64;
+            }
+            *size
+        }
+    };
+    if total != size {
+        return Err(format!("size {total} differs from recorded {size}"));
+    }
+    if h.finalize().as_bytes() != hash {
+        return Err("content does not match its hash".into());
+    }
+    Ok(size)
+}

@@ -1,0 +1,271 @@
+//! The persisted records: exchanges, manifests and body references. This module is the format boundary:
+//! it is the only one that derives serde, and every record is written as JSON carrying a format version
+//! (`"v"`). Reading a record with a newer version is a clear error; older versions are upgraded here.
+//!
+//! Version history:
+//! - 1: the first format (exchange, manifest). `tests/fixtures/format-v1/` holds records of this version
+//!   that every later build must still read.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::StoreError;
+
+/// Current version of exchange and manifest records.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One header, in recorded order. Non-UTF-8 header bytes are kept lossily (U+FFFD).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Header name as it was sent (case preserved).
+    pub name: String,
+    /// Header value.
+    pub value: String,
+}
+
+impl Header {
+    /// A header from name and value.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into(), value: value.into() }
+    }
+}
+
+/// A reference to a body blob: BLAKE3 of the decoded body, and its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BodyRef {
+    /// Lower-case hex BLAKE3 of the decoded body.
+    pub hash: String,
+    /// Decoded size in bytes.
+    pub size: u64,
+}
+
+/// The request side of an exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Method, upper case.
+    pub method: String,
+    /// Absolute URL as requested.
+    pub url: String,
+    /// HTTP version as recorded ("HTTP/1.1", "HTTP/2", "h3", "unknown").
+    pub version: String,
+    /// Headers in order.
+    pub headers: Vec<Header>,
+    /// The request body, if it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodyRef>,
+}
+
+/// The response side of an exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    /// Status code.
+    pub status: u16,
+    /// HTTP version as recorded.
+    pub version: String,
+    /// Headers in order, as the origin sent them.
+    pub headers: Vec<Header>,
+    /// The decoded body (content-encoding removed), unless it was not captured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodyRef>,
+    /// The Content-Encoding the origin used on the wire (the stored body is decoded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_encoding: Option<String>,
+}
+
+/// Timings in milliseconds, where known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Request sent to response headers received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<f64>,
+    /// Response headers to the end of the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_ms: Option<f64>,
+    /// The whole exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ms: Option<f64>,
+}
+
+/// What went wrong while capturing an exchange.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExchangeFlags {
+    /// The response body was cut short (origin closed early, or a HAR said so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// The body was not captured at all (a HAR without content text).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_not_captured: bool,
+    /// Decoding the content-encoding failed: the stored body is the raw wire bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub decode_failed: bool,
+}
+
+/// One recorded request/response pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Position in the snapshot: the order requests started in.
+    pub seq: u64,
+    /// When the request started, Unix milliseconds.
+    pub started_ms: i64,
+    /// Lower-case hex of the request key digest ([`crate::key::RequestKey::digest`]).
+    pub key: String,
+    /// The request.
+    pub request: RequestRecord,
+    /// The response.
+    pub response: ResponseRecord,
+    /// Timings.
+    #[serde(default)]
+    pub timings: Timings,
+    /// ALPN protocol negotiated with the origin ("h2", "http/1.1"), if TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpn: Option<String>,
+    /// Address of the origin server the proxy talked to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_addr: Option<String>,
+    /// Capture problems.
+    #[serde(default)]
+    pub flags: ExchangeFlags,
+}
+
+/// Lifecycle state of a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotState {
+    /// Being written now.
+    Recording,
+    /// Finalized cleanly.
+    Complete,
+    /// The writer died before finalizing; every completed exchange is present.
+    Interrupted,
+    /// Made by an import (HAR, WARC).
+    Imported,
+}
+
+impl std::fmt::Display for SnapshotState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SnapshotState::Recording => "recording",
+            SnapshotState::Complete => "complete",
+            SnapshotState::Interrupted => "interrupted",
+            SnapshotState::Imported => "imported",
+        })
+    }
+}
+
+/// Where a snapshot came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SnapshotSource {
+    /// Recorded through the proxy.
+    Record,
+    /// Imported from a HAR file.
+    Har {
+        /// The file's path as given.
+        file: String,
+    },
+    /// Imported from a WARC file.
+    Warc {
+        /// The file's path as given.
+        file: String,
+    },
+}
+
+/// What replay needs to reproduce the page's view of time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seed {
+    /// Recording start, Unix milliseconds: replay's `Date` starts here.
+    pub start_ms: i64,
+    /// IANA time zone of the recording ("UTC" when unknown).
+    pub time_zone: String,
+}
+
+/// Counts and sizes of a snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Exchanges stored.
+    pub exchanges: u64,
+    /// Sum of decoded request and response body sizes.
+    pub body_bytes: u64,
+    /// Exchanges with a captured response body.
+    pub with_body: u64,
+}
+
+/// A snapshot's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Unique name (may contain `/`, as in `run/task-id`).
+    pub name: String,
+    /// Internal id, the prefix of this snapshot's keys.
+    pub id: u64,
+    /// Lifecycle state.
+    pub state: SnapshotState,
+    /// Creation time, Unix milliseconds.
+    pub created_ms: i64,
+    /// Finalization time, if finalized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<i64>,
+    /// Determinism seed.
+    pub seed: Seed,
+    /// Origin of the data.
+    pub source: SnapshotSource,
+    /// webfreeze version that wrote it.
+    pub tool_version: String,
+    /// Counts and sizes.
+    #[serde(default)]
+    pub counts: Counts,
+    /// Free-form labels (task id, site).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct Versioned<'a, T> {
+    v: u32,
+    #[serde(flatten)]
+    record: &'a T,
+}
+
+#[derive(Deserialize)]
+struct VersionOnly {
+    v: Option<u32>,
+}
+
+fn encode<T: Serialize>(record: &T) -> Vec<u8> {
+    // Serializing plain data structs to JSON cannot fail; fall back to an empty object rather than panic.
+    serde_json::to_vec(&Versioned { v: FORMAT_VERSION, record }).unwrap_or_else(|_| b"{}".to_vec())
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(what: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
+    let version: VersionOnly = serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })?;
+    match version.v {
+        Some(FORMAT_VERSION) => serde_json::from_slice(bytes)
+            .map_err(|e| StoreError::Corrupt { what, detail: e.to_string() }),
+        Some(found) if found > FORMAT_VERSION => {
+            Err(StoreError::NewerFormat { what, found, supported: FORMAT_VERSION })
+        }
+        Some(found) => Err(StoreError::Corrupt { what, detail: format!("unknown format version {found}") }),
+        None => Err(StoreError::Corrupt { what, detail: "no format version".into() }),
+    }
+}
+
+/// Encode an exchange record (JSON with `"v"`).
+pub fn encode_exchange(x: &Exchange) -> Vec<u8> {
+    encode(x)
+}
+
+/// Decode an exchange record of any supported version.
+pub fn decode_exchange(bytes: &[u8]) -> Result<Exchange, StoreError> {
+    decode("exchange", bytes)
+}
+
+/// Encode a manifest record.
+pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
+    encode(m)
+}
+
+/// Decode a manifest record of any supported version.
+pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
+    decode("manifest", bytes)
+}

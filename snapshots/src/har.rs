@@ -1,0 +1,541 @@
+//! HAR 1.2 import and export.
+//!
+//! Import streams: the file is walked with a serde visitor and each entry is handled as soon as it is
+//! parsed, so memory stays bounded by the largest single entry, not the file. It is deliberately lenient,
+//! because real tools write odd HAR: a UTF-8 BOM, no `log.pages`, text or base64 bodies, missing bodies
+//! (kept, flagged `body_not_captured`), status 0 / -1 and null methods (skipped and counted), any
+//! `httpVersion` string. A malformed entry is skipped with its reason; only a file that is not JSON at all
+//! (or has no `log.entries`) fails.
+//!
+//! Why not the `har` crate: its strict typed model rejects the quirks above (null methods, negative status,
+//! missing required fields) for the whole file, and it parses the whole file into memory.
+//!
+//! Export writes HAR 1.2 entry by entry; fields HAR has no place for (exchange flags, ALPN, server address)
+//! go into `_webfreeze` so that export -> import reproduces the same exchanges and bodies.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+
+use base64::Engine as _;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{json, Value};
+
+use crate::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use crate::key::request_key;
+use crate::{Exchange, NewSnapshot, Seed, SnapshotSource, Store, StoreError};
+
+/// Outcome of an import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    /// Entries in the file.
+    pub entries: u64,
+    /// Entries stored as exchanges.
+    pub imported: u64,
+    /// Entries skipped, with the reason (index in the file, reason).
+    pub skipped: Vec<(u64, String)>,
+    /// Imported exchanges with a response body.
+    pub with_body: u64,
+    /// Imported exchanges whose body was not in the file.
+    pub body_not_captured: u64,
+}
+
+/// Options of an import.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Snapshot name to create.
+    pub snapshot: String,
+    /// The source file name recorded in the manifest.
+    pub source_file: String,
+    /// Creation time (caller's clock).
+    pub now_ms: i64,
+}
+
+/// Errors of an import or export.
+#[derive(Debug, thiserror::Error)]
+pub enum HarError {
+    /// The file is not a HAR.
+    #[error("{file}: not a HAR file: {detail}")]
+    Malformed {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Reading or writing the file failed.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Import a HAR stream into a new snapshot. `progress` is called after each entry with the count so far.
+pub fn import<R: Read>(
+    store: &Store,
+    reader: R,
+    opts: &ImportOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<ImportReport, HarError> {
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    // Skip a UTF-8 byte-order mark.
+    let buf = reader.fill_buf().map_err(|e| HarError::Io { file: opts.source_file.clone(), source: e })?;
+    if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        reader.consume(3);
+    }
+    let writer = store.create_snapshot(NewSnapshot {
+        name: opts.snapshot.clone(),
+        created_ms: opts.now_ms,
+        seed: Seed { start_ms: opts.now_ms, time_zone: "UTC".into() },
+        source: SnapshotSource::Har { file: opts.source_file.clone() },
+        labels: BTreeMap::new(),
+    })?;
+    let mut report = ImportReport::default();
+    let mut first_start: Option<i64> = None;
+    let mut store_err: Option<StoreError> = None;
+    let mut seq = 0u64;
+    {
+        let mut on_entry = |entry: Value| -> bool {
+            let index = report.entries;
+            report.entries += 1;
+            match entry_to_exchange(store, &entry, seq) {
+                Ok(Ok(x)) => {
+                    first_start = Some(first_start.map_or(x.started_ms, |s: i64| s.min(x.started_ms)));
+                    if x.response.body.is_some() {
+                        report.with_body += 1;
+                    }
+                    if x.flags.body_not_captured {
+                        report.body_not_captured += 1;
+                    }
+                    if let Err(e) = writer.append(x) {
+                        store_err = Some(e);
+                        return false;
+                    }
+                    seq += 1;
+                    report.imported += 1;
+                }
+                Ok(Err(reason)) => report.skipped.push((index, reason)),
+                Err(e) => {
+                    store_err = Some(e);
+                    return false;
+                }
+            }
+            progress(report.entries);
+            true
+        };
+        let mut de = serde_json::Deserializer::from_reader(&mut reader);
+        let parsed = RootSeed { on_entry: &mut on_entry, saw_entries: false }.deserialize(&mut de);
+        match parsed {
+            Ok(true) => {}
+            Ok(false) => {
+                let _ = writer.interrupt(opts.now_ms);
+                let _ = store.remove(&opts.snapshot);
+                return Err(HarError::Malformed {
+                    file: opts.source_file.clone(),
+                    detail: "no log.entries array".into(),
+                });
+            }
+            Err(e) => {
+                let _ = writer.interrupt(opts.now_ms);
+                if let Some(se) = store_err {
+                    return Err(se.into());
+                }
+                let _ = store.remove(&opts.snapshot);
+                return Err(HarError::Malformed { file: opts.source_file.clone(), detail: e.to_string() });
+            }
+        }
+    }
+    if let Some(e) = store_err {
+        let _ = writer.interrupt(opts.now_ms);
+        return Err(e.into());
+    }
+    writer.finalize(opts.now_ms)?;
+    // The page's clock at capture time is the earliest entry's start.
+    if let Some(start) = first_start.filter(|s| *s > 0) {
+        set_seed_start(store, &opts.snapshot, start)?;
+    }
+    Ok(report)
+}
+
+fn set_seed_start(store: &Store, name: &str, start_ms: i64) -> Result<(), StoreError> {
+    let mut m = store.manifest(name)?;
+    m.seed.start_ms = start_ms;
+    store.put_manifest(&m)
+}
+
+/// Walks `{ "log": { ..., "entries": [ ... ] } }`, handing each entry to the callback as a JSON value.
+struct RootSeed<'a, F> {
+    on_entry: &'a mut F,
+    saw_entries: bool,
+}
+
+impl<'de, F: FnMut(Value) -> bool> DeserializeSeed<'de> for RootSeed<'_, F> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(Value) -> bool> Visitor<'de> for RootSeed<'_, F> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a HAR object with a `log`")
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<bool, A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            if k == "log" {
+                self.saw_entries |= map.next_value_seed(LogSeed { on_entry: self.on_entry })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(self.saw_entries)
+    }
+}
+
+struct LogSeed<'a, F> {
+    on_entry: &'a mut F,
+}
+
+impl<'de, F: FnMut(Value) -> bool> DeserializeSeed<'de> for LogSeed<'_, F> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(Value) -> bool> Visitor<'de> for LogSeed<'_, F> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the HAR `log` object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut saw = false;
+        while let Some(k) = map.next_key::<String>()? {
+            if k == "entries" {
+                map.next_value_seed(EntriesSeed { on_entry: &mut *self.on_entry })?;
+                saw = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(saw)
+    }
+}
+
+struct EntriesSeed<'a, F> {
+    on_entry: &'a mut F,
+}
+
+impl<'de, F: FnMut(Value) -> bool> DeserializeSeed<'de> for EntriesSeed<'_, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(Value) -> bool> Visitor<'de> for EntriesSeed<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the HAR `entries` array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(v) = seq.next_element::<Value>()? {
+            if !(self.on_entry)(v) {
+                return Err(serde::de::Error::custom("stopped: the store failed"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn headers_of(v: Option<&Value>) -> Vec<Header> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| {
+                    let name = h.get("name")?.as_str()?;
+                    let value = match h.get("value") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(Value::Null) | None => String::new(),
+                        Some(other) => other.to_string(),
+                    };
+                    Some(Header::new(name, value))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
+}
+
+fn version_of(v: Option<&Value>) -> String {
+    match v.and_then(Value::as_str).map(str::trim) {
+        Some("") | None => "unknown".into(),
+        Some(s) => s.to_string(),
+    }
+}
+
+fn parse_time_ms(s: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+fn num(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64).filter(|x| *x >= 0.0)
+}
+
+/// Map one HAR entry to an exchange. `Ok(Err(reason))` means "skip this entry".
+fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchange, String>, StoreError> {
+    let req = match e.get("request") {
+        Some(r) if r.is_object() => r,
+        _ => return Ok(Err("no request object".into())),
+    };
+    let resp = match e.get("response") {
+        Some(r) if r.is_object() => r,
+        _ => return Ok(Err("no response object".into())),
+    };
+    let method = match req.get("method").and_then(Value::as_str).map(str::trim) {
+        Some(m) if !m.is_empty() => m.to_ascii_uppercase(),
+        _ => return Ok(Err("null or empty method".into())),
+    };
+    let url = match req.get("url").and_then(Value::as_str) {
+        Some(u) => u.to_string(),
+        None => return Ok(Err("no request url".into())),
+    };
+    let status = match resp.get("status").and_then(Value::as_i64) {
+        Some(s) if (100..=999).contains(&s) => s as u16,
+        Some(s) => return Ok(Err(format!("status {s} (no response received)"))),
+        None => return Ok(Err("no response status".into())),
+    };
+    let req_headers = headers_of(req.get("headers"));
+    // Request body: postData.text, or the params of a form.
+    let post = req.get("postData");
+    let mut req_body: Option<Vec<u8>> = post.and_then(|p| p.get("text")).and_then(Value::as_str).map(|t| {
+        if post.and_then(|p| p.get("encoding")).and_then(Value::as_str) == Some("base64") {
+            base64::engine::general_purpose::STANDARD.decode(t.trim()).unwrap_or_else(|_| t.as_bytes().to_vec())
+        } else {
+            t.as_bytes().to_vec()
+        }
+    });
+    if req_body.is_none() {
+        if let Some(params) = post.and_then(|p| p.get("params")).and_then(Value::as_array) {
+            let mut ser = form_urlencoded::Serializer::new(String::new());
+            for p in params {
+                if let Some(n) = p.get("name").and_then(Value::as_str) {
+                    ser.append_pair(n, p.get("value").and_then(Value::as_str).unwrap_or(""));
+                }
+            }
+            req_body = Some(ser.finish().into_bytes());
+        }
+    }
+    let req_ct = header(&req_headers, "content-type")
+        .map(str::to_string)
+        .or_else(|| post.and_then(|p| p.get("mimeType")).and_then(Value::as_str).map(str::to_string));
+    let key = match request_key(&method, &url, req_ct.as_deref(), req_body.as_deref().unwrap_or(&[])) {
+        Ok(k) => k,
+        Err(err) => return Ok(Err(err.to_string())),
+    };
+    let req_body_ref = match &req_body {
+        Some(b) if !b.is_empty() => Some(store.put_blob(b)?),
+        _ => None,
+    };
+
+    let resp_headers = headers_of(resp.get("headers"));
+    let content = resp.get("content");
+    let text = content.and_then(|c| c.get("text")).and_then(Value::as_str);
+    let encoding = content.and_then(|c| c.get("encoding")).and_then(Value::as_str);
+    let declared_size = content.and_then(|c| c.get("size")).and_then(Value::as_i64).unwrap_or(-1);
+    let ours = e.get("_webfreeze");
+    let mut flags = ExchangeFlags {
+        truncated: ours.and_then(|o| o.get("truncated")).and_then(Value::as_bool).unwrap_or(false),
+        decode_failed: ours.and_then(|o| o.get("decode_failed")).and_then(Value::as_bool).unwrap_or(false),
+        body_not_captured: false,
+    };
+    let body_bytes: Option<Vec<u8>> = match (text, encoding) {
+        (Some(t), Some("base64")) => match base64::engine::general_purpose::STANDARD.decode(t.trim()) {
+            Ok(b) => Some(b),
+            Err(_) => {
+                flags.decode_failed = true;
+                Some(t.as_bytes().to_vec())
+            }
+        },
+        (Some(t), _) => Some(t.as_bytes().to_vec()),
+        (None, _) if declared_size == 0 || status == 204 || status == 304 => Some(Vec::new()),
+        (None, _) => None,
+    };
+    if body_bytes.is_none() {
+        flags.body_not_captured = true;
+    }
+    if let (Some(b), true) = (&body_bytes, declared_size > 0) {
+        // A body shorter than the size the tool declared was cut short (stubbed or truncated capture).
+        if (b.len() as i64) < declared_size && encoding != Some("base64") && text.is_some_and(|t| t.is_ascii()) {
+            flags.truncated = true;
+        }
+    }
+    let resp_body_ref = match &body_bytes {
+        Some(b) => Some(store.put_blob(b)?),
+        None => None,
+    };
+    let content_encoding = header(&resp_headers, "content-encoding").map(str::to_string);
+    let timings = e.get("timings");
+    let started = e.get("startedDateTime").and_then(Value::as_str).and_then(parse_time_ms).unwrap_or(0);
+    Ok(Ok(Exchange {
+        seq,
+        started_ms: started,
+        key: key.hex(),
+        request: RequestRecord {
+            method,
+            url,
+            version: version_of(req.get("httpVersion")),
+            headers: req_headers,
+            body: req_body_ref,
+        },
+        response: ResponseRecord {
+            status,
+            version: version_of(resp.get("httpVersion")),
+            headers: resp_headers,
+            body: resp_body_ref,
+            content_encoding,
+        },
+        timings: Timings {
+            wait_ms: num(timings.and_then(|t| t.get("wait"))),
+            receive_ms: num(timings.and_then(|t| t.get("receive"))),
+            total_ms: num(e.get("time")),
+        },
+        alpn: ours.and_then(|o| o.get("alpn")).and_then(Value::as_str).map(str::to_string),
+        server_addr: e
+            .get("serverIPAddress")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        flags,
+    }))
+}
+
+fn is_textual(mime: &str) -> bool {
+    let m = mime.to_ascii_lowercase();
+    m.starts_with("text/")
+        || m.contains("json")
+        || m.contains("javascript")
+        || m.contains("xml")
+        || m.contains("x-www-form-urlencoded")
+}
+
+fn format_time(ms: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
+}
+
+fn body_json(store: &Store, hash: &str, mime: &str) -> Result<(Value, Option<&'static str>), StoreError> {
+    let bytes = store.blob_bytes(hash)?;
+    if is_textual(mime) {
+        if let Ok(s) = String::from_utf8(bytes.clone()) {
+            return Ok((Value::String(s), None));
+        }
+    }
+    Ok((Value::String(base64::engine::general_purpose::STANDARD.encode(&bytes)), Some("base64")))
+}
+
+fn headers_json(h: &[Header]) -> Value {
+    Value::Array(h.iter().map(|h| json!({"name": h.name, "value": h.value})).collect())
+}
+
+/// Export a snapshot as HAR 1.2, streaming one entry at a time.
+pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result<u64, HarError> {
+    let m = store.manifest(name)?;
+    let io = |e: std::io::Error| HarError::Io { file: file.to_string(), source: e };
+    let mut out = std::io::BufWriter::new(out);
+    let head = json!({
+        "version": "1.2",
+        "creator": {"name": "webfreeze", "version": env!("CARGO_PKG_VERSION")},
+        "pages": [],
+        "comment": format!("snapshot {}", m.name),
+    });
+    let head = serde_json::to_string(&head).map_err(|e| io(e.into()))?;
+    // Open the object, then stream the entries array into it.
+    write!(out, "{{\"log\":{},\"entries\":[", head.strip_suffix('}').unwrap_or(&head)).map_err(io)?;
+    let mut n = 0u64;
+    for x in store.exchanges(&m) {
+        let x = x?;
+        if n > 0 {
+            out.write_all(b",").map_err(io)?;
+        }
+        let req_ct = header(&x.request.headers, "content-type").unwrap_or("").to_string();
+        let resp_ct = header(&x.response.headers, "content-type").unwrap_or("").to_string();
+        let mut request = json!({
+            "method": x.request.method,
+            "url": x.request.url,
+            "httpVersion": x.request.version,
+            "headers": headers_json(&x.request.headers),
+            "queryString": [],
+            "cookies": [],
+            "headersSize": -1,
+            "bodySize": x.request.body.as_ref().map_or(0, |b| b.size as i64),
+        });
+        if let Some(b) = &x.request.body {
+            let (text, enc) = body_json(store, &b.hash, &req_ct)?;
+            let mut pd = json!({"mimeType": req_ct, "text": text});
+            if let Some(enc) = enc {
+                pd["encoding"] = json!(enc);
+            }
+            request["postData"] = pd;
+        }
+        let mut content = json!({
+            "size": x.response.body.as_ref().map_or(-1, |b| b.size as i64),
+            "mimeType": resp_ct,
+        });
+        if let Some(b) = &x.response.body {
+            let (text, enc) = body_json(store, &b.hash, &resp_ct)?;
+            content["text"] = text;
+            if let Some(enc) = enc {
+                content["encoding"] = json!(enc);
+            }
+        }
+        let entry = json!({
+            "startedDateTime": format_time(x.started_ms),
+            "time": x.timings.total_ms.unwrap_or(0.0),
+            "request": request,
+            "response": {
+                "status": x.response.status,
+                "statusText": "",
+                "httpVersion": x.response.version,
+                "headers": headers_json(&x.response.headers),
+                "cookies": [],
+                "content": content,
+                "redirectURL": header(&x.response.headers, "location").unwrap_or(""),
+                "headersSize": -1,
+                "bodySize": -1,
+            },
+            "cache": {},
+            "timings": {
+                "send": 0,
+                "wait": x.timings.wait_ms.unwrap_or(-1.0),
+                "receive": x.timings.receive_ms.unwrap_or(-1.0),
+            },
+            "serverIPAddress": x.server_addr.clone().unwrap_or_default(),
+            "_webfreeze": {
+                "seq": x.seq,
+                "alpn": x.alpn,
+                "truncated": x.flags.truncated,
+                "decode_failed": x.flags.decode_failed,
+                "body_not_captured": x.flags.body_not_captured,
+            },
+        });
+        serde_json::to_writer(&mut out, &entry).map_err(|e| io(e.into()))?;
+        n += 1;
+    }
+    out.write_all(b"]}}\n").map_err(io)?;
+    out.flush().map_err(io)?;
+    Ok(n)
+}

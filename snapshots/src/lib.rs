@@ -1,0 +1,33 @@
+//! The webfreeze snapshot store: content-addressed bodies, recorded exchanges and snapshot manifests.
+//!
+//! Everything that persists lives here, behind a narrow API ([`Store`]): no RocksDB or zstd type appears in
+//! a public signature, and the same store logic runs over RocksDB ([`Store::open`]) or an in-memory twin
+//! ([`Store::in_memory`]) for tests. The crate knows nothing about TLS, proxies or browsers.
+//!
+//! - [`key`]: the one function that derives request keys (used by recorder, replay and import alike).
+//! - [`format`]: the persisted records, each carrying a format version; the only module that derives serde.
+//! - [`Store`]: snapshot lifecycle (create -> append -> finalize), lookups, verify, gc, rm.
+//! - [`har`]: HAR 1.2 import and export.
+
+mod blob;
+mod clock;
+mod error;
+pub mod format;
+pub mod har;
+pub mod key;
+mod kv;
+mod memory;
+mod rocks;
+mod store;
+
+pub use blob::{BlobReader, BlobWriter};
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use error::StoreError;
+pub use format::{
+    BodyRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
+    SnapshotSource, SnapshotState, Timings,
+};
+pub use key::{request_key, RequestKey};
+pub use store::{
+    GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport,
+};

@@ -1,0 +1,737 @@
+//! The store: snapshot lifecycle, lookups and maintenance over the [`Kv`] seam.
+//!
+//! Lifecycle: [`Store::create_snapshot`] writes a manifest in state `recording`; each
+//! [`SnapshotWriter::append`] writes the exchange, its two index entries and the updated manifest counts in
+//! one atomic batch (with the WAL, so a completed append survives a kill); [`SnapshotWriter::finalize`]
+//! marks it `complete` (or `imported`). A writer that is dropped, or a process that dies, leaves the
+//! snapshot `recording`; the next writable open marks it `interrupted`, with every completed exchange
+//! readable.
+//!
+//! One writer process at a time: a writable open takes an exclusive lock on `webfreeze.lock` in the store
+//! directory (and records its pid and command line there), so a second writer gets
+//! [`StoreError::Locked`] at once instead of hanging. Read-only opens take no lock and work beside a writer.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::blob::{check_blob, BlobRecord, BlobReader, BlobWriter};
+use crate::format::{
+    decode_exchange, decode_manifest, encode_exchange, encode_manifest, Counts, Exchange, Manifest,
+    Seed, SnapshotSource, SnapshotState,
+};
+use crate::key::{hex, host_path, parse_hex32, RequestKey};
+use crate::kv::{Batch, Kv, Table};
+use crate::memory::MemoryKv;
+use crate::rocks::RocksKv;
+use crate::StoreError;
+
+const LOCK_FILE: &str = "webfreeze.lock";
+const META_NEXT_ID: &[u8] = b"next_snapshot_id";
+const META_STORE_VERSION: &[u8] = b"store_version";
+const STORE_VERSION: u32 = 1;
+/// Deletes are applied in batches of this many operations.
+const DELETE_BATCH: usize = 1000;
+
+struct Inner {
+    kv: Box<dyn Kv>,
+    path: Option<PathBuf>,
+    read_only: bool,
+    /// Held for the store's lifetime: the exclusive lock that makes this the one writer process.
+    _lock: Option<File>,
+    /// Serialises snapshot creation (id allocation and the name check).
+    create: Mutex<()>,
+}
+
+/// Handle to a snapshot store. Cheap to clone; all clones share one backend.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .field("read_only", &self.inner.read_only)
+            .finish()
+    }
+}
+
+/// What a new snapshot starts with.
+#[derive(Debug, Clone)]
+pub struct NewSnapshot {
+    /// Unique name.
+    pub name: String,
+    /// Creation time, Unix ms (from the caller's clock).
+    pub created_ms: i64,
+    /// Determinism seed.
+    pub seed: Seed,
+    /// Where the data comes from.
+    pub source: SnapshotSource,
+    /// Free-form labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// One problem found by [`Store::verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyIssue {
+    /// A blob whose content does not match its hash, or does not decode.
+    CorruptBlob {
+        /// The blob's hash.
+        hash: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// An exchange references a blob that is not stored.
+    MissingBlob {
+        /// The blob's hash.
+        hash: String,
+        /// Snapshot of the referencing exchange.
+        snapshot: String,
+        /// Its sequence number.
+        seq: u64,
+    },
+    /// An exchange or manifest record that does not decode.
+    BadRecord {
+        /// Snapshot concerned.
+        snapshot: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// Result of [`Store::verify`].
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// Snapshots whose exchanges were checked.
+    pub snapshots: u64,
+    /// Exchanges checked.
+    pub exchanges: u64,
+    /// Blobs whose hash was recomputed.
+    pub blobs: u64,
+    /// Decoded bytes hashed.
+    pub bytes: u64,
+    /// Everything found wrong.
+    pub issues: Vec<VerifyIssue>,
+}
+
+/// Result of [`Store::gc`].
+#[derive(Debug, Clone, Default)]
+pub struct GcReport {
+    /// Blobs still referenced.
+    pub blobs_kept: u64,
+    /// Blobs deleted.
+    pub blobs_deleted: u64,
+    /// Chunks deleted (parts of large bodies, including orphans of interrupted writes).
+    pub chunks_deleted: u64,
+    /// Stored bytes freed (record sizes).
+    pub bytes_freed: u64,
+}
+
+/// Whole-store figures.
+#[derive(Debug, Clone, Default)]
+pub struct StoreStats {
+    /// Number of snapshots.
+    pub snapshots: u64,
+    /// Number of distinct blobs.
+    pub blobs: u64,
+    /// Bytes used on disk, as the backend estimates it.
+    pub disk_bytes: u64,
+}
+
+fn id_prefix(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+fn exchange_key(id: u64, seq: u64) -> Vec<u8> {
+    [id.to_be_bytes(), seq.to_be_bytes()].concat()
+}
+
+fn index_key(id: u64, digest: &[u8; 32], seq: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(48);
+    k.extend_from_slice(&id.to_be_bytes());
+    k.extend_from_slice(digest);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+fn path_digest(url: &str) -> [u8; 32] {
+    let hp = host_path(url).unwrap_or_else(|_| url.to_string());
+    *blake3::hash(hp.as_bytes()).as_bytes()
+}
+
+fn seq_of_index_key(k: &[u8]) -> Option<u64> {
+    let tail: [u8; 8] = k.get(k.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(tail))
+}
+
+fn validate_name(name: &str) -> Result<(), StoreError> {
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(StoreError::InvalidName(name.to_string()));
+    }
+    Ok(())
+}
+
+fn take_lock(dir: &Path) -> Result<File, StoreError> {
+    let lock_path = dir.join(LOCK_FILE);
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|e| StoreError::io(format!("cannot open lock file {}", lock_path.display()), e))?;
+    match f.try_lock() {
+        Ok(()) => {
+            let cmd: Vec<String> = std::env::args().collect();
+            let me = format!("pid {}: {}", std::process::id(), cmd.join(" "));
+            // Best effort: the lock itself is what matters; the text only names the holder.
+            let _ = f.set_len(0);
+            let _ = f.rewind();
+            let _ = f.write_all(me.as_bytes());
+            let _ = f.flush();
+            Ok(f)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            if holder.trim().is_empty() {
+                holder = "unknown process".into();
+            }
+            Err(StoreError::Locked { path: dir.to_path_buf(), holder: holder.trim().to_string(), lock: lock_path })
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(StoreError::io(format!("cannot lock {}", lock_path.display()), e))
+        }
+    }
+}
+
+impl Store {
+    /// Open (creating if needed) the store at `dir` for writing. Fails fast with [`StoreError::Locked`] if
+    /// another process has it open for writing. Snapshots left `recording` by a dead writer become
+    /// `interrupted`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::io(format!("cannot create store directory {}", dir.display()), e))?;
+        let lock = take_lock(dir)?;
+        let kv = RocksKv::open(dir, false)?;
+        let store = Self::from_parts(Box::new(kv), Some(dir.to_path_buf()), false, Some(lock));
+        store.init_meta()?;
+        store.recover_interrupted()?;
+        Ok(store)
+    }
+
+    /// Open an existing store read-only. Works while a writer process runs; sees what it had written at
+    /// open time.
+    pub fn open_read_only(dir: &Path) -> Result<Self, StoreError> {
+        if !dir.join("CURRENT").exists() {
+            return Err(StoreError::Open {
+                path: dir.to_path_buf(),
+                detail: "no store here (import or record a snapshot first, or pass --store)".into(),
+            });
+        }
+        let kv = RocksKv::open(dir, true)?;
+        Ok(Self::from_parts(Box::new(kv), Some(dir.to_path_buf()), true, None))
+    }
+
+    /// A store that lives in memory only: the twin of the RocksDB store, for tests and scratch work.
+    pub fn in_memory() -> Self {
+        let s = Self::from_parts(Box::new(MemoryKv::default()), None, false, None);
+        // The in-memory backend cannot fail these writes.
+        let _ = s.init_meta();
+        s
+    }
+
+    fn from_parts(kv: Box<dyn Kv>, path: Option<PathBuf>, read_only: bool, lock: Option<File>) -> Self {
+        Self { inner: Arc::new(Inner { kv, path, read_only, _lock: lock, create: Mutex::new(()) }) }
+    }
+
+    pub(crate) fn kv(&self) -> &dyn Kv {
+        self.inner.kv.as_ref()
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<(), StoreError> {
+        if self.inner.read_only {
+            Err(StoreError::ReadOnly)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The store directory (None for an in-memory store).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    fn init_meta(&self) -> Result<(), StoreError> {
+        match self.kv().get(Table::Meta, META_STORE_VERSION)? {
+            None => {
+                let mut b = Batch::default();
+                b.put(Table::Meta, META_STORE_VERSION, STORE_VERSION.to_be_bytes().to_vec());
+                self.kv().write(b)
+            }
+            Some(v) => {
+                let found = v.get(..4).and_then(|s| s.try_into().ok()).map(u32::from_be_bytes).unwrap_or(0);
+                if found > STORE_VERSION {
+                    Err(StoreError::NewerFormat { what: "store", found, supported: STORE_VERSION })
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    fn recover_interrupted(&self) -> Result<(), StoreError> {
+        for m in self.manifests()? {
+            if m.state == SnapshotState::Recording {
+                let mut m = m;
+                m.counts = self.count_exchanges(m.id)?;
+                m.state = SnapshotState::Interrupted;
+                let mut b = Batch::default();
+                b.put(Table::Manifests, m.name.as_bytes().to_vec(), encode_manifest(&m));
+                self.kv().write(b)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn count_exchanges(&self, id: u64) -> Result<Counts, StoreError> {
+        let mut c = Counts::default();
+        for item in self.kv().scan_prefix(Table::Exchanges, &id_prefix(id)) {
+            let (_, v) = item?;
+            if let Ok(x) = decode_exchange(&v) {
+                add_counts(&mut c, &x);
+            }
+        }
+        Ok(c)
+    }
+
+    /// Start a new snapshot in state `recording`.
+    pub fn create_snapshot(&self, new: NewSnapshot) -> Result<SnapshotWriter, StoreError> {
+        self.create_snapshot_in(new, SnapshotState::Recording)
+    }
+
+    fn create_snapshot_in(&self, new: NewSnapshot, state: SnapshotState) -> Result<SnapshotWriter, StoreError> {
+        self.check_writable()?;
+        validate_name(&new.name)?;
+        let _g = self.inner.create.lock().map_err(|_| StoreError::Backend("lock poisoned".into()))?;
+        if self.kv().get(Table::Manifests, new.name.as_bytes())?.is_some() {
+            return Err(StoreError::SnapshotExists(new.name));
+        }
+        let id = match self.kv().get(Table::Meta, META_NEXT_ID)? {
+            Some(v) => v.get(..8).and_then(|s| s.try_into().ok()).map(u64::from_be_bytes).unwrap_or(1),
+            None => 1,
+        };
+        let manifest = Manifest {
+            name: new.name,
+            id,
+            state,
+            created_ms: new.created_ms,
+            finished_ms: None,
+            seed: new.seed,
+            source: new.source,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            counts: Counts::default(),
+            labels: new.labels,
+        };
+        let mut b = Batch::default();
+        b.put(Table::Meta, META_NEXT_ID, (id + 1).to_be_bytes().to_vec());
+        b.put(Table::Manifests, manifest.name.as_bytes().to_vec(), encode_manifest(&manifest));
+        self.kv().write(b)?;
+        Ok(SnapshotWriter {
+            store: self.clone(),
+            state: Mutex::new(WriterState { manifest, next_seq: 0, finished: false }),
+        })
+    }
+
+    /// Every snapshot's manifest, ordered by name.
+    pub fn manifests(&self) -> Result<Vec<Manifest>, StoreError> {
+        self.kv()
+            .scan_prefix(Table::Manifests, b"")
+            .map(|r| r.and_then(|(_, v)| decode_manifest(&v)))
+            .collect()
+    }
+
+    /// One snapshot's manifest.
+    pub fn manifest(&self, name: &str) -> Result<Manifest, StoreError> {
+        match self.kv().get(Table::Manifests, name.as_bytes())? {
+            Some(v) => decode_manifest(&v),
+            None => Err(StoreError::SnapshotNotFound(name.to_string())),
+        }
+    }
+
+    /// Every exchange of a snapshot in recorded order, streamed from the store.
+    pub fn exchanges<'a>(
+        &'a self,
+        m: &Manifest,
+    ) -> impl Iterator<Item = Result<Exchange, StoreError>> + 'a {
+        self.kv()
+            .scan_prefix(Table::Exchanges, &id_prefix(m.id))
+            .map(|r| r.and_then(|(_, v)| decode_exchange(&v)))
+    }
+
+    /// One exchange by sequence number.
+    pub fn exchange(&self, m: &Manifest, seq: u64) -> Result<Option<Exchange>, StoreError> {
+        self.kv().get(Table::Exchanges, &exchange_key(m.id, seq))?.map(|v| decode_exchange(&v)).transpose()
+    }
+
+    fn exchanges_from_index(&self, m: &Manifest, t: Table, prefix: Vec<u8>) -> Result<Vec<Exchange>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.kv().scan_prefix(t, &prefix) {
+            let (k, _) = item?;
+            let seq = seq_of_index_key(&k)
+                .ok_or_else(|| StoreError::Corrupt { what: "index", detail: "short key".into() })?;
+            if let Some(x) = self.exchange(m, seq)? {
+                out.push(x);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every exchange whose request key equals `key`, in recorded order.
+    pub fn lookup(&self, m: &Manifest, key: &RequestKey) -> Result<Vec<Exchange>, StoreError> {
+        self.lookup_digest(m, &key.digest())
+    }
+
+    /// Like [`Store::lookup`], by key digest.
+    pub fn lookup_digest(&self, m: &Manifest, digest: &[u8; 32]) -> Result<Vec<Exchange>, StoreError> {
+        let mut p = id_prefix(m.id).to_vec();
+        p.extend_from_slice(digest);
+        self.exchanges_from_index(m, Table::KeyIndex, p)
+    }
+
+    /// Every exchange to the same scheme, host, port and path as `url` (any query, any method), in
+    /// recorded order: the candidates for fuzzy matching.
+    pub fn scan_host_path(&self, m: &Manifest, url: &str) -> Result<Vec<Exchange>, StoreError> {
+        let mut p = id_prefix(m.id).to_vec();
+        p.extend_from_slice(&path_digest(url));
+        self.exchanges_from_index(m, Table::PathIndex, p)
+    }
+
+    /// A streaming writer for a new body blob.
+    pub fn blob_writer(&self) -> BlobWriter {
+        BlobWriter::new(self.clone())
+    }
+
+    /// Store a body held in memory.
+    pub fn put_blob(&self, body: &[u8]) -> Result<crate::BodyRef, StoreError> {
+        let mut w = self.blob_writer();
+        w.write(body)?;
+        w.finish()
+    }
+
+    /// A streaming reader for a stored body, by hex hash.
+    pub fn read_blob(&self, hash: &str) -> Result<BlobReader, StoreError> {
+        let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
+        BlobReader::open(self.clone(), &h)
+    }
+
+    /// A stored body, whole, in memory.
+    pub fn blob_bytes(&self, hash: &str) -> Result<Vec<u8>, StoreError> {
+        self.read_blob(hash)?.read_all()
+    }
+
+    /// Whether a blob is stored.
+    pub fn has_blob(&self, hash: &str) -> Result<bool, StoreError> {
+        match parse_hex32(hash) {
+            Some(h) => Ok(self.kv().get(Table::Blobs, &h)?.is_some()),
+            None => Ok(false),
+        }
+    }
+
+    /// Recompute the hash of every blob (or only those `snapshot` references) and check that every
+    /// referenced blob exists.
+    pub fn verify(&self, snapshot: Option<&str>) -> Result<VerifyReport, StoreError> {
+        let mut report = VerifyReport::default();
+        let manifests = match snapshot {
+            Some(n) => vec![self.manifest(n)?],
+            None => self.manifests()?,
+        };
+        let mut referenced: HashSet<[u8; 32]> = HashSet::new();
+        for m in &manifests {
+            report.snapshots += 1;
+            for item in self.kv().scan_prefix(Table::Exchanges, &id_prefix(m.id)) {
+                let (k, v) = item?;
+                let x = match decode_exchange(&v) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        report.issues.push(VerifyIssue::BadRecord {
+                            snapshot: m.name.clone(),
+                            detail: format!("exchange {}: {e}", seq_of_index_key(&k).unwrap_or(0)),
+                        });
+                        continue;
+                    }
+                };
+                report.exchanges += 1;
+                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
+                    match parse_hex32(&body.hash) {
+                        Some(h) if self.kv().get(Table::Blobs, &h)?.is_some() => {
+                            referenced.insert(h);
+                        }
+                        _ => report.issues.push(VerifyIssue::MissingBlob {
+                            hash: body.hash.clone(),
+                            snapshot: m.name.clone(),
+                            seq: x.seq,
+                        }),
+                    }
+                }
+            }
+        }
+        for item in self.kv().scan_prefix(Table::Blobs, b"") {
+            let (k, v) = item?;
+            let Ok(hash) = <[u8; 32]>::try_from(k.as_slice()) else {
+                report.issues.push(VerifyIssue::CorruptBlob { hash: hex(&k), detail: "bad key length".into() });
+                continue;
+            };
+            if snapshot.is_some() && !referenced.contains(&hash) {
+                continue;
+            }
+            report.blobs += 1;
+            match check_blob(self, &hash, &v) {
+                Ok(n) => report.bytes += n,
+                Err(detail) => report.issues.push(VerifyIssue::CorruptBlob { hash: hex(&hash), detail }),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Delete blobs and chunks that no snapshot references (mark and sweep).
+    pub fn gc(&self) -> Result<GcReport, StoreError> {
+        self.check_writable()?;
+        let manifests = self.manifests()?;
+        if let Some(m) = manifests.iter().find(|m| m.state == SnapshotState::Recording) {
+            return Err(StoreError::BadState {
+                name: m.name.clone(),
+                state: m.state.to_string(),
+                what: "gc cannot run while a snapshot is being recorded",
+            });
+        }
+        let mut marked: HashSet<[u8; 32]> = HashSet::new();
+        for m in &manifests {
+            for x in self.exchanges(m) {
+                let x = x?;
+                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
+                    if let Some(h) = parse_hex32(&body.hash) {
+                        marked.insert(h);
+                    }
+                }
+            }
+        }
+        let mut report = GcReport::default();
+        let mut keep_chunks: HashSet<[u8; 32]> = HashSet::new();
+        let mut batch = Batch::default();
+        for item in self.kv().scan_prefix(Table::Blobs, b"") {
+            let (k, v) = item?;
+            let key: Option<[u8; 32]> = k.as_slice().try_into().ok();
+            if key.is_some_and(|h| marked.contains(&h)) {
+                report.blobs_kept += 1;
+                if let Ok(rec) = BlobRecord::parse(&v) {
+                    keep_chunks.extend(rec.chunk_hashes().iter().copied());
+                }
+            } else {
+                report.blobs_deleted += 1;
+                report.bytes_freed += (k.len() + v.len()) as u64;
+                batch.delete(Table::Blobs, k);
+                if batch.0.len() >= DELETE_BATCH {
+                    self.kv().write(std::mem::take(&mut batch))?;
+                }
+            }
+        }
+        self.kv().write(std::mem::take(&mut batch))?;
+        for item in self.kv().scan_prefix(Table::Chunks, b"") {
+            let (k, v) = item?;
+            let key: Option<[u8; 32]> = k.as_slice().try_into().ok();
+            if !key.is_some_and(|h| keep_chunks.contains(&h)) {
+                report.chunks_deleted += 1;
+                report.bytes_freed += (k.len() + v.len()) as u64;
+                batch.delete(Table::Chunks, k);
+                if batch.0.len() >= DELETE_BATCH {
+                    self.kv().write(std::mem::take(&mut batch))?;
+                }
+            }
+        }
+        self.kv().write(batch)?;
+        Ok(report)
+    }
+
+    /// Delete a snapshot: its manifest, exchanges and index entries. Bodies stay until `gc`.
+    pub fn remove(&self, name: &str) -> Result<Manifest, StoreError> {
+        self.check_writable()?;
+        let m = self.manifest(name)?;
+        let from = id_prefix(m.id).to_vec();
+        let to = id_prefix(m.id + 1).to_vec();
+        let mut b = Batch::default();
+        b.delete(Table::Manifests, name.as_bytes().to_vec());
+        for t in [Table::Exchanges, Table::KeyIndex, Table::PathIndex] {
+            b.delete_range(t, from.clone(), to.clone());
+        }
+        self.kv().write(b)?;
+        Ok(m)
+    }
+
+    /// Whole-store figures.
+    pub fn stats(&self) -> Result<StoreStats, StoreError> {
+        let mut s = StoreStats {
+            snapshots: self.kv().scan_prefix(Table::Manifests, b"").count() as u64,
+            ..Default::default()
+        };
+        s.blobs = self.kv().scan_prefix(Table::Blobs, b"").count() as u64;
+        s.disk_bytes = self.kv().approximate_size();
+        Ok(s)
+    }
+
+    /// Rewrite a manifest (labels, seed) of an existing snapshot.
+    pub fn put_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
+        self.check_writable()?;
+        self.manifest(&m.name)?;
+        let mut b = Batch::default();
+        b.put(Table::Manifests, m.name.as_bytes().to_vec(), encode_manifest(m));
+        self.kv().write(b)
+    }
+
+    /// Flush everything to disk (compaction-free); used before measuring size.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.kv().flush()
+    }
+
+    #[doc(hidden)]
+    /// Overwrite a blob record with raw bytes, bypassing every check. For tests of `verify` only.
+    pub fn damage_blob_for_tests(&self, hash: &str, raw: &[u8]) -> Result<(), StoreError> {
+        let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
+        let mut b = Batch::default();
+        b.put(Table::Blobs, h.to_vec(), raw.to_vec());
+        self.kv().write(b)
+    }
+
+    #[doc(hidden)]
+    /// The raw blob record, for tests that damage it.
+    pub fn raw_blob_for_tests(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
+        self.kv().get(Table::Blobs, &h)
+    }
+}
+
+fn add_counts(c: &mut Counts, x: &Exchange) {
+    c.exchanges += 1;
+    if let Some(b) = &x.request.body {
+        c.body_bytes += b.size;
+    }
+    if let Some(b) = &x.response.body {
+        c.body_bytes += b.size;
+        c.with_body += 1;
+    }
+}
+
+struct WriterState {
+    manifest: Manifest,
+    next_seq: u64,
+    finished: bool,
+}
+
+/// Appends exchanges to one snapshot. Shareable across tasks (`&self` methods, internally locked).
+///
+/// Dropping it without [`SnapshotWriter::finalize`] marks the snapshot `interrupted`: a cancelled
+/// recording never looks complete.
+pub struct SnapshotWriter {
+    store: Store,
+    state: Mutex<WriterState>,
+}
+
+impl std::fmt::Debug for SnapshotWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SnapshotWriter").finish_non_exhaustive()
+    }
+}
+
+fn poisoned() -> StoreError {
+    StoreError::Backend("snapshot writer lock poisoned by a panic".into())
+}
+
+impl SnapshotWriter {
+    /// The store this writer writes to.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The manifest as it stands.
+    pub fn manifest(&self) -> Result<Manifest, StoreError> {
+        Ok(self.state.lock().map_err(|_| poisoned())?.manifest.clone())
+    }
+
+    /// Reserve the next sequence number: call when a request starts, so recorded order is start order.
+    pub fn reserve_seq(&self) -> Result<u64, StoreError> {
+        let mut s = self.state.lock().map_err(|_| poisoned())?;
+        let seq = s.next_seq;
+        s.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// Store one exchange (its bodies must already be stored), atomically with its index entries and the
+    /// manifest's counts. If `x.seq` was not reserved it is assigned here.
+    pub fn append(&self, mut x: Exchange) -> Result<u64, StoreError> {
+        let mut s = self.state.lock().map_err(|_| poisoned())?;
+        if s.finished {
+            return Err(StoreError::BadState {
+                name: s.manifest.name.clone(),
+                state: s.manifest.state.to_string(),
+                what: "no more exchanges can be added",
+            });
+        }
+        if x.seq >= s.next_seq {
+            s.next_seq = x.seq + 1;
+        }
+        let digest = parse_hex32(&x.key).ok_or_else(|| StoreError::Corrupt {
+            what: "exchange",
+            detail: format!("request key {:?} is not a 64-digit hex digest", x.key),
+        })?;
+        x.key = hex(&digest);
+        let id = s.manifest.id;
+        add_counts(&mut s.manifest.counts, &x);
+        let mut b = Batch::default();
+        b.put(Table::Exchanges, exchange_key(id, x.seq), encode_exchange(&x));
+        b.put(Table::KeyIndex, index_key(id, &digest, x.seq), Vec::new());
+        b.put(Table::PathIndex, index_key(id, &path_digest(&x.request.url), x.seq), Vec::new());
+        b.put(Table::Manifests, s.manifest.name.as_bytes().to_vec(), encode_manifest(&s.manifest));
+        self.store.kv().write(b)?;
+        Ok(x.seq)
+    }
+
+    /// Seal the snapshot: `complete` for recordings, `imported` for imports.
+    pub fn finalize(&self, finished_ms: i64) -> Result<Manifest, StoreError> {
+        let imported = {
+            let s = self.state.lock().map_err(|_| poisoned())?;
+            !matches!(s.manifest.source, SnapshotSource::Record)
+        };
+        self.finish_as(if imported { SnapshotState::Imported } else { SnapshotState::Complete }, Some(finished_ms))
+    }
+
+    /// Seal the snapshot as `interrupted` (a recording stopped by an error).
+    pub fn interrupt(&self, finished_ms: i64) -> Result<Manifest, StoreError> {
+        self.finish_as(SnapshotState::Interrupted, Some(finished_ms))
+    }
+
+    fn finish_as(&self, state: SnapshotState, finished_ms: Option<i64>) -> Result<Manifest, StoreError> {
+        let mut s = self.state.lock().map_err(|_| poisoned())?;
+        s.manifest.state = state;
+        s.manifest.finished_ms = finished_ms;
+        s.finished = true;
+        let mut b = Batch::default();
+        b.put(Table::Manifests, s.manifest.name.as_bytes().to_vec(), encode_manifest(&s.manifest));
+        self.store.kv().write(b)?;
+        self.store.kv().flush()?;
+        Ok(s.manifest.clone())
+    }
+}
+
+impl Drop for SnapshotWriter {
+    fn drop(&mut self) {
+        let unfinished = self.state.lock().map(|s| !s.finished).unwrap_or(false);
+        if unfinished {
+            // Best effort; if this fails the next writable open marks it interrupted anyway.
+            let _ = self.finish_as(SnapshotState::Interrupted, None);
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Store behaviour, run against both backends (RocksDB on a temp dir, and the in-memory twin).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use webfreeze_snapshots::format::{decode_exchange, decode_manifest, encode_exchange};
+use webfreeze_snapshots::har::{self, ImportOptions};
+use webfreeze_snapshots::{
+    request_key, Exchange, ExchangeFlags, Header, NewSnapshot, RequestRecord, ResponseRecord, Seed,
+    SnapshotSource, SnapshotState, Store, StoreError, Timings, VerifyIssue,
+};
+
+struct Backend {
+    name: &'static str,
+    store: Store,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn backends() -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let rocks = Store::open(&dir.path().join("store")).unwrap();
+    vec![
+        Backend { name: "rocksdb", store: rocks, _dir: Some(dir) },
+        Backend { name: "memory", store: Store::in_memory(), _dir: None },
+    ]
+}
+
+fn new_snapshot(name: &str) -> NewSnapshot {
+    NewSnapshot {
+        name: name.into(),
+        created_ms: 1_000,
+        seed: Seed { start_ms: 1_000, time_zone: "UTC".into() },
+        source: SnapshotSource::Record,
+        labels: BTreeMap::new(),
+    }
+}
+
+fn exchange(store: &Store, method: &str, url: &str, body: &[u8], seq: u64) -> Exchange {
+    let key = request_key(method, url, None, b"").unwrap();
+    Exchange {
+        seq,
+        started_ms: 1_000 + seq as i64,
+        key: key.hex(),
+        request: RequestRecord {
+            method: method.into(),
+            url: url.into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![Header::new("Host", "a.test")],
+            body: None,
+        },
+        response: ResponseRecord {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: vec![Header::new("Content-Type", "text/plain")],
+            body: Some(store.put_blob(body).unwrap()),
+            content_encoding: None,
+        },
+        timings: Timings::default(),
+        alpn: None,
+        server_addr: None,
+        flags: ExchangeFlags::default(),
+    }
+}
+
+#[test]
+fn lifecycle_lookup_and_scan() {
+    for b in backends() {
+        let s = &b.store;
+        let w = s.create_snapshot(new_snapshot("snap")).unwrap();
+        assert_eq!(s.manifest("snap").unwrap().state, SnapshotState::Recording, "{}", b.name);
+        // Three identical requests, one other query on the same path, one other path.
+        for (i, (url, body)) in [
+            ("https://a.test/p?x=1", "first"),
+            ("https://a.test/p?x=2", "other-query"),
+            ("https://a.test/p?x=1", "second"),
+            ("https://a.test/q", "other-path"),
+            ("https://a.test/p?x=1", "third"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            w.append(exchange(s, "GET", url, body.as_bytes(), i as u64)).unwrap();
+        }
+        let m = w.finalize(2_000).unwrap();
+        assert_eq!(m.state, SnapshotState::Complete);
+        assert_eq!(m.counts.exchanges, 5);
+        let key = request_key("GET", "https://A.test:443/p?x=1#frag", None, b"").unwrap();
+        let hits = s.lookup(&m, &key).unwrap();
+        let bodies: Vec<String> = hits
+            .iter()
+            .map(|x| String::from_utf8(s.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap()).unwrap())
+            .collect();
+        assert_eq!(bodies, ["first", "second", "third"], "{}", b.name);
+        let scan = s.scan_host_path(&m, "https://a.test/p?anything").unwrap();
+        assert_eq!(scan.iter().map(|x| x.seq).collect::<Vec<_>>(), [0, 1, 2, 4], "{}", b.name);
+        assert!(s.lookup(&m, &request_key("GET", "https://a.test/none", None, b"").unwrap()).unwrap().is_empty());
+        // Names are unique.
+        assert!(matches!(s.create_snapshot(new_snapshot("snap")), Err(StoreError::SnapshotExists(_))));
+        assert!(matches!(s.manifest("nope"), Err(StoreError::SnapshotNotFound(_))));
+    }
+}
+
+#[test]
+fn bodies_are_stored_once_and_stream_back() {
+    for b in backends() {
+        let s = &b.store;
+        let r1 = s.put_blob(b"same body").unwrap();
+        let r2 = s.put_blob(b"same body").unwrap();
+        assert_eq!(r1, r2);
+        assert_eq!(s.stats().unwrap().blobs, 1, "{}", b.name);
+        // A body of several chunks, written in odd-sized pieces.
+        let big: Vec<u8> = (0..(5 * 1024 * 1024 + 123)).map(|i| (i % 251) as u8).collect();
+        let mut w = s.blob_writer();
+        for piece in big.chunks(77_777) {
+            w.write(piece).unwrap();
+        }
+        let r = w.finish().unwrap();
+        assert_eq!(r.size, big.len() as u64);
+        assert_eq!(r.hash, blake3::hash(&big).to_hex().to_string());
+        let mut back = Vec::new();
+        s.read_blob(&r.hash).unwrap().read_to_end(&mut back).unwrap();
+        assert!(back == big, "{}: streamed body differs", b.name);
+        assert_eq!(s.stats().unwrap().blobs, 2);
+    }
+}
+
+#[test]
+fn verify_reports_corrupt_and_missing_blobs() {
+    for b in backends() {
+        let s = &b.store;
+        let w = s.create_snapshot(new_snapshot("v")).unwrap();
+        let x = exchange(s, "GET", "https://a.test/1", &vec![b'a'; 10_000], 0);
+        let good_hash = x.response.body.clone().unwrap().hash;
+        w.append(x).unwrap();
+        let mut missing = exchange(s, "GET", "https://a.test/2", b"x", 1);
+        missing.response.body.as_mut().unwrap().hash = "11".repeat(32);
+        w.append(missing).unwrap();
+        w.finalize(5).unwrap();
+        let r = s.verify(None).unwrap();
+        assert_eq!(r.issues.len(), 1, "{}: {:?}", b.name, r.issues);
+        assert!(matches!(&r.issues[0], VerifyIssue::MissingBlob { seq: 1, .. }));
+        // Damage the stored bytes of the good blob (flip a byte of its compressed payload).
+        let mut raw = s.raw_blob_for_tests(&good_hash).unwrap().unwrap();
+        let last = raw.len() - 1;
+        raw[last] ^= 0xff;
+        s.damage_blob_for_tests(&good_hash, &raw).unwrap();
+        let r = s.verify(Some("v")).unwrap();
+        assert!(
+            r.issues.iter().any(|i| matches!(i, VerifyIssue::CorruptBlob { hash, .. } if *hash == good_hash)),
+            "{}: {:?}",
+            b.name,
+            r.issues
+        );
+    }
+}
+
+#[test]
+fn rm_then_gc_frees_only_unreferenced_bodies() {
+    for b in backends() {
+        let s = &b.store;
+        let w1 = s.create_snapshot(new_snapshot("one")).unwrap();
+        w1.append(exchange(s, "GET", "https://a.test/shared", b"shared body", 0)).unwrap();
+        // Three distinct 1 MiB chunks (identical chunks would be stored once).
+        let big: Vec<u8> = (0..(3usize << 20)).map(|i| (i % 251) as u8).collect();
+        w1.append(exchange(s, "GET", "https://a.test/only1", &big, 1)).unwrap();
+        w1.finalize(1).unwrap();
+        let w2 = s.create_snapshot(new_snapshot("two")).unwrap();
+        w2.append(exchange(s, "GET", "https://a.test/shared", b"shared body", 0)).unwrap();
+        w2.finalize(1).unwrap();
+        let r = s.gc().unwrap();
+        assert_eq!((r.blobs_deleted, r.chunks_deleted), (0, 0), "{}", b.name);
+        s.remove("one").unwrap();
+        assert!(matches!(s.manifest("one"), Err(StoreError::SnapshotNotFound(_))));
+        let r = s.gc().unwrap();
+        assert_eq!(r.blobs_deleted, 1, "{}", b.name);
+        assert_eq!(r.chunks_deleted, 3, "{}", b.name);
+        assert!(r.bytes_freed > 0);
+        assert_eq!(r.blobs_kept, 1);
+        let two = s.manifest("two").unwrap();
+        let x = s.exchanges(&two).next().unwrap().unwrap();
+        assert_eq!(s.blob_bytes(&x.response.body.unwrap().hash).unwrap(), b"shared body");
+        assert!(s.verify(None).unwrap().issues.is_empty());
+    }
+}
+
+#[test]
+fn dropped_writer_leaves_snapshot_interrupted() {
+    for b in backends() {
+        let s = &b.store;
+        let w = s.create_snapshot(new_snapshot("cut")).unwrap();
+        w.append(exchange(s, "GET", "https://a.test/", b"x", 0)).unwrap();
+        drop(w);
+        let m = s.manifest("cut").unwrap();
+        assert_eq!(m.state, SnapshotState::Interrupted, "{}", b.name);
+        assert_eq!(m.counts.exchanges, 1);
+    }
+}
+
+#[test]
+fn second_writer_gets_a_clear_error_and_readers_still_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let s = Store::open(&path).unwrap();
+    let w = s.create_snapshot(new_snapshot("live")).unwrap();
+    w.append(exchange(&s, "GET", "https://a.test/", b"x", 0)).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::Locked { .. }), "{msg}");
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains(&format!("pid {}", std::process::id())), "{msg}");
+    let ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.manifest("live").unwrap().state, SnapshotState::Recording);
+    assert!(matches!(ro.create_snapshot(new_snapshot("x")), Err(StoreError::ReadOnly)));
+    let missing = Store::open_read_only(&dir.path().join("nothing")).unwrap_err();
+    assert!(missing.to_string().contains("no store here"), "{missing}");
+}
+
+#[test]
+fn format_v1_fixtures_still_decode() {
+    let x = decode_exchange(include_bytes!("fixtures/format-v1/exchange.json")).unwrap();
+    assert_eq!(x.seq, 7);
+    assert_eq!(x.request.method, "POST");
+    assert_eq!(x.request.body.as_ref().unwrap().size, 2);
+    assert_eq!(x.response.status, 200);
+    assert_eq!(x.response.content_encoding.as_deref(), Some("br"));
+    assert_eq!(x.alpn.as_deref(), Some("h2"));
+    assert!(x.flags.truncated && !x.flags.decode_failed);
+    assert_eq!(x.timings.wait_ms, Some(12.5));
+    let m = decode_manifest(include_bytes!("fixtures/format-v1/manifest.json")).unwrap();
+    assert_eq!(m.name, "run-1/task-3");
+    assert_eq!(m.state, SnapshotState::Interrupted);
+    assert_eq!(m.seed.time_zone, "Europe/Berlin");
+    assert_eq!(m.counts.exchanges, 12);
+    assert_eq!(m.labels.get("task").map(String::as_str), Some("Allrecipes--3"));
+    // Re-encoding keeps the version and the content.
+    assert_eq!(decode_exchange(&encode_exchange(&x)).unwrap(), x);
+}
+
+#[test]
+fn newer_or_missing_versions_are_clear_errors() {
+    let newer = br#"{"v":99,"seq":1}"#;
+    let e = decode_exchange(newer).unwrap_err();
+    assert!(matches!(e, StoreError::NewerFormat { found: 99, .. }), "{e}");
+    assert!(e.to_string().contains("upgrade webfreeze"));
+    assert!(matches!(decode_exchange(br#"{"seq":1}"#), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(decode_manifest(b"\x00garbage"), Err(StoreError::Corrupt { .. })));
+}
+
+fn har_import(s: &Store, name: &str, text: &[u8]) -> Result<har::ImportReport, har::HarError> {
+    har::import(
+        s,
+        text,
+        &ImportOptions { snapshot: name.into(), source_file: format!("{name}.har"), now_ms: 42 },
+        |_| {},
+    )
+}
+
+/// A HAR with the quirks real tools write.
+fn quirky_har() -> Vec<u8> {
+    let png = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0x89u8, b'P', b'N', b'G', 0, 1, 2, 255]);
+    let doc = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "entries": [
+            {"startedDateTime": "2024-05-01T10:00:00.000Z", "time": 12.0,
+             "request": {"method": "GET", "url": "https://Site.test/index.html?b=2&a=1", "httpVersion": "HTTP/1.1", "headers": [{"name": "Accept", "value": "*/*"}]},
+             "response": {"status": 200, "httpVersion": "h3", "headers": [{"name": "Content-Type", "value": "text/html"}, {"name": "Content-Encoding", "value": "gzip"}],
+                          "content": {"size": 13, "mimeType": "text/html", "text": "<p>hello</p>\n"}},
+             "timings": {"wait": 5.0, "receive": 1.0}},
+            {"startedDateTime": "2024-05-01T10:00:01.000Z", "time": 1.0,
+             "request": {"method": "GET", "url": "https://site.test/logo.png", "httpVersion": "unknown", "headers": []},
+             "response": {"status": 200, "httpVersion": "", "headers": [], "content": {"size": 8, "mimeType": "image/png", "text": png, "encoding": "base64"}}},
+            {"startedDateTime": "2024-05-01T10:00:02.000Z",
+             "request": {"method": "POST", "url": "https://site.test/api", "httpVersion": "HTTP/2", "headers": [{"name": "Content-Type", "value": "application/json"}],
+                         "postData": {"mimeType": "application/json", "text": "{\"q\": 1}"}},
+             "response": {"status": 201, "httpVersion": "HTTP/2", "headers": [], "content": {"size": 500, "mimeType": "application/json"}}},
+            {"request": {"method": null, "url": "https://site.test/x"}, "response": {"status": 200}},
+            {"request": {"method": "GET", "url": "https://site.test/blocked"}, "response": {"status": 0, "content": {}}},
+            {"request": {"method": "GET", "url": "https://site.test/failed"}, "response": {"status": -1}},
+            "not even an object"
+        ]}});
+    let mut out = vec![0xEF, 0xBB, 0xBF];
+    out.extend_from_slice(serde_json::to_string_pretty(&doc).unwrap().as_bytes());
+    out
+}
+
+#[test]
+fn har_import_survives_real_world_quirks() {
+    for b in backends() {
+        let s = &b.store;
+        let r = har_import(s, "q", &quirky_har()).unwrap();
+        assert_eq!(r.entries, 7, "{}", b.name);
+        assert_eq!(r.imported, 3);
+        assert_eq!(r.skipped.len(), 4, "{:?}", r.skipped);
+        assert_eq!(r.with_body, 2);
+        assert_eq!(r.body_not_captured, 1);
+        let m = s.manifest("q").unwrap();
+        assert_eq!(m.state, SnapshotState::Imported);
+        assert_eq!(m.seed.start_ms, 1_714_557_600_000, "seed is the first entry's start");
+        let xs: Vec<_> = s.exchanges(&m).collect::<Result<_, _>>().unwrap();
+        assert_eq!(xs[0].response.version, "h3");
+        assert_eq!(xs[0].response.content_encoding.as_deref(), Some("gzip"));
+        assert_eq!(s.blob_bytes(&xs[0].response.body.as_ref().unwrap().hash).unwrap(), b"<p>hello</p>\n");
+        assert_eq!(xs[1].request.version, "unknown");
+        assert_eq!(xs[1].response.version, "unknown");
+        assert_eq!(
+            s.blob_bytes(&xs[1].response.body.as_ref().unwrap().hash).unwrap(),
+            [0x89u8, b'P', b'N', b'G', 0, 1, 2, 255]
+        );
+        assert!(xs[2].flags.body_not_captured && xs[2].response.body.is_none());
+        // The POST is findable with a body that differs only in JSON whitespace.
+        let key = request_key("POST", "https://site.test/api", Some("application/json"), br#"{"q":1}"#).unwrap();
+        assert_eq!(s.lookup(&m, &key).unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn har_files_that_are_not_har_fail_clearly_and_leave_nothing() {
+    let s = Store::in_memory();
+    for (input, expect) in [
+        (&b"not json"[..], "not a HAR file"),
+        (&b"{\"log\": {\"version\": \"1.2\"}}"[..], "no log.entries"),
+        (&b"{\"log\": {\"entries\": [ {\"request\": "[..], "not a HAR file"),
+    ] {
+        let e = har_import(&s, "bad", input).unwrap_err().to_string();
+        assert!(e.contains(expect), "{e}");
+        assert!(s.manifest("bad").is_err(), "a failed import leaves no snapshot");
+    }
+}
+
+#[test]
+fn har_export_imports_back_to_the_same_exchanges() {
+    for b in backends() {
+        let s = &b.store;
+        har_import(s, "orig", &quirky_har()).unwrap();
+        let mut out = Vec::new();
+        let n = har::export(s, "orig", &mut out, "mem").unwrap();
+        assert_eq!(n, 3);
+        let _: serde_json::Value = serde_json::from_slice(&out).expect("export is valid JSON");
+        har_import(s, "back", &out).unwrap();
+        let a: Vec<_> = s.exchanges(&s.manifest("orig").unwrap()).collect::<Result<_, _>>().unwrap();
+        let c: Vec<_> = s.exchanges(&s.manifest("back").unwrap()).collect::<Result<_, _>>().unwrap();
+        assert_eq!(a.len(), c.len());
+        for (x, y) in a.iter().zip(&c) {
+            assert_eq!(x.key, y.key, "{}", b.name);
+            assert_eq!(x.request, y.request);
+            assert_eq!(x.response, y.response);
+            assert_eq!(x.flags, y.flags);
+            assert_eq!(x.started_ms, y.started_ms);
+        }
+        assert_eq!(s.stats().unwrap().blobs, 3, "bodies were not duplicated by the re-import");
+    }
+}

@@ -1,0 +1,52 @@
+//! `webfreeze record`: the proxy with the recording handler.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use proxy::Proxy;
+use recorder::{HostFilter, Recorder};
+use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
+
+use crate::cli::RecordArgs;
+use crate::cmd_proxy::{announce, bind, load_ca, proxy_config, shutdown_signal};
+use crate::config::Config;
+
+pub fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
+    let pcfg = proxy_config(&args.proxy)?;
+    let ca = load_ca(cfg)?;
+    let store = Store::open(&cfg.store)?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let start = clock.now_ms();
+    let mut labels = BTreeMap::new();
+    for l in &args.label {
+        let (k, v) = l.split_once('=').ok_or_else(|| crate::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
+        labels.insert(k.to_string(), v.to_string());
+    }
+    let writer = Arc::new(store.create_snapshot(NewSnapshot {
+        name: args.snapshot.clone(),
+        created_ms: start,
+        seed: Seed { start_ms: start, time_zone: cfg.time_zone(args.time_zone.as_deref()) },
+        source: SnapshotSource::Record,
+        labels,
+    })?);
+    let recorder = Arc::new(Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude)));
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let served = rt.block_on(async {
+        let listener = bind(&args.proxy).await?;
+        announce(&listener)?;
+        eprintln!("recording into snapshot {:?} (store {}); Ctrl-C to finish", args.snapshot, cfg.store.display());
+        let proxy = Proxy::new(recorder.clone(), ca, pcfg)?;
+        proxy.serve(listener, shutdown_signal()).await?;
+        anyhow::Ok(())
+    });
+    let m = match &served {
+        Ok(()) => writer.finalize(clock.now_ms())?,
+        Err(_) => writer.interrupt(clock.now_ms())?,
+    };
+    let s = recorder.stats();
+    eprintln!(
+        "snapshot {:?} {}: {} exchanges recorded ({} truncated), {} background/excluded not recorded, {} without a response, {} store errors",
+        m.name, m.state, s.recorded, s.truncated, s.skipped, s.failed, s.store_errors
+    );
+    served
+}

@@ -1,0 +1,89 @@
+//! `webfreeze replay`: the proxy with the replay handler.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use proxy::Proxy;
+use recorder::{HostFilter, Recorder};
+use replay::rules::Rules;
+use replay::{OnMiss, Replay, ReplayConfig};
+use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
+
+use crate::cli::{MissPolicy, ReplayArgs};
+use crate::cmd_proxy::{announce, bind, load_ca, proxy_config, shutdown_signal};
+use crate::config::Config;
+
+pub fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
+    let pcfg = proxy_config(&args.proxy)?;
+    let ca = load_ca(cfg)?;
+    let rules = match &args.rules {
+        Some(f) => Rules::with_file(f)?,
+        None => Rules::builtin(),
+    };
+    // Sealed replay only reads, so it opens the store read-only (several replays, or a recorder, can run).
+    let writable = matches!(args.on_miss, MissPolicy::Record);
+    let store = if writable { Store::open(&cfg.store)? } else { Store::open_read_only(&cfg.store)? };
+    let manifest = store.manifest(&args.snapshot)?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut miss_writer = None;
+    let on_miss = match args.on_miss {
+        MissPolicy::NotFound => OnMiss::NotFound,
+        MissPolicy::Live => OnMiss::Live,
+        MissPolicy::Record => {
+            let name = args.miss_snapshot.clone().unwrap_or_else(|| format!("{}/misses", args.snapshot));
+            let now = clock.now_ms();
+            let w = Arc::new(store.create_snapshot(NewSnapshot {
+                name,
+                created_ms: now,
+                seed: Seed { start_ms: now, time_zone: manifest.seed.time_zone.clone() },
+                source: SnapshotSource::Record,
+                labels: BTreeMap::from([("misses_of".to_string(), args.snapshot.clone())]),
+            })?);
+            miss_writer = Some(w.clone());
+            OnMiss::Record(Arc::new(Recorder::new(w, clock.clone(), HostFilter::new(&[], &[]))))
+        }
+    };
+    let replay = Arc::new(Replay::new(
+        store,
+        manifest.clone(),
+        ReplayConfig { on_miss, rules, inject_shim: !args.no_inject_shim, shim_step_ms: 1 },
+    ));
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let served = rt.block_on(async {
+        let listener = bind(&args.proxy).await?;
+        announce(&listener)?;
+        eprintln!(
+            "replaying snapshot {:?} ({} exchanges, {}); misses: {:?}; Ctrl-C to stop",
+            manifest.name, manifest.counts.exchanges, manifest.state, args.on_miss
+        );
+        let proxy = Proxy::new(replay.clone(), ca, pcfg)?;
+        proxy.serve(listener, shutdown_signal()).await?;
+        anyhow::Ok(())
+    });
+    if let Some(w) = miss_writer {
+        let m = w.finalize(clock.now_ms())?;
+        eprintln!("recorded {} missed exchanges into snapshot {:?}", m.counts.exchanges, m.name);
+    }
+    let report = replay.report();
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json).with_context(|| format!("cannot write the report to {}", path.display()))?;
+    }
+    eprintln!(
+        "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",
+        report.snapshot,
+        report.requests,
+        report.exact,
+        report.normalised,
+        report.fuzzy,
+        report.missed,
+        report.background,
+        report.coverage * 100.0,
+        report.recorded_exchanges
+    );
+    for m in report.misses.iter().take(20) {
+        eprintln!("  miss: {} {}", m.method, m.url);
+    }
+    served
+}

@@ -1,0 +1,55 @@
+//! `webfreeze`: the command line over the webfreeze crates. Thin on purpose: argument parsing (clap),
+//! configuration resolution (`config`), output formatting, and exit codes. Everything else lives in the
+//! library crates.
+
+mod cli;
+mod cmd_ca;
+mod cmd_proxy;
+mod cmd_record;
+mod cmd_replay;
+mod cmd_snapshots;
+mod config;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse(); // exits 2 on a usage error, 0 on --help
+    config::init_logging(args.global.verbose);
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn run(args: cli::Cli) -> anyhow::Result<()> {
+    let cfg = config::Config::resolve(&args.global)?;
+    match args.command {
+        cli::Command::Snapshots(cmd) => cmd_snapshots::run(&cfg, cmd),
+        cli::Command::Ca(cmd) => cmd_ca::run(&cfg, cmd),
+        cli::Command::Proxy(a) => cmd_proxy::run(&cfg, a),
+        cli::Command::Record(a) => cmd_record::run(&cfg, a),
+        cli::Command::Replay(a) => cmd_replay::run(&cfg, a),
+    }
+}
+
+/// A usage error found after parsing (exit code 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}

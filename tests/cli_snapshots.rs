@@ -1,0 +1,135 @@
+//! `webfreeze snapshots ...` end to end through the binary: import a generated HAR, list, show, verify,
+//! export and re-import, damage, rm, gc; and the errors users hit.
+
+use crate::support::*;
+
+fn har(n: usize) -> String {
+    let entries: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "startedDateTime": "2025-01-02T03:04:05.000Z",
+                "time": 3.5,
+                "request": {"method": "GET", "url": format!("https://site.test/page/{}?v={i}", i % 7), "httpVersion": "HTTP/2", "headers": []},
+                "response": {"status": 200, "httpVersion": "HTTP/2",
+                    "headers": [{"name": "content-type", "value": "text/html"}],
+                    "content": {"size": 10, "mimeType": "text/html", "text": format!("<p>page {}</p>", i % 5)}},
+            })
+        })
+        .collect();
+    serde_json::json!({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": entries}}).to_string()
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn import_list_show_verify_export_rm_gc() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("site.har");
+    std::fs::write(&file, har(40)).unwrap();
+    let out = ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "site", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["entries"].as_u64(), v["imported"].as_u64(), v["with_body"].as_u64()), (Some(40), Some(40), Some(40)));
+
+    let list: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "list", "--json"]))).unwrap();
+    assert_eq!(list[0]["name"], "site");
+    assert_eq!(list[0]["state"], "imported");
+    assert_eq!(list[0]["counts"]["exchanges"], 40);
+    let table = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(table.starts_with("NAME") && table.contains("site") && table.contains("imported"), "{table}");
+
+    let show = ok(&run_cli(h, &["snapshots", "show", "site", "--limit", "3"]));
+    assert!(show.contains("exchanges    40") && show.contains("https://site.test/page/0?v=0"), "{show}");
+    assert!(show.contains("... 37 more"), "{show}");
+
+    let verify = ok(&run_cli(h, &["snapshots", "verify"]));
+    assert!(verify.contains("5 blob(s)") && verify.trim_end().ends_with("ok"), "{verify}");
+
+    let exported = h.join("out.har");
+    ok(&run_cli(h, &["snapshots", "export", "site", "--format", "har", "--out", exported.to_str().unwrap()]));
+    ok(&run_cli(h, &["snapshots", "import", exported.to_str().unwrap(), "--snapshot", "again"]));
+    let a: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "site", "--json", "--limit", "100"]))).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "again", "--json", "--limit", "100"]))).unwrap();
+    assert_eq!(a["exchanges"], b["exchanges"], "export -> import reproduces the exchanges");
+
+    // rm then gc: bodies are shared, so nothing is freed until both are gone.
+    ok(&run_cli(h, &["snapshots", "rm", "site"]));
+    let gc = ok(&run_cli(h, &["snapshots", "gc", "--json"]));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&gc).unwrap()["blobs_deleted"], 0);
+    ok(&run_cli(h, &["snapshots", "rm", "again"]));
+    let gc: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "gc", "--json"]))).unwrap();
+    assert_eq!(gc["blobs_deleted"], 5);
+    assert!(gc["bytes_freed"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn errors_name_the_thing_and_say_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("x.har");
+    std::fs::write(&file, har(2)).unwrap();
+    ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "x"]));
+    for (args, code, needle) in [
+        (vec!["snapshots", "show", "nope"], 1, "no snapshot named \"nope\""),
+        (vec!["snapshots", "import", file.to_str().unwrap(), "--snapshot", "x"], 1, "exists already"),
+        (vec!["snapshots", "import", "/does/not/exist.har", "--snapshot", "y"], 1, "/does/not/exist.har"),
+        (vec!["snapshots", "rm", "nope"], 1, "snapshots list"),
+        (vec!["snapshots", "frobnicate"], 2, "unrecognized subcommand"),
+        (vec!["snapshots", "import", file.to_str().unwrap()], 2, "--snapshot"),
+    ] {
+        let out = run_cli(h, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // A WARC is recognised by content, not name, and refused clearly.
+    let warc = h.join("capture.har");
+    std::fs::write(&warc, b"WARC/1.0\r\nWARC-Type: warcinfo\r\n\r\n").unwrap();
+    let out = run_cli(h, &["snapshots", "import", warc.to_str().unwrap(), "--snapshot", "w"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WARC"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A truncated HAR fails and leaves no snapshot behind.
+    let cut = h.join("cut.har");
+    let full = har(10);
+    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
+    let out = run_cli(h, &["snapshots", "import", cut.to_str().unwrap(), "--snapshot", "cut"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cut.har"));
+    let list = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(!list.contains("cut"), "{list}");
+}
+
+#[test]
+fn verify_exits_nonzero_on_damage() {
+    let home = tempfile::tempdir().unwrap();
+    let store_dir = home.path().join("store");
+    {
+        let s = snapshots::Store::open(&store_dir).unwrap();
+        snapshots::har::import(
+            &s,
+            har(3).as_bytes(),
+            &snapshots::har::ImportOptions { snapshot: "d".into(), source_file: "mem".into(), now_ms: 1 },
+            |_| {},
+        )
+        .unwrap();
+        let m = s.manifest("d").unwrap();
+        let x = s.exchanges(&m).next().unwrap().unwrap();
+        let hash = x.response.body.unwrap().hash;
+        let mut raw = s.raw_blob_for_tests(&hash).unwrap().unwrap();
+        *raw.last_mut().unwrap() ^= 1;
+        s.damage_blob_for_tests(&hash, &raw).unwrap();
+    }
+    let out = run_cli(home.path(), &["snapshots", "verify", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["issues"][0]["kind"], "corrupt_blob");
+}

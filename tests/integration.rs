@@ -1,0 +1,10 @@
+//! webfreeze's integration tests: one test binary, scenarios in modules, shared support.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod cli_snapshots;
+mod proxy_basic;
+mod proxy_bad_input;
+mod proxy_chromium;

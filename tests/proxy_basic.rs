@@ -1,0 +1,264 @@
+//! The proxy forwards faithfully: every case runs direct and through `webfreeze proxy`, and the client
+//! must see the same thing (HTTP and HTTPS, client h1/h2, origin h1/h2).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+
+use crate::support::*;
+
+fn req(method: &str, body: &str, headers: &[(&str, &str)]) -> Request<Full<Bytes>> {
+    let mut b = Request::builder().method(method).uri("/");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+/// Headers that legitimately differ between a direct and a proxied fetch: the date, and framing
+/// (`transfer-encoding` exists only in HTTP/1.1, and the two legs may speak different versions).
+fn comparable(g: &Got) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut h: Vec<(String, String)> =
+        g.headers.iter().filter(|(k, _)| k != "date" && k != "transfer-encoding").cloned().collect();
+    h.sort();
+    (g.status, h, g.body.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_answers_direct_and_through_the_proxy() {
+    let home = tempfile::tempdir().unwrap();
+    for (origin_alpn, label) in [(&[b"h2".as_slice(), b"http/1.1"][..], "origin h2"), (&[b"http/1.1".as_slice()][..], "origin h1")] {
+        let tls_origin = Origin::start(Some(origin_tls(&["origin.test"], origin_alpn))).await;
+        let plain_origin = Origin::start(None).await;
+        let ca_file = home.path().join("origin-ca.pem");
+        std::fs::write(&ca_file, tls_origin.ca_pem.as_ref().unwrap()).unwrap();
+        let resolve = format!("origin.test:443:{}", tls_origin.addr);
+        let wf = Webfreeze::spawn(
+            home.path(),
+            &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+        );
+        let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
+        let origin_ca = tls_origin.ca_pem.clone().unwrap();
+        for path in ["/hello", "/chunked", "/gzip", "/br", "/redirect", "/cookie", "/altsvc", "/missing"] {
+            for h2 in [false, true] {
+                // Direct to the HTTPS origin (by IP; it has an IP SAN) vs through the proxy by name.
+                let direct = fetch(
+                    Via::Direct,
+                    &format!("https://origin.test:{}{path}", tls_origin.addr.port()),
+                    tls_origin.addr,
+                    &[&origin_ca],
+                    h2 && origin_alpn.len() == 2,
+                    req("GET", "", &[("cookie", "a=1")]),
+                )
+                .await;
+                let proxied = fetch(
+                    Via::Proxy(wf.addr),
+                    &format!("https://origin.test{path}"),
+                    tls_origin.addr,
+                    &[&our_ca],
+                    h2,
+                    req("GET", "", &[("cookie", "a=1")]),
+                )
+                .await;
+                let mut d = comparable(&direct);
+                // What the proxy must change: Alt-Svc and hop-by-hop headers are gone.
+                d.1.retain(|(k, _)| k != "alt-svc" && k != "x-hop" && k != "connection");
+                assert_eq!(comparable(&proxied), d, "{label} https {path} client-h2={h2}");
+            }
+            let direct = fetch(
+                Via::Direct,
+                &format!("http://{}{path}", plain_origin.addr),
+                plain_origin.addr,
+                &[],
+                false,
+                req("GET", "", &[("cookie", "a=1")]),
+            )
+            .await;
+            let proxied = fetch(
+                Via::Proxy(wf.addr),
+                &format!("http://{}{path}", plain_origin.addr),
+                plain_origin.addr,
+                &[],
+                false,
+                req("GET", "", &[("cookie", "a=1")]),
+            )
+            .await;
+            let mut d = comparable(&direct);
+            d.1.retain(|(k, _)| k != "alt-svc" && k != "x-hop" && k != "connection");
+            assert_eq!(comparable(&proxied), d, "{label} http {path}");
+        }
+        // Specific checks on what went through.
+        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/gzip", tls_origin.addr, &[&our_ca], true, req("GET", "", &[])).await;
+        assert_eq!(g.header("content-encoding"), Some("gzip"));
+        assert_eq!(g.body, gzip(HELLO.as_bytes()), "compressed bytes pass through untouched");
+        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/cookie", tls_origin.addr, &[&our_ca], false, req("GET", "", &[])).await;
+        assert_eq!(g.headers.iter().filter(|(k, _)| k == "set-cookie").count(), 2);
+        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/altsvc", tls_origin.addr, &[&our_ca], false, req("GET", "", &[])).await;
+        assert_eq!(g.header("alt-svc"), None);
+        assert_eq!(g.header("x-hop"), None);
+        assert_eq!(g.header("x-kept"), Some("yes"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_bodies_and_hygiene_reach_the_origin() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = home.path().join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("origin.test:443:{}", origin.addr);
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
+    for h2 in [false, true] {
+        let g = fetch(
+            Via::Proxy(wf.addr),
+            "https://origin.test/echo?x=1",
+            origin.addr,
+            &[&our_ca],
+            h2,
+            req("POST", "{\"q\":\"socks\"}", &[("content-type", "application/json"), ("proxy-authorization", "secret"), ("x-custom", "kept")]),
+        )
+        .await;
+        let t = g.text();
+        assert!(t.starts_with("POST https /echo?x=1"), "{t}");
+        assert!(t.ends_with("{\"q\":\"socks\"}"), "{t}");
+        assert!(t.contains("x-custom: kept"), "{t}");
+        assert!(!t.contains("proxy-authorization"), "hop-by-hop removed: {t}");
+        assert!(!t.to_ascii_lowercase().contains("via:"), "no Via added: {t}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curl_through_the_proxy_h1_and_h2() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let plain = Origin::start(None).await;
+    let ca_file = home.path().join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("origin.test:443:{}", origin.addr);
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let proxy = format!("http://{}", wf.addr);
+    for (flag, expect_version) in [("--http1.1", "1.1"), ("--http2", "2")] {
+        let out = tokio::process::Command::new("curl")
+            .args(["-sS", "--fail", "--proxy", &proxy, "--cacert", wf.ca_pem_path().to_str().unwrap(), flag])
+            .args(["-w", "\n%{http_version}", "https://origin.test/hello"])
+            .output()
+            .await
+            .expect("curl must be installed: apt-get install -y curl");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "curl {flag}: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(stdout, format!("{HELLO}\n{expect_version}"));
+    }
+    // Without our CA, curl must refuse: the chain is really checked.
+    let out = tokio::process::Command::new("curl")
+        .args(["-sS", "--proxy", &proxy, "https://origin.test/hello"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    // Plain HTTP in absolute form, with gzip decoded by curl.
+    let out = tokio::process::Command::new("curl")
+        .args(["-sS", "--fail", "--compressed", "--proxy", &proxy, &format!("http://{}/gzip", plain.addr)])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), HELLO);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_upgrades_are_tunnelled_both_ways() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = home.path().join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("origin.test:443:{}", origin.addr);
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
+    let mut tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
+    tcp.write_all(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n").await.unwrap();
+    let mut buf = vec![0u8; 1024];
+    let n = tcp.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let mut tls = tokio_rustls::TlsConnector::from(client_tls(&[&our_ca], &[b"http/1.1"]))
+        .connect(rustls::pki_types::ServerName::try_from("origin.test").unwrap(), tcp)
+        .await
+        .unwrap();
+    tls.write_all(
+        b"GET /ws HTTP/1.1\r\nHost: origin.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        tls.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    assert!(head.contains("upgrade: websocket"), "{head}");
+    for msg in ["ping-1", "ping-2"] {
+        tls.write_all(msg.as_bytes()).await.unwrap();
+        let mut got = vec![0u8; 5 + msg.len()];
+        tokio::time::timeout(Duration::from_secs(10), tls.read_exact(&mut got)).await.unwrap().unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), format!("echo:{msg}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_finishes_in_flight_requests() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let mut wf = Webfreeze::spawn(home.path(), &["proxy"]);
+    let addr = wf.addr;
+    let url = format!("http://{}/gate", origin.addr);
+    let o = origin.addr;
+    let inflight = tokio::spawn(async move { fetch(Via::Proxy(addr), &url, o, &[], false, req("GET", "", &[])).await });
+    origin.stats.gate_arrived.notified().await;
+    // The request is at the origin: ask the proxy to stop, then let the origin answer.
+    std::process::Command::new("kill").args(["-INT", &wf.child.id().to_string()]).status().unwrap();
+    // The proxy closes its listener before draining; wait until new connections are refused.
+    loop {
+        if tokio::net::TcpStream::connect(addr).await.is_err() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    origin.stats.release.notify_one();
+    let got = inflight.await.unwrap();
+    assert_eq!((got.status, got.text()), (200, "released".to_string()));
+    let status = wf.child.wait().unwrap();
+    assert!(status.success(), "proxy exit: {status:?}; {}", wf.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_gib_streams_through_with_bounded_memory() {
+    use http_body_util::BodyExt;
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy"]);
+    let total: u64 = 1 << 30;
+    let tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(conn);
+    let r = Request::builder()
+        .uri(format!("http://{}/stream?bytes={total}", origin.addr))
+        .header("host", origin.addr.to_string())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let res = sender.send_request(r).await.unwrap();
+    let mut body = res.into_body();
+    let mut n = 0u64;
+    while let Some(f) = body.frame().await {
+        if let Ok(d) = f.unwrap().into_data() {
+            n += d.len() as u64;
+        }
+    }
+    assert_eq!(n, total);
+    let rss_mib = wf.peak_rss_kib() / 1024;
+    eprintln!("proxy peak RSS after 1 GiB: {rss_mib} MiB");
+    assert!(rss_mib < 100, "proxy peak RSS {rss_mib} MiB >= 100 MiB");
+}

@@ -1,0 +1,82 @@
+//! A real Chromium loads an HTTPS page through `webfreeze proxy`, with certificate errors respected: the
+//! [leaf, CA] chain is really checked against the SPKI pin, and without the pin the load fails.
+
+use futures_util::StreamExt;
+
+use crate::support::*;
+
+pub async fn launch(proxy: std::net::SocketAddr, spki: Option<&str>, profile: &std::path::Path) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
+    use chromiumoxide::browser::BrowserConfig;
+    let mut b = BrowserConfig::builder()
+        .chrome_executable(chromium_path())
+        .new_headless_mode()
+        .no_sandbox()
+        .respect_https_errors()
+        .user_data_dir(profile)
+        .window_size(1024, 768)
+        .viewport(chromiumoxide::handler::viewport::Viewport { width: 1024, height: 768, ..Default::default() })
+        .arg("disable-gpu")
+        .arg("disable-quic")
+        .arg("no-first-run")
+        .arg("disable-background-networking")
+        .arg("disable-component-update")
+        .arg("disable-sync")
+        .arg("disable-features=NetworkTimeServiceQuerying")
+        .arg(format!("proxy-server=http://{proxy}"))
+        .arg("proxy-bypass-list=<-loopback>");
+    if let Some(spki) = spki {
+        b = b.arg(format!("ignore-certificate-errors-spki-list={spki}"));
+    }
+    let (browser, mut handler) = chromiumoxide::Browser::launch(b.build().unwrap()).await.expect("launch Chromium");
+    let task = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    (browser, task)
+}
+
+pub fn spki_of(home: &std::path::Path) -> String {
+    let out = run_cli(home, &["ca", "show", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["spki_sha256"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_loads_https_through_the_proxy_with_the_chain_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = home.path().join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("origin.test:443:{}", origin.addr);
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let spki = spki_of(home.path());
+
+    let profile = tempfile::tempdir().unwrap();
+    let (mut browser, task) = launch(wf.addr, Some(&spki), profile.path()).await;
+    let page = browser.new_page("https://origin.test/page").await.unwrap();
+    page.wait_for_navigation().await.unwrap();
+    assert_eq!(page.get_title().await.unwrap().as_deref(), Some("webfreeze test page"));
+    let text: String = page
+        .evaluate("document.getElementById('t').textContent")
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    assert_eq!(text, HELLO);
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    task.abort();
+
+    // Without the SPKI pin Chromium must reject our certificate: the page never loads.
+    let profile = tempfile::tempdir().unwrap();
+    let (mut browser, task) = launch(wf.addr, None, profile.path()).await;
+    let title = match browser.new_page("https://origin.test/page").await {
+        Ok(page) => {
+            let _ = page.wait_for_navigation().await;
+            page.get_title().await.ok().flatten()
+        }
+        Err(_) => None,
+    };
+    assert_ne!(title.as_deref(), Some("webfreeze test page"), "untrusted chain must not load");
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    task.abort();
+}

@@ -1,0 +1,493 @@
+//! Test support: local origin servers (HTTP and HTTPS with a throwaway CA, h1 and h2), a client that goes
+//! through a proxy (absolute-form for http, CONNECT + TLS for https), and a harness that runs the
+//! `webfreeze` binary as a child process and reads its `listening on ADDR` line.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::convert::Infallible;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+pub type BoxBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+pub fn full(b: impl Into<Bytes>) -> BoxBody {
+    Full::new(b.into()).map_err(|n| match n {}).boxed()
+}
+
+/// A throwaway CA and a leaf for the origin's names, for HTTPS origins.
+pub struct OriginTls {
+    pub ca_pem: String,
+    pub server: Arc<rustls::ServerConfig>,
+}
+
+pub fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "throwaway test origin CA");
+    ca_params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let mut leaf_params =
+        rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    leaf_params.subject_alt_names.push(rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    let mut cfg = rustls::ServerConfig::builder_with_provider(proxy::crypto_provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+        )
+        .unwrap();
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    OriginTls { ca_pem: ca_cert.pem(), server: Arc::new(cfg) }
+}
+
+/// What the origin observed.
+#[derive(Default)]
+pub struct OriginStats {
+    /// TCP connections accepted.
+    pub connections: AtomicUsize,
+    /// Requests served.
+    pub requests: AtomicUsize,
+    /// Set when the body of `/infinite` was dropped (its client went away).
+    pub infinite_dropped: AtomicBool,
+    /// Notified when `/infinite` is dropped.
+    pub dropped: Notify,
+    /// Notified when `/gate` has arrived; `/gate` answers once `release` is notified.
+    pub gate_arrived: Notify,
+    pub release: Notify,
+}
+
+/// A local origin server.
+pub struct Origin {
+    pub addr: SocketAddr,
+    pub stats: Arc<OriginStats>,
+    pub ca_pem: Option<String>,
+    shutdown: Arc<Notify>,
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.shutdown.notify_waiters();
+    }
+}
+
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+pub fn brotli_enc(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliCompress(&mut &data[..], &mut out, &brotli::enc::BrotliEncoderParams::default()).unwrap();
+    out
+}
+
+pub const HELLO: &str = "hello from the origin";
+pub const PAGE: &str = "<!doctype html><html><head><title>webfreeze test page</title></head><body><p id=t>hello from the origin</p></body></html>";
+
+struct DropFlag(Arc<OriginStats>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.infinite_dropped.store(true, Ordering::SeqCst);
+        self.0.dropped.notify_waiters();
+        self.0.dropped.notify_one();
+    }
+}
+
+async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
+    stats.requests.fetch_add(1, Ordering::SeqCst);
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let mut res = match path.as_str() {
+        "/hello" => Response::new(full(HELLO)),
+        "/page" => {
+            let mut r = Response::new(full(PAGE));
+            r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+            r
+        }
+        "/chunked" => {
+            let frames = (0..5).map(|i| Ok::<_, std::io::Error>(Frame::data(Bytes::from(format!("chunk{i};")))));
+            Response::new(StreamBody::new(futures_util::stream::iter(frames)).boxed())
+        }
+        "/gzip" => {
+            let mut r = Response::new(full(gzip(HELLO.as_bytes())));
+            r.headers_mut().insert("content-encoding", "gzip".parse().unwrap());
+            r
+        }
+        "/br" => {
+            let mut r = Response::new(full(brotli_enc(HELLO.as_bytes())));
+            r.headers_mut().insert("content-encoding", "br".parse().unwrap());
+            r
+        }
+        "/redirect" => {
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::FOUND;
+            r.headers_mut().insert("location", "/hello".parse().unwrap());
+            r
+        }
+        "/cookie" => {
+            let seen = req.headers().get("cookie").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+            let mut r = Response::new(full(format!("cookie={seen}")));
+            r.headers_mut().append("set-cookie", "session=abc; Path=/; HttpOnly".parse().unwrap());
+            r.headers_mut().append("set-cookie", "theme=dark; Path=/".parse().unwrap());
+            r
+        }
+        "/echo" => {
+            let (parts, body) = req.into_parts();
+            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let mut headers: Vec<String> = parts
+                .headers
+                .iter()
+                .map(|(k, v)| format!("{}: {}", k.as_str(), v.to_str().unwrap_or("?")))
+                .collect();
+            headers.sort();
+            let text = format!(
+                "{} {} {}\n{}\n\n{}",
+                parts.method,
+                scheme,
+                parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"),
+                headers.join("\n"),
+                String::from_utf8_lossy(&body)
+            );
+            return Response::new(full(text));
+        }
+        "/altsvc" => {
+            let mut r = Response::new(full("alt"));
+            r.headers_mut().insert("alt-svc", "h3=\":443\"; ma=86400".parse().unwrap());
+            r.headers_mut().insert("connection", "x-hop".parse().unwrap());
+            r.headers_mut().insert("x-hop", "secret".parse().unwrap());
+            r.headers_mut().insert("x-kept", "yes".parse().unwrap());
+            r
+        }
+        "/stream" => {
+            let total: u64 = query.strip_prefix("bytes=").and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+            let n = total / chunk.len() as u64;
+            let frames = (0..n).map(move |_| Ok::<_, std::io::Error>(Frame::data(chunk.clone())));
+            let mut r = Response::new(StreamBody::new(futures_util::stream::iter(frames)).boxed());
+            r.headers_mut().insert("content-length", (n * 64 * 1024).to_string().parse().unwrap());
+            r
+        }
+        "/infinite" => {
+            let flag = DropFlag(stats.clone());
+            let s = futures_util::stream::unfold(flag, |flag| async move {
+                tokio::task::yield_now().await;
+                Some((Ok::<_, std::io::Error>(Frame::data(Bytes::from(vec![b'i'; 16 * 1024]))), flag))
+            });
+            Response::new(StreamBody::new(s).boxed())
+        }
+        "/hang" => {
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+        "/gate" => {
+            stats.gate_arrived.notify_one();
+            stats.release.notified().await;
+            Response::new(full("released"))
+        }
+        "/ws" => {
+            let upgrade = hyper::upgrade::on(req);
+            tokio::spawn(async move {
+                if let Ok(up) = upgrade.await {
+                    let mut io = TokioIo::new(up);
+                    let mut buf = [0u8; 1024];
+                    loop {
+                        match io.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                let mut echo = b"echo:".to_vec();
+                                echo.extend_from_slice(&buf[..n]);
+                                if io.write_all(&echo).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+            r.headers_mut().insert("upgrade", "websocket".parse().unwrap());
+            r.headers_mut().insert("connection", "upgrade".parse().unwrap());
+            return r;
+        }
+        _ => {
+            let mut r = Response::new(full("not found"));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r
+        }
+    };
+    res.headers_mut().insert("x-origin-scheme", scheme.parse().unwrap());
+    res
+}
+
+impl Origin {
+    /// Start an origin on 127.0.0.1:0. With `tls`, HTTPS with the given server config.
+    pub async fn start(tls: Option<OriginTls>) -> Origin {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on(listener, tls).await
+    }
+
+    pub async fn start_on(listener: TcpListener, tls: Option<OriginTls>) -> Origin {
+        let addr = listener.local_addr().unwrap();
+        let stats = Arc::new(OriginStats::default());
+        let shutdown = Arc::new(Notify::new());
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.server));
+        let (st, sd) = (stats.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            loop {
+                let (tcp, _) = tokio::select! {
+                    r = listener.accept() => match r { Ok(x) => x, Err(_) => continue },
+                    _ = sd.notified() => break,
+                };
+                st.connections.fetch_add(1, Ordering::SeqCst);
+                let st = st.clone();
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let scheme = if acceptor.is_some() { "https" } else { "http" };
+                    let svc = service_fn(move |req| {
+                        let st = st.clone();
+                        async move { Ok::<_, Infallible>(route(req, st, scheme).await) }
+                    });
+                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    match acceptor {
+                        Some(a) => {
+                            if let Ok(tls) = a.accept(tcp).await {
+                                let _ = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc).await;
+                            }
+                        }
+                        None => {
+                            let _ = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc).await;
+                        }
+                    }
+                });
+            }
+        });
+        Origin { addr, stats, ca_pem, shutdown }
+    }
+}
+
+/// The `webfreeze` binary run as a child process.
+pub struct Webfreeze {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub home: PathBuf,
+    pub stderr_path: PathBuf,
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_webfreeze")
+}
+
+impl Webfreeze {
+    /// Run `webfreeze ARGS --listen 127.0.0.1:0` with WEBFREEZE_HOME=home and wait for `listening on`.
+    pub fn spawn(home: &Path, args: &[&str]) -> Webfreeze {
+        let stderr_path = home.join(format!("stderr-{}.log", args.join("_").replace(['/', ':', '.'], "_").chars().take(60).collect::<String>()));
+        let stderr = std::fs::File::create(&stderr_path).unwrap();
+        let mut child = Command::new(bin())
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("WEBFREEZE_HOME", home)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("first line was {line:?}; stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()))
+            .trim()
+            .parse()
+            .unwrap();
+        Webfreeze { child, addr, home: home.to_path_buf(), stderr_path }
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Send a signal (INT, TERM) and wait for the exit status.
+    pub fn signal_and_wait(&mut self, sig: &str) -> std::process::ExitStatus {
+        Command::new("kill").args([&format!("-{sig}"), &self.child.id().to_string()]).status().unwrap();
+        self.child.wait().unwrap()
+    }
+
+    /// Peak resident memory of the child (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    pub fn ca_pem_path(&self) -> PathBuf {
+        self.home.join("ca/ca.pem")
+    }
+}
+
+impl Drop for Webfreeze {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Run `webfreeze ARGS` to completion with WEBFREEZE_HOME=home.
+pub fn run_cli(home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(bin()).args(args).env("WEBFREEZE_HOME", home).output().unwrap()
+}
+
+/// A rustls client config trusting the given PEM roots.
+pub fn client_tls(roots_pem: &[&str], alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for pem in roots_pem {
+        for c in rustls_pemfile::certs(&mut pem.as_bytes()) {
+            roots.add(c.unwrap()).unwrap();
+        }
+    }
+    let mut cfg = rustls::ClientConfig::builder_with_provider(proxy::crypto_provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Arc::new(cfg)
+}
+
+/// A response as the test sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Got {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub version: http::Version,
+}
+
+impl Got {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+async fn collect(res: Response<Incoming>) -> Got {
+    let status = res.status().as_u16();
+    let version = res.version();
+    let headers = res
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    let body = res.into_body().collect().await.unwrap().to_bytes().to_vec();
+    Got { status, headers, body, version }
+}
+
+/// How to reach a URL.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Via {
+    Direct,
+    Proxy(SocketAddr),
+}
+
+/// Send one request for `url` (absolute) directly or through a proxy. `h2` picks ALPN h2 for https.
+/// `connect_to` is where the origin really is (the URL's host may be a name only the proxy resolves).
+pub async fn fetch(
+    via: Via,
+    url: &str,
+    connect_to: SocketAddr,
+    roots: &[&str],
+    h2: bool,
+    req: Request<Full<Bytes>>,
+) -> Got {
+    let uri: http::Uri = url.parse().unwrap();
+    let https = uri.scheme_str() == Some("https");
+    let host = uri.host().unwrap().to_string();
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let (mut parts, body) = req.into_parts();
+    let tcp = match via {
+        Via::Direct => TcpStream::connect(connect_to).await.unwrap(),
+        Via::Proxy(p) => TcpStream::connect(p).await.unwrap(),
+    };
+    if !https {
+        parts.uri = uri.clone();
+        if matches!(via, Via::Direct) {
+            parts.uri = uri.path_and_query().unwrap().as_str().parse().unwrap();
+        }
+        parts.headers.insert("host", uri.authority().unwrap().as_str().parse().unwrap());
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await.unwrap();
+        tokio::spawn(conn);
+        return collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await;
+    }
+    let mut tcp = tcp;
+    if let Via::Proxy(_) = via {
+        tcp.write_all(format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").as_bytes()).await.unwrap();
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            tcp.read_exact(&mut byte).await.unwrap();
+            buf.push(byte[0]);
+        }
+        assert!(buf.starts_with(b"HTTP/1.1 200"), "CONNECT answered {}", String::from_utf8_lossy(&buf));
+    }
+    let alpn: &[&[u8]] = if h2 { &[b"h2"] } else { &[b"http/1.1"] };
+    let tls = tokio_rustls::TlsConnector::from(client_tls(roots, alpn))
+        .connect(ServerName::try_from(host.clone()).unwrap(), tcp)
+        .await
+        .unwrap();
+    let negotiated_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+    assert_eq!(negotiated_h2, h2, "ALPN");
+    if h2 {
+        parts.uri = uri.clone();
+        parts.version = http::Version::HTTP_2;
+        let (mut sender, conn) =
+            hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls)).await.unwrap();
+        tokio::spawn(conn);
+        collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await
+    } else {
+        parts.uri = uri.path_and_query().unwrap().as_str().parse().unwrap();
+        parts.headers.insert("host", uri.authority().unwrap().as_str().parse().unwrap());
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
+        tokio::spawn(conn);
+        collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await
+    }
+}
+
+pub fn get(path_for_host: &str) -> Request<Full<Bytes>> {
+    let _ = path_for_host;
+    Request::builder().method("GET").uri("/").body(Full::new(Bytes::new())).unwrap()
+}
+
+/// Which Chromium to use: $WEBFREEZE_CHROME, else /usr/bin/chromium. A missing browser is an error
+/// that says how to install it, never a skip.
+pub fn chromium_path() -> PathBuf {
+    let p = std::env::var_os("WEBFREEZE_CHROME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    assert!(p.exists(), "Chromium not found at {} : install it with `apt-get install -y chromium` (or set WEBFREEZE_CHROME)", p.display());
+    p
+}

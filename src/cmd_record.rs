@@ -19,7 +19,9 @@ pub fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
     let start = clock.now_ms();
     let mut labels = BTreeMap::new();
     for l in &args.label {
-        let (k, v) = l.split_once('=').ok_or_else(|| crate::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| crate::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
         labels.insert(k.to_string(), v.to_string());
     }
     let writer = Arc::new(store.create_snapshot(NewSnapshot {
@@ -29,12 +31,17 @@ pub fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
         source: SnapshotSource::Record,
         labels,
     })?);
-    let recorder = Arc::new(Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude)));
+    let recorder =
+        Arc::new(Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude)));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
         announce(&listener)?;
-        eprintln!("recording into snapshot {:?} (store {}); Ctrl-C to finish", args.snapshot, cfg.store.display());
+        eprintln!(
+            "recording into snapshot {:?} (store {}); Ctrl-C to finish",
+            args.snapshot,
+            cfg.store.display()
+        );
         let proxy = Proxy::new(recorder.clone(), ca, pcfg)?;
         proxy.serve(listener, shutdown_signal()).await?;
         anyhow::Ok(())

@@ -68,7 +68,8 @@ pub fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let report = replay.report();
     if let Some(path) = &args.report {
         let json = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, json).with_context(|| format!("cannot write the report to {}", path.display()))?;
+        std::fs::write(path, json)
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
     }
     eprintln!(
         "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",

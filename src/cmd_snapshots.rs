@@ -135,11 +135,15 @@ fn verify(cfg: &Config, name: Option<&str>, as_json: bool) -> anyhow::Result<()>
         .issues
         .iter()
         .map(|i| match i {
-            VerifyIssue::CorruptBlob { hash, detail } => json!({"kind": "corrupt_blob", "blob": hash, "detail": detail}),
+            VerifyIssue::CorruptBlob { hash, detail } => {
+                json!({"kind": "corrupt_blob", "blob": hash, "detail": detail})
+            }
             VerifyIssue::MissingBlob { hash, snapshot, seq } => {
                 json!({"kind": "missing_blob", "blob": hash, "snapshot": snapshot, "seq": seq})
             }
-            VerifyIssue::BadRecord { snapshot, detail } => json!({"kind": "bad_record", "snapshot": snapshot, "detail": detail}),
+            VerifyIssue::BadRecord { snapshot, detail } => {
+                json!({"kind": "bad_record", "snapshot": snapshot, "detail": detail})
+            }
         })
         .collect();
     if as_json {

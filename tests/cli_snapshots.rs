@@ -36,11 +36,16 @@ fn import_list_show_verify_export_rm_gc() {
     let h = home.path();
     let file = h.join("site.har");
     std::fs::write(&file, har(40)).unwrap();
-    let out = ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "site", "--json"]));
+    let out =
+        ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "site", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((v["entries"].as_u64(), v["imported"].as_u64(), v["with_body"].as_u64()), (Some(40), Some(40), Some(40)));
+    assert_eq!(
+        (v["entries"].as_u64(), v["imported"].as_u64(), v["with_body"].as_u64()),
+        (Some(40), Some(40), Some(40))
+    );
 
-    let list: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "list", "--json"]))).unwrap();
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&run_cli(h, &["snapshots", "list", "--json"]))).unwrap();
     assert_eq!(list[0]["name"], "site");
     assert_eq!(list[0]["state"], "imported");
     assert_eq!(list[0]["counts"]["exchanges"], 40);
@@ -57,8 +62,12 @@ fn import_list_show_verify_export_rm_gc() {
     let exported = h.join("out.har");
     ok(&run_cli(h, &["snapshots", "export", "site", "--format", "har", "--out", exported.to_str().unwrap()]));
     ok(&run_cli(h, &["snapshots", "import", exported.to_str().unwrap(), "--snapshot", "again"]));
-    let a: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "site", "--json", "--limit", "100"]))).unwrap();
-    let b: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "again", "--json", "--limit", "100"]))).unwrap();
+    let a: serde_json::Value =
+        serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "site", "--json", "--limit", "100"])))
+            .unwrap();
+    let b: serde_json::Value =
+        serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", "again", "--json", "--limit", "100"])))
+            .unwrap();
     assert_eq!(a["exchanges"], b["exchanges"], "export -> import reproduces the exchanges");
 
     // rm then gc: bodies are shared, so nothing is freed until both are gone.
@@ -66,7 +75,8 @@ fn import_list_show_verify_export_rm_gc() {
     let gc = ok(&run_cli(h, &["snapshots", "gc", "--json"]));
     assert_eq!(serde_json::from_str::<serde_json::Value>(&gc).unwrap()["blobs_deleted"], 0);
     ok(&run_cli(h, &["snapshots", "rm", "again"]));
-    let gc: serde_json::Value = serde_json::from_str(&ok(&run_cli(h, &["snapshots", "gc", "--json"]))).unwrap();
+    let gc: serde_json::Value =
+        serde_json::from_str(&ok(&run_cli(h, &["snapshots", "gc", "--json"]))).unwrap();
     assert_eq!(gc["blobs_deleted"], 5);
     assert!(gc["bytes_freed"].as_u64().unwrap() > 0);
 }
@@ -95,7 +105,11 @@ fn errors_name_the_thing_and_say_what_to_do() {
     let warc = h.join("capture.har");
     std::fs::write(&warc, b"WARC/1.0\r\nWARC-Type: warcinfo\r\n\r\n").unwrap();
     let out = run_cli(h, &["snapshots", "import", warc.to_str().unwrap(), "--snapshot", "w"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("WARC"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("WARC"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A truncated HAR fails and leaves no snapshot behind.
     let cut = h.join("cut.har");
     let full = har(10);

@@ -5,6 +5,6 @@
 mod support;
 
 mod cli_snapshots;
-mod proxy_basic;
 mod proxy_bad_input;
+mod proxy_basic;
 mod proxy_chromium;

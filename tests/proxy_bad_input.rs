@@ -58,11 +58,19 @@ async fn bad_input_gets_clear_answers_and_disturbs_nobody() {
     let r = raw(addr, b"GET http://a.test/ HTTP/1.1\r\nBad Header Without Colon\r\n\r\n").await;
     assert!(r.starts_with("HTTP/1.1 400"), "{r:?}");
     // Headers over the limit -> 431.
-    let big = format!("GET http://{}/hello HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", origin.addr, "a".repeat(200_000));
+    let big = format!(
+        "GET http://{}/hello HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        origin.addr,
+        "a".repeat(200_000)
+    );
     let r = raw(addr, big.as_bytes()).await;
     assert!(r.starts_with("HTTP/1.1 431"), "{:?}", &r[..r.len().min(80)]);
     // Neither TLS nor HTTP after CONNECT -> closed (and logged once).
-    let r = raw(addr, b"CONNECT somewhere.test:443 HTTP/1.1\r\nHost: somewhere.test:443\r\n\r\n\x00\x01\x02garbage").await;
+    let r = raw(
+        addr,
+        b"CONNECT somewhere.test:443 HTTP/1.1\r\nHost: somewhere.test:443\r\n\r\n\x00\x01\x02garbage",
+    )
+    .await;
     assert!(r.starts_with("HTTP/1.1 200"), "{r:?}");
     assert!(!r.contains("HTTP/1.1 4"), "nothing more than the 200: {r:?}");
     // TLS garbage after CONNECT: a handshake record that is not a ClientHello -> closed.
@@ -81,7 +89,8 @@ async fn bad_input_gets_clear_answers_and_disturbs_nobody() {
     assert_eq!(g.status, 502);
     assert!(g.text().contains("no-such-host.invalid") && g.text().contains("resolve"), "{}", g.text());
     // Too slow -> 504 after the configured timeout (1 s here).
-    let g = fetch(Via::Proxy(addr), &format!("http://{}/hang", origin.addr), origin.addr, &[], false, get()).await;
+    let g = fetch(Via::Proxy(addr), &format!("http://{}/hang", origin.addr), origin.addr, &[], false, get())
+        .await;
     assert_eq!(g.status, 504, "{}", g.text());
     assert!(g.text().contains("did not answer"), "{}", g.text());
     // Request to the proxy itself (origin-form) -> 400 explaining.
@@ -90,7 +99,9 @@ async fn bad_input_gets_clear_answers_and_disturbs_nobody() {
     // Client gone mid-body -> the upstream request is cancelled (the origin sees its body dropped).
     {
         let mut tcp = TcpStream::connect(addr).await.unwrap();
-        tcp.write_all(format!("GET http://{}/infinite HTTP/1.1\r\nHost: x\r\n\r\n", origin.addr).as_bytes()).await.unwrap();
+        tcp.write_all(format!("GET http://{}/infinite HTTP/1.1\r\nHost: x\r\n\r\n", origin.addr).as_bytes())
+            .await
+            .unwrap();
         let mut buf = vec![0u8; 64 * 1024];
         let mut got = 0;
         while got < 200_000 {

@@ -29,7 +29,9 @@ fn comparable(g: &Got) -> (u16, Vec<(String, String)>, Vec<u8>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_answers_direct_and_through_the_proxy() {
     let home = tempfile::tempdir().unwrap();
-    for (origin_alpn, label) in [(&[b"h2".as_slice(), b"http/1.1"][..], "origin h2"), (&[b"http/1.1".as_slice()][..], "origin h1")] {
+    for (origin_alpn, label) in
+        [(&[b"h2".as_slice(), b"http/1.1"][..], "origin h2"), (&[b"http/1.1".as_slice()][..], "origin h1")]
+    {
         let tls_origin = Origin::start(Some(origin_tls(&["origin.test"], origin_alpn))).await;
         let plain_origin = Origin::start(None).await;
         let ca_file = home.path().join("origin-ca.pem");
@@ -90,12 +92,36 @@ async fn same_answers_direct_and_through_the_proxy() {
             assert_eq!(comparable(&proxied), d, "{label} http {path}");
         }
         // Specific checks on what went through.
-        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/gzip", tls_origin.addr, &[&our_ca], true, req("GET", "", &[])).await;
+        let g = fetch(
+            Via::Proxy(wf.addr),
+            "https://origin.test/gzip",
+            tls_origin.addr,
+            &[&our_ca],
+            true,
+            req("GET", "", &[]),
+        )
+        .await;
         assert_eq!(g.header("content-encoding"), Some("gzip"));
         assert_eq!(g.body, gzip(HELLO.as_bytes()), "compressed bytes pass through untouched");
-        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/cookie", tls_origin.addr, &[&our_ca], false, req("GET", "", &[])).await;
+        let g = fetch(
+            Via::Proxy(wf.addr),
+            "https://origin.test/cookie",
+            tls_origin.addr,
+            &[&our_ca],
+            false,
+            req("GET", "", &[]),
+        )
+        .await;
         assert_eq!(g.headers.iter().filter(|(k, _)| k == "set-cookie").count(), 2);
-        let g = fetch(Via::Proxy(wf.addr), "https://origin.test/altsvc", tls_origin.addr, &[&our_ca], false, req("GET", "", &[])).await;
+        let g = fetch(
+            Via::Proxy(wf.addr),
+            "https://origin.test/altsvc",
+            tls_origin.addr,
+            &[&our_ca],
+            false,
+            req("GET", "", &[]),
+        )
+        .await;
         assert_eq!(g.header("alt-svc"), None);
         assert_eq!(g.header("x-hop"), None);
         assert_eq!(g.header("x-kept"), Some("yes"));
@@ -109,7 +135,10 @@ async fn request_bodies_and_hygiene_reach_the_origin() {
     let ca_file = home.path().join("origin-ca.pem");
     std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
     let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let wf = Webfreeze::spawn(
+        home.path(),
+        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
     let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
     for h2 in [false, true] {
         let g = fetch(
@@ -118,7 +147,15 @@ async fn request_bodies_and_hygiene_reach_the_origin() {
             origin.addr,
             &[&our_ca],
             h2,
-            req("POST", "{\"q\":\"socks\"}", &[("content-type", "application/json"), ("proxy-authorization", "secret"), ("x-custom", "kept")]),
+            req(
+                "POST",
+                "{\"q\":\"socks\"}",
+                &[
+                    ("content-type", "application/json"),
+                    ("proxy-authorization", "secret"),
+                    ("x-custom", "kept"),
+                ],
+            ),
         )
         .await;
         let t = g.text();
@@ -138,7 +175,10 @@ async fn curl_through_the_proxy_h1_and_h2() {
     let ca_file = home.path().join("origin-ca.pem");
     std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
     let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let wf = Webfreeze::spawn(
+        home.path(),
+        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
     let proxy = format!("http://{}", wf.addr);
     for (flag, expect_version) in [("--http1.1", "1.1"), ("--http2", "2")] {
         let out = tokio::process::Command::new("curl")
@@ -175,7 +215,10 @@ async fn websocket_upgrades_are_tunnelled_both_ways() {
     let ca_file = home.path().join("origin-ca.pem");
     std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
     let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let wf = Webfreeze::spawn(
+        home.path(),
+        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
     let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
     let mut tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
     tcp.write_all(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n").await.unwrap();
@@ -216,7 +259,8 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     let addr = wf.addr;
     let url = format!("http://{}/gate", origin.addr);
     let o = origin.addr;
-    let inflight = tokio::spawn(async move { fetch(Via::Proxy(addr), &url, o, &[], false, req("GET", "", &[])).await });
+    let inflight =
+        tokio::spawn(async move { fetch(Via::Proxy(addr), &url, o, &[], false, req("GET", "", &[])).await });
     origin.stats.gate_arrived.notified().await;
     // The request is at the origin: ask the proxy to stop, then let the origin answer.
     std::process::Command::new("kill").args(["-INT", &wf.child.id().to_string()]).status().unwrap();
@@ -242,7 +286,8 @@ async fn one_gib_streams_through_with_bounded_memory() {
     let wf = Webfreeze::spawn(home.path(), &["proxy"]);
     let total: u64 = 1 << 30;
     let tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
     tokio::spawn(conn);
     let r = Request::builder()
         .uri(format!("http://{}/stream?bytes={total}", origin.addr))

@@ -5,7 +5,11 @@ use futures_util::StreamExt;
 
 use crate::support::*;
 
-pub async fn launch(proxy: std::net::SocketAddr, spki: Option<&str>, profile: &std::path::Path) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
+pub async fn launch(
+    proxy: std::net::SocketAddr,
+    spki: Option<&str>,
+    profile: &std::path::Path,
+) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
     use chromiumoxide::browser::BrowserConfig;
     let mut b = BrowserConfig::builder()
         .chrome_executable(chromium_path())
@@ -14,7 +18,11 @@ pub async fn launch(proxy: std::net::SocketAddr, spki: Option<&str>, profile: &s
         .respect_https_errors()
         .user_data_dir(profile)
         .window_size(1024, 768)
-        .viewport(chromiumoxide::handler::viewport::Viewport { width: 1024, height: 768, ..Default::default() })
+        .viewport(chromiumoxide::handler::viewport::Viewport {
+            width: 1024,
+            height: 768,
+            ..Default::default()
+        })
         .arg("disable-gpu")
         .arg("disable-quic")
         .arg("no-first-run")
@@ -27,7 +35,8 @@ pub async fn launch(proxy: std::net::SocketAddr, spki: Option<&str>, profile: &s
     if let Some(spki) = spki {
         b = b.arg(format!("ignore-certificate-errors-spki-list={spki}"));
     }
-    let (browser, mut handler) = chromiumoxide::Browser::launch(b.build().unwrap()).await.expect("launch Chromium");
+    let (browser, mut handler) =
+        chromiumoxide::Browser::launch(b.build().unwrap()).await.expect("launch Chromium");
     let task = tokio::spawn(async move { while handler.next().await.is_some() {} });
     (browser, task)
 }
@@ -46,7 +55,10 @@ async fn chromium_loads_https_through_the_proxy_with_the_chain_checked() {
     let ca_file = home.path().join("origin-ca.pem");
     std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
     let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(home.path(), &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]);
+    let wf = Webfreeze::spawn(
+        home.path(),
+        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
     let spki = spki_of(home.path());
 
     let profile = tempfile::tempdir().unwrap();
@@ -54,12 +66,8 @@ async fn chromium_loads_https_through_the_proxy_with_the_chain_checked() {
     let page = browser.new_page("https://origin.test/page").await.unwrap();
     page.wait_for_navigation().await.unwrap();
     assert_eq!(page.get_title().await.unwrap().as_deref(), Some("webfreeze test page"));
-    let text: String = page
-        .evaluate("document.getElementById('t').textContent")
-        .await
-        .unwrap()
-        .into_value()
-        .unwrap();
+    let text: String =
+        page.evaluate("document.getElementById('t').textContent").await.unwrap().into_value().unwrap();
     assert_eq!(text, HELLO);
     browser.close().await.unwrap();
     let _ = browser.wait().await;

@@ -97,7 +97,10 @@ impl HttpBody for Observed {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.project();
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {

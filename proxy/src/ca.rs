@@ -106,7 +106,8 @@ fn ca_params(not_before: time::OffsetDateTime) -> CertificateParams {
     dn.push(DnType::OrganizationName, "webfreeze");
     p.distinguished_name = dn;
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    p.key_usages =
+        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     p.not_before = not_before;
     p.not_after = not_before + time::Duration::days(3650);
     p
@@ -173,14 +174,17 @@ impl CertificateAuthority {
                 return Err(CaError::KeyPermissions(key_path));
             }
         }
-        let key_pem = fs::read_to_string(&key_path).map_err(io(format!("cannot read {}", key_path.display())))?;
-        let cert_pem = fs::read_to_string(&cert_path).map_err(io(format!("cannot read {}", cert_path.display())))?;
+        let key_pem =
+            fs::read_to_string(&key_path).map_err(io(format!("cannot read {}", key_path.display())))?;
+        let cert_pem =
+            fs::read_to_string(&cert_path).map_err(io(format!("cannot read {}", cert_path.display())))?;
         let key = KeyPair::from_pem(&key_pem).map_err(cert_err)?;
         let cert_der = rustls_pemfile::certs(&mut cert_pem.as_bytes())
             .next()
             .ok_or_else(|| CaError::Cert(format!("{} holds no certificate", cert_path.display())))?
             .map_err(|e| CaError::Cert(format!("{}: {e}", cert_path.display())))?;
-        let spki = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(key.subject_public_key_info()));
+        let spki =
+            base64::engine::general_purpose::STANDARD.encode(Sha256::digest(key.subject_public_key_info()));
         let (_, parsed) = x509_parser::parse_x509_certificate(&cert_der)
             .map_err(|e| CaError::Cert(format!("{}: {e}", cert_path.display())))?;
         let subject = parsed
@@ -205,7 +209,9 @@ impl CertificateAuthority {
             cert_pem,
             info,
             leaf_key,
-            leaves: Mutex::new(lru::LruCache::new(NonZeroUsize::new(LEAF_CACHE).unwrap_or(NonZeroUsize::MIN))),
+            leaves: Mutex::new(lru::LruCache::new(
+                NonZeroUsize::new(LEAF_CACHE).unwrap_or(NonZeroUsize::MIN),
+            )),
         })
     }
 

@@ -58,8 +58,16 @@ mod tests {
     fn hop_by_hop_table() {
         for (input, kept, removed) in [
             (vec![("connection", "close"), ("content-type", "x")], vec!["content-type"], vec!["connection"]),
-            (vec![("connection", "X-Foo, keep-alive"), ("x-foo", "1"), ("x-bar", "2")], vec!["x-bar"], vec!["x-foo"]),
-            (vec![("transfer-encoding", "chunked"), ("te", "trailers"), ("trailer", "x")], vec![], vec!["te", "trailer"]),
+            (
+                vec![("connection", "X-Foo, keep-alive"), ("x-foo", "1"), ("x-bar", "2")],
+                vec!["x-bar"],
+                vec!["x-foo"],
+            ),
+            (
+                vec![("transfer-encoding", "chunked"), ("te", "trailers"), ("trailer", "x")],
+                vec![],
+                vec!["te", "trailer"],
+            ),
             (vec![("proxy-authorization", "x"), ("via", "1.1 x")], vec!["via"], vec!["proxy-authorization"]),
             (vec![("alt-svc", "h3=\":443\""), ("set-cookie", "a=1")], vec!["set-cookie"], vec!["alt-svc"]),
         ] {

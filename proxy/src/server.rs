@@ -96,7 +96,11 @@ impl<H: Handler> Proxy<H> {
     }
 
     /// Serve connections from `listener` until `shutdown` resolves, then drain gracefully.
-    pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
         let graceful = GracefulShutdown::new();
         let limit = Arc::new(Semaphore::new(self.shared.cfg.max_connections.max(1)));
         tokio::pin!(shutdown);
@@ -159,7 +163,11 @@ struct Prefixed<S> {
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         if self.pos < self.prefix.len() {
             let n = buf.remaining().min(self.prefix.len() - self.pos);
             let start = self.pos;
@@ -172,7 +180,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
 }
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -255,7 +267,12 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    fn connect(self: &Arc<Self>, mut req: Request<Incoming>, peer: SocketAddr, watcher: Arc<Mutex<Option<Watcher>>>) -> Response<Body> {
+    fn connect(
+        self: &Arc<Self>,
+        mut req: Request<Incoming>,
+        peer: SocketAddr,
+        watcher: Arc<Mutex<Option<Watcher>>>,
+    ) -> Response<Body> {
         let Some(authority) = req.uri().authority().map(|a| a.to_string()) else {
             return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
         };
@@ -271,8 +288,13 @@ impl<H: Handler> Shared<H> {
         Response::new(crate::body::empty())
     }
 
-    async fn tunnel<S>(self: Arc<Self>, mut io: S, authority: String, peer: SocketAddr, watcher: Option<Watcher>)
-    where
+    async fn tunnel<S>(
+        self: Arc<Self>,
+        mut io: S,
+        authority: String,
+        peer: SocketAddr,
+        watcher: Option<Watcher>,
+    ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let mut first = [0u8; 8];
@@ -290,12 +312,15 @@ impl<H: Handler> Shared<H> {
             let start = match tokio::time::timeout(self.cfg.idle_timeout, acceptor).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
-                    tracing::warn!("tunnel to {authority} from {peer}: bad TLS ClientHello ({e}); connection closed");
+                    tracing::warn!(
+                        "tunnel to {authority} from {peer}: bad TLS ClientHello ({e}); connection closed"
+                    );
                     return;
                 }
                 Err(_) => return,
             };
-            let host = start.client_hello().server_name().map(str::to_string).unwrap_or_else(|| host_of(&authority));
+            let host =
+                start.client_hello().server_name().map(str::to_string).unwrap_or_else(|| host_of(&authority));
             let cfg = match self.ca.server_config(&host) {
                 Ok(c) => c,
                 Err(e) => {
@@ -362,7 +387,9 @@ impl<H: Handler> Shared<H> {
             .or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string))
             .unwrap_or_else(|| tunnel.clone());
         let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        format!("{scheme}://{}{pq}", authority_for(scheme, &authority)).parse::<Uri>().map_err(|e| e.to_string())
+        format!("{scheme}://{}{pq}", authority_for(scheme, &authority))
+            .parse::<Uri>()
+            .map_err(|e| e.to_string())
     }
 
     async fn handle(self: &Arc<Self>, mut req: Request<Incoming>, conn: &ConnCtx) -> Response<Body> {
@@ -394,7 +421,8 @@ impl<H: Handler> Shared<H> {
                 let (parts, body) = res.into_parts();
                 let (h, c) = (self.handler.clone(), ctx.clone());
                 let host2 = host.clone();
-                let body = Observed::new(body, |_| {}, move |end| h.complete(&c, end_to_outcome(end, &host2)));
+                let body =
+                    Observed::new(body, |_| {}, move |end| h.complete(&c, end_to_outcome(end, &host2)));
                 Response::from_parts(parts, boxed(body))
             }
             Decision::Forward(req) => self.forward(req, ctx, host, client_upgrade).await,
@@ -475,10 +503,20 @@ impl<H: Handler> Shared<H> {
                     let mut o = TokioIo::new(o);
                     match tokio::io::copy_bidirectional(&mut c, &mut o).await {
                         Ok(_) => Ok(()),
-                        Err(e) => Err(ProxyError::new(Side::Origin, ErrorKind::Closed, &host, format!("websocket: {e}"))),
+                        Err(e) => Err(ProxyError::new(
+                            Side::Origin,
+                            ErrorKind::Closed,
+                            &host,
+                            format!("websocket: {e}"),
+                        )),
                     }
                 }
-                Err(e) => Err(ProxyError::new(Side::Client, ErrorKind::Closed, &host, format!("websocket upgrade: {e}"))),
+                Err(e) => Err(ProxyError::new(
+                    Side::Client,
+                    ErrorKind::Closed,
+                    &host,
+                    format!("websocket upgrade: {e}"),
+                )),
             };
             handler.complete(&ctx, outcome);
         });

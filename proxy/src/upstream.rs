@@ -123,7 +123,10 @@ fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, Serv
         .map_err(|e| ServeError::Tls(e.to_string()))?;
     let mut tls = if cfg.insecure {
         tracing::warn!("origin certificate verification is OFF (--insecure-upstream): recordings may contain impostor content");
-        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider))).with_no_client_auth()
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_no_client_auth()
     } else {
         let mut roots = RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -140,7 +143,10 @@ fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, Serv
             })?;
             let mut n = 0;
             for c in rustls_pemfile::certs(&mut pem.as_slice()) {
-                let c = c.map_err(|e| ServeError::UpstreamCa { path: path.display().to_string(), detail: e.to_string() })?;
+                let c = c.map_err(|e| ServeError::UpstreamCa {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                })?;
                 roots.add(c).map_err(|e| ServeError::UpstreamCa {
                     path: path.display().to_string(),
                     detail: e.to_string(),
@@ -193,7 +199,11 @@ impl Connection for OriginStream {
 }
 
 impl AsyncRead for OriginStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
             OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -280,7 +290,8 @@ impl Connector {
         let addrs: Vec<SocketAddr> = match self.resolve.get(&(host.clone(), port)) {
             Some(a) => vec![*a],
             None => {
-                let found = tokio::net::lookup_host((host.as_str(), port)).await.map(|it| it.collect::<Vec<_>>());
+                let found =
+                    tokio::net::lookup_host((host.as_str(), port)).await.map(|it| it.collect::<Vec<_>>());
                 match found {
                     Ok(v) => v,
                     Err(e) => return Err(ConnectError::Resolve { host, detail: e.to_string() }),
@@ -307,7 +318,8 @@ impl Connector {
                         .connect(name, tcp)
                         .await
                         .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
-                    info.alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+                    info.alpn =
+                        tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
                     return Ok(OriginStream::Tls(Box::new(tls), info));
                 }
                 Ok(Err(e)) => {

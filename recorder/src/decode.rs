@@ -76,7 +76,9 @@ impl Decoding {
         }
         if let Some(Decoder::PendingDeflate(_)) = self.decoder {
             if let Some(Decoder::PendingDeflate(sink)) = self.decoder.take() {
-                let zlib = chunk.len() > 1 && chunk[0] & 0x0f == 8 && (u16::from(chunk[0]) << 8 | u16::from(chunk[1])) % 31 == 0;
+                let zlib = chunk.len() > 1
+                    && chunk[0] & 0x0f == 8
+                    && (u16::from(chunk[0]) << 8 | u16::from(chunk[1])) % 31 == 0;
                 self.decoder = Some(if zlib {
                     Decoder::Deflate(flate2::write::ZlibDecoder::new(sink))
                 } else {

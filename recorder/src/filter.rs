@@ -36,7 +36,9 @@ fn matches(pattern: &str, host: &str) -> bool {
 impl HostFilter {
     /// Excludes browser background hosts, plus `exclude`; if `include` is not empty, only those hosts.
     pub fn new(include: &[String], exclude: &[String]) -> Self {
-        let norm = |v: &[String]| v.iter().map(|p| p.trim().to_ascii_lowercase()).filter(|p| !p.is_empty()).collect();
+        let norm = |v: &[String]| {
+            v.iter().map(|p| p.trim().to_ascii_lowercase()).filter(|p| !p.is_empty()).collect()
+        };
         let mut ex: Vec<String> = BROWSER_BACKGROUND.iter().map(|s| s.to_string()).collect();
         ex.extend(norm(exclude));
         Self { include: norm(include), exclude: ex }

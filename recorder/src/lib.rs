@@ -92,9 +92,7 @@ struct ResponseHead {
 const KEY_BODY_LIMIT: usize = 4 << 20;
 
 fn headers_of(h: &http::HeaderMap) -> Vec<Header> {
-    h.iter()
-        .map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes())))
-        .collect()
+    h.iter().map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes()))).collect()
 }
 
 fn version_str(v: http::Version) -> &'static str {
@@ -153,7 +151,11 @@ impl Recorder {
             url: req.uri().to_string(),
             version: version_str(req.version()).to_string(),
             headers: headers_of(req.headers()),
-            content_type: req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string),
+            content_type: req
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
             req_body: self.writer.store().blob_writer(),
             req_key_bytes: Vec::new(),
             req_key_overflow: false,
@@ -246,7 +248,11 @@ impl Handler for Recorder {
         Self::ctx()
     }
 
-    fn request(&self, ctx: &RecCtx, req: Request<Body>) -> impl std::future::Future<Output = Decision> + Send {
+    fn request(
+        &self,
+        ctx: &RecCtx,
+        req: Request<Body>,
+    ) -> impl std::future::Future<Output = Decision> + Send {
         self.begin(ctx, &req);
         std::future::ready(Decision::Forward(req))
     }
@@ -291,7 +297,8 @@ pub fn on_request_chunk(ctx: &RecCtx, chunk: &Bytes) {
 pub fn on_response_head(rec: &Recorder, ctx: &RecCtx, up: &UpstreamInfo, res: &http::response::Parts) {
     if let Ok(mut g) = ctx.state.lock() {
         if let Some(st) = g.as_mut() {
-            let ce = res.headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let ce =
+                res.headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
             st.first_byte = Some(Instant::now());
             st.resp_body = Some(Decoding::new(rec.writer.store(), ce.as_deref()));
             st.response = Some(ResponseHead {

@@ -231,20 +231,38 @@ impl Replay {
         if let Ok(mut s) = self.state.lock() {
             s.missed += 1;
             let episode = s.episode;
-            s.misses.push(MissEntry { episode, method: method.into(), url: url.into(), action: action.into() });
+            s.misses.push(MissEntry {
+                episode,
+                method: method.into(),
+                url: url.into(),
+                action: action.into(),
+            });
         }
         tracing::info!("replay miss ({action}): {method} {url}");
         Decision::Respond(miss_response(&self.manifest.name, method, url))
     }
 
-    fn serve(&self, req_headers: &http::HeaderMap, x: &Exchange, callback: Option<(String, String)>) -> Result<Response<Body>, ProxyError> {
-        let store_err = |e: snapshots::StoreError| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string());
-        let mut b = Response::builder().status(StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK));
+    fn serve(
+        &self,
+        req_headers: &http::HeaderMap,
+        x: &Exchange,
+        callback: Option<(String, String)>,
+    ) -> Result<Response<Body>, ProxyError> {
+        let store_err = |e: snapshots::StoreError| {
+            ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+        };
+        let mut b =
+            Response::builder().status(StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK));
         let mut is_html = false;
         let mut csp: Vec<(HeaderName, String)> = Vec::new();
         {
             let Some(h) = b.headers_mut() else {
-                return Err(ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", "bad recorded status"));
+                return Err(ProxyError::new(
+                    proxy::Side::Handler,
+                    proxy::ErrorKind::Other,
+                    "",
+                    "bad recorded status",
+                ));
             };
             for hd in &x.response.headers {
                 let Ok(name) = HeaderName::from_bytes(hd.name.as_bytes()) else { continue };
@@ -274,7 +292,9 @@ impl Replay {
             }
         }
         let Some(body_ref) = &x.response.body else {
-            return b.body(proxy::body::empty()).map_err(|e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()));
+            return b.body(proxy::body::empty()).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
         };
         let range = req_headers.get(header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
         let transform = (self.cfg.inject_shim && is_html) || callback.is_some();
@@ -283,7 +303,9 @@ impl Replay {
             if let Some(h) = b.headers_mut() {
                 h.insert(header::CONTENT_LENGTH, HeaderValue::from(body_ref.size));
             }
-            return b.body(body).map_err(|e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()));
+            return b.body(body).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
         }
         let mut bytes = self.store.blob_bytes(&body_ref.hash).map_err(store_err)?;
         if self.cfg.inject_shim && is_html {
@@ -305,12 +327,15 @@ impl Replay {
         if let Some(h) = b.headers_mut() {
             h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
         }
-        b.body(proxy::body::full(bytes)).map_err(|e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()))
+        b.body(proxy::body::full(bytes))
+            .map_err(|e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()))
     }
 }
 
 /// Read a request body whole, up to [`MAX_REQUEST_BODY`].
-fn read_body(mut body: Body) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Bytes, String>> + Send>> {
+fn read_body(
+    mut body: Body,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Bytes, String>> + Send>> {
     Box::pin(async move {
         let mut buf = Vec::new();
         while let Some(frame) = body.frame().await {
@@ -403,7 +428,11 @@ fn range_response(mut b: http::response::Builder, range: &str, bytes: Vec<u8>) -
             }
         } else {
             let start: u64 = s.parse().ok()?;
-            let end: u64 = if e.is_empty() { len.saturating_sub(1) } else { e.parse::<u64>().ok()?.min(len.saturating_sub(1)) };
+            let end: u64 = if e.is_empty() {
+                len.saturating_sub(1)
+            } else {
+                e.parse::<u64>().ok()?.min(len.saturating_sub(1))
+            };
             if start >= len || start > end {
                 Err(())
             } else {
@@ -415,7 +444,8 @@ fn range_response(mut b: http::response::Builder, range: &str, bytes: Vec<u8>) -
         if let Some(h) = b.headers_mut() {
             h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
         }
-        b.body(proxy::body::full(bytes)).unwrap_or_else(|_| text_response(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
+        b.body(proxy::body::full(bytes))
+            .unwrap_or_else(|_| text_response(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
     };
     match parsed {
         None => full(b, bytes),
@@ -447,7 +477,13 @@ impl Handler for Replay {
         ReplayCtx { rec: Recorder::ctx() }
     }
 
-    fn request(&self, ctx: &ReplayCtx, req: Request<Body>) -> impl std::future::Future<Output = Decision> + Send {
+    // The explicit `impl Future + Send` form keeps the trait's Send bound visible at the impl.
+    #[allow(clippy::manual_async_fn)]
+    fn request(
+        &self,
+        ctx: &ReplayCtx,
+        req: Request<Body>,
+    ) -> impl std::future::Future<Output = Decision> + Send {
         async move {
             let (parts, body) = req.into_parts();
             let url = parts.uri.to_string();
@@ -473,8 +509,15 @@ impl Handler for Replay {
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect();
-            let ct = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
-            let incoming = Incoming { method: &method, url: &url, content_type: ct.as_deref(), body: &body, headers: &headers };
+            let ct =
+                parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let incoming = Incoming {
+                method: &method,
+                url: &url,
+                content_type: ct.as_deref(),
+                body: &body,
+                headers: &headers,
+            };
             let found = match matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming) {
                 Ok(f) => f,
                 Err(e) => {
@@ -500,7 +543,10 @@ impl Handler for Replay {
             };
             let chosen = {
                 let Ok(mut s) = self.state.lock().map_err(poisoned) else {
-                    return Decision::Respond(text_response(StatusCode::INTERNAL_SERVER_ERROR, "replay state lost\n"));
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "replay state lost\n",
+                    ));
                 };
                 let cursor = s.cursors.entry(m.group).or_insert(0);
                 let i = (*cursor).min(m.exchanges.len().saturating_sub(1));
@@ -512,17 +558,23 @@ impl Handler for Replay {
                     Layer::Fuzzy => {
                         s.fuzzy += 1;
                         let episode = s.episode;
-                        s.fuzzy_matches.push(FuzzyEntry { episode, url: url.clone(), recorded_url: x.request.url.clone(), score: m.score });
+                        s.fuzzy_matches.push(FuzzyEntry {
+                            episode,
+                            url: url.clone(),
+                            recorded_url: x.request.url.clone(),
+                            score: m.score,
+                        });
                     }
                 }
                 s.served.insert(x.seq);
                 x
             };
             tracing::debug!("replay {} {method} {url} -> #{}", m.layer, chosen.seq);
-            let callback = match (self.cfg.rules.callback_of(&chosen.request.url), self.cfg.rules.callback_of(&url)) {
-                (Some(a), Some(b)) if a != b => Some((a, b)),
-                _ => None,
-            };
+            let callback =
+                match (self.cfg.rules.callback_of(&chosen.request.url), self.cfg.rules.callback_of(&url)) {
+                    (Some(a), Some(b)) if a != b => Some((a, b)),
+                    _ => None,
+                };
             match self.serve(&parts.headers, &chosen, callback) {
                 Ok(r) => Decision::Respond(r),
                 Err(e) => Decision::Respond(text_response(
@@ -557,6 +609,7 @@ impl Handler for Replay {
         }
     }
 
+    #[allow(clippy::manual_async_fn)]
     fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
         let path = req.uri().path().to_string();
         let method = req.method().clone();

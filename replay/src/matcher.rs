@@ -71,7 +71,13 @@ fn header_of<'a>(x: &'a Exchange, name: &str) -> Option<&'a str> {
 }
 
 /// Digest of a request with volatile parameters stripped.
-fn normalised_digest(rules: &Rules, method: &str, url: &str, ct: Option<&str>, body: &[u8]) -> Option<[u8; 32]> {
+fn normalised_digest(
+    rules: &Rules,
+    method: &str,
+    url: &str,
+    ct: Option<&str>,
+    body: &[u8],
+) -> Option<[u8; 32]> {
     request_key(method, &rules.strip(url), ct, body).ok().map(|k| k.digest())
 }
 
@@ -94,13 +100,23 @@ fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
 }
 
 /// Find the answer for a request. `Ok(None)` is a miss.
-pub fn find(store: &Store, m: &Manifest, rules: &Rules, req: &Incoming<'_>) -> Result<Option<Match>, StoreError> {
+pub fn find(
+    store: &Store,
+    m: &Manifest,
+    rules: &Rules,
+    req: &Incoming<'_>,
+) -> Result<Option<Match>, StoreError> {
     let Ok(key) = request_key(req.method, req.url, req.content_type, req.body) else {
         return Ok(None);
     };
     let exact = store.lookup(m, &key)?;
     if !exact.is_empty() {
-        return Ok(Some(Match { layer: Layer::Exact, group: tagged("exact", &key.digest()), exchanges: exact, score: 1.0 }));
+        return Ok(Some(Match {
+            layer: Layer::Exact,
+            group: tagged("exact", &key.digest()),
+            exchanges: exact,
+            score: 1.0,
+        }));
     }
     let candidates = store.scan_host_path(m, req.url)?;
     if candidates.is_empty() {
@@ -116,22 +132,31 @@ pub fn find(store: &Store, m: &Manifest, rules: &Rules, req: &Incoming<'_>) -> R
                 Some(b) => store.blob_bytes(&b.hash)?,
                 None => Vec::new(),
             };
-            if normalised_digest(rules, &x.request.method, &x.request.url, header_of(x, "content-type"), &body) == Some(mine) {
+            if normalised_digest(
+                rules,
+                &x.request.method,
+                &x.request.url,
+                header_of(x, "content-type"),
+                &body,
+            ) == Some(mine)
+            {
                 hits.push(x.clone());
             }
         }
         if !hits.is_empty() {
-            return Ok(Some(Match { layer: Layer::Normalised, group: tagged("normalised", &mine), exchanges: hits, score: 1.0 }));
+            return Ok(Some(Match {
+                layer: Layer::Normalised,
+                group: tagged("normalised", &mine),
+                exchanges: hits,
+                score: 1.0,
+            }));
         }
     }
     // Fuzzy layer: query-parameter overlap, ties broken by header overlap, then recorded order.
     let my_pairs = pairs_of(rules, req.url);
     let my_keys: BTreeSet<String> = my_pairs.iter().map(|(k, _)| k.clone()).collect();
-    let my_headers: BTreeSet<(String, String)> = req
-        .headers
-        .iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-        .collect();
+    let my_headers: BTreeSet<(String, String)> =
+        req.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
     let mut best: Option<(f64, usize, &Exchange)> = None;
     for x in &same_method {
         let theirs = pairs_of(rules, &x.request.url);
@@ -152,7 +177,13 @@ pub fn find(store: &Store, m: &Manifest, rules: &Rules, req: &Incoming<'_>) -> R
         }
     }
     let Some((score, _, chosen)) = best else { return Ok(None) };
-    let group_exchanges: Vec<Exchange> = same_method.iter().filter(|x| x.key == chosen.key).cloned().collect();
+    let group_exchanges: Vec<Exchange> =
+        same_method.iter().filter(|x| x.key == chosen.key).cloned().collect();
     let digest = snapshots::key::parse_hex32(&chosen.key).unwrap_or([0; 32]);
-    Ok(Some(Match { layer: Layer::Fuzzy, group: tagged("fuzzy", &digest), exchanges: group_exchanges, score }))
+    Ok(Some(Match {
+        layer: Layer::Fuzzy,
+        group: tagged("fuzzy", &digest),
+        exchanges: group_exchanges,
+        score,
+    }))
 }

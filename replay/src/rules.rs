@@ -13,8 +13,25 @@ use regex::Regex;
 use serde::Deserialize;
 use snapshots::key::{join_pairs, query_pairs};
 
-const TRACKING: &[&str] = &["fbclid", "gclid", "msclkid", "dclid", "_ga", "_gl", "mc_cid", "mc_eid", "yclid", "igshid"];
-const CACHE_BUSTERS: &[&str] = &["_", "cb", "t", "v", "ts", "rnd", "rand", "random", "nocache", "cachebust", "cache_buster", "bust", "timestamp", "_t", "r"];
+const TRACKING: &[&str] =
+    &["fbclid", "gclid", "msclkid", "dclid", "_ga", "_gl", "mc_cid", "mc_eid", "yclid", "igshid"];
+const CACHE_BUSTERS: &[&str] = &[
+    "_",
+    "cb",
+    "t",
+    "v",
+    "ts",
+    "rnd",
+    "rand",
+    "random",
+    "nocache",
+    "cachebust",
+    "cache_buster",
+    "bust",
+    "timestamp",
+    "_t",
+    "r",
+];
 const JSONP: &[&str] = &["callback", "jsonp", "jsoncallback", "cb"];
 
 /// A rules file could not be used.
@@ -75,7 +92,8 @@ impl Rules {
             strip_prefixes: vec!["utm_".into()],
             strip_values: Vec::new(),
             timestamp: Regex::new(r"^\d{10,16}$").unwrap_or_else(|_| unreachable_regex()),
-            token: Regex::new(r"^(\d{6,}|[0-9a-fA-F]{8,}|[0-9]+\.[0-9]+|[A-Za-z0-9_-]{16,})$").unwrap_or_else(|_| unreachable_regex()),
+            token: Regex::new(r"^(\d{6,}|[0-9a-fA-F]{8,}|[0-9]+\.[0-9]+|[A-Za-z0-9_-]{16,})$")
+                .unwrap_or_else(|_| unreachable_regex()),
             identifier: Regex::new(r"^[A-Za-z_$][A-Za-z0-9_$.]*$").unwrap_or_else(|_| unreachable_regex()),
         }
     }
@@ -83,15 +101,18 @@ impl Rules {
     /// Built-in rules plus a user rules file.
     pub fn with_file(path: &std::path::Path) -> Result<Self, RulesError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| RulesError::Io { path: p.clone(), source: e })?;
-        let f: RulesFile = serde_json::from_str(&text).map_err(|e| RulesError::Invalid { path: p.clone(), detail: e.to_string() })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| RulesError::Io { path: p.clone(), source: e })?;
+        let f: RulesFile = serde_json::from_str(&text)
+            .map_err(|e| RulesError::Invalid { path: p.clone(), detail: e.to_string() })?;
         let mut r = Self::builtin();
         r.strip_params = f.strip_params.iter().map(|s| s.to_ascii_lowercase()).collect();
         r.strip_prefixes.extend(f.strip_param_prefixes.iter().map(|s| s.to_ascii_lowercase()));
         for pat in &f.strip_value_patterns {
-            r.strip_values.push(
-                Regex::new(pat).map_err(|e| RulesError::Invalid { path: p.clone(), detail: format!("pattern {pat:?}: {e}") })?,
-            );
+            r.strip_values.push(Regex::new(pat).map_err(|e| RulesError::Invalid {
+                path: p.clone(),
+                detail: format!("pattern {pat:?}: {e}"),
+            })?);
         }
         Ok(r)
     }
@@ -132,7 +153,8 @@ impl Rules {
             Some((q, f)) => (q, Some(f)),
             None => (q, None),
         };
-        let kept: Vec<_> = query_pairs(q).into_iter().filter(|(k, v)| !self.is_volatile(k, v.as_deref())).collect();
+        let kept: Vec<_> =
+            query_pairs(q).into_iter().filter(|(k, v)| !self.is_volatile(k, v.as_deref())).collect();
         let mut out = base.to_string();
         if !kept.is_empty() {
             out.push('?');

@@ -97,7 +97,8 @@ pub fn inject_html(html: &[u8], js: &str) -> Vec<u8> {
 /// or `default-src` (the first of those the policy has); a policy without them already allows it.
 pub fn patch_csp(policy: &str) -> String {
     let nonce = format!("'nonce-{NONCE}'");
-    let directives: Vec<String> = policy.split(';').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
+    let directives: Vec<String> =
+        policy.split(';').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
     let names: Vec<String> =
         directives.iter().map(|d| d.split_whitespace().next().unwrap_or("").to_ascii_lowercase()).collect();
     let targets: Vec<&str> = if names.iter().any(|n| n == "script-src" || n == "script-src-elem") {
@@ -146,8 +147,14 @@ mod tests {
         let n = format!("'nonce-{NONCE}'");
         for (input, expected) in [
             ("default-src 'self'", format!("default-src 'self' {n}")),
-            ("script-src 'self' 'nonce-abc'; img-src *", format!("script-src 'self' 'nonce-abc' {n}; img-src *")),
-            ("default-src 'none'; script-src-elem 'self'", format!("default-src 'none'; script-src-elem 'self' {n}")),
+            (
+                "script-src 'self' 'nonce-abc'; img-src *",
+                format!("script-src 'self' 'nonce-abc' {n}; img-src *"),
+            ),
+            (
+                "default-src 'none'; script-src-elem 'self'",
+                format!("default-src 'none'; script-src-elem 'self' {n}"),
+            ),
             ("img-src *", "img-src *".to_string()),
             ("script-src 'none'", format!("script-src {n}")),
         ] {

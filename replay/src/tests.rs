@@ -54,7 +54,12 @@ fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
     (store, m)
 }
 
-async fn ask(r: &Replay, method: &str, url: &str, headers: &[(&str, &str)]) -> (u16, String, http::HeaderMap) {
+async fn ask(
+    r: &Replay,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, http::HeaderMap) {
     let mut b = Request::builder().method(method).uri(url);
     for (k, v) in headers {
         b = b.header(*k, *v);
@@ -179,7 +184,13 @@ async fn html_gets_the_shim_and_csp_is_patched() {
         seq: 0,
         started_ms: 1,
         key: request_key("GET", url, None, b"").unwrap().hex(),
-        request: RequestRecord { method: "GET".into(), url: url.into(), version: "HTTP/2".into(), headers: vec![], body: None },
+        request: RequestRecord {
+            method: "GET".into(),
+            url: url.into(),
+            version: "HTTP/2".into(),
+            headers: vec![],
+            body: None,
+        },
         response: ResponseRecord {
             status: 200,
             version: "HTTP/2".into(),

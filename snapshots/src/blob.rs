@@ -162,7 +162,7 @@ impl BlobRecord {
         match v[1] {
             KIND_CHUNKED => {
                 let rest = &v[10..];
-                if rest.len() % 32 != 0 {
+                if !rest.len().is_multiple_of(32) {
                     return Err(bad("chunk list length is not a multiple of 32"));
                 }
                 let chunks = rest
@@ -204,10 +204,7 @@ impl std::fmt::Debug for BlobReader {
 
 impl BlobReader {
     pub(crate) fn open(store: Store, hash: &[u8; 32]) -> Result<Self, StoreError> {
-        let raw = store
-            .kv()
-            .get(Table::Blobs, hash)?
-            .ok_or_else(|| StoreError::BlobMissing(hex(hash)))?;
+        let raw = store.kv().get(Table::Blobs, hash)?.ok_or_else(|| StoreError::BlobMissing(hex(hash)))?;
         match BlobRecord::parse(&raw)? {
             BlobRecord::Inline { kind, size, data } => {
                 let current = decompress(kind, &data, usize::try_from(size).unwrap_or(CHUNK))?;
@@ -234,8 +231,9 @@ impl BlobReader {
         match self.pending.next() {
             None => Ok(None),
             Some(h) => {
-                let v = self.store.kv().get(Table::Chunks, &h)?.ok_or_else(|| {
-                    StoreError::Corrupt { what: "blob", detail: format!("chunk {} missing", hex(&h)) }
+                let v = self.store.kv().get(Table::Chunks, &h)?.ok_or_else(|| StoreError::Corrupt {
+                    what: "blob",
+                    detail: format!("chunk {} missing", hex(&h)),
                 })?;
                 if v.len() < 2 {
                     return Err(StoreError::Corrupt { what: "blob", detail: "chunk too short".into() });

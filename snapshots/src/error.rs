@@ -30,7 +30,9 @@ pub enum StoreError {
     #[error("storage backend error: {0}")]
     Backend(String),
     /// No snapshot by that name.
-    #[error("no snapshot named {0:?} in this store; `webfreeze snapshots list` shows the snapshots there are")]
+    #[error(
+        "no snapshot named {0:?} in this store; `webfreeze snapshots list` shows the snapshots there are"
+    )]
     SnapshotNotFound(String),
     /// A snapshot by that name exists already.
     #[error("a snapshot named {0:?} exists already; choose another name or remove it with `webfreeze snapshots rm`")]

@@ -237,11 +237,12 @@ fn encode<T: Serialize>(record: &T) -> Vec<u8> {
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(what: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
-    let version: VersionOnly = serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })?;
+    let version: VersionOnly =
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })?;
     match version.v {
-        Some(FORMAT_VERSION) => serde_json::from_slice(bytes)
-            .map_err(|e| StoreError::Corrupt { what, detail: e.to_string() }),
+        Some(FORMAT_VERSION) => {
+            serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })
+        }
         Some(found) if found > FORMAT_VERSION => {
             Err(StoreError::NewerFormat { what, found, supported: FORMAT_VERSION })
         }

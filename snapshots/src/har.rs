@@ -321,7 +321,9 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
     let post = req.get("postData");
     let mut req_body: Option<Vec<u8>> = post.and_then(|p| p.get("text")).and_then(Value::as_str).map(|t| {
         if post.and_then(|p| p.get("encoding")).and_then(Value::as_str) == Some("base64") {
-            base64::engine::general_purpose::STANDARD.decode(t.trim()).unwrap_or_else(|_| t.as_bytes().to_vec())
+            base64::engine::general_purpose::STANDARD
+                .decode(t.trim())
+                .unwrap_or_else(|_| t.as_bytes().to_vec())
         } else {
             t.as_bytes().to_vec()
         }
@@ -377,7 +379,10 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
     }
     if let (Some(b), true) = (&body_bytes, declared_size > 0) {
         // A body shorter than the size the tool declared was cut short (stubbed or truncated capture).
-        if (b.len() as i64) < declared_size && encoding != Some("base64") && text.is_some_and(|t| t.is_ascii()) {
+        if (b.len() as i64) < declared_size
+            && encoding != Some("base64")
+            && text.is_some_and(|t| t.is_ascii())
+        {
             flags.truncated = true;
         }
     }

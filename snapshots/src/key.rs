@@ -73,8 +73,8 @@ pub fn request_key(
 
 /// Normalise an absolute URL (see the module docs).
 pub fn normalize_url(raw: &str) -> Result<String, KeyError> {
-    let mut u = url::Url::parse(raw.trim())
-        .map_err(|e| KeyError { url: raw.to_string(), reason: e.to_string() })?;
+    let mut u =
+        url::Url::parse(raw.trim()).map_err(|e| KeyError { url: raw.to_string(), reason: e.to_string() })?;
     u.set_fragment(None);
     let path = canon_pct(u.path(), false);
     let query = u.query().map(normalize_query).filter(|q| !q.is_empty());
@@ -157,21 +157,19 @@ fn canon_pct(s: &str, query: bool) -> String {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'%' if i + 2 < b.len() => {
-                match (hexval(b[i + 1]), hexval(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        let v = h * 16 + l;
-                        if is_unreserved(v) {
-                            out.push(v as char);
-                        } else {
-                            let _ = write!(out, "%{v:02X}");
-                        }
-                        i += 3;
-                        continue;
+            b'%' if i + 2 < b.len() => match (hexval(b[i + 1]), hexval(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    let v = h * 16 + l;
+                    if is_unreserved(v) {
+                        out.push(v as char);
+                    } else {
+                        let _ = write!(out, "%{v:02X}");
                     }
-                    _ => out.push('%'),
+                    i += 3;
+                    continue;
                 }
-            }
+                _ => out.push('%'),
+            },
             b'+' if query => out.push_str("%20"),
             _ => {
                 // Copy one UTF-8 character whole.
@@ -383,9 +381,7 @@ mod tests {
         let mp1 = Some("multipart/form-data; boundary=AAA");
         let mp2 = Some("multipart/form-data; boundary=\"BBB\"");
         let mp_body = |b: &str, v: &str| {
-            format!(
-                "--{b}\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n{v}\r\n--{b}--\r\n"
-            )
+            format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n{v}\r\n--{b}--\r\n")
         };
         let m1 = mp_body("AAA", "one");
         let m2 = mp_body("BBB", "one");

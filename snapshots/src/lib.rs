@@ -24,10 +24,8 @@ pub use blob::{BlobReader, BlobWriter};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::StoreError;
 pub use format::{
-    BodyRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
-    SnapshotSource, SnapshotState, Timings,
+    BodyRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed, SnapshotSource,
+    SnapshotState, Timings,
 };
 pub use key::{request_key, RequestKey};
-pub use store::{
-    GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport,
-};
+pub use store::{GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport};

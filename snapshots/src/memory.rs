@@ -67,12 +67,7 @@ impl Kv for MemoryKv {
     fn approximate_size(&self) -> u64 {
         self.tables
             .read()
-            .map(|g| {
-                g.values()
-                    .flat_map(|m| m.iter())
-                    .map(|(k, v)| (k.len() + v.len()) as u64)
-                    .sum()
-            })
+            .map(|g| g.values().flat_map(|m| m.iter()).map(|(k, v)| (k.len() + v.len()) as u64).sum())
             .unwrap_or(0)
     }
 

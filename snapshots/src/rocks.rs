@@ -50,14 +50,10 @@ impl RocksKv {
         // Bounded memory whatever the store size: a modest shared block cache and capped open files.
         opts.set_max_open_files(256);
         opts.set_keep_log_file_num(3);
-        let cfs: Vec<ColumnFamilyDescriptor> = Table::ALL
-            .iter()
-            .map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t)))
-            .collect();
-        let open_err = |e: rocksdb::Error| StoreError::Open {
-            path: path.to_path_buf(),
-            detail: e.into_string(),
-        };
+        let cfs: Vec<ColumnFamilyDescriptor> =
+            Table::ALL.iter().map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t))).collect();
+        let open_err =
+            |e: rocksdb::Error| StoreError::Open { path: path.to_path_buf(), detail: e.into_string() };
         let db = if read_only {
             DB::open_cf_descriptors_read_only(&opts, path, cfs, false).map_err(open_err)?
         } else {

@@ -17,10 +17,10 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::blob::{check_blob, BlobRecord, BlobReader, BlobWriter};
+use crate::blob::{check_blob, BlobReader, BlobRecord, BlobWriter};
 use crate::format::{
-    decode_exchange, decode_manifest, encode_exchange, encode_manifest, Counts, Exchange, Manifest,
-    Seed, SnapshotSource, SnapshotState,
+    decode_exchange, decode_manifest, encode_exchange, encode_manifest, Counts, Exchange, Manifest, Seed,
+    SnapshotSource, SnapshotState,
 };
 use crate::key::{hex, host_path, parse_hex32, RequestKey};
 use crate::kv::{Batch, Kv, Table};
@@ -201,7 +201,11 @@ fn take_lock(dir: &Path) -> Result<File, StoreError> {
             if holder.trim().is_empty() {
                 holder = "unknown process".into();
             }
-            Err(StoreError::Locked { path: dir.to_path_buf(), holder: holder.trim().to_string(), lock: lock_path })
+            Err(StoreError::Locked {
+                path: dir.to_path_buf(),
+                holder: holder.trim().to_string(),
+                lock: lock_path,
+            })
         }
         Err(std::fs::TryLockError::Error(e)) => {
             Err(StoreError::io(format!("cannot lock {}", lock_path.display()), e))
@@ -314,7 +318,11 @@ impl Store {
         self.create_snapshot_in(new, SnapshotState::Recording)
     }
 
-    fn create_snapshot_in(&self, new: NewSnapshot, state: SnapshotState) -> Result<SnapshotWriter, StoreError> {
+    fn create_snapshot_in(
+        &self,
+        new: NewSnapshot,
+        state: SnapshotState,
+    ) -> Result<SnapshotWriter, StoreError> {
         self.check_writable()?;
         validate_name(&new.name)?;
         let _g = self.inner.create.lock().map_err(|_| StoreError::Backend("lock poisoned".into()))?;
@@ -364,10 +372,7 @@ impl Store {
     }
 
     /// Every exchange of a snapshot in recorded order, streamed from the store.
-    pub fn exchanges<'a>(
-        &'a self,
-        m: &Manifest,
-    ) -> impl Iterator<Item = Result<Exchange, StoreError>> + 'a {
+    pub fn exchanges<'a>(&'a self, m: &Manifest) -> impl Iterator<Item = Result<Exchange, StoreError>> + 'a {
         self.kv()
             .scan_prefix(Table::Exchanges, &id_prefix(m.id))
             .map(|r| r.and_then(|(_, v)| decode_exchange(&v)))
@@ -378,7 +383,12 @@ impl Store {
         self.kv().get(Table::Exchanges, &exchange_key(m.id, seq))?.map(|v| decode_exchange(&v)).transpose()
     }
 
-    fn exchanges_from_index(&self, m: &Manifest, t: Table, prefix: Vec<u8>) -> Result<Vec<Exchange>, StoreError> {
+    fn exchanges_from_index(
+        &self,
+        m: &Manifest,
+        t: Table,
+        prefix: Vec<u8>,
+    ) -> Result<Vec<Exchange>, StoreError> {
         let mut out = Vec::new();
         for item in self.kv().scan_prefix(t, &prefix) {
             let (k, _) = item?;
@@ -483,7 +493,9 @@ impl Store {
         for item in self.kv().scan_prefix(Table::Blobs, b"") {
             let (k, v) = item?;
             let Ok(hash) = <[u8; 32]>::try_from(k.as_slice()) else {
-                report.issues.push(VerifyIssue::CorruptBlob { hash: hex(&k), detail: "bad key length".into() });
+                report
+                    .issues
+                    .push(VerifyIssue::CorruptBlob { hash: hex(&k), detail: "bad key length".into() });
                 continue;
             };
             if snapshot.is_some() && !referenced.contains(&hash) {
@@ -705,7 +717,10 @@ impl SnapshotWriter {
             let s = self.state.lock().map_err(|_| poisoned())?;
             !matches!(s.manifest.source, SnapshotSource::Record)
         };
-        self.finish_as(if imported { SnapshotState::Imported } else { SnapshotState::Complete }, Some(finished_ms))
+        self.finish_as(
+            if imported { SnapshotState::Imported } else { SnapshotState::Complete },
+            Some(finished_ms),
+        )
     }
 
     /// Seal the snapshot as `interrupted` (a recording stopped by an error).

@@ -4,6 +4,8 @@
 //! The test re-executes its own binary as the child (selected by an environment variable), which appends
 //! exchanges forever and prints `wrote N` after each append returns.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -33,7 +35,13 @@ fn child_writer(dir: &str) -> ! {
             seq: i,
             started_ms: i as i64,
             key: request_key("GET", &url, None, b"").unwrap().hex(),
-            request: RequestRecord { method: "GET".into(), url, version: "HTTP/1.1".into(), headers: vec![], body: None },
+            request: RequestRecord {
+                method: "GET".into(),
+                url,
+                version: "HTTP/1.1".into(),
+                headers: vec![],
+                body: None,
+            },
             response: ResponseRecord {
                 status: 200,
                 version: "HTTP/1.1".into(),

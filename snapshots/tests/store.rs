@@ -1,5 +1,7 @@
 //! Store behaviour, run against both backends (RocksDB on a temp dir, and the in-memory twin).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -88,12 +90,17 @@ fn lifecycle_lookup_and_scan() {
         let hits = s.lookup(&m, &key).unwrap();
         let bodies: Vec<String> = hits
             .iter()
-            .map(|x| String::from_utf8(s.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap()).unwrap())
+            .map(|x| {
+                String::from_utf8(s.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap()).unwrap()
+            })
             .collect();
         assert_eq!(bodies, ["first", "second", "third"], "{}", b.name);
         let scan = s.scan_host_path(&m, "https://a.test/p?anything").unwrap();
         assert_eq!(scan.iter().map(|x| x.seq).collect::<Vec<_>>(), [0, 1, 2, 4], "{}", b.name);
-        assert!(s.lookup(&m, &request_key("GET", "https://a.test/none", None, b"").unwrap()).unwrap().is_empty());
+        assert!(s
+            .lookup(&m, &request_key("GET", "https://a.test/none", None, b"").unwrap())
+            .unwrap()
+            .is_empty());
         // Names are unique.
         assert!(matches!(s.create_snapshot(new_snapshot("snap")), Err(StoreError::SnapshotExists(_))));
         assert!(matches!(s.manifest("nope"), Err(StoreError::SnapshotNotFound(_))));
@@ -257,26 +264,29 @@ fn har_import(s: &Store, name: &str, text: &[u8]) -> Result<har::ImportReport, h
 
 /// A HAR with the quirks real tools write.
 fn quirky_har() -> Vec<u8> {
-    let png = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0x89u8, b'P', b'N', b'G', 0, 1, 2, 255]);
+    let png = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        [0x89u8, b'P', b'N', b'G', 0, 1, 2, 255],
+    );
     let doc = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-        "entries": [
-            {"startedDateTime": "2024-05-01T10:00:00.000Z", "time": 12.0,
-             "request": {"method": "GET", "url": "https://Site.test/index.html?b=2&a=1", "httpVersion": "HTTP/1.1", "headers": [{"name": "Accept", "value": "*/*"}]},
-             "response": {"status": 200, "httpVersion": "h3", "headers": [{"name": "Content-Type", "value": "text/html"}, {"name": "Content-Encoding", "value": "gzip"}],
-                          "content": {"size": 13, "mimeType": "text/html", "text": "<p>hello</p>\n"}},
-             "timings": {"wait": 5.0, "receive": 1.0}},
-            {"startedDateTime": "2024-05-01T10:00:01.000Z", "time": 1.0,
-             "request": {"method": "GET", "url": "https://site.test/logo.png", "httpVersion": "unknown", "headers": []},
-             "response": {"status": 200, "httpVersion": "", "headers": [], "content": {"size": 8, "mimeType": "image/png", "text": png, "encoding": "base64"}}},
-            {"startedDateTime": "2024-05-01T10:00:02.000Z",
-             "request": {"method": "POST", "url": "https://site.test/api", "httpVersion": "HTTP/2", "headers": [{"name": "Content-Type", "value": "application/json"}],
-                         "postData": {"mimeType": "application/json", "text": "{\"q\": 1}"}},
-             "response": {"status": 201, "httpVersion": "HTTP/2", "headers": [], "content": {"size": 500, "mimeType": "application/json"}}},
-            {"request": {"method": null, "url": "https://site.test/x"}, "response": {"status": 200}},
-            {"request": {"method": "GET", "url": "https://site.test/blocked"}, "response": {"status": 0, "content": {}}},
-            {"request": {"method": "GET", "url": "https://site.test/failed"}, "response": {"status": -1}},
-            "not even an object"
-        ]}});
+    "entries": [
+        {"startedDateTime": "2024-05-01T10:00:00.000Z", "time": 12.0,
+         "request": {"method": "GET", "url": "https://Site.test/index.html?b=2&a=1", "httpVersion": "HTTP/1.1", "headers": [{"name": "Accept", "value": "*/*"}]},
+         "response": {"status": 200, "httpVersion": "h3", "headers": [{"name": "Content-Type", "value": "text/html"}, {"name": "Content-Encoding", "value": "gzip"}],
+                      "content": {"size": 13, "mimeType": "text/html", "text": "<p>hello</p>\n"}},
+         "timings": {"wait": 5.0, "receive": 1.0}},
+        {"startedDateTime": "2024-05-01T10:00:01.000Z", "time": 1.0,
+         "request": {"method": "GET", "url": "https://site.test/logo.png", "httpVersion": "unknown", "headers": []},
+         "response": {"status": 200, "httpVersion": "", "headers": [], "content": {"size": 8, "mimeType": "image/png", "text": png, "encoding": "base64"}}},
+        {"startedDateTime": "2024-05-01T10:00:02.000Z",
+         "request": {"method": "POST", "url": "https://site.test/api", "httpVersion": "HTTP/2", "headers": [{"name": "Content-Type", "value": "application/json"}],
+                     "postData": {"mimeType": "application/json", "text": "{\"q\": 1}"}},
+         "response": {"status": 201, "httpVersion": "HTTP/2", "headers": [], "content": {"size": 500, "mimeType": "application/json"}}},
+        {"request": {"method": null, "url": "https://site.test/x"}, "response": {"status": 200}},
+        {"request": {"method": "GET", "url": "https://site.test/blocked"}, "response": {"status": 0, "content": {}}},
+        {"request": {"method": "GET", "url": "https://site.test/failed"}, "response": {"status": -1}},
+        "not even an object"
+    ]}});
     let mut out = vec![0xEF, 0xBB, 0xBF];
     out.extend_from_slice(serde_json::to_string_pretty(&doc).unwrap().as_bytes());
     out
@@ -307,7 +317,8 @@ fn har_import_survives_real_world_quirks() {
         );
         assert!(xs[2].flags.body_not_captured && xs[2].response.body.is_none());
         // The POST is findable with a body that differs only in JSON whitespace.
-        let key = request_key("POST", "https://site.test/api", Some("application/json"), br#"{"q":1}"#).unwrap();
+        let key =
+            request_key("POST", "https://site.test/api", Some("application/json"), br#"{"q":1}"#).unwrap();
         assert_eq!(s.lookup(&m, &key).unwrap().len(), 1);
     }
 }

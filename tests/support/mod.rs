@@ -40,7 +40,8 @@ pub fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca_params.distinguished_name.push(rcgen::DnType::CommonName, "throwaway test origin CA");
-    ca_params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages =
+        vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
     let leaf_key = rcgen::KeyPair::generate().unwrap();
@@ -128,7 +129,8 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
             r
         }
         "/chunked" => {
-            let frames = (0..5).map(|i| Ok::<_, std::io::Error>(Frame::data(Bytes::from(format!("chunk{i};")))));
+            let frames =
+                (0..5).map(|i| Ok::<_, std::io::Error>(Frame::data(Bytes::from(format!("chunk{i};")))));
             Response::new(StreamBody::new(futures_util::stream::iter(frames)).boxed())
         }
         "/gzip" => {
@@ -148,7 +150,8 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
             r
         }
         "/cookie" => {
-            let seen = req.headers().get("cookie").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+            let seen =
+                req.headers().get("cookie").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
             let mut r = Response::new(full(format!("cookie={seen}")));
             r.headers_mut().append("set-cookie", "session=abc; Path=/; HttpOnly".parse().unwrap());
             r.headers_mut().append("set-cookie", "theme=dark; Path=/".parse().unwrap());
@@ -305,7 +308,10 @@ pub fn bin() -> &'static str {
 impl Webfreeze {
     /// Run `webfreeze ARGS --listen 127.0.0.1:0` with WEBFREEZE_HOME=home and wait for `listening on`.
     pub fn spawn(home: &Path, args: &[&str]) -> Webfreeze {
-        let stderr_path = home.join(format!("stderr-{}.log", args.join("_").replace(['/', ':', '.'], "_").chars().take(60).collect::<String>()));
+        let stderr_path = home.join(format!(
+            "stderr-{}.log",
+            args.join("_").replace(['/', ':', '.'], "_").chars().take(60).collect::<String>()
+        ));
         let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut child = Command::new(bin())
             .args(args)
@@ -319,7 +325,12 @@ impl Webfreeze {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let addr = line
             .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("first line was {line:?}; stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "first line was {line:?}; stderr: {}",
+                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
+                )
+            })
             .trim()
             .parse()
             .unwrap();
@@ -447,7 +458,9 @@ pub async fn fetch(
     }
     let mut tcp = tcp;
     if let Via::Proxy(_) = via {
-        tcp.write_all(format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").as_bytes()).await.unwrap();
+        tcp.write_all(format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
         let mut buf = Vec::new();
         let mut byte = [0u8; 1];
         while !buf.ends_with(b"\r\n\r\n") {
@@ -487,7 +500,13 @@ pub fn get(path_for_host: &str) -> Request<Full<Bytes>> {
 /// Which Chromium to use: $WEBFREEZE_CHROME, else /usr/bin/chromium. A missing browser is an error
 /// that says how to install it, never a skip.
 pub fn chromium_path() -> PathBuf {
-    let p = std::env::var_os("WEBFREEZE_CHROME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    assert!(p.exists(), "Chromium not found at {} : install it with `apt-get install -y chromium` (or set WEBFREEZE_CHROME)", p.display());
+    let p = std::env::var_os("WEBFREEZE_CHROME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    assert!(
+        p.exists(),
+        "Chromium not found at {} : install it with `apt-get install -y chromium` (or set WEBFREEZE_CHROME)",
+        p.display()
+    );
     p
 }

@@ -1,1 +1,2 @@
-fn main(){}
+//! Developer tasks: `cargo xtask bench store|proxy|replay`, `cargo xtask gen-har`.
+fn main() {}

@@ -8,3 +8,4 @@ mod cli_snapshots;
 mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;
+mod record_replay;

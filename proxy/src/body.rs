@@ -101,11 +101,16 @@ impl HttpBody for Observed {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.project();
-        match this.inner.poll_frame(cx) {
+        let mut this = self.project();
+        match this.inner.as_mut().poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     (this.on_chunk)(data);
+                }
+                // A body of known length is over once its last byte is out: hyper stops polling then
+                // and drops the body, which must not read as "the reader went away".
+                if this.inner.is_end_stream() {
+                    this.end.fire(BodyEnd::Complete);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }

@@ -201,6 +201,10 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
             });
             Response::new(StreamBody::new(s).boxed())
         }
+        "/counter" => {
+            let n = stats.requests.load(Ordering::SeqCst);
+            Response::new(full(format!("request number {n}")))
+        }
         "/hang" => {
             std::future::pending::<()>().await;
             unreachable!()
@@ -291,6 +295,24 @@ impl Origin {
         });
         Origin { addr, stats, ca_pem, shutdown }
     }
+}
+
+/// An origin that answers every request with a fixed status line, a Content-Length of 100 and only 10
+/// body bytes, then closes: a response cut short.
+pub async fn truncating_origin() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = tcp.read(&mut buf).await;
+                let _ = tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\n0123456789").await;
+                let _ = tcp.shutdown().await;
+            });
+        }
+    });
+    addr
 }
 
 /// The `webfreeze` binary run as a child process.

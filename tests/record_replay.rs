@@ -1,0 +1,285 @@
+//! Record through the binary, then replay: sealed (zero origin connections), decoded bodies, canonical
+//! request keys, truncation, miss policies and the report.
+
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+
+use crate::support::*;
+
+fn req(method: &str, body: &str, headers: &[(&str, &str)]) -> Request<Full<Bytes>> {
+    let mut b = Request::builder().method(method).uri("/");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+fn show(home: &std::path::Path, name: &str) -> serde_json::Value {
+    let out = run_cli(home, &["snapshots", "show", name, "--json", "--limit", "1000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_then_sealed_replay_serves_the_same_bytes_without_dialing_out() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("origin.test:443:{}", origin.addr);
+    let cut = truncating_origin().await;
+    let proxy_args = ["--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve];
+
+    // Record.
+    let mut rec = Webfreeze::spawn(h, &[&["record", "--snapshot", "site"][..], &proxy_args[..]].concat());
+    let ca = std::fs::read_to_string(rec.ca_pem_path()).unwrap();
+    let json_a = r#"{"q": "socks", "page": 1}"#;
+    let cases: Vec<(&str, &str, &str)> = vec![
+        ("GET", "https://origin.test/hello", ""),
+        ("GET", "https://origin.test/gzip", ""),
+        ("GET", "https://origin.test/br", ""),
+        ("GET", "https://origin.test/chunked", ""),
+        ("GET", "https://origin.test/cookie", ""),
+        ("GET", "https://origin.test/redirect", ""),
+        ("POST", "https://origin.test/echo", json_a),
+    ];
+    let mut recorded: Vec<Got> = Vec::new();
+    for (m, url, body) in &cases {
+        for h2 in [false, true] {
+            let g = fetch(
+                Via::Proxy(rec.addr),
+                url,
+                origin.addr,
+                &[&ca],
+                h2,
+                req(m, body, &[("content-type", "application/json")]),
+            )
+            .await;
+            assert!(g.status < 400, "{url}: {}", g.status);
+            recorded.push(g);
+        }
+    }
+    // An origin that cuts its response short: the client sees the failure.
+    let cut_url = format!("http://{cut}/cut");
+    let tcp = tokio::net::TcpStream::connect(rec.addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(conn);
+    let res = sender
+        .send_request(
+            Request::builder()
+                .uri(&cut_url)
+                .header("host", cut.to_string())
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    use http_body_util::BodyExt;
+    assert!(res.into_body().collect().await.is_err(), "client must see the cut-short body fail");
+    let status = rec.signal_and_wait("INT");
+    assert!(status.success(), "{}", rec.stderr());
+
+    let snap = show(h, "site");
+    assert_eq!(snap["manifest"]["state"], "complete");
+    let xs = snap["exchanges"].as_array().unwrap();
+    assert_eq!(xs.len(), cases.len() * 2 + 1, "{}", rec.stderr());
+    let gz = xs.iter().find(|x| x["request"]["url"] == "https://origin.test/gzip").unwrap();
+    assert_eq!(gz["response"]["content_encoding"], "gzip");
+    assert_eq!(gz["response"]["body"]["size"], HELLO.len(), "stored decoded");
+    let br = xs.iter().find(|x| x["request"]["url"] == "https://origin.test/br").unwrap();
+    assert_eq!(br["response"]["body"]["size"], HELLO.len(), "stored decoded");
+    assert!(xs.iter().any(|x| x["alpn"] == "h2"), "ALPN recorded");
+    let truncated: Vec<_> = xs.iter().filter(|x| x["flags"]["truncated"] == true).collect();
+    assert_eq!(truncated.len(), 1, "only the cut response is flagged: {truncated:?}");
+    assert_eq!(truncated[0]["request"]["url"], cut_url);
+    assert_eq!(truncated[0]["response"]["body"]["size"], 10);
+    let verify = run_cli(h, &["snapshots", "verify"]);
+    assert!(verify.status.success());
+
+    // Sealed replay: the origin must see no connection at all.
+    let before = origin.stats.connections.load(Ordering::SeqCst);
+    let report = h.join("report.json");
+    let mut rep =
+        Webfreeze::spawn(h, &["replay", "--snapshot", "site", "--report", report.to_str().unwrap()]);
+    let json_b = r#"{"page":1,"q":"socks"}"#; // same JSON, other key order and spacing
+    let mut recorded = recorded.iter();
+    for (m, url, body) in &cases {
+        let body = if *body == json_a { json_b } else { body };
+        for h2 in [false, true] {
+            // Identical requests get the recorded responses in recorded order (h1 first, then h2).
+            let original = recorded.next().unwrap();
+            let g = fetch(
+                Via::Proxy(rep.addr),
+                url,
+                origin.addr,
+                &[&ca],
+                h2,
+                req(m, body, &[("content-type", "application/json")]),
+            )
+            .await;
+            assert_eq!(g.status, original.status, "{url}");
+            if url.ends_with("/gzip") || url.ends_with("/br") {
+                assert_eq!(g.text(), HELLO, "served decoded");
+                assert_eq!(g.header("content-encoding"), None);
+            } else {
+                assert_eq!(g.body, original.body, "{url} h2={h2}");
+            }
+            assert_eq!(
+                g.header("content-length").map(|v| v.parse::<usize>().unwrap()),
+                Some(g.body.len()),
+                "{url}"
+            );
+        }
+    }
+    let miss = fetch(
+        Via::Proxy(rep.addr),
+        "https://origin.test/never",
+        origin.addr,
+        &[&ca],
+        false,
+        req("GET", "", &[]),
+    )
+    .await;
+    assert_eq!(miss.status, 404);
+    assert!(miss.text().contains("https://origin.test/never"), "{}", miss.text());
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    assert_eq!(
+        origin.stats.connections.load(Ordering::SeqCst),
+        before,
+        "sealed replay opened an origin connection"
+    );
+
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["missed"], 1);
+    assert_eq!(r["misses"][0]["url"], "https://origin.test/never");
+    assert_eq!(
+        r["exact"].as_u64().unwrap() + r["normalised"].as_u64().unwrap() + r["fuzzy"].as_u64().unwrap(),
+        (cases.len() * 2) as u64
+    );
+    assert_eq!(r["fuzzy"], 0);
+    assert!(rep.stderr().contains("1 missed"), "{}", rep.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misses_go_live_or_get_recorded_when_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = Origin::start(None).await;
+    let base = format!("http://{}", origin.addr);
+    let mut rec = Webfreeze::spawn(h, &["record", "--snapshot", "s"]);
+    let first =
+        fetch(Via::Proxy(rec.addr), &format!("{base}/counter"), origin.addr, &[], false, req("GET", "", &[]))
+            .await;
+    assert!(rec.signal_and_wait("INT").success());
+
+    // --on-miss live: recorded URL stays frozen, a new one is served live.
+    let mut rep = Webfreeze::spawn(h, &["replay", "--snapshot", "s", "--on-miss", "live"]);
+    for _ in 0..2 {
+        let g = fetch(
+            Via::Proxy(rep.addr),
+            &format!("{base}/counter"),
+            origin.addr,
+            &[],
+            false,
+            req("GET", "", &[]),
+        )
+        .await;
+        assert_eq!(g.text(), first.text(), "frozen");
+    }
+    let live =
+        fetch(Via::Proxy(rep.addr), &format!("{base}/hello"), origin.addr, &[], false, req("GET", "", &[]))
+            .await;
+    assert_eq!(live.text(), HELLO);
+    assert!(rep.signal_and_wait("INT").success());
+
+    // --on-miss record: misses land in SNAPSHOT/misses.
+    let mut rep = Webfreeze::spawn(h, &["replay", "--snapshot", "s", "--on-miss", "record"]);
+    let g =
+        fetch(Via::Proxy(rep.addr), &format!("{base}/chunked"), origin.addr, &[], false, req("GET", "", &[]))
+            .await;
+    assert_eq!(g.status, 200);
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    let m = show(h, "s/misses");
+    assert_eq!(m["manifest"]["labels"]["misses_of"], "s");
+    assert_eq!(m["exchanges"][0]["request"]["url"], format!("{base}/chunked"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_starts_a_new_episode_and_report_is_served() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = Origin::start(None).await;
+    let base = format!("http://{}", origin.addr);
+    let mut rec = Webfreeze::spawn(h, &["record", "--snapshot", "seq"]);
+    let mut recorded = Vec::new();
+    for _ in 0..3 {
+        recorded.push(
+            fetch(
+                Via::Proxy(rec.addr),
+                &format!("{base}/counter"),
+                origin.addr,
+                &[],
+                false,
+                req("GET", "", &[]),
+            )
+            .await
+            .text(),
+        );
+    }
+    assert!(rec.signal_and_wait("INT").success());
+    let rep = Webfreeze::spawn(h, &["replay", "--snapshot", "seq"]);
+    let direct = |path: &str, method: &str| {
+        let addr = rep.addr;
+        let (path, method) = (path.to_string(), method.to_string());
+        async move {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (mut s, c) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+            tokio::spawn(c);
+            let r = s
+                .send_request(
+                    Request::builder()
+                        .method(method.as_str())
+                        .uri(path)
+                        .header("host", "x")
+                        .body(Full::new(Bytes::new()))
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            use http_body_util::BodyExt;
+            String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+        }
+    };
+    for round in 0..2 {
+        let mut got = Vec::new();
+        for _ in 0..4 {
+            got.push(
+                fetch(
+                    Via::Proxy(rep.addr),
+                    &format!("{base}/counter"),
+                    origin.addr,
+                    &[],
+                    false,
+                    req("GET", "", &[]),
+                )
+                .await
+                .text(),
+            );
+        }
+        let mut expect = recorded.clone();
+        expect.push(recorded[2].clone());
+        assert_eq!(got, expect, "round {round}: recorded order, then the last repeats");
+        assert!(direct("/__webfreeze/reset", "POST").await.starts_with("episode "));
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&direct("/__webfreeze/report", "GET").await).unwrap();
+    assert_eq!(report["episodes"], 3);
+    assert_eq!(report["exact"], 8);
+    assert_eq!(report["coverage"], 1.0);
+}

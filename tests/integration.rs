@@ -9,3 +9,4 @@ mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;
 mod record_replay;
+mod replay_chromium;

@@ -174,9 +174,7 @@ impl Replay {
     /// Replay `snapshot` from `store`.
     pub fn new(store: Store, manifest: Manifest, cfg: ReplayConfig) -> Self {
         // The PRNG seed derives from the snapshot, so every replay of it draws the same numbers.
-        let rng_seed = u64::from_le_bytes(
-            blake3::hash(manifest.name.as_bytes()).as_bytes()[..8].try_into().unwrap_or([7; 8]),
-        ) ^ (manifest.seed.start_ms as u64);
+        let rng_seed = shim::rng_seed(&manifest.name, manifest.seed.start_ms);
         let shim_js = shim::script(manifest.seed.start_ms, rng_seed, cfg.shim_step_ms);
         Self { store, manifest, cfg, shim_js, state: Mutex::new(State { episode: 1, ..Default::default() }) }
     }

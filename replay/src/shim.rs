@@ -11,6 +11,15 @@
 /// The nonce the injected script carries; CSP headers get `'nonce-<this>'` added.
 pub const NONCE: &str = "webfreeze-shim";
 
+/// The PRNG seed for a snapshot: derived from its name and recording start, so every replay of it (and
+/// a recording visit that installs the shim with the same seed) draws the same numbers.
+pub fn rng_seed(snapshot_name: &str, start_ms: i64) -> u64 {
+    let h = blake3::hash(snapshot_name.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h.as_bytes()[..8]);
+    u64::from_le_bytes(b) ^ (start_ms as u64)
+}
+
 /// The shim for a snapshot: `seed_ms` is where `Date` starts, `rng_seed` seeds the PRNG, `step_ms` is how
 /// far the clock moves per read.
 pub fn script(seed_ms: i64, rng_seed: u64, step_ms: u32) -> String {

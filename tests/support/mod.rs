@@ -76,6 +76,91 @@ pub struct OriginStats {
     /// Notified when `/gate` has arrived; `/gate` answers once `release` is notified.
     pub gate_arrived: Notify,
     pub release: Notify,
+    /// Shown by the dynamic site's pages: a "changed origin" bumps it.
+    pub generation: AtomicUsize,
+}
+
+/// A value that differs on every call (server timestamps and random ids of the dynamic site).
+pub fn volatile() -> u128 {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    #[allow(clippy::disallowed_methods)] // the live site is supposed to change with the wall clock
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    now + N.fetch_add(1, Ordering::SeqCst) as u128
+}
+
+fn site_page(title: &str, extra: &str, stats: &OriginStats) -> Response<BoxBody> {
+    let v = volatile();
+    let html = format!(
+        "<!doctype html><html><head><title>{title}</title><link rel=icon href=\"data:,\">\
+         <style>body{{font-family:sans-serif;margin:20px}} img{{width:40px;height:40px}}</style></head><body>\
+         <h1>{title}</h1><p id=server>served at {v} id {id:x} generation {g}</p>{extra}\
+         <p><a href=/site/p2>page two</a> <a href=/site/p3>page three</a></p>\
+         <img src=/site/logo.svg alt=logo>\
+         <script src=\"/site/app.js?v={v}\"></script></body></html>",
+        id = v.wrapping_mul(2654435761),
+        g = stats.generation.load(Ordering::SeqCst)
+    );
+    let mut r = Response::new(full(html));
+    r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+    r.headers_mut().insert("cache-control", "no-store".parse().unwrap());
+    r
+}
+
+const SITE_JS: &str = r#"(function(){
+  var d = document.createElement('p'); d.id = 'js';
+  d.textContent = 'js: ' + new Date().toISOString() + ' ' + Math.random().toFixed(10) + ' ' + crypto.getRandomValues(new Uint32Array(1))[0];
+  document.body.appendChild(d);
+  var x = new XMLHttpRequest();
+  x.open('POST', '/site/api/search');
+  x.setRequestHeader('content-type', 'application/json');
+  x.onload = function() {
+    var r = document.createElement('p'); r.id = 'xhr'; r.textContent = 'xhr: ' + x.responseText; document.body.appendChild(r);
+    var done = document.createElement('p'); done.id = 'done'; done.textContent = 'done'; document.body.appendChild(done);
+  };
+  x.send(JSON.stringify({q: 'socks', n: 2}));
+})();"#;
+
+async fn site_route(req: Request<Incoming>, stats: &OriginStats) -> Option<Response<BoxBody>> {
+    let path = req.uri().path().to_string();
+    let cookie =
+        req.headers().get("cookie").map(|v| v.to_str().unwrap_or("").to_string()).unwrap_or_default();
+    Some(match path.as_str() {
+        "/site/" => {
+            let mut r = site_page("Shop home", "", stats);
+            r.headers_mut().insert("set-cookie", format!("visit={:x}; Path=/", volatile()).parse().unwrap());
+            r
+        }
+        "/site/p2" => site_page("Page two", &format!("<p id=cookie>cookie {cookie}</p>"), stats),
+        "/site/p3" => site_page("Page three", "", stats),
+        "/site/p4" => site_page("Page four", "", stats),
+        "/site/redirect" => {
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::FOUND;
+            r.headers_mut().insert("location", "/site/p2".parse().unwrap());
+            r
+        }
+        "/site/app.js" => {
+            let mut r = Response::new(full(SITE_JS));
+            r.headers_mut().insert("content-type", "application/javascript".parse().unwrap());
+            r
+        }
+        "/site/logo.svg" => {
+            let c = volatile() % 0xffffff;
+            let svg = format!("<svg xmlns='http://www.w3.org/2000/svg' width='40' height='40'><rect width='40' height='40' fill='#{c:06x}'/></svg>");
+            let mut r = Response::new(full(svg));
+            r.headers_mut().insert("content-type", "image/svg+xml".parse().unwrap());
+            r
+        }
+        "/site/api/search" => {
+            let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let q: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let json = serde_json::json!({"query": q["q"], "results": ["wool socks", "cotton socks"], "server_time": volatile().to_string()});
+            let mut r = Response::new(full(json.to_string()));
+            r.headers_mut().insert("content-type", "application/json".parse().unwrap());
+            r
+        }
+        _ => return None,
+    })
 }
 
 /// A local origin server.
@@ -119,6 +204,14 @@ impl Drop for DropFlag {
 
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
+    if req.uri().path().starts_with("/site/") {
+        if let Some(r) = site_route(req, &stats).await {
+            return r;
+        }
+        let mut r = Response::new(full("not found"));
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return r;
+    }
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     let mut res = match path.as_str() {

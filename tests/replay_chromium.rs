@@ -1,0 +1,164 @@
+//! End to end in Chromium (certificate errors respected): record a visit to three pages of a site whose
+//! content changes on every request, stop the origin, replay it three times: each page's rendered text
+//! equals the recorded visit's, screenshots are identical, and the report shows zero misses. Then, against
+//! a changed origin with `--on-miss live`, a new page is served live while recorded ones stay frozen.
+//!
+//! The determinism shim is installed through CDP before any page script runs, seeded from the snapshot
+//! (what the agent will do), in the recording visit and in every replay.
+
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::emulation::SetTimezoneOverrideParams;
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+use chromiumoxide::page::ScreenshotParams;
+
+use crate::proxy_chromium::{launch, spki_of};
+use crate::support::*;
+
+const PAGES: [&str; 3] =
+    ["https://shop.test/site/", "https://shop.test/site/redirect", "https://shop.test/site/p3"];
+
+struct Visit {
+    text: String,
+    png: Vec<u8>,
+    url: String,
+}
+
+async fn visit(browser: &chromiumoxide::Browser, shim: &str, url: &str) -> Visit {
+    let page = browser.new_page("about:blank").await.unwrap();
+    page.execute(AddScriptToEvaluateOnNewDocumentParams::new(shim.to_string())).await.unwrap();
+    page.execute(SetTimezoneOverrideParams::new("UTC")).await.unwrap();
+    page.goto(url).await.unwrap();
+    page.wait_for_navigation().await.unwrap();
+    // Wait for the page's own completion marker (set after its XHR), with a deadline.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let done: bool =
+            page.evaluate("!!document.getElementById('done')").await.unwrap().into_value().unwrap();
+        if done {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{url} never finished: {:?}", page.content().await);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let text: String = page.evaluate("document.body.innerText").await.unwrap().into_value().unwrap();
+    let png = page.screenshot(ScreenshotParams::builder().build()).await.unwrap();
+    let final_url = page.url().await.unwrap().unwrap_or_default();
+    page.close().await.unwrap();
+    Visit { text, png, url: final_url }
+}
+
+fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
+    let out = run_cli(home, &["snapshots", "show", snapshot, "--json", "--limit", "0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let start = v["manifest"]["seed"]["start_ms"].as_i64().unwrap();
+    replay::shim::script(start, replay::shim::rng_seed(snapshot, start), 1)
+}
+
+async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {
+    b.close().await.unwrap();
+    let _ = b.wait().await;
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_replays_a_changing_site_identically() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = Origin::start(Some(origin_tls(&["shop.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("shop.test:443:{}", origin.addr);
+
+    // Record the visit.
+    let mut rec = Webfreeze::spawn(
+        h,
+        &["record", "--snapshot", "visit", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
+    let spki = spki_of(h);
+    let shim = shim_for(h, "visit");
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    let mut recorded = Vec::new();
+    for url in PAGES {
+        recorded.push(visit(&browser, &shim, url).await);
+    }
+    close(browser, task).await;
+    assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+    assert_eq!(recorded[1].url, "https://shop.test/site/p2", "redirect followed");
+    assert!(recorded[1].text.contains("cookie visit="), "{}", recorded[1].text);
+    assert!(recorded[0].text.contains("xhr: {"), "{}", recorded[0].text);
+    // The live site really changes on every request.
+    let live_again = fetch(
+        Via::Direct,
+        "https://shop.test/site/",
+        origin.addr,
+        &[origin.ca_pem.as_ref().unwrap()],
+        false,
+        http::Request::builder().uri("/").body(http_body_util::Full::new(bytes::Bytes::new())).unwrap(),
+    )
+    .await;
+    assert!(!recorded[0]
+        .text
+        .contains(live_again.text().split("served at ").nth(1).unwrap().split(' ').next().unwrap()));
+    drop(origin); // the live site is gone
+
+    // Replay three times.
+    let mut shots: Vec<Vec<Vec<u8>>> = Vec::new();
+    for round in 0..3 {
+        let report = h.join(format!("report-{round}.json"));
+        let mut rep =
+            Webfreeze::spawn(h, &["replay", "--snapshot", "visit", "--report", report.to_str().unwrap()]);
+        let profile = tempfile::tempdir().unwrap();
+        let (browser, task) = launch(rep.addr, Some(&spki), profile.path()).await;
+        let mut round_shots = Vec::new();
+        for (url, rec_visit) in PAGES.iter().zip(&recorded) {
+            let v = visit(&browser, &shim, url).await;
+            assert_eq!(v.text, rec_visit.text, "round {round}: {url}");
+            assert_eq!(v.url, rec_visit.url);
+            round_shots.push(v.png);
+        }
+        close(browser, task).await;
+        assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(r["missed"], 0, "round {round}: {r}");
+        assert!(r["requests"].as_u64().unwrap() >= 12, "{r}");
+        shots.push(round_shots);
+    }
+    assert_eq!(shots[0], shots[1], "screenshots identical across replays");
+    assert_eq!(shots[1], shots[2], "screenshots identical across replays");
+
+    // A changed origin, --on-miss live: recorded pages stay frozen, a new page comes live.
+    let origin2 = Origin::start(Some(origin_tls(&["shop.test"], &[b"h2", b"http/1.1"]))).await;
+    origin2.stats.generation.store(2, std::sync::atomic::Ordering::SeqCst);
+    std::fs::write(&ca_file, origin2.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve2 = format!("shop.test:443:{}", origin2.addr);
+    let mut rep = Webfreeze::spawn(
+        h,
+        &[
+            "replay",
+            "--snapshot",
+            "visit",
+            "--on-miss",
+            "live",
+            "--upstream-ca",
+            ca_file.to_str().unwrap(),
+            "--resolve",
+            &resolve2,
+        ],
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rep.addr, Some(&spki), profile.path()).await;
+    let frozen = visit(&browser, &shim, PAGES[0]).await;
+    assert_eq!(frozen.text, recorded[0].text, "recorded page stays frozen");
+    assert_eq!(
+        origin2.stats.requests.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing recorded went live"
+    );
+    let fresh = visit(&browser, &shim, "https://shop.test/site/p4").await;
+    assert!(fresh.text.contains("Page four") && fresh.text.contains("generation 2"), "{}", fresh.text);
+    close(browser, task).await;
+    assert!(rep.signal_and_wait("INT").success());
+}

@@ -99,6 +99,14 @@ fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     inter / union
 }
 
+fn swap_scheme(url: &str) -> Option<String> {
+    if let Some(rest) = url.strip_prefix("https://") {
+        Some(format!("http://{}", rest.replacen(":443/", "/", 1)))
+    } else {
+        url.strip_prefix("http://").map(|rest| format!("https://{}", rest.replacen(":80/", "/", 1)))
+    }
+}
+
 /// Find the answer for a request. `Ok(None)` is a miss.
 pub fn find(
     store: &Store,
@@ -117,6 +125,16 @@ pub fn find(
             exchanges: exact,
             score: 1.0,
         }));
+    }
+    // Browsers upgrade http:// navigations to https:// (Chromium's HTTPS-Upgrades) and sites redirect the
+    // other way: the same request under the other scheme is the same resource.
+    if let Some(other) = swap_scheme(req.url) {
+        if let Ok(k2) = request_key(req.method, &other, req.content_type, req.body) {
+            let xs = store.lookup(m, &k2)?;
+            if !xs.is_empty() {
+                return Ok(Some(Match { layer: Layer::Normalised, group: tagged("scheme", &k2.digest()), exchanges: xs, score: 1.0 }));
+            }
+        }
     }
     let candidates = store.scan_host_path(m, req.url)?;
     if candidates.is_empty() {

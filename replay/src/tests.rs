@@ -99,6 +99,7 @@ async fn matching_layers_table() {
         ("GET", "https://a.test/page?id=1&utm_source=mail", 200, "page one", "normalised"),
         ("GET", "https://a.test/search?q=shoes&sort=name&page=1", 200, "shoes by price", "fuzzy"),
         ("GET", "https://a.test/search?q=socks&page=2", 200, "socks", "fuzzy"),
+        ("GET", "http://a.test/page?id=1", 200, "page one", "normalised"),
         ("GET", "https://a.test/other", 404, "", "miss"),
         ("GET", "https://b.test/page?id=1", 404, "", "miss"),
         ("DELETE", "https://a.test/api", 404, "", "miss"),

@@ -1,2 +1,68 @@
-//! Developer tasks: `cargo xtask bench store|proxy|replay`, `cargo xtask gen-har`.
-fn main() {}
+//! Developer tasks. Benchmarks print figures measured in the run (ratios against a ceiling or a peer
+//! measured in the same run), never a single absolute time from elsewhere.
+//!
+//! - `cargo xtask bench store [--entries N]`: generated HAR -> import rate, store size vs HAR and gzip(HAR),
+//!   open + first lookup, lookup p50/p99, peak RSS at 10k and N exchanges.
+//! - `cargo xtask bench proxy [--secs S]`: HTTPS keep-alive req/s and latency, direct vs `webfreeze proxy`
+//!   vs mitmproxy 12.
+//! - `cargo xtask bench replay [--secs S]`: replay vs an in-memory hyper+rustls server vs mitmproxy server
+//!   replay; replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
+//! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
+
+mod gen;
+mod load;
+mod proxy_bench;
+mod store_bench;
+
+use anyhow::{bail, Context as _};
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["bench", "store", ..] => store_bench::run(arg(&args, "--entries", 100_000)),
+        ["bench", "store-phase", ..] => store_bench::phase(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new())),
+        ["bench", "store-lookup", ..] => store_bench::lookups(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new())),
+        ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
+        ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
+        ["gen-har", ..] => {
+            let out: String = arg(&args, "--out", String::new());
+            if out.is_empty() {
+                bail!("gen-har needs --out FILE");
+            }
+            let info = gen::write_har(std::path::Path::new(&out), arg(&args, "--entries", 1000), 42).context("generating")?;
+            println!("wrote {} entries, {} bytes to {out}", info.urls.len(), info.bytes);
+            Ok(())
+        }
+        _ => {
+            eprintln!("usage: cargo xtask bench store|proxy|replay [--entries N] [--secs S] | gen-har --entries N --out FILE");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Peak resident set of this process (VmHWM), KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// p-th percentile (0..=100) of sorted microsecond samples, in ms.
+pub fn pct_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((p / 100.0) * (sorted_us.len() - 1) as f64).round() as usize;
+    sorted_us[i.min(sorted_us.len() - 1)] as f64 / 1000.0
+}

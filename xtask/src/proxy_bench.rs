@@ -1,0 +1,353 @@
+//! `cargo xtask bench proxy` and `cargo xtask bench replay`: webfreeze against a ceiling (the same bytes
+//! straight from an in-memory hyper+rustls origin) and against mitmproxy 12, measured in one run.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+use crate::load::{self, Via};
+use crate::{gen, pct_ms, peak_rss_kib};
+
+const SIZES: [(&str, usize); 2] = [("/1k", 1024), ("/100k", 100 * 1024)];
+const CONCS: [usize; 3] = [1, 16, 64];
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"))
+}
+
+fn webfreeze_bin() -> anyhow::Result<PathBuf> {
+    let st = Command::new("cargo").args(["build", "--release", "-q", "--bin", "webfreeze"]).status()?;
+    anyhow::ensure!(st.success(), "building webfreeze failed");
+    Ok(target_dir().join("release/webfreeze"))
+}
+
+/// mitmdump 12 from PyPI, installed into the build cache on first use (PLATFORM.md: Python 3.13).
+fn mitmdump() -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::var_os("WEBFREEZE_BUILD_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/webfreeze-build"))
+        .join("mitmproxy-12.2.3");
+    let py = std::fs::read_dir(PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("3.13")))?
+        .join("bin/python");
+    if !dir.join("bin/mitmdump").exists() {
+        eprintln!("installing mitmproxy 12.2.3 into {} ...", dir.display());
+        let ok = Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "--target"])
+            .arg(&dir)
+            .arg("mitmproxy==12.2.3")
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            return None;
+        }
+    }
+    Some((py, dir))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
+}
+
+fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("WEBFREEZE_HOME", home)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
+    let addr = line.trim().strip_prefix("listening on ").ok_or_else(|| anyhow::anyhow!("bad first line {line:?}"))?.parse()?;
+    Ok((Kill(child), addr))
+}
+
+fn spawn_mitm(py: &Path, dir: &Path, confdir: &Path, extra: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
+    let port = free_port();
+    let child = Command::new(py)
+        .arg(dir.join("bin/mitmdump"))
+        .args(["--listen-host", "127.0.0.1", "--listen-port", &port.to_string(), "-q"])
+        .arg("--set")
+        .arg(format!("confdir={}", confdir.display()))
+        .args(extra)
+        .env("PYTHONPATH", dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+    let t = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() || !confdir.join("mitmproxy-ca-cert.pem").exists() {
+        anyhow::ensure!(t.elapsed() < Duration::from_secs(60), "mitmdump did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok((Kill(child), addr))
+}
+
+/// The ceiling and the origin: hyper + rustls serving `/1k` and `/100k` from memory.
+async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
+    let ca_key = rcgen::KeyPair::generate()?;
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "bench origin CA");
+    let ca_cert = ca_params.self_signed(&ca_key)?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate()?;
+    let mut lp = rcgen::CertificateParams::new(vec!["origin.test".to_string()])?;
+    lp.subject_alt_names.push(rcgen::SanType::IpAddress("127.0.0.1".parse()?));
+    let leaf = lp.signed_by(&leaf_key, &issuer)?;
+    let mut cfg = rustls::ServerConfig::builder_with_provider(proxy::crypto_provider())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+        )?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    std::fs::write(work.join("origin-ca.pem"), ca_cert.pem())?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let small = Bytes::from(vec![b'a'; 1024]);
+    let big = Bytes::from(vec![b'b'; 100 * 1024]);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let _ = tcp.set_nodelay(true);
+            let (acceptor, small, big) = (acceptor.clone(), small.clone(), big.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let svc = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let body = if req.uri().path() == "/100k" { big.clone() } else { small.clone() };
+                    async move {
+                        let mut r = http::Response::new(http_body_util::Full::new(body));
+                        r.headers_mut().insert("content-type", http::HeaderValue::from_static("application/octet-stream"));
+                        Ok::<_, std::convert::Infallible>(r)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), svc).await;
+            });
+        }
+    });
+    Ok((addr, ca_cert.pem()))
+}
+
+struct Row {
+    target: String,
+    size: &'static str,
+    conc: usize,
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    errors: u64,
+}
+
+fn print_table(title: &str, rows: &[Row], ours: &str, ceiling: &str, peer: &str) {
+    println!("\n{title}");
+    println!("{:<20} {:>6} {:>5} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10}", "target", "size", "conc", "req/s", "p50 ms", "p99 ms", "errors", "vs ceiling", "vs peer");
+    for r in rows {
+        let find = |t: &str| rows.iter().find(|x| x.target == t && x.size == r.size && x.conc == r.conc).map(|x| x.rps);
+        let vs_ceiling = find(ceiling).map(|c| r.rps / c).unwrap_or(f64::NAN);
+        let vs_peer = if r.target == ours { find(peer).map(|p| r.rps / p).unwrap_or(f64::NAN) } else { f64::NAN };
+        println!(
+            "{:<20} {:>6} {:>5} {:>10.0} {:>9.2} {:>9.2} {:>7} {:>10.2} {:>10}",
+            r.target,
+            r.size,
+            r.conc,
+            r.rps,
+            r.p50,
+            r.p99,
+            r.errors,
+            vs_ceiling,
+            if vs_peer.is_nan() { "-".to_string() } else { format!("{vs_peer:.1}x") }
+        );
+    }
+}
+
+async fn measure(rows: &mut Vec<Row>, name: &str, via: Via, origin: SocketAddr, roots: &[String], secs: f64) {
+    for (path, len) in SIZES {
+        for conc in CONCS {
+            let r = load::run(via, "127.0.0.1", origin.port(), path, conc, secs, roots, len).await;
+            eprintln!("  {name:<18} {path:<6} c={conc:<3} {:>8.0} req/s", r.requests as f64 / r.secs);
+            rows.push(Row {
+                target: name.to_string(),
+                size: &path[1..],
+                conc,
+                rps: r.requests as f64 / r.secs,
+                p50: pct_ms(&r.lat_us, 50.0),
+                p99: pct_ms(&r.lat_us, 99.0),
+                errors: r.errors,
+            });
+        }
+    }
+}
+
+pub fn run_proxy(secs: f64) -> anyhow::Result<()> {
+    let bin = webfreeze_bin()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let work = std::env::temp_dir().join(format!("webfreeze-bench-proxy-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    rt.block_on(async {
+        let (origin, origin_ca) = start_origin(&work).await?;
+        let ca_file = work.join("origin-ca.pem");
+        let mut rows = Vec::new();
+        println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell, 2-core machine shared by client, proxy and origin");
+        measure(&mut rows, "direct (ceiling)", Via::Direct(origin), origin, &[origin_ca.clone()], secs).await;
+        {
+            let home = work.join("wf");
+            let (_wf, addr) = spawn_listening(&bin, &home, &["proxy", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
+            let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+            measure(&mut rows, "webfreeze proxy", Via::Proxy(addr), origin, &[ca], secs).await;
+        }
+        match mitmdump() {
+            Some((py, dir)) => {
+                let conf = work.join("mitm");
+                let (_m, addr) = spawn_mitm(&py, &dir, &conf, &["--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())])?;
+                let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
+                measure(&mut rows, "mitmproxy 12", Via::Proxy(addr), origin, &[ca], secs).await;
+            }
+            None => println!("mitmproxy 12 could not be installed (needs pyenv Python 3.13 and PyPI): peer column missing"),
+        }
+        print_table("proxy throughput", &rows, "webfreeze proxy", "direct (ceiling)", "mitmproxy 12");
+        println!("\ntargets: webfreeze >= 0.50 of the ceiling; >= 10x mitmproxy");
+        anyhow::Ok(())
+    })?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+pub fn run_replay(secs: f64) -> anyhow::Result<()> {
+    let bin = webfreeze_bin()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let work = std::env::temp_dir().join(format!("webfreeze-bench-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    rt.block_on(async {
+        let (origin, origin_ca) = start_origin(&work).await?;
+        let ca_file = work.join("origin-ca.pem");
+        let home = work.join("wf");
+        let mut rows = Vec::new();
+        println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell; replay answers from the store, the ceiling from memory");
+        measure(&mut rows, "in-memory (ceiling)", Via::Direct(origin), origin, &[origin_ca.clone()], secs).await;
+        // Record the two exchanges through webfreeze, then replay them.
+        {
+            let (rec, addr) = spawn_listening(&bin, &home, &["record", "--snapshot", "bench", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
+            let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+            for (path, len) in SIZES {
+                let tls = load::client_tls(&[ca.clone()]);
+                let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
+                let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
+                use http_body_util::BodyExt;
+                let b = s.send_request(req).await?.into_body().collect().await?.to_bytes();
+                anyhow::ensure!(b.len() == len);
+            }
+            Command::new("kill").args(["-INT", &rec.0.id().to_string()]).status()?;
+            let mut rec = rec;
+            rec.0.wait()?;
+        }
+        {
+            let (_rep, addr) = spawn_listening(&bin, &home, &["replay", "--snapshot", "bench", "--no-inject-shim"])?;
+            let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+            measure(&mut rows, "webfreeze replay", Via::Proxy(addr), origin, &[ca], secs).await;
+        }
+        match mitmdump() {
+            Some((py, dir)) => {
+                let conf = work.join("mitm");
+                let flows = work.join("flows.mitm");
+                {
+                    let (rec, addr) = spawn_mitm(&py, &dir, &conf, &["-w", flows.to_str().unwrap_or(""), "--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())])?;
+                    let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
+                    for (path, len) in SIZES {
+                        let tls = load::client_tls(&[ca.clone()]);
+                        let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
+                        let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
+                        use http_body_util::BodyExt;
+                        let b = s.send_request(req).await?.into_body().collect().await?.to_bytes();
+                        anyhow::ensure!(b.len() == len);
+                    }
+                    Command::new("kill").args(["-INT", &rec.0.id().to_string()]).status()?;
+                    let mut rec = rec;
+                    rec.0.wait()?;
+                }
+                let (_m, addr) = spawn_mitm(
+                    &py,
+                    &dir,
+                    &conf,
+                    &["-S", flows.to_str().unwrap_or(""), "--set", "server_replay_reuse=true", "--set", "server_replay_extra=404", "--set", "connection_strategy=lazy"],
+                )?;
+                let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
+                measure(&mut rows, "mitmproxy 12 replay", Via::Proxy(addr), origin, &[ca], secs).await;
+            }
+            None => println!("mitmproxy 12 could not be installed: peer column missing"),
+        }
+        print_table("replay throughput", &rows, "webfreeze replay", "in-memory (ceiling)", "mitmproxy 12 replay");
+        println!("\ntargets: replay >= 0.80 of the ceiling; >= 20x mitmproxy server replay");
+
+        // Flatness in snapshot size: a 100- and a 100k-exchange snapshot.
+        println!("\nreplay start, first request and RSS by snapshot size");
+        println!("{:>10} {:>14} {:>16} {:>18} {:>12}", "exchanges", "start ms", "first req ms", "1000 reqs p50 ms", "peak RSS MB");
+        for n in [100usize, 100_000] {
+            let h = work.join(format!("snap{n}"));
+            std::fs::create_dir_all(&h)?;
+            let har = h.join("gen.har");
+            gen::write_har(&har, n, 42)?;
+            let st = Command::new(&bin).env("WEBFREEZE_HOME", &h).args(["snapshots", "import"]).arg(&har).args(["--snapshot", "big"]).stdout(Stdio::null()).status()?;
+            anyhow::ensure!(st.success(), "import failed");
+            let _ = std::fs::remove_file(&har);
+            let t = Instant::now();
+            let (rep, addr) = spawn_listening(&bin, &h, &["replay", "--snapshot", "big", "--no-inject-shim"])?;
+            let start_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let ca = std::fs::read_to_string(h.join("ca/ca.pem"))?;
+            let url = gen::url_for(n / 2);
+            let uri: http::Uri = url.parse()?;
+            let host = uri.host().unwrap_or("").to_string();
+            let pq = uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+            let t = Instant::now();
+            let tls = load::client_tls(&[ca.clone()]);
+            let mut s = load::connect(Via::Proxy(addr), &host, 443, tls.clone()).await?;
+            let req = http::Request::builder().uri(&pq).header("host", &host).body(http_body_util::Empty::<Bytes>::new())?;
+            use http_body_util::BodyExt;
+            let res = s.send_request(req).await?;
+            anyhow::ensure!(res.status() == 200, "first request: {}", res.status());
+            let _ = res.into_body().collect().await?;
+            let first_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let mut lat = Vec::new();
+            for i in 0..1000usize {
+                let url = gen::url_for((i * 7919) % n);
+                let uri: http::Uri = url.parse()?;
+                let host = uri.host().unwrap_or("").to_string();
+                let pq = uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+                let mut s = load::connect(Via::Proxy(addr), &host, 443, tls.clone()).await?;
+                let t = Instant::now();
+                let res = s.send_request(http::Request::builder().uri(&pq).header("host", &host).body(http_body_util::Empty::<Bytes>::new())?).await?;
+                anyhow::ensure!(res.status() == 200);
+                let _ = res.into_body().collect().await?;
+                lat.push(t.elapsed().as_micros() as u64);
+            }
+            lat.sort_unstable();
+            let rss = peak_rss_kib(rep.0.id()) as f64 / 1024.0;
+            println!("{n:>10} {start_ms:>14.1} {first_ms:>16.2} {:>18.3} {rss:>12.1}", pct_ms(&lat, 50.0));
+        }
+        anyhow::Ok(())
+    })?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}

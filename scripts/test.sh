@@ -8,4 +8,14 @@ cargo fmt --all -- --check
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -q -- -D warnings
 log "cargo test"
-cargo test --workspace -- --test-threads "${WEBFREEZE_TEST_THREADS:-2}"
+out="$(mktemp)"
+set +e
+cargo test --workspace -- --test-threads "${WEBFREEZE_TEST_THREADS:-2}" 2>&1 | tee "$out"
+status=${PIPESTATUS[0]}
+set -e
+# One closing line over every test binary (cargo prints one result line per binary, the last often a
+# doc-test run with 0 tests).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     END { printf "total: %d passed, %d failed\n", p, f }' "$out"
+rm -f "$out"
+exit "$status"

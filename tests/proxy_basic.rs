@@ -307,3 +307,26 @@ async fn one_gib_streams_through_with_bounded_memory() {
     eprintln!("proxy peak RSS after 1 GiB: {rss_mib} MiB");
     assert!(rss_mib < 100, "proxy peak RSS {rss_mib} MiB >= 100 MiB");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_requests_are_answered_in_order() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy"]);
+    let mut tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
+    let o = origin.addr;
+    // Three requests in one write, before any response: answered in the order sent.
+    let reqs = format!(
+        "GET http://{o}/hello HTTP/1.1\r\nHost: {o}\r\n\r\nGET http://{o}/cookie HTTP/1.1\r\nHost: {o}\r\n\r\nGET http://{o}/missing HTTP/1.1\r\nHost: {o}\r\nConnection: close\r\n\r\n"
+    );
+    tcp.write_all(reqs.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), tcp.read_to_end(&mut out)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&out);
+    let first = text.find(HELLO).expect("first answer");
+    let second = text.find("cookie=").expect("second answer");
+    let third = text.find("HTTP/1.1 404").expect("third answer");
+    assert!(first < second && second < third, "{text}");
+    assert_eq!(text.matches("HTTP/1.1 ").count(), 3, "{text}");
+}

@@ -132,7 +132,12 @@ pub fn find(
         if let Ok(k2) = request_key(req.method, &other, req.content_type, req.body) {
             let xs = store.lookup(m, &k2)?;
             if !xs.is_empty() {
-                return Ok(Some(Match { layer: Layer::Normalised, group: tagged("scheme", &k2.digest()), exchanges: xs, score: 1.0 }));
+                return Ok(Some(Match {
+                    layer: Layer::Normalised,
+                    group: tagged("scheme", &k2.digest()),
+                    exchanges: xs,
+                    score: 1.0,
+                }));
             }
         }
     }

@@ -374,7 +374,9 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
         // No text: an empty body only where the status has none by nature (1xx, 204, 304) or is a
         // redirect. Tools write `size: 0` for bodies they did not capture (WebPageTest does), so a missing
         // text with size 0 on a 200 is "not captured", never a fabricated empty page.
-        (None, _) if status < 200 || status == 204 || status == 304 || (300..400).contains(&status) => Some(Vec::new()),
+        (None, _) if status < 200 || status == 204 || status == 304 || (300..400).contains(&status) => {
+            Some(Vec::new())
+        }
         (None, _) => None,
     };
     if body_bytes.is_none() {

@@ -7,9 +7,15 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
     WriteBatch, DB,
 };
+
+/// Memory budget, fixed whatever the store size: memtables across all column families, and one block
+/// cache shared by all of them that also holds index and filter blocks (so table readers do not pin them
+/// outside the budget as the store grows).
+const MEMTABLE_BUDGET: usize = 48 << 20;
+const BLOCK_CACHE: usize = 32 << 20;
 
 use crate::kv::{Batch, Kv, Op, Scan, Table};
 use crate::StoreError;
@@ -22,23 +28,28 @@ fn backend(e: rocksdb::Error) -> StoreError {
     StoreError::Backend(e.into_string())
 }
 
-fn cf_options(t: Table) -> Options {
+fn cf_options(t: Table, cache: &Cache) -> Options {
     let mut o = Options::default();
+    let mut b = BlockBasedOptions::default();
+    b.set_block_cache(cache);
+    b.set_cache_index_and_filter_blocks(true);
+    b.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    o.set_max_write_buffer_number(2);
     match t {
         Table::Blobs | Table::Chunks => {
+            // Values are zstd-compressed by us already.
             o.set_compression_type(DBCompressionType::None);
-            // Blob values are large; keep them out of the memtable churn as much as the defaults allow.
-            o.set_write_buffer_size(64 << 20);
+            o.set_write_buffer_size(16 << 20);
         }
         _ => {
             o.set_compression_type(DBCompressionType::Zstd);
             o.set_bottommost_compression_type(DBCompressionType::Zstd);
+            o.set_write_buffer_size(8 << 20);
             // Point lookups on the indexes: a bloom filter keeps the first lookup to one block read.
-            let mut b = BlockBasedOptions::default();
             b.set_bloom_filter(10.0, false);
-            o.set_block_based_table_factory(&b);
         }
     }
+    o.set_block_based_table_factory(&b);
     o
 }
 
@@ -50,8 +61,12 @@ impl RocksKv {
         // Bounded memory whatever the store size: a modest shared block cache and capped open files.
         opts.set_max_open_files(256);
         opts.set_keep_log_file_num(3);
-        let cfs: Vec<ColumnFamilyDescriptor> =
-            Table::ALL.iter().map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t))).collect();
+        opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
+        let cache = Cache::new_lru_cache(BLOCK_CACHE);
+        let cfs: Vec<ColumnFamilyDescriptor> = Table::ALL
+            .iter()
+            .map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t, &cache)))
+            .collect();
         let open_err =
             |e: rocksdb::Error| StoreError::Open { path: path.to_path_buf(), detail: e.into_string() };
         let db = if read_only {

@@ -41,7 +41,9 @@ pub fn write_har(path: &Path, n: usize, seed: u64) -> std::io::Result<GenInfo> {
         .collect();
     let f = std::fs::File::create(path)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    w.write_all(br#"{"log":{"version":"1.2","creator":{"name":"webfreeze-xtask","version":"1"},"entries":["#)?;
+    w.write_all(
+        br#"{"log":{"version":"1.2","creator":{"name":"webfreeze-xtask","version":"1"},"entries":["#,
+    )?;
     let mut pool: Vec<Vec<(String, String, Option<&str>)>> = vec![Vec::new(); 5];
     let mut urls = Vec::with_capacity(n);
     for i in 0..n {
@@ -52,7 +54,13 @@ pub fn write_har(path: &Path, n: usize, seed: u64) -> std::io::Result<GenInfo> {
             6 | 7 => 3,
             _ => 4,
         };
-        let (mime, ext) = [("text/html", "html"), ("application/javascript", "js"), ("text/css", "css"), ("application/json", "json"), ("image/png", "png")][kind];
+        let (mime, ext) = [
+            ("text/html", "html"),
+            ("application/javascript", "js"),
+            ("text/css", "css"),
+            ("application/json", "json"),
+            ("image/png", "png"),
+        ][kind];
         let reuse = rng.gen_bool(0.3) && !pool[kind].is_empty();
         let (body, _mime2, enc) = if reuse {
             let p = &pool[kind];

@@ -54,14 +54,19 @@ pub async fn connect(
     };
     tcp.set_nodelay(true)?;
     if let Via::Proxy(_) = via {
-        tcp.write_all(format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").as_bytes()).await?;
+        tcp.write_all(format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").as_bytes())
+            .await?;
         let mut buf = Vec::new();
         let mut b = [0u8; 1];
         while !buf.ends_with(b"\r\n\r\n") {
             tcp.read_exact(&mut b).await?;
             buf.push(b[0]);
         }
-        anyhow::ensure!(buf.starts_with(b"HTTP/1.1 200") || buf.starts_with(b"HTTP/1.0 200"), "CONNECT: {}", String::from_utf8_lossy(&buf));
+        anyhow::ensure!(
+            buf.starts_with(b"HTTP/1.1 200") || buf.starts_with(b"HTTP/1.0 200"),
+            "CONNECT: {}",
+            String::from_utf8_lossy(&buf)
+        );
     }
     let name = ServerName::try_from(host.to_string())?;
     let tls = tokio_rustls::TlsConnector::from(tls).connect(name, tcp).await?;
@@ -71,7 +76,17 @@ pub async fn connect(
 }
 
 /// `conc` connections hammering `path` for `secs`.
-pub async fn run(via: Via, host: &str, port: u16, path: &str, conc: usize, secs: f64, roots: &[String], expect_len: usize) -> LoadResult {
+#[allow(clippy::too_many_arguments)] // a benchmark cell is described by exactly these values
+pub async fn run(
+    via: Via,
+    host: &str,
+    port: u16,
+    path: &str,
+    conc: usize,
+    secs: f64,
+    roots: &[String],
+    expect_len: usize,
+) -> LoadResult {
     let tls = client_tls(roots);
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     let start = Instant::now();
@@ -90,11 +105,15 @@ pub async fn run(via: Via, host: &str, port: u16, path: &str, conc: usize, secs:
             };
             let authority = if port == 443 { host.clone() } else { format!("{host}:{port}") };
             while Instant::now() < deadline {
-                let req = http::Request::builder().uri(&path).header("host", &authority).body(Empty::<Bytes>::new()).expect("request");
+                let req = http::Request::builder()
+                    .uri(&path)
+                    .header("host", &authority)
+                    .body(Empty::<Bytes>::new())
+                    .expect("request");
                 let t = Instant::now();
                 match sender.send_request(req).await {
-                    Ok(res) => match res.into_body().collect().await {
-                        Ok(b) if b.to_bytes().len() == expect_len => {
+                    Ok(res) => match res.into_body().collect().await.map(|b| b.to_bytes()) {
+                        Ok(b) if b.len() == expect_len => {
                             r.requests += 1;
                             r.lat_us.push(t.elapsed().as_micros() as u64);
                         }

@@ -30,8 +30,12 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bench", "store", ..] => store_bench::run(arg(&args, "--entries", 100_000)),
-        ["bench", "store-phase", ..] => store_bench::phase(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new())),
-        ["bench", "store-lookup", ..] => store_bench::lookups(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new())),
+        ["bench", "store-phase", ..] => {
+            store_bench::phase(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new()))
+        }
+        ["bench", "store-lookup", ..] => {
+            store_bench::lookups(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new()))
+        }
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["gen-har", ..] => {
@@ -39,7 +43,8 @@ fn main() -> anyhow::Result<()> {
             if out.is_empty() {
                 bail!("gen-har needs --out FILE");
             }
-            let info = gen::write_har(std::path::Path::new(&out), arg(&args, "--entries", 1000), 42).context("generating")?;
+            let info = gen::write_har(std::path::Path::new(&out), arg(&args, "--entries", 1000), 42)
+                .context("generating")?;
             println!("wrote {} entries, {} bytes to {out}", info.urls.len(), info.bytes);
             Ok(())
         }
@@ -54,7 +59,11 @@ fn main() -> anyhow::Result<()> {
 pub fn peak_rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
         .unwrap_or(0)
 }
 

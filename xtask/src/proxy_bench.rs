@@ -40,14 +40,17 @@ fn webfreeze_bin() -> anyhow::Result<PathBuf> {
 fn mitmdump() -> Option<(PathBuf, PathBuf)> {
     let dir = std::env::var_os("WEBFREEZE_BUILD_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/webfreeze-build"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/webfreeze-build")
+        })
         .join("mitmproxy-12.2.3");
-    let py = std::fs::read_dir(PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions"))
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("3.13")))?
-        .join("bin/python");
+    let py =
+        std::fs::read_dir(PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("3.13")))?
+            .join("bin/python");
     if !dir.join("bin/mitmdump").exists() {
         eprintln!("installing mitmproxy 12.2.3 into {} ...", dir.display());
         let ok = Command::new(&py)
@@ -79,7 +82,11 @@ fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Ki
         .spawn()?;
     let mut line = String::new();
     BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
-    let addr = line.trim().strip_prefix("listening on ").ok_or_else(|| anyhow::anyhow!("bad first line {line:?}"))?.parse()?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or_else(|| anyhow::anyhow!("bad first line {line:?}"))?
+        .parse()?;
     Ok((Kill(child), addr))
 }
 
@@ -121,7 +128,9 @@ async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
         .with_no_client_auth()
         .with_single_cert(
             vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+            rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+                leaf_key.serialize_der(),
+            )),
         )?;
     cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
     std::fs::write(work.join("origin-ca.pem"), ca_cert.pem())?;
@@ -140,11 +149,15 @@ async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
                     let body = if req.uri().path() == "/100k" { big.clone() } else { small.clone() };
                     async move {
                         let mut r = http::Response::new(http_body_util::Full::new(body));
-                        r.headers_mut().insert("content-type", http::HeaderValue::from_static("application/octet-stream"));
+                        r.headers_mut().insert(
+                            "content-type",
+                            http::HeaderValue::from_static("application/octet-stream"),
+                        );
                         Ok::<_, std::convert::Infallible>(r)
                     }
                 });
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), svc).await;
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), svc).await;
             });
         }
     });
@@ -163,11 +176,17 @@ struct Row {
 
 fn print_table(title: &str, rows: &[Row], ours: &str, ceiling: &str, peer: &str) {
     println!("\n{title}");
-    println!("{:<20} {:>6} {:>5} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10}", "target", "size", "conc", "req/s", "p50 ms", "p99 ms", "errors", "vs ceiling", "vs peer");
+    println!(
+        "{:<20} {:>6} {:>5} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10}",
+        "target", "size", "conc", "req/s", "p50 ms", "p99 ms", "errors", "vs ceiling", "vs peer"
+    );
     for r in rows {
-        let find = |t: &str| rows.iter().find(|x| x.target == t && x.size == r.size && x.conc == r.conc).map(|x| x.rps);
+        let find = |t: &str| {
+            rows.iter().find(|x| x.target == t && x.size == r.size && x.conc == r.conc).map(|x| x.rps)
+        };
         let vs_ceiling = find(ceiling).map(|c| r.rps / c).unwrap_or(f64::NAN);
-        let vs_peer = if r.target == ours { find(peer).map(|p| r.rps / p).unwrap_or(f64::NAN) } else { f64::NAN };
+        let vs_peer =
+            if r.target == ours { find(peer).map(|p| r.rps / p).unwrap_or(f64::NAN) } else { f64::NAN };
         println!(
             "{:<20} {:>6} {:>5} {:>10.0} {:>9.2} {:>9.2} {:>7} {:>10.2} {:>10}",
             r.target,
@@ -210,22 +229,40 @@ pub fn run_proxy(secs: f64) -> anyhow::Result<()> {
         let (origin, origin_ca) = start_origin(&work).await?;
         let ca_file = work.join("origin-ca.pem");
         let mut rows = Vec::new();
-        println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell, 2-core machine shared by client, proxy and origin");
-        measure(&mut rows, "direct (ceiling)", Via::Direct(origin), origin, &[origin_ca.clone()], secs).await;
+        println!(
+            "HTTPS keep-alive, HTTP/1.1, {secs}s per cell, 2-core machine shared by client, proxy and origin"
+        );
+        measure(
+            &mut rows,
+            "direct (ceiling)",
+            Via::Direct(origin),
+            origin,
+            std::slice::from_ref(&origin_ca),
+            secs,
+        )
+        .await;
         {
             let home = work.join("wf");
-            let (_wf, addr) = spawn_listening(&bin, &home, &["proxy", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
+            let (_wf, addr) =
+                spawn_listening(&bin, &home, &["proxy", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
             measure(&mut rows, "webfreeze proxy", Via::Proxy(addr), origin, &[ca], secs).await;
         }
         match mitmdump() {
             Some((py, dir)) => {
                 let conf = work.join("mitm");
-                let (_m, addr) = spawn_mitm(&py, &dir, &conf, &["--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())])?;
+                let (_m, addr) = spawn_mitm(
+                    &py,
+                    &dir,
+                    &conf,
+                    &["--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())],
+                )?;
                 let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
                 measure(&mut rows, "mitmproxy 12", Via::Proxy(addr), origin, &[ca], secs).await;
             }
-            None => println!("mitmproxy 12 could not be installed (needs pyenv Python 3.13 and PyPI): peer column missing"),
+            None => println!(
+                "mitmproxy 12 could not be installed (needs pyenv Python 3.13 and PyPI): peer column missing"
+            ),
         }
         print_table("proxy throughput", &rows, "webfreeze proxy", "direct (ceiling)", "mitmproxy 12");
         println!("\ntargets: webfreeze >= 0.50 of the ceiling; >= 10x mitmproxy");
@@ -246,13 +283,13 @@ pub fn run_replay(secs: f64) -> anyhow::Result<()> {
         let home = work.join("wf");
         let mut rows = Vec::new();
         println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell; replay answers from the store, the ceiling from memory");
-        measure(&mut rows, "in-memory (ceiling)", Via::Direct(origin), origin, &[origin_ca.clone()], secs).await;
+        measure(&mut rows, "in-memory (ceiling)", Via::Direct(origin), origin, std::slice::from_ref(&origin_ca), secs).await;
         // Record the two exchanges through webfreeze, then replay them.
         {
             let (rec, addr) = spawn_listening(&bin, &home, &["record", "--snapshot", "bench", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
             for (path, len) in SIZES {
-                let tls = load::client_tls(&[ca.clone()]);
+                let tls = load::client_tls(std::slice::from_ref(&ca));
                 let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
                 let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
                 use http_body_util::BodyExt;
@@ -276,7 +313,7 @@ pub fn run_replay(secs: f64) -> anyhow::Result<()> {
                     let (rec, addr) = spawn_mitm(&py, &dir, &conf, &["-w", flows.to_str().unwrap_or(""), "--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())])?;
                     let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
                     for (path, len) in SIZES {
-                        let tls = load::client_tls(&[ca.clone()]);
+                        let tls = load::client_tls(std::slice::from_ref(&ca));
                         let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
                         let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
                         use http_body_util::BodyExt;
@@ -321,7 +358,7 @@ pub fn run_replay(secs: f64) -> anyhow::Result<()> {
             let host = uri.host().unwrap_or("").to_string();
             let pq = uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let t = Instant::now();
-            let tls = load::client_tls(&[ca.clone()]);
+            let tls = load::client_tls(std::slice::from_ref(&ca));
             let mut s = load::connect(Via::Proxy(addr), &host, 443, tls.clone()).await?;
             let req = http::Request::builder().uri(&pq).header("host", &host).body(http_body_util::Empty::<Bytes>::new())?;
             use http_body_util::BodyExt;

@@ -66,17 +66,35 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         let har = dir.join("gen.har");
         let t = Instant::now();
         let info = gen::write_har(&har, size, 42)?;
-        println!("  generated {size} entries, {:.1} MB in {:.1}s", info.bytes as f64 / 1e6, t.elapsed().as_secs_f64());
+        println!(
+            "  generated {size} entries, {:.1} MB in {:.1}s",
+            info.bytes as f64 / 1e6,
+            t.elapsed().as_secs_f64()
+        );
         let gz = gzip_size(&har)?;
         let out = Command::new(std::env::current_exe()?)
-            .args(["bench", "store-phase", "--entries", &size.to_string(), "--dir", dir.to_str().unwrap_or(".")])
+            .args([
+                "bench",
+                "store-phase",
+                "--entries",
+                &size.to_string(),
+                "--dir",
+                dir.to_str().unwrap_or("."),
+            ])
             .output()?;
         if !out.status.success() {
             anyhow::bail!("phase failed: {}", String::from_utf8_lossy(&out.stderr));
         }
         let mut v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
         let out = Command::new(std::env::current_exe()?)
-            .args(["bench", "store-lookup", "--entries", &size.to_string(), "--dir", dir.to_str().unwrap_or(".")])
+            .args([
+                "bench",
+                "store-lookup",
+                "--entries",
+                &size.to_string(),
+                "--dir",
+                dir.to_str().unwrap_or("."),
+            ])
             .output()?;
         if !out.status.success() {
             anyhow::bail!("lookup phase failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -91,7 +109,20 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(&har);
     }
     println!();
-    println!("{:>9} {:>10} {:>8} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>9}", "exchanges", "import/s", "MB/s", "HAR MB", "gzip MB", "store MB", "store/HAR", "store/gzip", "open+1st ms", "lookup p50", "p99 ms");
+    println!(
+        "{:>9} {:>10} {:>8} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>9}",
+        "exchanges",
+        "import/s",
+        "MB/s",
+        "HAR MB",
+        "gzip MB",
+        "store MB",
+        "store/HAR",
+        "store/gzip",
+        "open+1st ms",
+        "lookup p50",
+        "p99 ms"
+    );
     for v in &rows {
         let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
         println!(
@@ -112,7 +143,12 @@ pub fn run(n: usize) -> anyhow::Result<()> {
     println!();
     println!("{:>9} {:>14} {:>14}", "exchanges", "import RSS MB", "lookup RSS MB");
     for v in &rows {
-        println!("{:>9} {:>14.1} {:>14.1}", v["entries"], v["import_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0, v["lookup_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0);
+        println!(
+            "{:>9} {:>14.1} {:>14.1}",
+            v["entries"],
+            v["import_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            v["lookup_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
+        );
     }
     println!("\ntargets: store <= 0.5x gzip(HAR); open + first lookup < 200 ms; lookup p99 < 1 ms; RSS flat in exchanges");
     let _ = std::fs::remove_dir_all(&work);
@@ -127,7 +163,12 @@ pub fn phase(n: usize, dir: &str) -> anyhow::Result<()> {
     let f = std::fs::File::open(dir.join("gen.har"))?;
     let t = Instant::now();
     let store = Store::open(&store_dir)?;
-    let r = har::import(&store, f, &ImportOptions { snapshot: "bench".into(), source_file: "gen.har".into(), now_ms: 0 }, |_| {})?;
+    let r = har::import(
+        &store,
+        f,
+        &ImportOptions { snapshot: "bench".into(), source_file: "gen.har".into(), now_ms: 0 },
+        |_| {},
+    )?;
     store.flush()?;
     let import_s = t.elapsed().as_secs_f64();
     anyhow::ensure!(r.imported as usize == n, "imported {} of {n}", r.imported);

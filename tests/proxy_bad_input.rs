@@ -144,3 +144,36 @@ fn non_loopback_listen_needs_allow_remote() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed() {
+    let home = tempfile::tempdir().unwrap();
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--idle-timeout", "1"]);
+    let mut tcp = TcpStream::connect(wf.addr).await.unwrap();
+    // Send nothing: the proxy must close the connection (EOF), well before our 30 s guard.
+    let mut buf = [0u8; 64];
+    let started = std::time::Instant::now();
+    let n =
+        tokio::time::timeout(Duration::from_secs(30), tcp.read(&mut buf)).await.expect("closed by the proxy");
+    assert!(matches!(n, Ok(0) | Err(_)) || String::from_utf8_lossy(&buf).contains("408"), "{n:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+
+    // A keep-alive connection that made one request and then goes silent is closed too.
+    let origin = Origin::start(None).await;
+    let mut tcp = TcpStream::connect(wf.addr).await.unwrap();
+    tcp.write_all(format!("GET http://{0}/hello HTTP/1.1\r\nHost: {0}\r\n\r\n", origin.addr).as_bytes())
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let end = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(end.is_ok(), "idle keep-alive connection was not closed");
+    assert!(String::from_utf8_lossy(&got).contains(HELLO));
+}

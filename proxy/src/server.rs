@@ -195,6 +195,79 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
     }
 }
 
+/// Closes a client connection after `idle` without any byte read or written: covers a client that never
+/// sends its first request (hyper's header timer only starts with the first byte) and keep-alive or tunnel
+/// connections left silent.
+struct IdleTimeout<S> {
+    inner: S,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<S> IdleTimeout<S> {
+    fn new(inner: S, idle: Duration) -> Self {
+        Self { inner, idle, deadline: Box::pin(tokio::time::sleep(idle)) }
+    }
+
+    fn touch(&mut self) {
+        let at = tokio::time::Instant::now() + self.idle;
+        self.deadline.as_mut().reset(at);
+    }
+
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        self.deadline.as_mut().poll(cx).is_ready()
+    }
+}
+
+fn idle_error() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::TimedOut, "client connection idle for too long")
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                if buf.filled().len() > before {
+                    self.touch();
+                }
+                Poll::Ready(r)
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 {
+                    self.touch();
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            other => other,
+        }
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// Where requests on a connection are headed.
 #[derive(Clone)]
 struct ConnCtx {
@@ -261,7 +334,8 @@ impl<H: Handler> Shared<H> {
             }
         });
         let b = builder(&self.cfg);
-        let c = b.serve_connection_with_upgrades(TokioIo::new(tcp), svc).into_owned();
+        let io = IdleTimeout::new(tcp, self.cfg.idle_timeout);
+        let c = b.serve_connection_with_upgrades(TokioIo::new(io), svc).into_owned();
         if let Err(e) = outer.watch(c).await {
             tracing::debug!("client connection {peer}: {e}");
         }

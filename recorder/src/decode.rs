@@ -129,3 +129,73 @@ impl Decoding {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(kind: &str, data: &[u8]) -> Vec<u8> {
+        use std::io::Write as _;
+        match kind {
+            "gzip" => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            "deflate" => {
+                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            "raw-deflate" => {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            "br" => {
+                let mut out = Vec::new();
+                brotli::BrotliCompress(
+                    &mut &data[..],
+                    &mut out,
+                    &brotli::enc::BrotliEncoderParams::default(),
+                )
+                .unwrap();
+                out
+            }
+            "zstd" => zstd::bulk::compress(data, 3).unwrap(),
+            _ => data.to_vec(),
+        }
+    }
+
+    #[test]
+    fn decoding_table() {
+        let body: Vec<u8> = (0..200_000u32).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+        let store = Store::in_memory();
+        for (header, wire_kind, expect_decoded) in [
+            (Some("gzip"), "gzip", true),
+            (Some("x-gzip"), "gzip", true),
+            (Some("deflate"), "deflate", true),
+            (Some("deflate"), "raw-deflate", true),
+            (Some("br"), "br", true),
+            (Some("zstd"), "zstd", true),
+            (None, "identity", true),
+            (Some("identity"), "identity", true),
+            (Some("gzip"), "identity", false),
+            (Some("br"), "gzip", false),
+        ] {
+            let wire = enc(wire_kind, &body);
+            let mut d = Decoding::new(&store, header);
+            for piece in wire.chunks(7_777) {
+                d.write(piece);
+            }
+            let (r, failed) = d.finish().unwrap();
+            assert_eq!(failed, !expect_decoded, "{header:?} over {wire_kind}");
+            let stored = store.blob_bytes(&r.hash).unwrap();
+            if expect_decoded {
+                assert!(stored == body, "{header:?} over {wire_kind}: decoded body differs");
+            } else {
+                assert!(stored == wire, "{header:?} over {wire_kind}: raw bytes kept");
+            }
+        }
+    }
+}

@@ -146,7 +146,18 @@ pub struct Replay {
     cfg: ReplayConfig,
     shim_js: String,
     state: Mutex<State>,
+    /// Hot bodies (up to [`CACHE_BODY_MAX`] each), so repeated requests skip the store; bounded by count.
+    bodies: Mutex<lru::LruCache<String, Bytes>>,
+    /// Exact-key matches already looked up (the snapshot is immutable while replayed), bounded by count.
+    exact: Mutex<lru::LruCache<[u8; 32], matcher::Match>>,
 }
+
+/// Exact-key match results kept in memory.
+const CACHE_MATCHES: usize = 4096;
+/// Bodies up to this size are kept in the in-memory LRU.
+const CACHE_BODY_MAX: u64 = 256 << 10;
+/// Entries in the body LRU (at most 256 KiB each: <= 128 MiB, typically far less).
+const CACHE_BODIES: usize = 512;
 
 impl std::fmt::Debug for Replay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -176,7 +187,18 @@ impl Replay {
         // The PRNG seed derives from the snapshot, so every replay of it draws the same numbers.
         let rng_seed = shim::rng_seed(&manifest.name, manifest.seed.start_ms);
         let shim_js = shim::script(manifest.seed.start_ms, rng_seed, cfg.shim_step_ms);
-        Self { store, manifest, cfg, shim_js, state: Mutex::new(State { episode: 1, ..Default::default() }) }
+        let cap = std::num::NonZeroUsize::new(CACHE_BODIES).unwrap_or(std::num::NonZeroUsize::MIN);
+        Self {
+            store,
+            manifest,
+            cfg,
+            shim_js,
+            state: Mutex::new(State { episode: 1, ..Default::default() }),
+            bodies: Mutex::new(lru::LruCache::new(cap)),
+            exact: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+        }
     }
 
     /// The shim this replay injects (the agent installs the same script through CDP).
@@ -305,7 +327,28 @@ impl Replay {
                 ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
             });
         }
-        let mut bytes = self.store.blob_bytes(&body_ref.hash).map_err(store_err)?;
+        let cached = self.bodies.lock().ok().and_then(|mut c| c.get(&body_ref.hash).cloned());
+        let stored = match cached {
+            Some(b) => b,
+            None => {
+                let b = Bytes::from(self.store.blob_bytes(&body_ref.hash).map_err(store_err)?);
+                if body_ref.size <= CACHE_BODY_MAX {
+                    if let Ok(mut c) = self.bodies.lock() {
+                        c.put(body_ref.hash.clone(), b.clone());
+                    }
+                }
+                b
+            }
+        };
+        if !transform && range.is_none() {
+            if let Some(h) = b.headers_mut() {
+                h.insert(header::CONTENT_LENGTH, HeaderValue::from(stored.len()));
+            }
+            return b.body(proxy::body::full(stored)).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
+        }
+        let mut bytes = stored.to_vec();
         if self.cfg.inject_shim && is_html {
             bytes = shim::inject_html(&bytes, &self.shim_js);
         }
@@ -516,7 +559,23 @@ impl Handler for Replay {
                 body: &body,
                 headers: &headers,
             };
-            let found = match matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming) {
+            let digest = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok().map(|k| k.digest());
+            let cached = digest.and_then(|d| self.exact.lock().ok().and_then(|mut c| c.get(&d).cloned()));
+            let looked_up = match cached {
+                Some(m) => Ok(Some(m)),
+                None => {
+                    matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming).inspect(|found| {
+                        if let (Some(d), Some(m)) = (digest, found) {
+                            if m.layer == Layer::Exact {
+                                if let Ok(mut c) = self.exact.lock() {
+                                    c.put(d, m.clone());
+                                }
+                            }
+                        }
+                    })
+                }
+            };
+            let found = match looked_up {
                 Ok(f) => f,
                 Err(e) => {
                     tracing::error!("replay lookup for {url}: {e}");

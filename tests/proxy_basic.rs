@@ -131,14 +131,8 @@ async fn same_answers_direct_and_through_the_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_bodies_and_hygiene_reach_the_origin() {
     let home = tempfile::tempdir().unwrap();
-    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = home.path().join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(
-        home.path(),
-        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
+    let (origin, reach) = https_origin(home.path(), "origin.test").await;
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &reach);
     let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
     for h2 in [false, true] {
         let g = fetch(
@@ -170,15 +164,9 @@ async fn request_bodies_and_hygiene_reach_the_origin() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curl_through_the_proxy_h1_and_h2() {
     let home = tempfile::tempdir().unwrap();
-    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
+    let (_origin, reach) = https_origin(home.path(), "origin.test").await;
     let plain = Origin::start(None).await;
-    let ca_file = home.path().join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(
-        home.path(),
-        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &reach);
     let proxy = format!("http://{}", wf.addr);
     for (flag, expect_version) in [("--http1.1", "1.1"), ("--http2", "2")] {
         let out = tokio::process::Command::new("curl")
@@ -211,14 +199,8 @@ async fn curl_through_the_proxy_h1_and_h2() {
 async fn websocket_upgrades_are_tunnelled_both_ways() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let home = tempfile::tempdir().unwrap();
-    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = home.path().join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(
-        home.path(),
-        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
+    let (_origin, reach) = https_origin(home.path(), "origin.test").await;
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &reach);
     let our_ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
     let mut tcp = tokio::net::TcpStream::connect(wf.addr).await.unwrap();
     tcp.write_all(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n").await.unwrap();

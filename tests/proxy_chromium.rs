@@ -51,14 +51,8 @@ pub fn spki_of(home: &std::path::Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_loads_https_through_the_proxy_with_the_chain_checked() {
     let home = tempfile::tempdir().unwrap();
-    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = home.path().join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("origin.test:443:{}", origin.addr);
-    let wf = Webfreeze::spawn(
-        home.path(),
-        &["proxy", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
+    let (_origin, reach) = https_origin(home.path(), "origin.test").await;
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &reach);
     let spki = spki_of(home.path());
 
     let profile = tempfile::tempdir().unwrap();

@@ -27,15 +27,11 @@ fn show(home: &std::path::Path, name: &str) -> serde_json::Value {
 async fn record_then_sealed_replay_serves_the_same_bytes_without_dialing_out() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let origin = Origin::start(Some(origin_tls(&["origin.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = h.join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("origin.test:443:{}", origin.addr);
+    let (origin, reach) = https_origin(h, "origin.test").await;
     let cut = truncating_origin().await;
-    let proxy_args = ["--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve];
 
     // Record.
-    let mut rec = Webfreeze::spawn(h, &[&["record", "--snapshot", "site"][..], &proxy_args[..]].concat());
+    let mut rec = Webfreeze::spawn_with(h, &["record", "--snapshot", "site"], &reach);
     let ca = std::fs::read_to_string(rec.ca_pem_path()).unwrap();
     let json_a = r#"{"q": "socks", "page": 1}"#;
     let cases: Vec<(&str, &str, &str)> = vec![

@@ -408,6 +408,21 @@ pub async fn truncating_origin() -> SocketAddr {
     addr
 }
 
+/// An HTTPS origin (h2 and http/1.1) for `name` with a throwaway CA, and the proxy options that reach it:
+/// `--upstream-ca <its CA>` and `--resolve NAME:443:ADDR`.
+pub async fn https_origin(home: &Path, name: &str) -> (Origin, Vec<String>) {
+    let origin = Origin::start(Some(origin_tls(&[name], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = home.join(format!("origin-ca-{}.pem", origin.addr.port()));
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let reach = vec![
+        "--upstream-ca".to_string(),
+        ca_file.display().to_string(),
+        "--resolve".to_string(),
+        format!("{name}:443:{}", origin.addr),
+    ];
+    (origin, reach)
+}
+
 /// The `webfreeze` binary run as a child process.
 pub struct Webfreeze {
     pub child: Child,
@@ -450,6 +465,13 @@ impl Webfreeze {
             .parse()
             .unwrap();
         Webfreeze { child, addr, home: home.to_path_buf(), stderr_path }
+    }
+
+    /// Like [`Webfreeze::spawn`], with extra owned arguments (e.g. from [`https_origin`]).
+    pub fn spawn_with(home: &Path, args: &[&str], extra: &[String]) -> Webfreeze {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(extra.iter().map(String::as_str));
+        Self::spawn(home, &all)
     }
 
     pub fn stderr(&self) -> String {

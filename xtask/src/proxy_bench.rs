@@ -164,6 +164,22 @@ async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
     Ok((addr, ca_cert.pem()))
 }
 
+/// Request each benchmark size once through a proxy (to record it), checking the body length.
+async fn fetch_sizes_once(proxy: SocketAddr, origin: SocketAddr, ca: &str) -> anyhow::Result<()> {
+    use http_body_util::BodyExt;
+    for (path, len) in SIZES {
+        let tls = load::client_tls(&[ca.to_string()]);
+        let mut s = load::connect(Via::Proxy(proxy), "127.0.0.1", origin.port(), tls).await?;
+        let req = http::Request::builder()
+            .uri(path)
+            .header("host", format!("127.0.0.1:{}", origin.port()))
+            .body(http_body_util::Empty::<Bytes>::new())?;
+        let b = s.send_request(req).await?.into_body().collect().await?.to_bytes();
+        anyhow::ensure!(b.len() == len, "{path}: {} bytes", b.len());
+    }
+    Ok(())
+}
+
 struct Row {
     target: String,
     size: &'static str,
@@ -288,14 +304,7 @@ pub fn run_replay(secs: f64) -> anyhow::Result<()> {
         {
             let (rec, addr) = spawn_listening(&bin, &home, &["record", "--snapshot", "bench", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
-            for (path, len) in SIZES {
-                let tls = load::client_tls(std::slice::from_ref(&ca));
-                let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
-                let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
-                use http_body_util::BodyExt;
-                let b = s.send_request(req).await?.into_body().collect().await?.to_bytes();
-                anyhow::ensure!(b.len() == len);
-            }
+            fetch_sizes_once(addr, origin, &ca).await?;
             Command::new("kill").args(["-INT", &rec.0.id().to_string()]).status()?;
             let mut rec = rec;
             rec.0.wait()?;
@@ -312,14 +321,7 @@ pub fn run_replay(secs: f64) -> anyhow::Result<()> {
                 {
                     let (rec, addr) = spawn_mitm(&py, &dir, &conf, &["-w", flows.to_str().unwrap_or(""), "--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())])?;
                     let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
-                    for (path, len) in SIZES {
-                        let tls = load::client_tls(std::slice::from_ref(&ca));
-                        let mut s = load::connect(Via::Proxy(addr), "127.0.0.1", origin.port(), tls).await?;
-                        let req = http::Request::builder().uri(path).header("host", format!("127.0.0.1:{}", origin.port())).body(http_body_util::Empty::<Bytes>::new())?;
-                        use http_body_util::BodyExt;
-                        let b = s.send_request(req).await?.into_body().collect().await?.to_bytes();
-                        anyhow::ensure!(b.len() == len);
-                    }
+                    fetch_sizes_once(addr, origin, &ca).await?;
                     Command::new("kill").args(["-INT", &rec.0.id().to_string()]).status()?;
                     let mut rec = rec;
                     rec.0.wait()?;

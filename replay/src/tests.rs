@@ -217,3 +217,21 @@ async fn html_gets_the_shim_and_csp_is_patched() {
     assert_eq!(h.get("content-length").unwrap().to_str().unwrap(), body.len().to_string());
     assert_eq!(h.get("content-security-policy").unwrap(), "script-src 'self' 'nonce-webfreeze-shim'");
 }
+
+#[tokio::test]
+async fn a_corrupt_body_is_a_clear_500_and_other_requests_still_work() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://a.test/bad", "this body will be damaged"),
+        ("GET", "https://a.test/good", "fine"),
+    ]);
+    let x = store.exchanges(&m).next().unwrap().unwrap();
+    let hash = x.response.body.unwrap().hash;
+    let mut raw = store.raw_blob_for_tests(&hash).unwrap().unwrap();
+    raw.truncate(raw.len() / 2);
+    store.damage_blob_for_tests(&hash, &raw).unwrap();
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    let (s, b, _) = ask(&r, "GET", "https://a.test/bad", &[]).await;
+    assert_eq!(s, 500);
+    assert!(b.contains("https://a.test/bad") && b.contains("verify"), "{b}");
+    assert_eq!(ask(&r, "GET", "https://a.test/good", &[]).await.1, "fine");
+}

@@ -188,12 +188,19 @@ impl BlobRecord {
 }
 
 /// Reads a blob back as a stream, one chunk in memory at a time. Implements [`std::io::Read`].
+///
+/// Integrity: the reader hashes what it hands out and, at the end, fails with [`StoreError::Corrupt`] if
+/// the length or the BLAKE3 differs from the blob's key, so damaged bytes never pass for a whole body.
 pub struct BlobReader {
     store: Store,
     size: u64,
     current: Vec<u8>,
     pos: usize,
     pending: std::vec::IntoIter<[u8; 32]>,
+    expect: [u8; 32],
+    hasher: blake3::Hasher,
+    seen: u64,
+    checked: bool,
 }
 
 impl std::fmt::Debug for BlobReader {
@@ -208,12 +215,54 @@ impl BlobReader {
         match BlobRecord::parse(&raw)? {
             BlobRecord::Inline { kind, size, data } => {
                 let current = decompress(kind, &data, usize::try_from(size).unwrap_or(CHUNK))?;
-                Ok(Self { store, size, current, pos: 0, pending: Vec::new().into_iter() })
+                Ok(Self::new(store, size, current, Vec::new(), *hash))
             }
-            BlobRecord::Chunked { size, chunks } => {
-                Ok(Self { store, size, current: Vec::new(), pos: 0, pending: chunks.into_iter() })
-            }
+            BlobRecord::Chunked { size, chunks } => Ok(Self::new(store, size, Vec::new(), chunks, *hash)),
         }
+    }
+
+    fn new(store: Store, size: u64, current: Vec<u8>, chunks: Vec<[u8; 32]>, expect: [u8; 32]) -> Self {
+        let mut r = Self {
+            store,
+            size,
+            current: Vec::new(),
+            pos: 0,
+            pending: chunks.into_iter(),
+            expect,
+            hasher: blake3::Hasher::new(),
+            seen: 0,
+            checked: false,
+        };
+        r.accept_chunk(current);
+        r
+    }
+
+    /// Account for bytes about to be handed out.
+    fn accept_chunk(&mut self, data: Vec<u8>) {
+        self.hasher.update(&data);
+        self.seen += data.len() as u64;
+        self.current = data;
+        self.pos = 0;
+    }
+
+    /// At the end: the bytes handed out must be the blob its key names.
+    fn check_end(&mut self) -> Result<(), StoreError> {
+        if self.checked {
+            return Ok(());
+        }
+        self.checked = true;
+        if self.seen != self.size || self.hasher.finalize().as_bytes() != &self.expect {
+            return Err(StoreError::Corrupt {
+                what: "blob",
+                detail: format!(
+                    "{} does not match its content hash ({} of {} bytes)",
+                    hex(&self.expect),
+                    self.seen,
+                    self.size
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Decoded size of the whole blob.
@@ -221,15 +270,13 @@ impl BlobReader {
         self.size
     }
 
-    /// The next piece of the body, or `None` at the end. At most one chunk is held at a time.
-    pub fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, StoreError> {
-        if self.pos < self.current.len() {
-            let out = self.current[self.pos..].to_vec();
-            self.pos = self.current.len();
-            return Ok(Some(out));
-        }
+    /// Load the next chunk into `current`; `false` at the end, after the integrity check.
+    fn advance(&mut self) -> Result<bool, StoreError> {
         match self.pending.next() {
-            None => Ok(None),
+            None => {
+                self.check_end()?;
+                Ok(false)
+            }
             Some(h) => {
                 let v = self.store.kv().get(Table::Chunks, &h)?.ok_or_else(|| StoreError::Corrupt {
                     what: "blob",
@@ -238,9 +285,24 @@ impl BlobReader {
                 if v.len() < 2 {
                     return Err(StoreError::Corrupt { what: "blob", detail: "chunk too short".into() });
                 }
-                Ok(Some(decompress(v[1], &v[2..], CHUNK)?))
+                let data = decompress(v[1], &v[2..], CHUNK)?;
+                self.accept_chunk(data);
+                Ok(true)
             }
         }
+    }
+
+    /// The next piece of the body, or `None` at the end. At most one chunk is held at a time. The last
+    /// call fails with [`StoreError::Corrupt`] if the body does not match its hash.
+    pub fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, StoreError> {
+        if self.pos >= self.current.len() && !self.advance()? {
+            return Ok(None);
+        }
+        let out =
+            if self.pos == 0 { std::mem::take(&mut self.current) } else { self.current[self.pos..].to_vec() };
+        self.current.clear();
+        self.pos = 0;
+        Ok(Some(out))
     }
 
     /// Read the whole blob into memory (for bodies known to be small).
@@ -256,12 +318,9 @@ impl BlobReader {
 impl Read for BlobReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.pos >= self.current.len() {
-            match self.next_chunk() {
-                Ok(Some(c)) => {
-                    self.current = c;
-                    self.pos = 0;
-                }
-                Ok(None) => return Ok(0),
+            match self.advance() {
+                Ok(true) => {}
+                Ok(false) => return Ok(0),
                 Err(e) => return Err(std::io::Error::other(e)),
             }
         }

@@ -17,6 +17,13 @@ fn req(method: &str, body: &str, headers: &[(&str, &str)]) -> Request<Full<Bytes
     b.body(Full::new(Bytes::from(body.to_string()))).unwrap()
 }
 
+/// GET /counter at the origin through a proxy; the body names the origin's request number.
+async fn counter(proxy: std::net::SocketAddr, origin: std::net::SocketAddr) -> String {
+    fetch(Via::Proxy(proxy), &format!("http://{origin}/counter"), origin, &[], false, req("GET", "", &[]))
+        .await
+        .text()
+}
+
 fn show(home: &std::path::Path, name: &str) -> serde_json::Value {
     let out = run_cli(home, &["snapshots", "show", name, "--json", "--limit", "1000"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -210,22 +217,10 @@ async fn reset_starts_a_new_episode_and_report_is_served() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let origin = Origin::start(None).await;
-    let base = format!("http://{}", origin.addr);
     let mut rec = Webfreeze::spawn(h, &["record", "--snapshot", "seq"]);
     let mut recorded = Vec::new();
     for _ in 0..3 {
-        recorded.push(
-            fetch(
-                Via::Proxy(rec.addr),
-                &format!("{base}/counter"),
-                origin.addr,
-                &[],
-                false,
-                req("GET", "", &[]),
-            )
-            .await
-            .text(),
-        );
+        recorded.push(counter(rec.addr, origin.addr).await);
     }
     assert!(rec.signal_and_wait("INT").success());
     let rep = Webfreeze::spawn(h, &["replay", "--snapshot", "seq"]);
@@ -255,18 +250,7 @@ async fn reset_starts_a_new_episode_and_report_is_served() {
     for round in 0..2 {
         let mut got = Vec::new();
         for _ in 0..4 {
-            got.push(
-                fetch(
-                    Via::Proxy(rep.addr),
-                    &format!("{base}/counter"),
-                    origin.addr,
-                    &[],
-                    false,
-                    req("GET", "", &[]),
-                )
-                .await
-                .text(),
-            );
+            got.push(counter(rep.addr, origin.addr).await);
         }
         let mut expect = recorded.clone();
         expect.push(recorded[2].clone());

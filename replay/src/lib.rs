@@ -242,7 +242,8 @@ impl Replay {
         }
     }
 
-    fn miss(&self, method: &str, url: &str) -> Decision {
+    /// Count a miss in the report (what is then done with the request depends on the miss policy).
+    fn record_miss(&self, method: &str, url: &str) {
         let action = match self.cfg.on_miss {
             OnMiss::NotFound => "404",
             OnMiss::Live => "live",
@@ -259,7 +260,6 @@ impl Replay {
             });
         }
         tracing::info!("replay miss ({action}): {method} {url}");
-        Decision::Respond(miss_response(&self.manifest.name, method, url))
     }
 
     fn serve(
@@ -559,20 +559,25 @@ impl Handler for Replay {
                 body: &body,
                 headers: &headers,
             };
-            let digest = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok().map(|k| k.digest());
+            // The key is derived once: it indexes the exact-match cache and the store.
+            let key = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok();
+            let digest = key.as_ref().map(|k| k.digest());
             let cached = digest.and_then(|d| self.exact.lock().ok().and_then(|mut c| c.get(&d).cloned()));
-            let looked_up = match cached {
-                Some(m) => Ok(Some(m)),
-                None => {
-                    matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming).inspect(|found| {
-                        if let (Some(d), Some(m)) = (digest, found) {
-                            if m.layer == Layer::Exact {
-                                if let Ok(mut c) = self.exact.lock() {
-                                    c.put(d, m.clone());
+            let looked_up = match (cached, &key) {
+                (Some(m), _) => Ok(Some(m)),
+                (None, None) => Ok(None), // a URL that cannot be keyed cannot match
+                (None, Some(key)) => {
+                    matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming, key).inspect(
+                        |found| {
+                            if let (Some(d), Some(m)) = (digest, found) {
+                                if m.layer == Layer::Exact {
+                                    if let Ok(mut c) = self.exact.lock() {
+                                        c.put(d, m.clone());
+                                    }
                                 }
                             }
-                        }
-                    })
+                        },
+                    )
                 }
             };
             let found = match looked_up {
@@ -587,9 +592,12 @@ impl Handler for Replay {
             };
             let Some(m) = found else {
                 return match &self.cfg.on_miss {
-                    OnMiss::NotFound => self.miss(&method, &url),
+                    OnMiss::NotFound => {
+                        self.record_miss(&method, &url);
+                        Decision::Respond(miss_response(&self.manifest.name, &method, &url))
+                    }
                     OnMiss::Live | OnMiss::Record(_) => {
-                        let _ = self.miss(&method, &url);
+                        self.record_miss(&method, &url);
                         let req = Request::from_parts(parts, proxy::body::full(body));
                         if let OnMiss::Record(rec) = &self.cfg.on_miss {
                             rec.begin(&ctx.rec, &req);

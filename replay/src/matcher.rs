@@ -107,17 +107,15 @@ fn swap_scheme(url: &str) -> Option<String> {
     }
 }
 
-/// Find the answer for a request. `Ok(None)` is a miss.
+/// Find the answer for a request whose key (from [`request_key`]) is `key`. `Ok(None)` is a miss.
 pub fn find(
     store: &Store,
     m: &Manifest,
     rules: &Rules,
     req: &Incoming<'_>,
+    key: &snapshots::RequestKey,
 ) -> Result<Option<Match>, StoreError> {
-    let Ok(key) = request_key(req.method, req.url, req.content_type, req.body) else {
-        return Ok(None);
-    };
-    let exact = store.lookup(m, &key)?;
+    let exact = store.lookup(m, key)?;
     if !exact.is_empty() {
         return Ok(Some(Match {
             layer: Layer::Exact,

@@ -315,14 +315,6 @@ impl Store {
 
     /// Start a new snapshot in state `recording`.
     pub fn create_snapshot(&self, new: NewSnapshot) -> Result<SnapshotWriter, StoreError> {
-        self.create_snapshot_in(new, SnapshotState::Recording)
-    }
-
-    fn create_snapshot_in(
-        &self,
-        new: NewSnapshot,
-        state: SnapshotState,
-    ) -> Result<SnapshotWriter, StoreError> {
         self.check_writable()?;
         validate_name(&new.name)?;
         let _g = self.inner.create.lock().map_err(|_| StoreError::Backend("lock poisoned".into()))?;
@@ -336,7 +328,7 @@ impl Store {
         let manifest = Manifest {
             name: new.name,
             id,
-            state,
+            state: SnapshotState::Recording,
             created_ms: new.created_ms,
             finished_ms: None,
             seed: new.seed,

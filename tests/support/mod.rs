@@ -629,11 +629,6 @@ pub async fn fetch(
     }
 }
 
-pub fn get(path_for_host: &str) -> Request<Full<Bytes>> {
-    let _ = path_for_host;
-    Request::builder().method("GET").uri("/").body(Full::new(Bytes::new())).unwrap()
-}
-
 /// Which Chromium to use: $WEBFREEZE_CHROME, else /usr/bin/chromium. A missing browser is an error
 /// that says how to install it, never a skip.
 pub fn chromium_path() -> PathBuf {

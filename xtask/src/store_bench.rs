@@ -55,6 +55,17 @@ impl std::io::Write for CountingSink {
     }
 }
 
+/// Run one measurement phase in a child process and read the JSON line it prints.
+fn run_phase(phase: &str, size: usize, dir: &Path) -> anyhow::Result<serde_json::Value> {
+    let out = Command::new(std::env::current_exe()?)
+        .args(["bench", phase, "--entries", &size.to_string(), "--dir", dir.to_str().unwrap_or(".")])
+        .output()?;
+    if !out.status.success() {
+        anyhow::bail!("{phase} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
 pub fn run(n: usize) -> anyhow::Result<()> {
     let work = std::env::temp_dir().join(format!("webfreeze-bench-store-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -72,34 +83,8 @@ pub fn run(n: usize) -> anyhow::Result<()> {
             t.elapsed().as_secs_f64()
         );
         let gz = gzip_size(&har)?;
-        let out = Command::new(std::env::current_exe()?)
-            .args([
-                "bench",
-                "store-phase",
-                "--entries",
-                &size.to_string(),
-                "--dir",
-                dir.to_str().unwrap_or("."),
-            ])
-            .output()?;
-        if !out.status.success() {
-            anyhow::bail!("phase failed: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-        let out = Command::new(std::env::current_exe()?)
-            .args([
-                "bench",
-                "store-lookup",
-                "--entries",
-                &size.to_string(),
-                "--dir",
-                dir.to_str().unwrap_or("."),
-            ])
-            .output()?;
-        if !out.status.success() {
-            anyhow::bail!("lookup phase failed: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        let l: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+        let mut v = run_phase("store-phase", size, &dir)?;
+        let l = run_phase("store-lookup", size, &dir)?;
         for (k, val) in l.as_object().into_iter().flatten() {
             v[k] = val.clone();
         }

@@ -7,12 +7,21 @@ use std::time::Duration;
 use anyhow::Context as _;
 use proxy::{parse_resolve, CertificateAuthority, PassThrough, Proxy, ProxyConfig, UpstreamConfig};
 
-use crate::cli::ProxyArgs;
+use crate::cli::{ProxyArgs, UpstreamArgs};
 use crate::config::Config;
 use crate::UsageError;
 
 /// Resolve the proxy options into a configuration (the one place CLI values become settings).
 pub fn proxy_config(args: &ProxyArgs) -> anyhow::Result<ProxyConfig> {
+    Ok(ProxyConfig {
+        idle_timeout: Duration::from_secs_f64(args.idle_timeout),
+        max_connections: args.max_connections,
+        ..upstream_config(&args.upstream)?
+    })
+}
+
+/// The proxy settings for reaching origins, with defaults for the rest.
+pub fn upstream_config(args: &UpstreamArgs) -> anyhow::Result<ProxyConfig> {
     let mut resolve = std::collections::HashMap::new();
     for r in &args.resolve {
         let (k, v) = parse_resolve(r).map_err(|e| UsageError(e.to_string()))?;
@@ -26,8 +35,6 @@ pub fn proxy_config(args: &ProxyArgs) -> anyhow::Result<ProxyConfig> {
             ..UpstreamConfig::default()
         },
         upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
-        idle_timeout: Duration::from_secs_f64(args.idle_timeout),
-        max_connections: args.max_connections,
         ..ProxyConfig::default()
     })
 }

@@ -69,7 +69,8 @@ impl Config {
 
 pub fn init_logging(verbose: u8) {
     let default = match verbose {
-        0 => "warn,webfreeze=info",
+        // chromiumoxide warns about every CDP message newer than its protocol types: noise for users.
+        0 => "warn,webfreeze=info,chromiumoxide=error",
         1 => "debug",
         _ => "trace",
     };

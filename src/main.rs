@@ -4,9 +4,13 @@
 
 mod cli;
 mod cmd_ca;
+mod cmd_compare;
+mod cmd_demo;
+mod cmd_eval;
 mod cmd_proxy;
 mod cmd_record;
 mod cmd_replay;
+mod cmd_run;
 mod cmd_snapshots;
 mod config;
 mod output;
@@ -39,6 +43,10 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Proxy(a) => cmd_proxy::run(&cfg, a),
         cli::Command::Record(a) => cmd_record::run(&cfg, a),
         cli::Command::Replay(a) => cmd_replay::run(&cfg, a),
+        cli::Command::Run(a) => cmd_run::run(&cfg, *a),
+        cli::Command::Eval(a) => cmd_eval::run(a),
+        cli::Command::Compare(a) => cmd_compare::run(a),
+        cli::Command::Demo(a) => cmd_demo::run(&cfg, a),
     }
 }
 

@@ -50,3 +50,24 @@ pub fn time_ms(ms: i64) -> String {
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
         .unwrap_or_else(|| ms.to_string())
 }
+
+/// A progress bar on stderr (hidden when stderr is not a terminal; [`progress_line`] still prints).
+pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {what} {{msg}}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+/// A line above the progress bar, or on stderr when the bar is hidden (logs, CI).
+pub fn progress_line(bar: &indicatif::ProgressBar, line: &str) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}

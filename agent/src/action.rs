@@ -47,6 +47,26 @@ pub enum Action {
     Answer(String),
 }
 
+impl std::fmt::Display for Action {
+    /// The canonical form, as the grammar writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Click(n) => write!(f, "Click [{n}]"),
+            Action::Type { label, text } => write!(f, "Type [{label}]; {text}"),
+            Action::Scroll { target: ScrollTarget::Window, down } => {
+                write!(f, "Scroll [WINDOW]; {}", if *down { "down" } else { "up" })
+            }
+            Action::Scroll { target: ScrollTarget::Element(n), down } => {
+                write!(f, "Scroll [{n}]; {}", if *down { "down" } else { "up" })
+            }
+            Action::Wait => f.write_str("Wait"),
+            Action::GoBack => f.write_str("GoBack"),
+            Action::Google => f.write_str("Google"),
+            Action::Answer(t) => write!(f, "ANSWER; {t}"),
+        }
+    }
+}
+
 /// A parsed reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parsed {

@@ -1,12 +1,21 @@
-//! The WebVoyager-style browser agent. **In progress**: this crate holds, so far, the two pieces the rest
-//! builds on: WebVoyager task files ([`tasks`]) and the action grammar with its tolerant parser
-//! ([`action`]).
+//! The WebVoyager-style browser agent: Chromium driven through chromiumoxide via a webfreeze proxy
+//! address (the agent never sees the store).
 //!
-//! Still to come (the open agent issue): driving the system Chromium through chromiumoxide via a webfreeze
-//! proxy address (never the store), Set-of-Marks observation (labelled screenshot plus element list),
-//! policies (an LLM over the OpenAI-compatible API, or a recorded trajectory), and the run directory
-//! writer (our trajectory.json plus WebVoyager's interact_messages.json / screenshotN.png). In replay it
-//! installs `replay::shim::script` through `Page.addScriptToEvaluateOnNewDocument`.
+//! - [`tasks`]: WebVoyager task files;
+//! - [`browser`]: one Chromium per task (fresh profile, proxy, SPKI pin, QUIC off, service workers
+//!   bypassed, init scripts before page scripts), observation and actions;
+//! - [`som`]: the Set-of-Marks labelling script;
+//! - [`action`]: the action grammar and a tolerant reply parser;
+//! - [`llm`]: the OpenAI-compatible client (also used by the evaluator's judge);
+//! - [`policy`]: the model policy and the recorded-trajectory policy;
+//! - [`runner`]: one task from start to end;
+//! - [`trajectory`]: the run directory's per-task files.
 
 pub mod action;
+pub mod browser;
+pub mod llm;
+pub mod policy;
+pub mod runner;
+pub mod som;
 pub mod tasks;
+pub mod trajectory;

@@ -1,6 +1,16 @@
-//! The evaluator (not built yet; see the open evaluator issue).
+//! Judging runs and comparing them.
 //!
-//! It will hold the LLM judge after the WebVoyager protocol (task, final answer and the last k screenshots
-//! to a vision model at temperature 0), the reference matchers (exact_match, must_include, must_exclude,
-//! fuzzy_match, url_match), eval reports, and the live-vs-snapshot comparison (per-site success rates,
-//! Cohen's kappa, exact McNemar test, evidence for each flipped task).
+//! - [`matchers`]: reference matchers with normalisation; [`judge`]: the model judge and fuzzy_match;
+//! - [`reference`]: where reference answers come from (our task files' `eval` specs, WebVoyager's
+//!   `reference_answer.json`);
+//! - [`evaluate`]: a run directory in, `eval.json` out;
+//! - [`compare`]: two evaluated runs side by side, with agreement, Cohen's kappa, exact McNemar, and the
+//!   evidence for every flipped task (Markdown, JSON, one self-contained HTML page);
+//! - [`stats`]: kappa and McNemar.
+
+pub mod compare;
+pub mod evaluate;
+pub mod judge;
+pub mod matchers;
+pub mod reference;
+pub mod stats;

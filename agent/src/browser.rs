@@ -1,0 +1,463 @@
+//! One Chromium per task, driven through chromiumoxide, pointed at a webfreeze proxy.
+//!
+//! Every browser gets a fresh profile, QUIC off, the proxy for every host including loopback, the proxy
+//! CA trusted by SPKI pin only (other certificate errors stay errors), service workers bypassed, and a
+//! 1024x768 window and viewport. Scripts given in [`BrowserOptions::init_scripts`] (the determinism shim)
+//! are installed with `Page.addScriptToEvaluateOnNewDocument` before the first navigation, so they run
+//! before any page script.
+//!
+//! Every CDP call is bounded by the page timeout: a hung renderer or a dead browser becomes an error, not
+//! a hung run.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::emulation::{SetLocaleOverrideParams, SetTimezoneOverrideParams};
+use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, SetBypassServiceWorkerParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, NavigateParams};
+use chromiumoxide::handler::viewport::Viewport;
+use chromiumoxide::page::{Page, ScreenshotParams};
+use futures_util::StreamExt as _;
+
+use crate::action::{Action, ScrollTarget};
+use crate::som::{self, Mark};
+
+/// Where to look for a browser when none is named.
+pub const CANDIDATES: &[&str] = &[
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+    "/snap/bin/chromium",
+];
+
+/// The command that installs the browser on Debian/Ubuntu.
+pub const INSTALL_HINT: &str = "apt-get install -y chromium";
+
+/// Browser failures.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// No browser binary.
+    #[error("no Chromium found (looked for {looked}); install it with `{INSTALL_HINT}` or name one with --chrome PATH / WEBFREEZE_CHROME")]
+    NotFound {
+        /// Where we looked.
+        looked: String,
+    },
+    /// The browser did not start.
+    #[error("cannot start Chromium {path}: {detail}")]
+    Launch {
+        /// Binary.
+        path: String,
+        /// Why.
+        detail: String,
+    },
+    /// A CDP call failed (the browser may have crashed).
+    #[error("browser: {0}")]
+    Cdp(String),
+    /// A call took longer than the page timeout.
+    #[error("{what} did not finish within {secs:.0}s")]
+    Timeout {
+        /// What was waited for.
+        what: &'static str,
+        /// The limit.
+        secs: f64,
+    },
+    /// The page's renderer crashed.
+    #[error("the page crashed (renderer gone)")]
+    Crashed,
+}
+
+impl BrowserError {
+    /// True when the browser or the page is gone and the task cannot go on.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, BrowserError::Crashed | BrowserError::Launch { .. } | BrowserError::NotFound { .. })
+            || matches!(self, BrowserError::Cdp(m) if m.contains("channel closed") || m.contains("Ws(") || m.contains("connection"))
+    }
+}
+
+fn cdp(e: impl std::fmt::Display) -> BrowserError {
+    BrowserError::Cdp(e.to_string())
+}
+
+/// Find the browser: an explicit path, else the first of [`CANDIDATES`] that exists.
+pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
+    if let Some(p) = explicit {
+        return if p.exists() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(BrowserError::NotFound { looked: p.display().to_string() })
+        };
+    }
+    CANDIDATES
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .ok_or_else(|| BrowserError::NotFound { looked: CANDIDATES.join(", ") })
+}
+
+/// How to start a browser for one task.
+#[derive(Debug, Clone)]
+pub struct BrowserOptions {
+    /// Browser binary.
+    pub chrome: PathBuf,
+    /// The webfreeze proxy every request goes through.
+    pub proxy: SocketAddr,
+    /// base64 SHA-256 of the proxy CA's SubjectPublicKeyInfo (Chromium's SPKI pin list).
+    pub ca_spki: String,
+    /// Window and viewport.
+    pub width: u32,
+    /// Window and viewport.
+    pub height: u32,
+    /// Scripts run on every new document before page scripts (the determinism shim).
+    pub init_scripts: Vec<String>,
+    /// IANA time zone to emulate (replay: the snapshot's).
+    pub time_zone: Option<String>,
+    /// ICU locale to emulate ("en_US").
+    pub locale: Option<String>,
+    /// Bound on navigation and on every CDP call.
+    pub page_timeout: Duration,
+    /// A page is settled once no request has been in flight for this long.
+    pub settle_quiet: Duration,
+    /// How long `Wait` waits.
+    pub wait: Duration,
+    /// Where `Google` goes.
+    pub search_url: String,
+    /// Fresh profile directory (deleted by the caller).
+    pub profile: PathBuf,
+}
+
+#[derive(Default)]
+struct NetState {
+    inflight: HashSet<String>,
+    last_change: Option<Instant>,
+    crashed: bool,
+}
+
+/// A running browser with the one tab the agent drives.
+pub struct Session {
+    browser: Browser,
+    page: Page,
+    handler: tokio::task::JoinHandle<()>,
+    watchers: Vec<tokio::task::JoinHandle<()>>,
+    net: Arc<Mutex<NetState>>,
+    opts: BrowserOptions,
+    /// How long the launch took.
+    pub launch_ms: u64,
+}
+
+/// What the agent sees at one step.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// Current URL.
+    pub url: String,
+    /// PNG with the labels drawn.
+    pub screenshot: Vec<u8>,
+    /// Labelled elements.
+    pub marks: Vec<Mark>,
+    /// Time to label, screenshot and unlabel.
+    pub ms: u64,
+    /// Set when the page had not settled within the page timeout (the observation is of what was there).
+    pub unsettled: bool,
+}
+
+impl Session {
+    /// Start the browser and prepare its tab (nothing is loaded yet).
+    pub async fn launch(opts: BrowserOptions) -> Result<Session, BrowserError> {
+        let t0 = Instant::now();
+        let path = opts.chrome.display().to_string();
+        let launch_err = |detail: String| BrowserError::Launch { path: path.clone(), detail };
+        let config = BrowserConfig::builder()
+            .chrome_executable(&opts.chrome)
+            .new_headless_mode()
+            .no_sandbox()
+            .respect_https_errors()
+            .user_data_dir(&opts.profile)
+            .window_size(opts.width, opts.height)
+            .viewport(Viewport { width: opts.width, height: opts.height, ..Default::default() })
+            .request_timeout(opts.page_timeout)
+            .launch_timeout(Duration::from_secs(30))
+            .arg("disable-gpu")
+            .arg("disable-quic")
+            .arg("no-first-run")
+            .arg("disable-background-networking")
+            .arg("disable-component-update")
+            .arg("disable-sync")
+            .arg("disable-features=NetworkTimeServiceQuerying")
+            .arg("lang=en-US")
+            .arg(format!("proxy-server=http://{}", opts.proxy))
+            .arg("proxy-bypass-list=<-loopback>")
+            .arg(format!("ignore-certificate-errors-spki-list={}", opts.ca_spki))
+            .build()
+            .map_err(launch_err)?;
+        let (browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;
+        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let page = match bounded(opts.page_timeout, "opening a tab", browser.new_page("about:blank")).await {
+            Ok(p) => p,
+            Err(e) => {
+                let mut browser = browser;
+                let _ = browser.kill().await;
+                handler.abort();
+                return Err(e);
+            }
+        };
+        let mut s = Session {
+            browser,
+            page,
+            handler,
+            watchers: Vec::new(),
+            net: Arc::new(Mutex::new(NetState::default())),
+            opts,
+            launch_ms: 0,
+        };
+        if let Err(e) = s.prepare().await {
+            s.close().await;
+            return Err(e);
+        }
+        s.launch_ms = t0.elapsed().as_millis() as u64;
+        Ok(s)
+    }
+
+    async fn prepare(&mut self) -> Result<(), BrowserError> {
+        let t = self.opts.page_timeout;
+        let p = &self.page;
+        bounded(t, "bypassing service workers", p.execute(SetBypassServiceWorkerParams::new(true))).await?;
+        if let Some(tz) = &self.opts.time_zone {
+            bounded(t, "setting the time zone", p.execute(SetTimezoneOverrideParams::new(tz.clone())))
+                .await?;
+        }
+        if let Some(locale) = &self.opts.locale {
+            let params = SetLocaleOverrideParams { locale: Some(locale.clone()) };
+            bounded(t, "setting the locale", p.execute(params)).await?;
+        }
+        for js in self.opts.init_scripts.iter().map(String::as_str).chain([som::SAME_TAB_JS]) {
+            let params = AddScriptToEvaluateOnNewDocumentParams::new(js.to_string());
+            bounded(t, "installing a page script", p.execute(params)).await?;
+        }
+        // Track the tab's requests, to know when a page has settled, and its crashes.
+        let mut sent = p.event_listener::<EventRequestWillBeSent>().await.map_err(cdp)?;
+        let mut done = p.event_listener::<EventLoadingFinished>().await.map_err(cdp)?;
+        let mut failed = p.event_listener::<EventLoadingFailed>().await.map_err(cdp)?;
+        let mut crashed = p.event_listener::<EventTargetCrashed>().await.map_err(cdp)?;
+        let net = self.net.clone();
+        self.watchers.push(tokio::spawn(async move {
+            loop {
+                let (id, add) = tokio::select! {
+                    Some(e) = sent.next() => {
+                        if e.request.url.starts_with("data:") { continue; }
+                        (e.request_id.inner().clone(), true)
+                    }
+                    Some(e) = done.next() => (e.request_id.inner().clone(), false),
+                    Some(e) = failed.next() => (e.request_id.inner().clone(), false),
+                    Some(_) = crashed.next() => {
+                        if let Ok(mut n) = net.lock() { n.crashed = true; }
+                        continue;
+                    }
+                    else => break,
+                };
+                if let Ok(mut n) = net.lock() {
+                    if add {
+                        n.inflight.insert(id);
+                    } else {
+                        n.inflight.remove(&id);
+                    }
+                    n.last_change = Some(Instant::now());
+                }
+            }
+        }));
+        Ok(())
+    }
+
+    fn crashed(&self) -> bool {
+        self.net.lock().map(|n| n.crashed).unwrap_or(false)
+    }
+
+    async fn eval<T: serde::de::DeserializeOwned>(&self, js: &str) -> Result<T, BrowserError> {
+        if self.crashed() {
+            return Err(BrowserError::Crashed);
+        }
+        let r = bounded(self.opts.page_timeout, "a page script", self.page.evaluate(js)).await?;
+        r.into_value().map_err(cdp)
+    }
+
+    /// Navigate and wait for the page to settle.
+    pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
+        let nav = async {
+            self.page.goto(NavigateParams::new(url)).await.map_err(cdp)?;
+            Ok::<_, BrowserError>(())
+        };
+        match tokio::time::timeout(self.opts.page_timeout, nav).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(BrowserError::Timeout {
+                    what: "loading the page",
+                    secs: self.opts.page_timeout.as_secs_f64(),
+                })
+            }
+        }
+        self.settle().await;
+        Ok(())
+    }
+
+    /// Wait until the document is complete and no request has been in flight for the quiet period.
+    /// Returns false when the page timeout passed first (the caller notes it; this is not an error: some
+    /// pages poll forever).
+    pub async fn settle(&self) -> bool {
+        let start = Instant::now();
+        let quiet = self.opts.settle_quiet;
+        let mut tick = tokio::time::interval(Duration::from_millis(25));
+        loop {
+            tick.tick().await;
+            if self.crashed() || start.elapsed() >= self.opts.page_timeout {
+                return false;
+            }
+            let (idle, since) = match self.net.lock() {
+                Ok(n) => (n.inflight.is_empty(), n.last_change.unwrap_or(start).max(start)),
+                Err(_) => return false,
+            };
+            if !idle || since.elapsed() < quiet {
+                continue;
+            }
+            let ready: Result<String, _> = self.eval("document.readyState").await;
+            match ready {
+                Ok(s) if s == "complete" => return true,
+                Ok(_) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// The tab's current URL.
+    pub async fn url(&self) -> Result<String, BrowserError> {
+        if self.crashed() {
+            return Err(BrowserError::Crashed);
+        }
+        let u = bounded(self.opts.page_timeout, "reading the URL", self.page.url()).await?;
+        Ok(u.unwrap_or_default())
+    }
+
+    /// Label, screenshot, list, unlabel.
+    pub async fn observe(&self) -> Result<Observation, BrowserError> {
+        let unsettled = !self.settle().await;
+        let t0 = Instant::now();
+        let url = self.url().await?;
+        let json: String = self.eval(som::MARK_JS).await?;
+        let marks: Vec<Mark> = serde_json::from_str(&json).map_err(cdp)?;
+        let shot = bounded(
+            self.opts.page_timeout,
+            "the screenshot",
+            self.page.screenshot(ScreenshotParams::builder().build()),
+        )
+        .await;
+        let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
+        Ok(Observation { url, screenshot: shot?, marks, ms: t0.elapsed().as_millis() as u64, unsettled })
+    }
+
+    async fn marked(&self, n: u32) -> Result<chromiumoxide::Element, BrowserError> {
+        if self.crashed() {
+            return Err(BrowserError::Crashed);
+        }
+        let sel = format!("[data-wf-mark=\"{n}\"]");
+        match bounded(self.opts.page_timeout, "finding the element", self.page.find_element(sel)).await {
+            Ok(e) => Ok(e),
+            Err(BrowserError::Cdp(_)) => Err(BrowserError::Cdp(format!(
+                "there is no element labelled [{n}] on this page; use a label from the latest screenshot"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Carry out an action (not `ANSWER`, which ends the task) and let the page settle.
+    pub async fn perform(&self, action: &Action) -> Result<(), BrowserError> {
+        let t = self.opts.page_timeout;
+        match action {
+            Action::Click(n) => {
+                let el = self.marked(*n).await?;
+                // Links that would open a new tab open in this one.
+                let _ = bounded(
+                    t,
+                    "retargeting the link",
+                    el.call_js_fn(
+                        "function() { const a = this.closest('a,form'); if (a) a.setAttribute('target', '_self'); }",
+                        false,
+                    ),
+                )
+                .await;
+                bounded(t, "the click", el.click()).await?;
+            }
+            Action::Type { label, text } => {
+                let el = self.marked(*label).await?;
+                bounded(
+                    t,
+                    "clearing the field",
+                    el.call_js_fn(
+                        "function() { this.focus(); if ('value' in this) { this.value = ''; } else if (this.isContentEditable) { this.textContent = ''; } }",
+                        false,
+                    ),
+                )
+                .await?;
+                bounded(t, "typing", el.type_str(text)).await?;
+                bounded(t, "pressing Enter", el.press_key("Enter")).await?;
+            }
+            Action::Scroll { target, down } => {
+                let sign = if *down { 1 } else { -1 };
+                match target {
+                    ScrollTarget::Window => {
+                        let js = format!(
+                            "window.scrollBy(0, {sign} * Math.round(window.innerHeight * 2 / 3)); true"
+                        );
+                        let _: bool = self.eval(&js).await?;
+                    }
+                    ScrollTarget::Element(n) => {
+                        let el = self.marked(*n).await?;
+                        let js = format!(
+                            "function() {{ this.scrollBy(0, {sign} * Math.max(50, Math.round(this.clientHeight * 2 / 3))); }}"
+                        );
+                        bounded(t, "scrolling the element", el.call_js_fn(js, false)).await?;
+                    }
+                }
+            }
+            Action::Wait => tokio::time::sleep(self.opts.wait).await,
+            Action::GoBack => {
+                let _: bool = self.eval("history.back(); true").await?;
+            }
+            Action::Google => {
+                let url = self.opts.search_url.clone();
+                return self.goto(&url).await;
+            }
+            Action::Answer(_) => {}
+        }
+        self.settle().await;
+        Ok(())
+    }
+
+    /// Close the browser (kill it if it does not close) and stop the watchers.
+    pub async fn close(mut self) {
+        for w in &self.watchers {
+            w.abort();
+        }
+        let closed = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
+        if !matches!(closed, Ok(Ok(_))) {
+            let _ = self.browser.kill().await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
+        self.handler.abort();
+    }
+}
+
+async fn bounded<T, E: std::fmt::Display>(
+    limit: Duration,
+    what: &'static str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r.map_err(cdp),
+        Err(_) => Err(BrowserError::Timeout { what, secs: limit.as_secs_f64() }),
+    }
+}

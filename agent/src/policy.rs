@@ -1,0 +1,265 @@
+//! Policies: what decides the next action. `llm` asks a vision model over the OpenAI-compatible API;
+//! `trajectory:RUN` re-executes the replies recorded in a previous run, step by step, so a failed
+//! trajectory can be replayed without the model.
+
+use std::path::{Path, PathBuf};
+
+use crate::llm::{Llm, LlmError, Message, Usage};
+use crate::tasks::Task;
+use crate::trajectory::{read_trajectory, task_dir, RunDirError, Trajectory};
+
+/// Our system prompt, following the WebVoyager protocol (labelled screenshot in, one action out).
+pub const SYSTEM_PROMPT: &str =
+    "You are a web-browsing agent completing a task for a user, one step at a time, like a person \
+using a browser.
+
+At every step you receive a screenshot of the current page. Every element you can interact with carries a \
+numbered label at the top left of a dashed box; under the screenshot you also get a list of those labels \
+with each element's tag and text. Decide on exactly one action per step from this list:
+
+1. Click [n]             - click the element labelled n (a link, a button, a tab ...).
+2. Type [n]; text        - clear the field labelled n, type the text, then press Enter.
+3. Scroll [n]; up|down   - scroll inside the element labelled n; write WINDOW instead of n to scroll the page.
+4. Wait                  - wait a few seconds for something to load.
+5. GoBack                - go back to the previous page.
+6. Google                - start again from a search engine.
+7. ANSWER; text          - you are done: give the final answer to the task.
+
+Rules:
+- One action per reply, no more.
+- Use only labels that appear in the latest screenshot.
+- Click on the field itself before typing only if typing fails; Type already clears and focuses it.
+- Do not repeat an action that did not change the page; try something else.
+- When the task asks for information, answer with the information itself, concisely.
+- If an action fails you are told why; the failed attempt counts as a step.
+
+Reply in exactly this format:
+Thought: {a short account of what you see and what you will do}
+Action: {one action in the format above}";
+
+/// The text of the user turn at a step.
+pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) -> String {
+    let mut s = String::new();
+    if step == 1 {
+        s.push_str(&format!(
+            "Now given a task: {}  Please interact with {} and get the answer.\n\n",
+            task.ques, task.web
+        ));
+    }
+    if let Some(e) = error {
+        s.push_str(&format!("Your previous action failed: {e}\n\n"));
+    }
+    s.push_str(
+        "Observation: the screenshot of the current page is attached. The labelled elements are listed below \
+         as [label]: <tag> \"text\". A field may be editable even when its tag is not input; trust the \
+         screenshot first and the list second.\n",
+    );
+    s.push_str(elements);
+    s
+}
+
+/// What was omitted from an old turn's text when its screenshot left the context.
+const OMITTED: &str = "Observation: (an earlier screenshot and element list, omitted to save context)";
+
+/// What a policy decided.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The reply, verbatim.
+    pub raw_reply: String,
+    /// Tokens.
+    pub usage: Usage,
+    /// Time taken.
+    pub ms: u64,
+    /// Images sent with the request (model policy), for the record.
+    pub images_sent: usize,
+}
+
+/// Policy failures that end the task.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The model could not be reached or answered nonsense.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The recorded trajectory has no more steps.
+    #[error("the recorded trajectory of task {task:?} has no step {step} (it had {had})")]
+    Exhausted {
+        /// Task id.
+        task: String,
+        /// Step asked for.
+        step: u32,
+        /// Steps recorded.
+        had: usize,
+    },
+    /// The recorded run is unusable.
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
+    /// The recorded run lacks the task.
+    #[error("{run} has no trajectory for task {task:?}")]
+    Missing {
+        /// Run dir.
+        run: String,
+        /// Task id.
+        task: String,
+    },
+}
+
+/// What the policy sees at a step.
+#[derive(Debug)]
+pub struct Prompt<'a> {
+    /// 1-based step.
+    pub step: u32,
+    /// The user turn's text.
+    pub text: &'a str,
+    /// The labelled screenshot.
+    pub screenshot: &'a [u8],
+}
+
+struct Turn {
+    text: String,
+    png: Vec<u8>,
+    reply: String,
+}
+
+/// The model policy.
+pub struct LlmPolicy {
+    llm: Llm,
+    keep_images: usize,
+    turns: Vec<Turn>,
+}
+
+impl LlmPolicy {
+    /// A fresh conversation (one per task).
+    pub fn new(llm: Llm, keep_images: usize) -> Self {
+        Self { llm, keep_images, turns: Vec::new() }
+    }
+
+    /// The messages for the current turns: system prompt, every turn's text (older ones abridged) and
+    /// reply, screenshots only for the last `keep_images` turns.
+    fn messages(&self) -> Vec<Message> {
+        let mut out = vec![Message::text("system", SYSTEM_PROMPT)];
+        let first_with_image = self.turns.len().saturating_sub(self.keep_images);
+        for (i, t) in self.turns.iter().enumerate() {
+            if i >= first_with_image {
+                out.push(Message::with_images("user", &t.text, &[&t.png]));
+            } else {
+                // Keep the task statement and any error; drop the element list with the screenshot.
+                let keep: String = t.text.split("Observation:").next().unwrap_or("").to_string();
+                out.push(Message::text("user", &format!("{keep}{OMITTED}")));
+            }
+            if !t.reply.is_empty() {
+                out.push(Message::text("assistant", &t.reply));
+            }
+        }
+        out
+    }
+
+    async fn decide(&mut self, p: &Prompt<'_>) -> Result<Decision, PolicyError> {
+        self.turns.push(Turn { text: p.text.to_string(), png: p.screenshot.to_vec(), reply: String::new() });
+        let msgs = self.messages();
+        let images = msgs.iter().map(Message::image_count).sum();
+        let temperature = self.llm.config().temperature;
+        let c = self.llm.chat(&msgs, temperature).await?;
+        if let Some(t) = self.turns.last_mut() {
+            t.reply = c.text.clone();
+        }
+        Ok(Decision { raw_reply: c.text, usage: c.usage, ms: c.ms, images_sent: images })
+    }
+}
+
+/// Re-executes a recorded run's replies.
+pub struct TrajectoryPolicy {
+    run: PathBuf,
+    original: Trajectory,
+}
+
+impl TrajectoryPolicy {
+    /// The recorded trajectory of `task` in `run`.
+    pub fn load(run: &Path, task: &Task) -> Result<Self, PolicyError> {
+        let original = read_trajectory(&task_dir(run, &task.id))?
+            .ok_or_else(|| PolicyError::Missing { run: run.display().to_string(), task: task.id.clone() })?;
+        Ok(Self { run: run.to_path_buf(), original })
+    }
+
+    /// The original trajectory.
+    pub fn original(&self) -> &Trajectory {
+        &self.original
+    }
+
+    /// The run it came from.
+    pub fn run(&self) -> &Path {
+        &self.run
+    }
+
+    fn decide(&mut self, p: &Prompt<'_>) -> Result<Decision, PolicyError> {
+        let step = self.original.steps.get(p.step as usize - 1).ok_or_else(|| PolicyError::Exhausted {
+            task: self.original.task_id.clone(),
+            step: p.step,
+            had: self.original.steps.len(),
+        })?;
+        Ok(Decision { raw_reply: step.raw_reply.clone(), usage: Usage::default(), ms: 0, images_sent: 0 })
+    }
+}
+
+/// A policy for one task.
+pub enum Policy {
+    /// Ask the model.
+    Llm(LlmPolicy),
+    /// Re-execute a recorded run.
+    Trajectory(Box<TrajectoryPolicy>),
+}
+
+impl Policy {
+    /// The next reply.
+    pub async fn decide(&mut self, p: &Prompt<'_>) -> Result<Decision, PolicyError> {
+        match self {
+            Policy::Llm(l) => l.decide(p).await,
+            Policy::Trajectory(t) => t.decide(p),
+        }
+    }
+
+    /// `llm:MODEL` or `trajectory:RUN`.
+    pub fn describe(&self) -> String {
+        match self {
+            Policy::Llm(l) => format!("llm:{}", l.llm.config().model),
+            Policy::Trajectory(t) => format!("trajectory:{}", t.run.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::LlmConfig;
+
+    fn policy_with_turns(n: usize) -> LlmPolicy {
+        let llm = Llm::new(LlmConfig::new("http://127.0.0.1:9/v1", "m", "")).unwrap();
+        let mut p = LlmPolicy::new(llm, 3);
+        for i in 0..n {
+            p.turns.push(Turn {
+                text: format!("Error {i}\n\nObservation: list {i}"),
+                png: vec![i as u8],
+                reply: format!("Thought: t{i}\nAction: Wait"),
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn context_keeps_three_screenshots_and_every_reply() {
+        for (turns, images) in [(1, 1), (3, 3), (5, 3), (15, 3)] {
+            let msgs = policy_with_turns(turns).messages();
+            assert_eq!(msgs.iter().map(Message::image_count).sum::<usize>(), images, "{turns} turns");
+            let replies = msgs.iter().filter(|m| m.role == "assistant").count();
+            assert_eq!(replies, turns);
+            assert_eq!(msgs[0].role, "system");
+            // Old turns keep their error text but lose their element list.
+            if turns > 3 {
+                let old = msgs[1].content.as_str().unwrap();
+                assert!(
+                    old.starts_with("Error 0") && old.contains("omitted") && !old.contains("list 0"),
+                    "{old}"
+                );
+            }
+        }
+    }
+}

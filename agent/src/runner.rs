@@ -1,0 +1,391 @@
+//! One task, start to end: launch the browser against the given proxy, load the start page, then observe,
+//! decide, act until the policy answers or the step budget runs out. Everything is written to the task's
+//! directory as it happens; a failure (browser, page, model) ends the task with a recorded error and never
+//! escapes as a panic, so a run goes on with its next task.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::action::{parse_reply, Action};
+use crate::browser::{BrowserOptions, Session};
+use crate::llm::{Message, Usage};
+use crate::policy::{user_text, Policy, Prompt, SYSTEM_PROMPT};
+use crate::som::element_text;
+use crate::tasks::Task;
+use crate::trajectory::{
+    step_png, write_atomic, write_trajectory, Outcome, Reproduction, Step, StepProxyStats, Timings,
+    Trajectory, TRAJECTORY_VERSION,
+};
+
+/// Agent settings shared by all tasks of a run.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Browser binary.
+    pub chrome: PathBuf,
+    /// Window and viewport width.
+    pub width: u32,
+    /// Window and viewport height.
+    pub height: u32,
+    /// Step budget (each failed action costs one).
+    pub max_steps: u32,
+    /// Bound on page loads and on every browser call.
+    pub page_timeout: Duration,
+    /// A page has settled after this long without requests in flight.
+    pub settle_quiet: Duration,
+    /// What `Wait` waits.
+    pub wait: Duration,
+    /// Where `Google` goes.
+    pub search_url: String,
+}
+
+impl AgentConfig {
+    /// WebVoyager's defaults: 1024x768, 15 steps.
+    pub fn new(chrome: PathBuf) -> Self {
+        Self {
+            chrome,
+            width: 1024,
+            height: 768,
+            max_steps: 15,
+            page_timeout: Duration::from_secs(30),
+            settle_quiet: Duration::from_millis(500),
+            wait: Duration::from_secs(5),
+            search_url: "https://www.google.com/".into(),
+        }
+    }
+}
+
+/// Cumulative counters of the task's proxy.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyCounters {
+    /// Requests handled.
+    pub requests: u64,
+    /// Replay: exact answers.
+    pub exact: u64,
+    /// Replay: normalised answers.
+    pub normalised: u64,
+    /// Replay: fuzzy answers.
+    pub fuzzy: u64,
+    /// Replay: misses.
+    pub missed: u64,
+    /// Record: exchanges stored.
+    pub recorded: u64,
+    /// Replay: every missed URL so far, in order.
+    pub miss_urls: Vec<String>,
+    /// Replay: every fuzzy match so far, in order.
+    pub fuzzy_urls: Vec<String>,
+}
+
+/// How the agent reads its proxy's statistics (the agent never sees the store).
+pub trait ProxyProbe: Send + Sync {
+    /// Counters so far.
+    fn counters(&self) -> ProxyCounters;
+    /// The full report at the end of the task.
+    fn report(&self) -> Option<serde_json::Value>;
+}
+
+/// What differs per task: its proxy, the scripts and emulation for the mode.
+#[derive(Clone)]
+pub struct TaskEnv {
+    /// The task's proxy.
+    pub proxy: SocketAddr,
+    /// The proxy CA's SPKI pin.
+    pub ca_spki: String,
+    /// Scripts installed before page scripts (record / replay: the determinism shim).
+    pub init_scripts: Vec<String>,
+    /// Time zone to emulate.
+    pub time_zone: Option<String>,
+    /// Locale to emulate.
+    pub locale: Option<String>,
+    /// live / record / replay.
+    pub mode: String,
+    /// Snapshot written or read.
+    pub snapshot: Option<String>,
+    /// Wall clock at the task's start.
+    pub started_ms: i64,
+    /// The proxy's statistics.
+    pub probe: Option<Arc<dyn ProxyProbe>>,
+}
+
+struct Files {
+    dir: PathBuf,
+    transcript: Vec<Message>,
+    messages: Vec<serde_json::Value>,
+}
+
+impl Files {
+    fn save(&self, t: &Trajectory) {
+        let mut errs = Vec::new();
+        if let Err(e) = write_trajectory(&self.dir, t) {
+            errs.push(e.to_string());
+        }
+        let msgs = serde_json::json!({ "system": SYSTEM_PROMPT, "policy": t.policy, "steps": self.messages });
+        for (name, v) in [
+            ("messages.json", msgs),
+            ("interact_messages.json", serde_json::to_value(&self.transcript).unwrap_or_default()),
+        ] {
+            let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
+            if let Err(e) = write_atomic(&self.dir.join(name), &bytes) {
+                errs.push(e.to_string());
+            }
+        }
+        for e in errs {
+            tracing::error!("task {}: cannot write its files: {e}", t.task_id);
+        }
+    }
+
+    fn png(&self, name: &str, png: &[u8]) -> Result<(), String> {
+        std::fs::write(self.dir.join(name), png).map_err(|e| format!("cannot write {name}: {e}"))
+    }
+}
+
+fn delta(before: &ProxyCounters, after: &ProxyCounters) -> StepProxyStats {
+    StepProxyStats {
+        requests: after.requests.saturating_sub(before.requests),
+        exact: after.exact.saturating_sub(before.exact),
+        normalised: after.normalised.saturating_sub(before.normalised),
+        fuzzy: after.fuzzy.saturating_sub(before.fuzzy),
+        missed: after.missed.saturating_sub(before.missed),
+        recorded: after.recorded.saturating_sub(before.recorded),
+        miss_urls: after.miss_urls.iter().skip(before.miss_urls.len()).cloned().collect(),
+        fuzzy_urls: after.fuzzy_urls.iter().skip(before.fuzzy_urls.len()).cloned().collect(),
+    }
+}
+
+/// Run one task, writing into `dir` (created). Always returns the trajectory; errors are inside it.
+pub async fn run_task(
+    cfg: &AgentConfig,
+    env: TaskEnv,
+    task: &Task,
+    mut policy: Policy,
+    dir: &Path,
+) -> Trajectory {
+    let t0 = Instant::now();
+    let mut t = Trajectory {
+        v: TRAJECTORY_VERSION,
+        task_id: task.id.clone(),
+        web_name: task.web_name.clone(),
+        question: task.ques.clone(),
+        start_url: task.web.clone(),
+        mode: env.mode.clone(),
+        snapshot: env.snapshot.clone(),
+        policy: policy.describe(),
+        outcome: Outcome::Running,
+        answer: None,
+        error: None,
+        final_url: String::new(),
+        steps: Vec::new(),
+        started_ms: env.started_ms,
+        duration_ms: 0,
+        browser_start_ms: 0,
+        usage: Usage::default(),
+        proxy_report: None,
+        reproduced_steps: None,
+    };
+    let mut files = Files {
+        dir: dir.to_path_buf(),
+        transcript: vec![Message::text("system", SYSTEM_PROMPT)],
+        messages: Vec::new(),
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        t.outcome = Outcome::Error;
+        t.error = Some(format!("cannot create {}: {e}", dir.display()));
+        return t;
+    }
+    let profile = tempfile::Builder::new()
+        .prefix(&format!("webfreeze-profile-{}-", crate::trajectory::task_dir_name(&task.id)))
+        .tempdir();
+    let profile = match profile {
+        Ok(p) => p,
+        Err(e) => {
+            t.outcome = Outcome::Error;
+            t.error = Some(format!("cannot create a browser profile directory: {e}"));
+            files.save(&t);
+            return t;
+        }
+    };
+    let opts = BrowserOptions {
+        chrome: cfg.chrome.clone(),
+        proxy: env.proxy,
+        ca_spki: env.ca_spki.clone(),
+        width: cfg.width,
+        height: cfg.height,
+        init_scripts: env.init_scripts.clone(),
+        time_zone: env.time_zone.clone(),
+        locale: env.locale.clone(),
+        page_timeout: cfg.page_timeout,
+        settle_quiet: cfg.settle_quiet,
+        wait: cfg.wait,
+        search_url: cfg.search_url.clone(),
+        profile: profile.path().to_path_buf(),
+    };
+    files.save(&t);
+    let session = match Session::launch(opts).await {
+        Ok(s) => s,
+        Err(e) => {
+            t.outcome = Outcome::Error;
+            t.error = Some(e.to_string());
+            t.duration_ms = t0.elapsed().as_millis() as u64;
+            files.save(&t);
+            return t;
+        }
+    };
+    t.browser_start_ms = session.launch_ms;
+    if let Err(e) = session.goto(&task.web).await {
+        t.outcome = Outcome::Error;
+        t.error = Some(format!("the start page {} did not load: {e}", task.web));
+    } else {
+        steps(cfg, &env, task, &mut policy, &session, &mut t, &mut files).await;
+    }
+    t.final_url = session
+        .url()
+        .await
+        .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
+    session.close().await;
+    if let Some(p) = &env.probe {
+        t.proxy_report = p.report();
+    }
+    if let Policy::Trajectory(_) = policy {
+        t.reproduced_steps = Some(
+            t.steps.iter().filter(|s| s.reproduced.as_ref().is_some_and(|r| r.url && r.screenshot)).count()
+                as u32,
+        );
+    }
+    t.duration_ms = t0.elapsed().as_millis() as u64;
+    files.save(&t);
+    t
+}
+
+async fn steps(
+    cfg: &AgentConfig,
+    env: &TaskEnv,
+    task: &Task,
+    policy: &mut Policy,
+    session: &Session,
+    t: &mut Trajectory,
+    files: &mut Files,
+) {
+    let mut last_error: Option<String> = None;
+    for n in 1..=cfg.max_steps {
+        let before = env.probe.as_ref().map(|p| p.counters()).unwrap_or_default();
+        let obs = match session.observe().await {
+            Ok(o) => o,
+            Err(e) => {
+                t.outcome = Outcome::Error;
+                t.error = Some(format!("step {n}: cannot observe the page: {e}"));
+                return;
+            }
+        };
+        let png_name = step_png(n);
+        let mut notes = Vec::new();
+        if obs.unsettled {
+            notes.push(format!("the page had not settled within {:.0}s", cfg.page_timeout.as_secs_f64()));
+        }
+        for (name, what) in [(png_name.clone(), "step"), (format!("screenshot{n}.png"), "webvoyager")] {
+            if let Err(e) = files.png(&name, &obs.screenshot) {
+                notes.push(format!("{what} screenshot: {e}"));
+            }
+        }
+        let elements = element_text(&obs.marks);
+        let text = user_text(task, n, last_error.as_deref(), &elements);
+        let decision =
+            match policy.decide(&Prompt { step: n, text: &text, screenshot: &obs.screenshot }).await {
+                Ok(d) => d,
+                Err(e) => {
+                    t.outcome = Outcome::Error;
+                    t.error = Some(format!("step {n}: {e}"));
+                    return;
+                }
+            };
+        let shot_ref = format!("screenshot{n}.png");
+        files.transcript.push(Message {
+            role: "user".into(),
+            content: serde_json::json!([
+                {"type": "text", "text": text},
+                {"type": "image_url", "image_url": {"url": shot_ref}}
+            ]),
+        });
+        files.transcript.push(Message::text("assistant", &decision.raw_reply));
+        files.messages.push(serde_json::json!({
+            "step": n, "user": text, "screenshot": png_name, "images_sent": decision.images_sent,
+            "reply": decision.raw_reply, "usage": decision.usage, "ms": decision.ms,
+        }));
+        t.usage += decision.usage;
+        let screenshot_blake3 = blake3::hash(&obs.screenshot).to_hex().to_string();
+        let reproduced = match policy {
+            Policy::Trajectory(tp) => tp.original().steps.get(n as usize - 1).map(|o| Reproduction {
+                url: o.url_before == obs.url,
+                screenshot: o.screenshot_blake3 == screenshot_blake3,
+                original_url: (o.url_before != obs.url).then(|| o.url_before.clone()),
+            }),
+            Policy::Llm(_) => None,
+        };
+        let mut step = Step {
+            n,
+            url_before: obs.url.clone(),
+            url_after: obs.url.clone(),
+            screenshot: png_name,
+            screenshot_blake3,
+            elements,
+            thought: String::new(),
+            raw_reply: decision.raw_reply.clone(),
+            raw_action: String::new(),
+            action: None,
+            error: None,
+            notes,
+            timings: Timings { observe_ms: obs.ms, decide_ms: decision.ms, act_ms: 0 },
+            usage: decision.usage,
+            proxy: StepProxyStats::default(),
+            reproduced,
+        };
+        last_error = None;
+        let mut fatal = None;
+        let mut answered = None;
+        match parse_reply(&decision.raw_reply) {
+            Ok(p) => {
+                step.thought = p.thought.clone();
+                step.raw_action = p.raw_action.clone();
+                step.action = Some(p.action.to_string());
+                if let Action::Answer(a) = &p.action {
+                    answered = Some(a.clone());
+                } else {
+                    let a0 = Instant::now();
+                    let r = session.perform(&p.action).await;
+                    step.timings.act_ms = a0.elapsed().as_millis() as u64;
+                    if let Err(e) = r {
+                        if e.is_fatal() {
+                            fatal = Some(e.to_string());
+                        }
+                        step.error = Some(e.to_string());
+                        last_error = Some(e.to_string());
+                    }
+                }
+            }
+            Err(e) => {
+                step.error = Some(e.to_string());
+                last_error = Some(e.to_string());
+            }
+        }
+        if fatal.is_none() {
+            step.url_after = session.url().await.unwrap_or_else(|_| obs.url.clone());
+        }
+        if let Some(p) = &env.probe {
+            step.proxy = delta(&before, &p.counters());
+        }
+        t.steps.push(step);
+        if let Some(a) = answered {
+            t.outcome = Outcome::Answered;
+            t.answer = Some(a);
+            files.save(t);
+            return;
+        }
+        if let Some(e) = fatal {
+            t.outcome = Outcome::Error;
+            t.error = Some(format!("step {n}: {e}"));
+            return;
+        }
+        files.save(t);
+    }
+    t.outcome = Outcome::MaxSteps;
+}

@@ -1,0 +1,261 @@
+//! The per-task record: `trajectory.json` (our format, versioned) and the files beside it.
+//!
+//! Layout of `<out>/<task-id>/`:
+//! - `trajectory.json`: [`Trajectory`], written after every step (a crash loses at most the step in flight)
+//!   and marked finished at the end; a rerun skips finished tasks;
+//! - `step-NN.png`: the labelled screenshot each step's decision was made on;
+//! - `messages.json`: the system prompt and, per step, what was sent and the model's raw reply, so the run
+//!   can be re-executed without the model (`trajectory:RUN`);
+//! - WebVoyager's own layout, so its evaluation scripts read our runs: `interact_messages.json` (the
+//!   conversation, images replaced by file names) and `screenshot<N>.png` (1-based copies).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::Usage;
+
+/// Format version of `trajectory.json`.
+pub const TRAJECTORY_VERSION: u32 = 1;
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Still running (or the process died mid-task).
+    Running,
+    /// The agent answered.
+    Answered,
+    /// Ran out of steps.
+    MaxSteps,
+    /// Browser, page or model failure.
+    Error,
+}
+
+/// Proxy counters over one step (replay: how each request was answered).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepProxyStats {
+    /// Requests the proxy handled.
+    pub requests: u64,
+    /// Replay: exact-key answers.
+    pub exact: u64,
+    /// Replay: normalised answers.
+    pub normalised: u64,
+    /// Replay: fuzzy answers.
+    pub fuzzy: u64,
+    /// Replay: misses.
+    pub missed: u64,
+    /// Record: exchanges stored.
+    pub recorded: u64,
+    /// Replay: the URLs missed in this step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub miss_urls: Vec<String>,
+    /// Replay: fuzzy matches in this step (`asked -> served`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fuzzy_urls: Vec<String>,
+}
+
+/// Re-execution check of one step against the original run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reproduction {
+    /// The URL before the action equals the original's.
+    pub url: bool,
+    /// The screenshot's hash equals the original's.
+    pub screenshot: bool,
+    /// The original's URL (when it differs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_url: Option<String>,
+}
+
+/// Step timings (milliseconds).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Labels + screenshot + element list.
+    pub observe_ms: u64,
+    /// The policy's decision (model latency).
+    pub decide_ms: u64,
+    /// Carrying out the action, including the page settling.
+    pub act_ms: u64,
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1-based.
+    pub n: u32,
+    /// URL the observation was made on.
+    pub url_before: String,
+    /// URL after the action.
+    pub url_after: String,
+    /// `step-NN.png`.
+    pub screenshot: String,
+    /// BLAKE3 of the screenshot PNG.
+    pub screenshot_blake3: String,
+    /// The element list shown.
+    pub elements: String,
+    /// The model's reasoning.
+    pub thought: String,
+    /// The raw reply.
+    pub raw_reply: String,
+    /// The action as written (empty when none could be read).
+    pub raw_action: String,
+    /// The parsed action (`Click [3]` ...), absent when the reply had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Why the step failed (parse or action error); it went back to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Notes (page did not settle ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Timings.
+    pub timings: Timings,
+    /// Tokens for this step's model call.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The proxy's counters over this step.
+    #[serde(default)]
+    pub proxy: StepProxyStats,
+    /// Re-execution check (trajectory policy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduced: Option<Reproduction>,
+}
+
+/// One task's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Format version.
+    pub v: u32,
+    /// Task id.
+    pub task_id: String,
+    /// Site name.
+    pub web_name: String,
+    /// Question.
+    pub question: String,
+    /// Start URL.
+    pub start_url: String,
+    /// live / record / replay.
+    pub mode: String,
+    /// Snapshot used or written (record / replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// `llm:MODEL` or `trajectory:RUN`.
+    pub policy: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The final answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// What ended it, when it was an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Final URL.
+    #[serde(default)]
+    pub final_url: String,
+    /// Steps.
+    pub steps: Vec<Step>,
+    /// Wall clock at start (ms since epoch).
+    pub started_ms: i64,
+    /// Task duration.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Browser start time.
+    #[serde(default)]
+    pub browser_start_ms: u64,
+    /// Tokens over the task.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The proxy's totals over the task (replay: the whole report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_report: Option<serde_json::Value>,
+    /// Steps whose URL and screenshot both matched the original (trajectory policy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduced_steps: Option<u32>,
+}
+
+impl Trajectory {
+    /// True once the task has ended (a rerun skips it).
+    pub fn finished(&self) -> bool {
+        self.outcome != Outcome::Running
+    }
+}
+
+/// Errors reading or writing a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    /// I/O.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: String,
+        /// Error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not a trajectory.
+    #[error("{path}: not a webfreeze trajectory: {detail}")]
+    Bad {
+        /// File.
+        path: String,
+        /// Why.
+        detail: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunDirError + '_ {
+    move |source| RunDirError::Io { path: path.display().to_string(), source }
+}
+
+/// Write `bytes` to `path` atomically (temp file + rename), so a crash never leaves half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// Task ids become directory names: anything but `[A-Za-z0-9._-]` becomes `_`.
+pub fn task_dir_name(id: &str) -> String {
+    let s: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("_{s}")
+    } else {
+        s
+    }
+}
+
+/// The directory of one task in a run.
+pub fn task_dir(run: &Path, id: &str) -> PathBuf {
+    run.join(task_dir_name(id))
+}
+
+/// Read `<dir>/trajectory.json`; `Ok(None)` when absent.
+pub fn read_trajectory(dir: &Path) -> Result<Option<Trajectory>, RunDirError> {
+    let path = dir.join("trajectory.json");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(&path)(e)),
+    };
+    let t: Trajectory = serde_json::from_slice(&bytes)
+        .map_err(|e| RunDirError::Bad { path: path.display().to_string(), detail: e.to_string() })?;
+    if t.v > TRAJECTORY_VERSION {
+        return Err(RunDirError::Bad {
+            path: path.display().to_string(),
+            detail: format!("format v{} is newer than this webfreeze (v{TRAJECTORY_VERSION}); upgrade", t.v),
+        });
+    }
+    Ok(Some(t))
+}
+
+/// Write `<dir>/trajectory.json`.
+pub fn write_trajectory(dir: &Path, t: &Trajectory) -> Result<(), RunDirError> {
+    let json = serde_json::to_vec_pretty(t)
+        .map_err(|e| RunDirError::Bad { path: dir.display().to_string(), detail: e.to_string() })?;
+    write_atomic(&dir.join("trajectory.json"), &json)
+}
+
+/// The screenshot file name of step `n`.
+pub fn step_png(n: u32) -> String {
+    format!("step-{n:02}.png")
+}

@@ -1,0 +1,358 @@
+//! Two evaluated runs side by side: success per site and overall, agreement, Cohen's kappa, an exact
+//! McNemar p-value, and for every task whose verdict flipped the evidence (replay misses and fuzzy
+//! matches during it, the first step where the URLs diverge, both final answers). Markdown, JSON, and one
+//! self-contained HTML page with both trajectories' screenshots side by side.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use agent::trajectory::Trajectory;
+use base64::Engine as _;
+use serde::Serialize;
+
+use crate::evaluate::{read_report, trajectories, EvalError, GroupStats};
+use crate::stats::Pairs;
+
+/// Where two trajectories part.
+#[derive(Debug, Clone, Serialize)]
+pub struct Divergence {
+    /// 1-based step.
+    pub step: u32,
+    /// Run A's URL there (empty when A had no such step).
+    pub a_url: String,
+    /// Run B's URL there.
+    pub b_url: String,
+}
+
+/// One run's side of a task.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    /// Verdict.
+    pub success: bool,
+    /// How the run ended.
+    pub outcome: String,
+    /// Final answer.
+    pub answer: Option<String>,
+    /// Final URL.
+    pub final_url: String,
+    /// Steps taken.
+    pub steps: usize,
+    /// Replay misses during the task.
+    pub misses: Vec<String>,
+    /// Replay fuzzy matches during the task.
+    pub fuzzy: Vec<String>,
+    /// Screenshot paths, relative to the run.
+    pub screenshots: Vec<String>,
+}
+
+/// A task whose verdict differs between the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flip {
+    /// Task id.
+    pub id: String,
+    /// Site.
+    pub web_name: String,
+    /// Run A.
+    pub a: Side,
+    /// Run B.
+    pub b: Side,
+    /// First step where the URLs differ.
+    pub divergence: Option<Divergence>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Run A.
+    pub a: String,
+    /// Run B.
+    pub b: String,
+    /// Per site: (A, B).
+    pub sites: BTreeMap<String, (GroupStats, GroupStats)>,
+    /// Overall over the paired tasks: (A, B).
+    pub overall: (GroupStats, GroupStats),
+    /// The 2x2 table.
+    pub pairs: Pairs,
+    /// Share of tasks with the same verdict.
+    pub agreement: f64,
+    /// Cohen's kappa.
+    pub kappa: f64,
+    /// Exact McNemar p-value.
+    pub mcnemar_p: f64,
+    /// Flipped tasks.
+    pub flips: Vec<Flip>,
+    /// Tasks evaluated in one run only.
+    pub unpaired: Vec<String>,
+}
+
+fn side(t: &Trajectory, success: bool) -> Side {
+    let mut misses = Vec::new();
+    let mut fuzzy = Vec::new();
+    for s in &t.steps {
+        misses.extend(s.proxy.miss_urls.iter().cloned());
+        fuzzy.extend(s.proxy.fuzzy_urls.iter().cloned());
+    }
+    Side {
+        success,
+        outcome: serde_json::to_value(t.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        answer: t.answer.clone(),
+        final_url: t.final_url.clone(),
+        steps: t.steps.len(),
+        misses,
+        fuzzy,
+        screenshots: t
+            .steps
+            .iter()
+            .map(|s| format!("{}/{}", agent::trajectory::task_dir_name(&t.task_id), s.screenshot))
+            .collect(),
+    }
+}
+
+fn divergence(a: &Trajectory, b: &Trajectory) -> Option<Divergence> {
+    let n = a.steps.len().max(b.steps.len());
+    for i in 0..n {
+        let (au, bu) = (a.steps.get(i), b.steps.get(i));
+        let a_url = au.map(|s| s.url_before.clone()).unwrap_or_default();
+        let b_url = bu.map(|s| s.url_before.clone()).unwrap_or_default();
+        if a_url != b_url {
+            return Some(Divergence { step: i as u32 + 1, a_url, b_url });
+        }
+        let a_after = au.map(|s| s.url_after.clone()).unwrap_or_default();
+        let b_after = bu.map(|s| s.url_after.clone()).unwrap_or_default();
+        if a_after != b_after {
+            return Some(Divergence { step: i as u32 + 1, a_url: a_after, b_url: b_after });
+        }
+    }
+    (a.final_url != b.final_url).then(|| Divergence {
+        step: n as u32,
+        a_url: a.final_url.clone(),
+        b_url: b.final_url.clone(),
+    })
+}
+
+fn group(stats: &mut BTreeMap<String, (GroupStats, GroupStats)>, site: &str, a: bool, b: bool) {
+    let e = stats.entry(site.to_string()).or_default();
+    for (g, s) in [(&mut e.0, a), (&mut e.1, b)] {
+        g.n += 1;
+        g.success += u64::from(s);
+        g.rate = g.success as f64 / g.n as f64;
+    }
+}
+
+/// Compare two evaluated runs (each must hold `eval.json`).
+pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
+    let (ea, eb) = (read_report(a_dir)?, read_report(b_dir)?);
+    let ta: BTreeMap<String, Trajectory> =
+        trajectories(a_dir)?.into_iter().map(|(_, t)| (t.task_id.clone(), t)).collect();
+    let tb: BTreeMap<String, Trajectory> =
+        trajectories(b_dir)?.into_iter().map(|(_, t)| (t.task_id.clone(), t)).collect();
+    let vb: BTreeMap<&str, &crate::evaluate::TaskEval> =
+        eb.tasks.iter().filter(|t| t.scored).map(|t| (t.id.as_str(), t)).collect();
+    let mut sites = BTreeMap::new();
+    let mut overall = BTreeMap::new();
+    let mut pairs = Vec::new();
+    let mut flips = Vec::new();
+    let mut unpaired = Vec::new();
+    for x in ea.tasks.iter().filter(|t| t.scored) {
+        let Some(y) = vb.get(x.id.as_str()) else {
+            unpaired.push(x.id.clone());
+            continue;
+        };
+        pairs.push((x.success, y.success));
+        group(&mut sites, &x.web_name, x.success, y.success);
+        group(&mut overall, "", x.success, y.success);
+        if x.success != y.success {
+            if let (Some(a), Some(b)) = (ta.get(&x.id), tb.get(&x.id)) {
+                flips.push(Flip {
+                    id: x.id.clone(),
+                    web_name: x.web_name.clone(),
+                    a: side(a, x.success),
+                    b: side(b, y.success),
+                    divergence: divergence(a, b),
+                });
+            }
+        }
+    }
+    for y in eb.tasks.iter().filter(|t| t.scored) {
+        if !ea.tasks.iter().any(|x| x.scored && x.id == y.id) {
+            unpaired.push(y.id.clone());
+        }
+    }
+    let p = Pairs::count(pairs);
+    Ok(Comparison {
+        a: a_dir.display().to_string(),
+        b: b_dir.display().to_string(),
+        sites,
+        overall: overall.remove("").unwrap_or_default(),
+        agreement: p.agreement(),
+        kappa: p.kappa(),
+        mcnemar_p: p.mcnemar_p(),
+        pairs: p,
+        flips,
+        unpaired,
+    })
+}
+
+fn pct(g: &GroupStats) -> String {
+    format!("{:.1}% ({}/{})", g.rate * 100.0, g.success, g.n)
+}
+
+/// Markdown report.
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = format!("A = `{}`\nB = `{}`\n\n| site | A | B |\n|---|---:|---:|\n", c.a, c.b);
+    for (site, (a, b)) in &c.sites {
+        s.push_str(&format!("| {site} | {} | {} |\n", pct(a), pct(b)));
+    }
+    s.push_str(&format!("| **overall** | {} | {} |\n\n", pct(&c.overall.0), pct(&c.overall.1)));
+    s.push_str(&format!(
+        "Agreement {:.1}% over {} paired tasks; Cohen's kappa {:.3}; exact McNemar p = {:.4} (A only {}, B only {}).\n",
+        c.agreement * 100.0,
+        c.pairs.n(),
+        c.kappa,
+        c.mcnemar_p,
+        c.pairs.a_only,
+        c.pairs.b_only
+    ));
+    if c.flips.is_empty() {
+        s.push_str("\nNo task changed its verdict.\n");
+    }
+    for f in &c.flips {
+        s.push_str(&format!(
+            "\n### {} ({}): A {} -> B {}\n",
+            f.id,
+            f.web_name,
+            if f.a.success { "success" } else { "failure" },
+            if f.b.success { "success" } else { "failure" }
+        ));
+        s.push_str(&format!(
+            "- answers: A {:?} / B {:?}\n",
+            f.a.answer.as_deref().unwrap_or("-"),
+            f.b.answer.as_deref().unwrap_or("-")
+        ));
+        s.push_str(&format!("- final URLs: A {} / B {}\n", f.a.final_url, f.b.final_url));
+        match &f.divergence {
+            Some(d) => {
+                s.push_str(&format!("- URLs diverge at step {}: A {} / B {}\n", d.step, d.a_url, d.b_url))
+            }
+            None => s.push_str("- the URLs never diverge\n"),
+        }
+        for (name, side) in [("A", &f.a), ("B", &f.b)] {
+            if !side.misses.is_empty() {
+                s.push_str(&format!("- {name} replay misses: {}\n", side.misses.join(", ")));
+            }
+            if !side.fuzzy.is_empty() {
+                s.push_str(&format!("- {name} fuzzy matches: {}\n", side.fuzzy.join(", ")));
+            }
+        }
+    }
+    if !c.unpaired.is_empty() {
+        s.push_str(&format!("\nEvaluated in one run only (not compared): {}\n", c.unpaired.join(", ")));
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn img(run: &Path, rel: &str) -> String {
+    match std::fs::read(run.join(rel)) {
+        Ok(b) => format!(
+            "<figure><img alt=\"{0}\" src=\"data:image/png;base64,{1}\"><figcaption>{0}</figcaption></figure>",
+            esc(rel),
+            base64::engine::general_purpose::STANDARD.encode(b)
+        ),
+        Err(_) => format!("<figure><figcaption>{} (missing)</figcaption></figure>", esc(rel)),
+    }
+}
+
+/// One self-contained HTML page (screenshots inlined).
+pub fn html(c: &Comparison) -> String {
+    let (ra, rb) = (Path::new(&c.a), Path::new(&c.b));
+    let mut rows = String::new();
+    for (site, (a, b)) in &c.sites {
+        rows.push_str(&format!("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", esc(site), pct(a), pct(b)));
+    }
+    rows.push_str(&format!(
+        "<tr class=total><td>overall</td><td>{}</td><td>{}</td></tr>",
+        pct(&c.overall.0),
+        pct(&c.overall.1)
+    ));
+    let mut flips = String::new();
+    for f in &c.flips {
+        let div = match &f.divergence {
+            Some(d) => format!(
+                "URLs diverge at step {}: <code>{}</code> vs <code>{}</code>",
+                d.step,
+                esc(&d.a_url),
+                esc(&d.b_url)
+            ),
+            None => "the URLs never diverge".into(),
+        };
+        let mut evidence = String::new();
+        for (name, side) in [("A", &f.a), ("B", &f.b)] {
+            for m in &side.misses {
+                evidence.push_str(&format!("<li>{name} replay miss: <code>{}</code></li>", esc(m)));
+            }
+            for m in &side.fuzzy {
+                evidence.push_str(&format!("<li>{name} fuzzy match: <code>{}</code></li>", esc(m)));
+            }
+        }
+        let n = f.a.screenshots.len().max(f.b.screenshots.len());
+        let mut grid = String::new();
+        for i in 0..n {
+            let a = f.a.screenshots.get(i).map(|r| img(ra, r)).unwrap_or_default();
+            let b = f.b.screenshots.get(i).map(|r| img(rb, r)).unwrap_or_default();
+            grid.push_str(&format!("<div class=step>step {}</div><div>{a}</div><div>{b}</div>", i + 1));
+        }
+        let verdict = |s: bool| if s { "<b class=ok>success</b>" } else { "<b class=bad>failure</b>" };
+        flips.push_str(&format!(
+            "<section><h3>{id} <small>{site}</small></h3><p>A {va} &rarr; B {vb}</p>\
+             <table><tr><th></th><th>A</th><th>B</th></tr>\
+             <tr><td>answer</td><td>{aa}</td><td>{ba}</td></tr>\
+             <tr><td>final URL</td><td><code>{au}</code></td><td><code>{bu}</code></td></tr>\
+             <tr><td>steps</td><td>{asn} ({ao})</td><td>{bsn} ({bo})</td></tr></table>\
+             <p>{div}</p><ul>{evidence}</ul><div class=grid><div></div><div class=head>A</div><div class=head>B</div>{grid}</div></section>",
+            id = esc(&f.id),
+            site = esc(&f.web_name),
+            va = verdict(f.a.success),
+            vb = verdict(f.b.success),
+            aa = esc(f.a.answer.as_deref().unwrap_or("-")),
+            ba = esc(f.b.answer.as_deref().unwrap_or("-")),
+            au = esc(&f.a.final_url),
+            bu = esc(&f.b.final_url),
+            asn = f.a.steps,
+            ao = esc(&f.a.outcome),
+            bsn = f.b.steps,
+            bo = esc(&f.b.outcome),
+        ));
+    }
+    if c.flips.is_empty() {
+        flips.push_str("<p>No task changed its verdict.</p>");
+    }
+    format!(
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>webfreeze compare</title><style>\
+         body{{font:15px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}}\
+         table{{border-collapse:collapse;margin:8px 0}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:left}}\
+         tr.total td{{font-weight:bold}}.ok{{color:#075}}.bad{{color:#b00}}code{{font-size:13px}}\
+         section{{border-top:2px solid #ddd;margin-top:24px}}.grid{{display:grid;grid-template-columns:70px 1fr 1fr;gap:8px;align-items:start}}\
+         .grid img{{width:100%;border:1px solid #ccc}}.head{{font-weight:bold}}.step{{color:#666}}figure{{margin:0}}figcaption{{font-size:12px;color:#666}}\
+         </style></head><body><h1>webfreeze: run comparison</h1>\
+         <p>A = <code>{a}</code><br>B = <code>{b}</code></p>\
+         <table><tr><th>site</th><th>A</th><th>B</th></tr>{rows}</table>\
+         <p>Agreement <b>{agr:.1}%</b> over {n} paired tasks; Cohen's kappa <b>{kappa:.3}</b>; exact McNemar p = <b>{p:.4}</b> \
+         (A only {ao}, B only {bo}).</p><h2>Flipped tasks ({nf})</h2>{flips}</body></html>",
+        a = esc(&c.a),
+        b = esc(&c.b),
+        agr = c.agreement * 100.0,
+        n = c.pairs.n(),
+        kappa = c.kappa,
+        p = c.mcnemar_p,
+        ao = c.pairs.a_only,
+        bo = c.pairs.b_only,
+        nf = c.flips.len(),
+    )
+}

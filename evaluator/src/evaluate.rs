@@ -1,0 +1,357 @@
+//! Evaluate a run directory: every task's trajectory, by the reference matchers, the model judge, or both,
+//! into `eval.json` with a table per site. Tasks that errored count as failures and are listed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use agent::llm::Llm;
+use agent::trajectory::{read_trajectory, Outcome, Trajectory};
+use serde::{Deserialize, Serialize};
+
+use crate::judge::{fuzzy_match, judge, Judgement};
+use crate::matchers::{check, exact_match, includes, Check, EvalSpec};
+use crate::reference::{load_specs, load_webvoyager, ReferenceError, WvAnswer};
+
+/// Which judges run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeKind {
+    /// The model judge only.
+    Llm,
+    /// Reference matchers only.
+    Reference,
+    /// Both; a task succeeds only if both say so (where a reference exists).
+    Both,
+}
+
+/// Evaluation settings.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// Judges.
+    pub judge: JudgeKind,
+    /// The model (judge and fuzzy_match).
+    pub llm: Option<Llm>,
+    /// Screenshots per judgement (None = all).
+    pub k: Option<usize>,
+    /// Judge repeats.
+    pub repeats: u32,
+    /// Task file with `eval` specs (default: the run's own task file).
+    pub tasks_file: Option<PathBuf>,
+    /// WebVoyager's reference_answer.json.
+    pub reference_file: Option<PathBuf>,
+    /// Score `possible` WebVoyager answers too.
+    pub score_possible: bool,
+}
+
+/// Reference-matcher result of one task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReferenceResult {
+    /// Every check.
+    pub checks: Vec<Check>,
+    /// All checks passed.
+    pub pass: bool,
+    /// A WebVoyager `possible` answer, shown beside the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub possible_answer: Option<String>,
+}
+
+/// One task's evaluation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskEval {
+    /// Task id.
+    pub id: String,
+    /// Site.
+    pub web_name: String,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Final answer.
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// Final URL.
+    #[serde(default)]
+    pub final_url: String,
+    /// The run's error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Reference matchers (absent when the task has no reference or they did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceResult>,
+    /// Model judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Judgement>,
+    /// Why the judge could not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<String>,
+    /// False when no judge could score the task (no reference, judge failed).
+    pub scored: bool,
+    /// The verdict.
+    pub success: bool,
+}
+
+/// Success rate of a group.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GroupStats {
+    /// Scored tasks.
+    pub n: u64,
+    /// Successes.
+    pub success: u64,
+    /// success / n.
+    pub rate: f64,
+    /// Mean judge standard deviation over tasks (0 without repeats).
+    pub judge_std: f64,
+    /// Tasks that errored.
+    pub errored: u64,
+}
+
+/// `eval.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    /// Format version.
+    pub v: u32,
+    /// Run directory.
+    pub run: String,
+    /// Judges used.
+    pub judge: JudgeKind,
+    /// Per task, sorted by id.
+    pub tasks: Vec<TaskEval>,
+    /// Per site.
+    pub sites: BTreeMap<String, GroupStats>,
+    /// Overall.
+    pub overall: GroupStats,
+    /// Tasks that errored (counted as failures).
+    pub errored: Vec<String>,
+    /// Tasks no judge could score (not counted).
+    pub unscored: Vec<String>,
+}
+
+/// Evaluation failures.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The run is unreadable.
+    #[error("{0}")]
+    Run(String),
+    /// A reference file is unusable.
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    /// The model judge was asked for without a model.
+    #[error("--judge llm/both needs a model API (--api-base, --model and a key)")]
+    NoModel,
+}
+
+/// The trajectories of a run, sorted by task id.
+pub fn trajectories(run: &Path) -> Result<Vec<(PathBuf, Trajectory)>, EvalError> {
+    let rd = std::fs::read_dir(run)
+        .map_err(|e| EvalError::Run(format!("cannot read the run {}: {e}", run.display())))?;
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        match read_trajectory(&dir) {
+            Ok(Some(t)) => out.push((dir, t)),
+            Ok(None) => {}
+            Err(e) => return Err(EvalError::Run(e.to_string())),
+        }
+    }
+    if out.is_empty() {
+        return Err(EvalError::Run(format!(
+            "{} holds no trajectories (is it a `webfreeze run --out` directory?)",
+            run.display()
+        )));
+    }
+    out.sort_by(|a, b| a.1.task_id.cmp(&b.1.task_id));
+    Ok(out)
+}
+
+fn run_tasks_file(run: &Path) -> Option<PathBuf> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).ok()?).ok()?;
+    Some(PathBuf::from(v.get("tasks_file")?.as_str()?))
+}
+
+/// Evaluate `run`; the caller writes the report (see [`write_report`]).
+pub async fn evaluate(run: &Path, opts: &EvalOptions) -> Result<EvalReport, EvalError> {
+    let wants_llm = matches!(opts.judge, JudgeKind::Llm | JudgeKind::Both);
+    if wants_llm && opts.llm.is_none() {
+        return Err(EvalError::NoModel);
+    }
+    let trajs = trajectories(run)?;
+    let specs: HashMap<String, EvalSpec> = match opts.tasks_file.clone().or_else(|| run_tasks_file(run)) {
+        Some(p) if p.exists() => load_specs(&p)?,
+        _ => HashMap::new(),
+    };
+    let wv: HashMap<String, WvAnswer> = match &opts.reference_file {
+        Some(p) => load_webvoyager(p)?,
+        None => HashMap::new(),
+    };
+    let mut tasks = Vec::new();
+    for (dir, t) in &trajs {
+        let answer = t.answer.clone().unwrap_or_default();
+        let mut te = TaskEval {
+            id: t.task_id.clone(),
+            web_name: t.web_name.clone(),
+            outcome: t.outcome,
+            answer: t.answer.clone(),
+            final_url: t.final_url.clone(),
+            error: t.error.clone(),
+            reference: None,
+            judge: None,
+            judge_error: None,
+            scored: false,
+            success: false,
+        };
+        if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
+            te.reference =
+                reference_result(opts, specs.get(&t.task_id), wv.get(&t.task_id), t, &answer).await;
+        }
+        if wants_llm {
+            if let Some(llm) = &opts.llm {
+                match judge(llm, dir, &t.question, t.answer.as_deref(), opts.k, opts.repeats).await {
+                    Ok(j) => te.judge = Some(j),
+                    Err(e) => te.judge_error = Some(e.to_string()),
+                }
+            }
+        }
+        let ref_verdict = te.reference.as_ref().filter(|r| !r.checks.is_empty()).map(|r| r.pass);
+        let judge_verdict = te.judge.as_ref().map(|j| j.mean >= 0.5);
+        let verdict = match opts.judge {
+            JudgeKind::Reference => ref_verdict,
+            JudgeKind::Llm => judge_verdict,
+            JudgeKind::Both => match (ref_verdict, judge_verdict) {
+                (Some(r), Some(j)) => Some(r && j),
+                (r, j) => r.or(j),
+            },
+        };
+        // A task that errored is a failure whatever its answer; it is still scored.
+        te.scored = verdict.is_some() || t.outcome == Outcome::Error;
+        te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
+        tasks.push(te);
+    }
+    let mut sites: BTreeMap<String, GroupStats> = BTreeMap::new();
+    let mut overall = GroupStats::default();
+    let mut stds: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for te in tasks.iter().filter(|t| t.scored) {
+        for (key, g) in [
+            (te.web_name.clone(), sites.entry(te.web_name.clone()).or_default()),
+            (String::new(), &mut overall),
+        ] {
+            g.n += 1;
+            g.success += u64::from(te.success);
+            g.errored += u64::from(te.outcome == Outcome::Error);
+            if let Some(j) = &te.judge {
+                stds.entry(key).or_default().push(j.std);
+            }
+        }
+    }
+    for (name, g) in sites.iter_mut().map(|(k, v)| (k.clone(), v)).chain([(String::new(), &mut overall)]) {
+        g.rate = if g.n == 0 { 0.0 } else { g.success as f64 / g.n as f64 };
+        if let Some(s) = stds.get(&name) {
+            g.judge_std = s.iter().sum::<f64>() / s.len() as f64;
+        }
+    }
+    Ok(EvalReport {
+        v: 1,
+        run: run.display().to_string(),
+        judge: opts.judge,
+        errored: tasks.iter().filter(|t| t.outcome == Outcome::Error).map(|t| t.id.clone()).collect(),
+        unscored: tasks.iter().filter(|t| !t.scored).map(|t| t.id.clone()).collect(),
+        tasks,
+        sites,
+        overall,
+    })
+}
+
+async fn reference_result(
+    opts: &EvalOptions,
+    spec: Option<&EvalSpec>,
+    wv: Option<&WvAnswer>,
+    t: &Trajectory,
+    answer: &str,
+) -> Option<ReferenceResult> {
+    let mut checks = Vec::new();
+    let mut possible_answer = None;
+    if let Some(spec) = spec {
+        checks.extend(check(spec, answer, &t.final_url));
+        if let Some(reference) = &spec.fuzzy_match {
+            let c = match &opts.llm {
+                Some(llm) => match fuzzy_match(llm, &t.question, answer, reference).await {
+                    Ok((pass, _)) => {
+                        Check { matcher: "fuzzy_match".into(), expected: reference.clone(), pass }
+                    }
+                    Err(e) => Check {
+                        matcher: "fuzzy_match".into(),
+                        expected: format!("{reference} (model failed: {e})"),
+                        pass: false,
+                    },
+                },
+                None => Check {
+                    matcher: "fuzzy_match".into(),
+                    expected: format!("{reference} (not run: needs a model API)"),
+                    pass: false,
+                },
+            };
+            checks.push(c);
+        }
+    }
+    if let Some(a) = wv {
+        let scored = a.kind == "golden" || opts.score_possible;
+        if scored {
+            let pass = exact_match(answer, &a.ans) || includes(answer, &a.ans);
+            checks.push(Check { matcher: format!("webvoyager_{}", a.kind), expected: a.ans.clone(), pass });
+        } else {
+            possible_answer = Some(a.ans.clone());
+        }
+    }
+    if checks.is_empty() {
+        // Nothing scored; a possible answer is still shown (and the task is not scored by it).
+        return possible_answer.map(|p| ReferenceResult {
+            checks: Vec::new(),
+            pass: false,
+            possible_answer: Some(p),
+        });
+    }
+    let pass = checks.iter().all(|c| c.pass);
+    Some(ReferenceResult { checks, pass, possible_answer })
+}
+
+/// Write `eval.json` into the run.
+pub fn write_report(run: &Path, r: &EvalReport) -> Result<PathBuf, EvalError> {
+    let p = run.join("eval.json");
+    let bytes = serde_json::to_vec_pretty(r).map_err(|e| EvalError::Run(e.to_string()))?;
+    agent::trajectory::write_atomic(&p, &bytes).map_err(|e| EvalError::Run(e.to_string()))?;
+    Ok(p)
+}
+
+/// Read `eval.json` from a run.
+pub fn read_report(run: &Path) -> Result<EvalReport, EvalError> {
+    let p = run.join("eval.json");
+    let bytes = std::fs::read(&p).map_err(|e| {
+        EvalError::Run(format!("{}: {e} (run `webfreeze eval {}` first)", p.display(), run.display()))
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| EvalError::Run(format!("{}: {e}", p.display())))
+}
+
+/// The per-site table as Markdown.
+pub fn site_table(r: &EvalReport) -> String {
+    let mut s =
+        String::from("| site | success rate | n | errored | judge spread |\n|---|---:|---:|---:|---:|\n");
+    for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
+        s.push_str(&format!(
+            "| {name} | {:.1}% | {} | {} | {:.2} |\n",
+            g.rate * 100.0,
+            g.n,
+            g.errored,
+            g.judge_std
+        ));
+    }
+    if !r.errored.is_empty() {
+        s.push_str(&format!("\nErrored (counted as failures): {}\n", r.errored.join(", ")));
+    }
+    if !r.unscored.is_empty() {
+        s.push_str(&format!(
+            "\nNot scored (no reference for them; not counted): {}\n",
+            r.unscored.join(", ")
+        ));
+    }
+    s
+}

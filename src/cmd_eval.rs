@@ -1,0 +1,70 @@
+//! `webfreeze eval`: judge a run into `RUN/eval.json` and print a table per site.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use evaluator::evaluate::{evaluate, site_table, write_report, EvalOptions, JudgeKind};
+
+use crate::cli::{EvalArgs, JudgeArg};
+use crate::UsageError;
+
+pub fn run(a: EvalArgs) -> anyhow::Result<()> {
+    let judge = match a.judge {
+        JudgeArg::Llm => JudgeKind::Llm,
+        JudgeArg::Reference => JudgeKind::Reference,
+        JudgeArg::Both => JudgeKind::Both,
+    };
+    let k = match a.k.as_str() {
+        "all" => None,
+        n => Some(
+            n.parse::<usize>().map_err(|_| UsageError(format!("--k {n:?}: expected a number or `all`")))?,
+        ),
+    };
+    let llm = match judge {
+        JudgeKind::Reference => None,
+        _ => Some(agent::llm::Llm::new(crate::cmd_run::llm_config(&a.llm)?)?),
+    };
+    let opts = EvalOptions {
+        judge,
+        llm,
+        k,
+        repeats: a.repeats.max(1),
+        tasks_file: a.tasks.clone(),
+        reference_file: a.reference.clone(),
+        score_possible: a.score_possible,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let report = rt.block_on(evaluate(&a.run, &opts))?;
+    let path = write_report(&a.run, &report)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", site_table(&report));
+    }
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Reference-matcher evaluation with the defaults (the demo's step).
+pub fn evaluate_quietly(run: &Path, tasks: Option<&Path>) -> anyhow::Result<evaluator::evaluate::EvalReport> {
+    let opts = EvalOptions {
+        judge: JudgeKind::Reference,
+        llm: None,
+        k: Some(3),
+        repeats: 1,
+        tasks_file: tasks.map(Path::to_path_buf),
+        reference_file: None,
+        score_possible: false,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let report =
+        rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
+    write_report(run, &report)?;
+    eprintln!(
+        "   {}: {}/{} tasks succeed by the reference matchers",
+        run.display(),
+        report.overall.success,
+        report.overall.n
+    );
+    Ok(report)
+}

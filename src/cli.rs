@@ -341,6 +341,9 @@ pub struct LlmArgs {
     /// Attempts per model call on 429, 5xx and timeouts (exponential backoff).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub api_attempts: u32,
+    /// Seconds before the first retry of a failed model call (doubles per retry; Retry-After wins).
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    pub api_backoff: f64,
     /// Seconds per model call before it counts as a timeout.
     #[arg(long, default_value_t = 120.0, value_name = "SECS")]
     pub api_timeout: f64,

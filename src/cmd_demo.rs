@@ -158,6 +158,7 @@ fn run_args(
             temperature: 0.0,
             keep_screenshots: 3,
             api_attempts: 1,
+            api_backoff: 0.0,
             api_timeout: 1.0,
         },
         upstream: reach.clone(),

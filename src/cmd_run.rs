@@ -131,6 +131,7 @@ pub fn llm_config(a: &LlmArgs) -> anyhow::Result<LlmConfig> {
     c.temperature = a.temperature;
     c.attempts = a.api_attempts.max(1);
     c.timeout = Duration::from_secs_f64(a.api_timeout.max(1.0));
+    c.backoff = Duration::from_secs_f64(a.api_backoff.clamp(0.0, 300.0));
     Ok(c)
 }
 

@@ -4,7 +4,9 @@
 
 mod support;
 
+mod agent_run;
 mod cli_snapshots;
+mod eval_compare;
 mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;

@@ -314,11 +314,16 @@ async fn steps(
         t.usage += decision.usage;
         let screenshot_blake3 = blake3::hash(&obs.screenshot).to_hex().to_string();
         let reproduced = match policy {
-            Policy::Trajectory(tp) => tp.original().steps.get(n as usize - 1).map(|o| Reproduction {
-                url: o.url_before == obs.url,
-                screenshot: o.screenshot_blake3 == screenshot_blake3,
-                original_url: (o.url_before != obs.url).then(|| o.url_before.clone()),
-            }),
+            // Scripted trajectories carry no observations to compare with.
+            Policy::Trajectory(tp) => {
+                tp.original().steps.get(n as usize - 1).filter(|o| !o.screenshot_blake3.is_empty()).map(|o| {
+                    Reproduction {
+                        url: o.url_before == obs.url,
+                        screenshot: o.screenshot_blake3 == screenshot_blake3,
+                        original_url: (o.url_before != obs.url).then(|| o.url_before.clone()),
+                    }
+                })
+            }
             Policy::Llm(_) => None,
         };
         let mut step = Step {
@@ -354,7 +359,8 @@ async fn steps(
                     let r = session.perform(&p.action).await;
                     step.timings.act_ms = a0.elapsed().as_millis() as u64;
                     if let Err(e) = r {
-                        if e.is_fatal() {
+                        // A failed action may mean a dead browser: probe it before going on.
+                        if e.is_fatal() || session.url().await.is_err() {
                             fatal = Some(e.to_string());
                         }
                         step.error = Some(e.to_string());

@@ -642,3 +642,181 @@ pub fn chromium_path() -> PathBuf {
     );
     p
 }
+
+/// What the fake model answers.
+pub enum Reply {
+    /// A chat completion with this text.
+    Text(String),
+    /// An HTTP error status.
+    Status(u16),
+}
+
+/// One request the fake model received.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub auth: Option<String>,
+    pub body: serde_json::Value,
+}
+
+/// A local server speaking the OpenAI chat-completions API with scripted replies; it keeps every request
+/// so tests can check what the client sent.
+pub struct FakeLlm {
+    pub addr: SocketAddr,
+    pub seen: Arc<std::sync::Mutex<Vec<Seen>>>,
+}
+
+impl FakeLlm {
+    pub fn api_base(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    pub async fn start(reply: impl Fn(&serde_json::Value) -> Reply + Send + Sync + 'static) -> FakeLlm {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen: Arc<std::sync::Mutex<Vec<Seen>>> = Arc::default();
+        let reply = Arc::new(reply);
+        let log = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { return };
+                let (reply, log) = (reply.clone(), log.clone());
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req: Request<Incoming>| {
+                        let (reply, log) = (reply.clone(), log.clone());
+                        async move {
+                            let auth = req
+                                .headers()
+                                .get(http::header::AUTHORIZATION)
+                                .map(|v| v.to_str().unwrap().to_string());
+                            let path = req.uri().path().to_string();
+                            let bytes = req.into_body().collect().await.unwrap().to_bytes();
+                            let body: serde_json::Value =
+                                serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+                            log.lock().unwrap().push(Seen { auth, body: body.clone() });
+                            let res = if path != "/v1/chat/completions" {
+                                Response::builder().status(404).body(full("no such endpoint")).unwrap()
+                            } else {
+                                match reply(&body) {
+                                    Reply::Text(t) => {
+                                        let v = serde_json::json!({
+                                            "id": "fake", "object": "chat.completion", "model": body["model"],
+                                            "choices": [{"index": 0, "finish_reason": "stop",
+                                                         "message": {"role": "assistant", "content": t}}],
+                                            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+                                        });
+                                        Response::builder()
+                                            .header("content-type", "application/json")
+                                            .body(full(v.to_string()))
+                                            .unwrap()
+                                    }
+                                    Reply::Status(s) => Response::builder()
+                                        .status(s)
+                                        .body(full(format!("{{\"error\": \"scripted {s}\"}}")))
+                                        .unwrap(),
+                                }
+                            };
+                            Ok::<_, Infallible>(res)
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tcp), svc)
+                        .await;
+                });
+            }
+        });
+        FakeLlm { addr, seen }
+    }
+}
+
+/// The text of a chat request's first user message (the task statement).
+pub fn first_user_text(body: &serde_json::Value) -> String {
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(m) = msgs.iter().find(|m| m["role"] == "user") else { return String::new() };
+    match &m["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(" ")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Images attached across a chat request.
+pub fn image_count(body: &serde_json::Value) -> usize {
+    body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["content"].as_array())
+                .flatten()
+                .filter(|p| p["type"] == "image_url")
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The bundled demo sites on a loopback port, with the options that reach them through a proxy.
+pub struct DemoSites {
+    pub sites: Arc<demo::Sites>,
+    pub reach: Vec<String>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl DemoSites {
+    pub async fn start(home: &Path) -> DemoSites {
+        let sites =
+            // Certificate validity needs the real time.
+            Arc::new(demo::Sites::new(&home.join("sites-ca"), #[allow(clippy::disallowed_methods)] time::OffsetDateTime::now_utc()).unwrap());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ca = home.join("sites-ca.pem");
+        std::fs::write(&ca, sites.ca_pem()).unwrap();
+        let mut reach = vec!["--upstream-ca".to_string(), ca.display().to_string()];
+        for h in demo::HOSTS {
+            reach.push("--resolve".into());
+            reach.push(format!("{h}:443:{addr}"));
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(sites.clone().serve(listener, async move {
+            let _ = rx.await;
+        }));
+        DemoSites { sites, reach, stop: Some(tx) }
+    }
+
+    /// Stop serving: later connections are refused.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// SIGKILL every process whose command line contains `pattern` (read from /proc); returns how many.
+pub fn kill_matching(pattern: &str) -> usize {
+    let me = std::process::id().to_string();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(pattern) {
+                pids.push(name);
+            }
+        }
+    }
+    if !pids.is_empty() {
+        let _ = Command::new("sh").arg("-c").arg(format!("kill -9 {}", pids.join(" "))).status();
+    }
+    pids.len()
+}
+
+/// Run the binary with WEBFREEZE_HOME=home and extra environment.
+pub fn run_cli_env(home: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(bin()).args(args).env("WEBFREEZE_HOME", home).envs(env.iter().copied()).output().unwrap()
+}

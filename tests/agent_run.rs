@@ -1,0 +1,345 @@
+//! `webfreeze run`: the browser agent against the demo sites through per-task proxies, driven by a local
+//! fake OpenAI-compatible model (live and record) or by a recorded run (replay), with the failures a real
+//! run meets: garbled replies, missing labels, a page that never loads, a browser that dies.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent::trajectory::{read_trajectory, task_dir, Outcome, Trajectory};
+
+use crate::support::*;
+
+fn traj(run: &Path, id: &str) -> Trajectory {
+    read_trajectory(&task_dir(run, id)).unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
+}
+
+async fn cli(home: &Path, args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
+    let home = home.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        run_cli_env(&home, &a, &e)
+    })
+    .await
+    .unwrap()
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A listener that accepts connections and never answers.
+async fn black_hole() -> std::net::SocketAddr {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = l.accept().await {
+            held.push(s);
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser() {
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    let hang = black_hole().await;
+    let tag = format!("{}", hang.port());
+    let crash_id = format!("crash{tag}");
+    let tasks = home.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            serde_json::json!({"web_name": "Demo Shop", "id": "Shop--1", "ques": "PRICE what does the Blue Kettle cost?", "web": "https://shop.test/"}),
+            serde_json::json!({"web_name": "Hang", "id": "Hang--1", "ques": "HANG anything", "web": "http://hang.test/"}),
+            serde_json::json!({"web_name": "Demo Shop", "id": crash_id, "ques": "CRASH anything", "web": "https://shop.test/"}),
+            serde_json::json!({"web_name": "Demo Times", "id": "Times--1", "ques": "LOOP never answers", "web": "https://news.test/"}),
+        ),
+    )
+    .unwrap();
+    let price_replies = [
+        "Let me look around first.",
+        "Thought: the missing one\nAction: Click [99]",
+        "```\nthought: search for it\naction: type [0]; kettle\n```",
+        "Thought: open the result\n**Action:** Click [3]",
+        "Thought: scroll to check\nAction: Scroll [WINDOW]; down",
+        "Thought: the page shows the price.\nAction: ANSWER; $24.00",
+    ];
+    let pattern = format!("webfreeze-profile-{crash_id}-");
+    let llm = FakeLlm::start(move |body| {
+        let task = first_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        if task.contains("PRICE") {
+            Reply::Text(price_replies[turn.min(5)].to_string())
+        } else if task.contains("CRASH") {
+            assert!(kill_matching(&pattern) > 0, "the crash task's browser is running");
+            Reply::Text("Thought: go\nAction: Click [1]".into())
+        } else {
+            Reply::Text("Thought: keep looking\nAction: Scroll [WINDOW]; up".into())
+        }
+    })
+    .await;
+    let out_dir = home.path().join("live-run");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "live",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--max-steps",
+        "7",
+        "--page-timeout",
+        "4",
+        "--settle-ms",
+        "200",
+        // Longer than the page timeout: the browser gives up on the page before the proxy answers 504.
+        "--upstream-timeout",
+        "20",
+        "--model",
+        "fake-model",
+        "--api-base",
+        &llm.api_base(),
+        "--resolve",
+        &format!("hang.test:80:{hang}"),
+    ]);
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(home.path(), args, vec![("OPENAI_API_KEY".into(), "test-key".into())]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "run failed: {stderr}");
+
+    // The answered task: two failed steps went back to the model, then it found the price.
+    let t = traj(&out_dir, "Shop--1");
+    assert_eq!(t.outcome, Outcome::Answered, "{t:?}");
+    assert_eq!(t.answer.as_deref(), Some("$24.00"));
+    assert_eq!(t.steps.len(), 6);
+    assert!(t.steps[0].error.as_deref().unwrap().contains("no action"), "{:?}", t.steps[0].error);
+    assert!(t.steps[1].error.as_deref().unwrap().contains("[99]"), "{:?}", t.steps[1].error);
+    assert_eq!(t.steps[2].action.as_deref(), Some("Type [0]; kettle"));
+    assert!(t.steps[2].error.is_none() && t.steps[3].error.is_none());
+    assert_eq!(t.steps[3].url_after, "https://shop.test/product/blue-kettle");
+    assert_eq!(t.final_url, "https://shop.test/product/blue-kettle");
+    assert_eq!(t.usage.total_tokens, 6 * 110);
+    assert!(t.browser_start_ms > 0);
+    let dir = task_dir(&out_dir, "Shop--1");
+    for n in 1..=6 {
+        let png = std::fs::read(dir.join(format!("step-{n:02}.png"))).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        assert_eq!(std::fs::read(dir.join(format!("screenshot{n}.png"))).unwrap(), png);
+    }
+    assert!(
+        t.steps[0].elements.contains("[0]: <input type=search> \"Search products\""),
+        "{}",
+        t.steps[0].elements
+    );
+    // WebVoyager's layout: its evaluation scripts find the task and the answer where they look.
+    let im: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("interact_messages.json")).unwrap()).unwrap();
+    let im = im.as_array().unwrap();
+    assert_eq!(im[0]["role"], "system");
+    assert!(im[1]["content"][0]["text"].as_str().unwrap().contains("Now given a task: PRICE"));
+    assert!(im.last().unwrap()["content"].as_str().unwrap().contains("Action: ANSWER; $24.00"));
+    let msgs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("messages.json")).unwrap()).unwrap();
+    assert_eq!(msgs["steps"].as_array().unwrap().len(), 6);
+
+    // What the model received: the key, a screenshot each time, at most the last 3, the whole history.
+    let reqs: Vec<Seen> =
+        llm.requests().into_iter().filter(|s| first_user_text(&s.body).contains("PRICE")).collect();
+    assert_eq!(reqs.len(), 6);
+    for (i, r) in reqs.iter().enumerate() {
+        assert_eq!(r.auth.as_deref(), Some("Bearer test-key"));
+        assert_eq!(r.body["model"], "fake-model");
+        let msgs = r.body["messages"].as_array().unwrap();
+        assert_eq!(msgs[0]["role"], "system");
+        assert_eq!(image_count(&r.body), (i + 1).min(3), "request {i}");
+        let last = msgs.last().unwrap();
+        assert_eq!(last["role"], "user");
+        assert_eq!(last["content"][1]["type"], "image_url");
+        assert!(last["content"][1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,"));
+        let replies: Vec<&str> = msgs
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(replies, price_replies[..i].to_vec(), "every earlier reply is in the history");
+    }
+    let text = |i: usize| {
+        reqs[i].body["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"].to_string()
+    };
+    assert!(text(1).contains("Your previous action failed: no action found"), "{}", text(1));
+    assert!(text(2).contains("no element labelled [99]"), "{}", text(2));
+
+    // The page that never loads, the dead browser, the task that never answers: recorded, and the run went on.
+    let hang_t = traj(&out_dir, "Hang--1");
+    assert_eq!(hang_t.outcome, Outcome::Error);
+    assert!(hang_t.error.as_deref().unwrap().contains("did not load"), "{:?}", hang_t.error);
+    let crash_t = traj(&out_dir, &crash_id);
+    assert_eq!(crash_t.outcome, Outcome::Error, "{crash_t:?}");
+    assert_eq!(crash_t.steps.len(), 1);
+    let loop_t = traj(&out_dir, "Times--1");
+    assert_eq!(loop_t.outcome, Outcome::MaxSteps);
+    assert_eq!(loop_t.steps.len(), 7);
+
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["mode"], "live");
+    assert_eq!(run["tasks"]["Shop--1"]["status"], "answered");
+    assert_eq!(run["tasks"]["Hang--1"]["status"], "error");
+    assert_eq!(run["tasks"]["Times--1"]["status"], "max_steps");
+    assert!(run["finished_ms"].as_i64().unwrap() >= run["started_ms"].as_i64().unwrap());
+}
+
+/// The demo's scripted replies, served by the fake model, keyed by the task's question.
+fn scripted_model() -> impl Fn(&serde_json::Value) -> Reply + Send + Sync + 'static {
+    let scripts: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(demo::SCRIPTS_JSON).unwrap();
+    let tasks: Vec<serde_json::Value> =
+        demo::TASKS_JSONL.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_question: Vec<(String, Vec<String>)> = tasks
+        .iter()
+        .map(|t| (t["ques"].as_str().unwrap().to_string(), scripts[t["id"].as_str().unwrap()].clone()))
+        .collect();
+    move |body| {
+        let task = first_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        let (_, replies) = by_question.iter().find(|(q, _)| task.contains(q.as_str())).expect("a demo task");
+        Reply::Text(replies[turn.min(replies.len() - 1)].clone())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tasks() {
+    let home = tempfile::tempdir().unwrap();
+    let mut sites = DemoSites::start(home.path()).await;
+    let tasks = home.path().join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let llm = FakeLlm::start(scripted_model()).await;
+    let rec: PathBuf = home.path().join("rec");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "record",
+        "--out",
+        rec.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--settle-ms",
+        "200",
+        "--api-base",
+        &llm.api_base(),
+        "--api-key-env",
+        "NO_SUCH_KEY_VAR",
+    ]);
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(home.path(), args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let ids: Vec<String> = demo::TASKS_JSONL
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string())
+        .collect();
+    for id in &ids {
+        let t = traj(&rec, id);
+        assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
+        assert_eq!(t.snapshot.as_deref(), Some(format!("rec/{id}").as_str()));
+        assert!(t.steps.iter().map(|s| s.proxy.recorded).sum::<u64>() > 0, "{id} recorded exchanges");
+    }
+    // The origins go away: the replay can only use the snapshots.
+    sites.stop();
+    let rep = home.path().join("rep");
+    let policy = format!("trajectory:{}", rec.display());
+    let args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "replay",
+        "--policy",
+        &policy,
+        "--out",
+        rep.to_str().unwrap(),
+        "--settle-ms",
+        "200",
+    ]);
+    let out = cli(home.path(), args.clone(), vec![]).await;
+    assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
+    for id in &ids {
+        let (a, b) = (traj(&rec, id), traj(&rep, id));
+        assert_eq!(b.outcome, a.outcome, "{id}");
+        assert_eq!(b.answer, a.answer, "{id}");
+        assert_eq!(b.steps.len(), a.steps.len(), "{id}");
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            let r = y.reproduced.as_ref().unwrap();
+            assert!(r.url && r.screenshot, "{id} step {}: {r:?}", y.n);
+            assert_eq!(x.screenshot_blake3, y.screenshot_blake3);
+            assert_eq!(x.url_after, y.url_after);
+            assert_eq!(y.proxy.missed, 0, "{id} step {} missed {:?}", y.n, y.proxy.miss_urls);
+        }
+        assert_eq!(b.reproduced_steps, Some(a.steps.len() as u32));
+        assert_eq!(b.mode, "replay");
+    }
+    // A rerun skips what finished and leaves it untouched.
+    let before = std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap();
+    let out = cli(home.path(), args, vec![]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("{} task(s) already finished", ids.len())), "{stderr}");
+    assert_eq!(std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap(), before);
+    let _ = Arc::clone(&sites.sites);
+}
+
+#[test]
+fn run_reports_bad_input_clearly() {
+    let home = tempfile::tempdir().unwrap();
+    let good = home.path().join("good.jsonl");
+    let bad = home.path().join("bad.jsonl");
+    let line = "{\"web_name\": \"x\", \"id\": \"a\", \"ques\": \"q\", \"web\": \"https://x.test/\"}\n";
+    std::fs::write(&good, line).unwrap();
+    std::fs::write(&bad, format!("{line}not json\n")).unwrap();
+    let out_dir = home.path().join("o");
+    let local = "http://127.0.0.1:9/v1";
+    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    // (tasks file, extra args, env, exit code, message)
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>, i32, &'a str);
+    let cases: Vec<Case> = vec![
+        (bad, vec!["--api-base", local], vec![], 2, "bad.jsonl:2"),
+        (good, vec!["--api-base", local, "--task-filter", "("], vec![], 2, "regex"),
+        (good, vec!["--api-base", local, "--task-filter", "zzz"], vec![], 2, "no tasks to run"),
+        (good, vec!["--policy", "mystery"], vec![], 2, "expected `llm` or `trajectory:RUN_DIR`"),
+        (good, vec!["--policy", "trajectory:/nonexistent"], vec![], 2, "not a webfreeze run"),
+        (good, vec!["--window", "big"], vec![], 2, "WIDTHxHEIGHT"),
+        (
+            good,
+            vec!["--api-base", "https://api.openai.com/v1"],
+            vec![("OPENAI_API_KEY", "")],
+            2,
+            "needs a key",
+        ),
+        (
+            good,
+            vec!["--api-base", local, "--chrome", "/nonexistent/chromium"],
+            vec![],
+            1,
+            "apt-get install -y chromium",
+        ),
+    ];
+    for (tasks, extra, env, code, msg) in cases {
+        let mut args = vec!["run", "--tasks", tasks, "--mode", "live", "--out", out_dir.to_str().unwrap()];
+        args.extend(extra.iter().copied());
+        let out = run_cli_env(home.path(), &args, &env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{extra:?}: {stderr}");
+        assert!(stderr.to_lowercase().contains(&msg.to_lowercase()), "{extra:?}: {stderr}");
+    }
+}

@@ -1,0 +1,310 @@
+//! `webfreeze eval` (reference matchers, WebVoyager reference answers, the model judge against a fake
+//! OpenAI-compatible server), `webfreeze compare`, and `webfreeze demo` end to end.
+
+use std::path::Path;
+
+use agent::trajectory::{step_png, task_dir, write_trajectory, Outcome, Step, Trajectory};
+
+use crate::support::*;
+
+fn step(n: u32, url: &str) -> Step {
+    Step {
+        n,
+        url_before: url.into(),
+        url_after: url.into(),
+        screenshot: step_png(n),
+        screenshot_blake3: format!("h{n}"),
+        elements: String::new(),
+        thought: String::new(),
+        raw_reply: String::new(),
+        raw_action: String::new(),
+        action: None,
+        error: None,
+        notes: vec![],
+        timings: Default::default(),
+        usage: Default::default(),
+        proxy: Default::default(),
+        reproduced: None,
+    }
+}
+
+/// A run directory written by hand: (id, site, outcome, answer, final URL, steps).
+/// (id, site, outcome, answer, final URL, steps).
+type TaskRow<'a> = (&'a str, &'a str, Outcome, Option<&'a str>, &'a str, u32);
+
+fn make_run(dir: &Path, tasks: &[TaskRow]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for &(id, site, outcome, answer, url, steps) in tasks {
+        let td = task_dir(dir, id);
+        std::fs::create_dir_all(&td).unwrap();
+        for n in 1..=steps {
+            std::fs::write(td.join(step_png(n)), format!("png {id} {n}")).unwrap();
+        }
+        let t = Trajectory {
+            v: 1,
+            task_id: id.into(),
+            web_name: site.into(),
+            question: format!("question of {id}"),
+            start_url: "https://x.test/".into(),
+            mode: "live".into(),
+            snapshot: None,
+            policy: "test".into(),
+            outcome,
+            answer: answer.map(str::to_string),
+            error: (outcome == Outcome::Error).then(|| "boom".to_string()),
+            final_url: url.into(),
+            steps: (1..=steps).map(|n| step(n, url)).collect(),
+            started_ms: 0,
+            duration_ms: 0,
+            browser_start_ms: 0,
+            usage: Default::default(),
+            proxy_report: None,
+            reproduced_steps: None,
+        };
+        write_trajectory(&td, &t).unwrap();
+    }
+}
+
+#[test]
+fn reference_eval_scores_specs_and_webvoyager_golden_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let run = home.path().join("run");
+    make_run(
+        &run,
+        &[
+            ("Shop--0", "Shop", Outcome::Answered, Some("It costs $1,234.50"), "https://s.test/p/1", 2),
+            ("Shop--1", "Shop", Outcome::Answered, Some("Red Mug"), "https://s.test/p/2", 2),
+            ("Shop--2", "Shop", Outcome::Error, None, "", 1),
+            ("Wiki--0", "Wiki", Outcome::Answered, Some("Yes, 42 of them"), "https://w.test/", 1),
+            ("Wiki--1", "Wiki", Outcome::Answered, Some("maybe"), "https://w.test/", 1),
+            ("Wiki--2", "Wiki", Outcome::Answered, Some("anything"), "https://w.test/", 1),
+        ],
+    );
+    let tasks = home.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        [
+            r#"{"web_name": "Shop", "id": "Shop--0", "ques": "q", "web": "https://s.test/", "eval": {"must_include": ["1234.5"], "url_match": "https://s.test/p/1"}}"#,
+            r#"{"web_name": "Shop", "id": "Shop--1", "ques": "q", "web": "https://s.test/", "eval": {"exact_match": "Glass Jar"}}"#,
+            r#"{"web_name": "Shop", "id": "Shop--2", "ques": "q", "web": "https://s.test/", "eval": {"must_include": ["x"]}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let reference = home.path().join("reference_answer.json");
+    std::fs::write(
+        &reference,
+        r#"{"Wiki": {"notice": "", "answers": [{"id": 0, "type": "golden", "ans": "42"}, {"id": 1, "type": "golden", "ans": "no"}, {"id": 2, "type": "possible", "ans": "something"}]}}"#,
+    )
+    .unwrap();
+    let out = run_cli(
+        home.path(),
+        &[
+            "eval",
+            run.to_str().unwrap(),
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--reference",
+            reference.to_str().unwrap(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| Shop | 33.3% | 3 | 1 |"), "{stdout}");
+    assert!(stdout.contains("| Wiki | 50.0% | 2 | 0 |"), "{stdout}");
+    assert!(stdout.contains("Errored (counted as failures): Shop--2"), "{stdout}");
+    assert!(stdout.contains("Not scored (no reference for them; not counted): Wiki--2"), "{stdout}");
+    let e: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("eval.json")).unwrap()).unwrap();
+    let task = |id: &str| e["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap().clone();
+    assert_eq!(task("Shop--0")["success"], true);
+    assert_eq!(task("Shop--1")["success"], false);
+    assert_eq!(task("Wiki--0")["success"], true);
+    assert_eq!(task("Wiki--1")["success"], false);
+    assert_eq!(task("Wiki--2")["reference"]["possible_answer"], "something");
+    assert_eq!(e["overall"]["n"], 5);
+
+    // --score-possible scores the possible answer too.
+    let out = run_cli(
+        home.path(),
+        &[
+            "eval",
+            run.to_str().unwrap(),
+            "--reference",
+            reference.to_str().unwrap(),
+            "--score-possible",
+            "--json",
+        ],
+    );
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(e["unscored"].as_array().unwrap().iter().all(|id| id != "Wiki--2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() {
+    let home = tempfile::tempdir().unwrap();
+    let run = home.path().join("run");
+    make_run(&run, &[("T--0", "T", Outcome::Answered, Some("42"), "https://t.test/", 5)]);
+    let replies = ["Looks right.\nSUCCESS", "Not enough evidence.\nNOT SUCCESS", "I cannot decide."];
+    let llm = FakeLlm::start(move |body| {
+        let _ = body;
+        // A transient overload first: the judge must retry.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let i = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if i == 0 {
+            return Reply::Status(503);
+        }
+        Reply::Text(replies[(i - 1) % 3].to_string())
+    })
+    .await;
+    let api = llm.api_base();
+    let (h, r) = (home.path().to_path_buf(), run.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        run_cli_env(
+            &h,
+            &[
+                "eval",
+                r.to_str().unwrap(),
+                "--judge",
+                "llm",
+                "--k",
+                "2",
+                "--repeats",
+                "3",
+                "--api-base",
+                &api,
+                "--api-backoff",
+                "0.01",
+            ],
+            &[("OPENAI_API_KEY", "k")],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("eval.json")).unwrap()).unwrap();
+    let j = &e["tasks"][0]["judge"];
+    assert_eq!(j["verdicts"], serde_json::json!(["success", "not_success", "unparseable"]));
+    assert!((j["mean"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9);
+    assert!((j["std"].as_f64().unwrap() - (2.0f64 / 9.0).sqrt()).abs() < 1e-9);
+    assert_eq!(j["screenshots"], serde_json::json!(["step-04.png", "step-05.png"]));
+    assert_eq!(j["replies"][1], replies[1]);
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 4, "one 503 retried, then three repeats");
+    for r in &reqs {
+        assert_eq!(image_count(&r.body), 2);
+        assert_eq!(r.body["temperature"], 0.0);
+        let text = first_user_text(&r.body);
+        assert!(text.contains("question of T--0") && text.contains("42"), "{text}");
+    }
+    assert_eq!(e["tasks"][0]["success"], false, "1 of 3 is below the majority");
+    // --k all sends every screenshot.
+    let api = llm.api_base();
+    let (h, r) = (home.path().to_path_buf(), run.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        run_cli_env(
+            &h,
+            &["eval", r.to_str().unwrap(), "--judge", "llm", "--k", "all", "--api-base", &api],
+            &[("OPENAI_API_KEY", "k")],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success());
+    assert_eq!(image_count(&llm.requests().last().unwrap().body), 5);
+}
+
+#[test]
+fn compare_reports_kappa_mcnemar_and_flip_evidence() {
+    let home = tempfile::tempdir().unwrap();
+    let (a, b) = (home.path().join("a"), home.path().join("b"));
+    let mut ta = Vec::new();
+    let mut tb = Vec::new();
+    let ids: Vec<String> = (0..6).map(|i| format!("S--{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        ta.push((id.as_str(), "S", Outcome::Answered, Some("yes"), "https://s.test/ok", 2));
+        // B fails the first four.
+        let url = if i < 4 { "https://s.test/other" } else { "https://s.test/ok" };
+        tb.push((id.as_str(), "S", Outcome::Answered, Some("yes"), url, 2));
+    }
+    make_run(&a, &ta);
+    make_run(&b, &tb);
+    let tasks = home.path().join("t.jsonl");
+    let lines: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            serde_json::json!({"web_name": "S", "id": id, "ques": "q", "web": "https://s.test/", "eval": {"url_match": "https://s.test/ok"}})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&tasks, lines.join("\n")).unwrap();
+    for r in [&a, &b] {
+        let out = run_cli(home.path(), &["eval", r.to_str().unwrap(), "--tasks", tasks.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let html = home.path().join("c.html");
+    let out = run_cli(
+        home.path(),
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--html", html.to_str().unwrap()],
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(md.contains("| S | 100.0% (6/6) | 33.3% (2/6) |"), "{md}");
+    // 4 discordant pairs all one way: p = 2 * (1/2)^4 = 0.125; kappa 0 (A is constant).
+    assert!(md.contains("Cohen's kappa 0.000; exact McNemar p = 0.1250 (A only 4, B only 0)"), "{md}");
+    assert!(md.contains("URLs diverge at step 1: A https://s.test/ok / B https://s.test/other"), "{md}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Flipped tasks (4)") && page.contains("data:image/png;base64,"));
+    let out = run_cli(home.path(), &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["flips"].as_array().unwrap().len(), 4);
+    assert_eq!(c["pairs"]["a_only"], 4);
+    // A run without eval.json gets a clear error.
+    let out = run_cli(home.path(), &["compare", a.to_str().unwrap(), home.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("webfreeze eval"));
+}
+
+#[test]
+fn demo_end_to_end_replay_equals_the_recording_and_the_drifted_web_does_not() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("demo");
+    let out = run_cli(home.path(), &["demo", "--dir", dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let eval = |run: &str| -> Vec<(String, bool, serde_json::Value)> {
+        let e: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("runs").join(run).join("eval.json")).unwrap())
+                .unwrap();
+        e["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (t["id"].as_str().unwrap().to_string(), t["success"].as_bool().unwrap(), t["answer"].clone())
+            })
+            .collect()
+    };
+    let (rec, rep, drift) = (eval("recorded"), eval("replayed"), eval("live-drifted"));
+    assert_eq!(rec.len(), 6);
+    assert!(rec.iter().all(|t| t.1), "every scripted task succeeds on the recording day: {rec:?}");
+    assert_eq!(rep, rec, "the replay reproduces the recorded run task by task");
+    assert!(drift.iter().zip(&rec).any(|(d, r)| d.1 != r.1), "the drifted live run differs: {drift:?}");
+    assert!(stdout.contains("Replay reproduced"), "{stdout}");
+    let (same, all) = {
+        let line = stdout.lines().find(|l| l.starts_with("Replay reproduced")).unwrap();
+        let frac = line.split_whitespace().nth(2).unwrap();
+        let (a, b) = frac.split_once('/').unwrap();
+        (a.parse::<u32>().unwrap(), b.parse::<u32>().unwrap())
+    };
+    assert_eq!(same, all, "{stdout}");
+    assert!(stdout.contains("Agreement 100.0% over 6 paired tasks"), "{stdout}");
+    for f in ["compare-recorded-vs-replayed.html", "compare-recorded-vs-live-drifted.html"] {
+        let page = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(page.contains("webfreeze: run comparison"), "{f}");
+    }
+    assert!(std::fs::read_to_string(dir.join("compare-recorded-vs-live-drifted.html"))
+        .unwrap()
+        .contains("<section>"));
+}

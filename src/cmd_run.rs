@@ -523,7 +523,7 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let run_file = Arc::new(Mutex::new(run_file));
     let bar = crate::output::progress_bar(todo.len() as u64, "tasks");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    rt.block_on(async {
+    let interrupted = rt.block_on(async {
         let sem = Arc::new(tokio::sync::Semaphore::new(args.jobs));
         let mut set = tokio::task::JoinSet::new();
         for task in todo {
@@ -565,14 +565,35 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                 }
             });
         }
-        while let Some(r) = set.join_next().await {
-            if let Err(e) = r {
-                tracing::error!("a task panicked: {e}");
+        let stop = crate::cmd_proxy::shutdown_signal();
+        tokio::pin!(stop);
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                r = set.join_next() => match r {
+                    None => break,
+                    Some(Err(e)) if !e.is_cancelled() => tracing::error!("a task panicked: {e}"),
+                    Some(_) => {}
+                },
+                _ = &mut stop, if !interrupted => {
+                    // Dropping a task's future kills its browser (kill-on-drop) and its proxy; its
+                    // snapshot stays "recording" and is marked interrupted by the next writer.
+                    interrupted = true;
+                    set.abort_all();
+                }
             }
         }
+        interrupted
     });
     bar.finish_and_clear();
     let mut rf = run_file.lock().map_err(|_| anyhow::anyhow!("run state poisoned"))?.clone();
+    if interrupted {
+        for s in rf.tasks.values_mut() {
+            if s.status == "running" || s.status == "pending" {
+                s.status = "interrupted".into();
+            }
+        }
+    }
     rf.finished_ms = Some(clock.now_ms());
     save(&rf)?;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -581,5 +602,8 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     }
     let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     eprintln!("run {}: {} ({})", args.out.display(), summary.join(", "), run_path.display());
+    if interrupted {
+        anyhow::bail!("interrupted: finished tasks are kept; run the same command again to do the rest");
+    }
     Ok(())
 }

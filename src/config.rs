@@ -67,11 +67,14 @@ impl Config {
     }
 }
 
-pub fn init_logging(verbose: u8) {
-    let default = match verbose {
+/// Logging on stderr. `agent_run`: the proxies are internal to `run`/`demo` (their failures show up in the
+/// trajectories), so their per-request notes are left out by default.
+pub fn init_logging(verbose: u8, agent_run: bool) {
+    let default = match (verbose, agent_run) {
         // chromiumoxide warns about every CDP message newer than its protocol types: noise for users.
-        0 => "warn,webfreeze=info,chromiumoxide=error",
-        1 => "debug",
+        (0, false) => "warn,webfreeze=info,chromiumoxide=error",
+        (0, true) => "warn,webfreeze=info,webfreeze_proxy=warn,chromiumoxide=error",
+        (1, _) => "debug",
         _ => "trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env(env::RUST_LOG)

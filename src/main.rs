@@ -21,7 +21,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse(); // exits 2 on a usage error, 0 on --help
-    config::init_logging(args.global.verbose);
+    let agent_run = matches!(args.command, cli::Command::Run(_) | cli::Command::Demo(_));
+    config::init_logging(args.global.verbose, agent_run);
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -166,7 +166,8 @@ fn run_args(
 }
 
 pub fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
-    let dir = a.dir.clone();
+    std::fs::create_dir_all(&a.dir).with_context(|| format!("cannot create {}", a.dir.display()))?;
+    let dir = std::fs::canonicalize(&a.dir)?;
     let runs = dir.join("runs");
     if runs.exists() {
         std::fs::remove_dir_all(&runs).with_context(|| format!("cannot clear {}", runs.display()))?;

@@ -45,6 +45,9 @@ pub struct RunFile {
     pub snapshots: Option<String>,
     /// Browser binary.
     pub chrome: String,
+    /// What `<chrome> --version` printed.
+    #[serde(default)]
+    pub chrome_version: String,
     /// Settings that shape the trajectories.
     pub config: serde_json::Value,
     /// Start of the latest invocation (ms since epoch).
@@ -133,6 +136,18 @@ pub fn llm_config(a: &LlmArgs) -> anyhow::Result<LlmConfig> {
     c.timeout = Duration::from_secs_f64(a.api_timeout.max(1.0));
     c.backoff = Duration::from_secs_f64(a.api_backoff.clamp(0.0, 300.0));
     Ok(c)
+}
+
+/// `<chrome> --version`, or "" when it does not say.
+fn browser_version(chrome: &Path) -> String {
+    std::process::Command::new(chrome)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
 }
 
 fn parse_window(s: &str) -> anyhow::Result<(u32, u32)> {
@@ -319,6 +334,7 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
                 seed: Seed { start_ms: started, time_zone: sh.time_zone.clone() },
                 source: SnapshotSource::Record,
                 labels: BTreeMap::from([
+                    ("locale".to_string(), sh.locale.clone()),
                     ("task".to_string(), task.id.clone()),
                     ("web_name".to_string(), task.web_name.clone()),
                     ("run".to_string(), sh.snapshots.clone().unwrap_or_default()),
@@ -364,6 +380,10 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
                 }
             };
             let tz = manifest.seed.time_zone.clone();
+            // The snapshot's locale when it recorded one (runs before v0.1 did not).
+            if let Some(l) = manifest.labels.get("locale") {
+                env.locale = Some(l.clone());
+            }
             // The agent installs the shim through CDP, so the proxy does not inject it as well.
             let rp = Arc::new(Replay::new(
                 store.clone(),
@@ -453,6 +473,7 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         tasks_file: args.tasks.display().to_string(),
         snapshots: snapshots.clone(),
         chrome: chrome.display().to_string(),
+        chrome_version: browser_version(&chrome),
         config: serde_json::json!({
             "max_steps": agent_cfg.max_steps, "window": [width, height],
             "page_timeout_s": args.page_timeout, "settle_ms": args.settle_ms, "wait_ms": args.wait_ms,

@@ -7,10 +7,13 @@
 //!   vs mitmproxy 12.
 //! - `cargo xtask bench replay [--secs S]`: replay vs an in-memory hyper+rustls server vs mitmproxy server
 //!   replay; replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
+//! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
+//!   on the demo sites, browser start time per task.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
 
+mod agent_bench;
 mod gen;
 mod load;
 mod proxy_bench;
@@ -38,6 +41,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
+        ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
             if out.is_empty() {
@@ -49,7 +53,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay [--entries N] [--secs S] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask bench store|proxy|replay|agent [--entries N] [--secs S] [--tasks N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

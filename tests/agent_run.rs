@@ -77,6 +77,9 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
         } else if task.contains("CRASH") {
             assert!(kill_matching(&pattern) > 0, "the crash task's browser is running");
             Reply::Text("Thought: go\nAction: Click [1]".into())
+        } else if turn == 0 {
+            // A target=_blank link: the agent keeps it in its one tab.
+            Reply::Text("Thought: the weather desk\nAction: Click [5]".into())
         } else {
             Reply::Text("Thought: keep looking\nAction: Scroll [WINDOW]; up".into())
         }
@@ -96,7 +99,7 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
         "--max-steps",
         "7",
         "--page-timeout",
-        "4",
+        "8",
         "--settle-ms",
         "200",
         // Longer than the page timeout: the browser gives up on the page before the proxy answers 504.
@@ -189,6 +192,8 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     let loop_t = traj(&out_dir, "Times--1");
     assert_eq!(loop_t.outcome, Outcome::MaxSteps);
     assert_eq!(loop_t.steps.len(), 7);
+    assert_eq!(loop_t.steps[0].url_after, "https://news.test/article/heat-record", "opened in the same tab");
+    assert_eq!(loop_t.steps[1].url_before, "https://news.test/article/heat-record");
 
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("run.json")).unwrap()).unwrap();

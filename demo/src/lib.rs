@@ -341,7 +341,11 @@ fn news(path: &str, day: u32) -> (StatusCode, &'static str, String) {
                     )
                 })
                 .collect();
-            let body = format!("<h1>The Demo Times</h1><h2>Top stories</h2><ol>{list}</ol>");
+            // The weather desk opens in a new tab, as many real sites do.
+            let body = format!(
+                "<h1>The Demo Times</h1><h2>Top stories</h2><ol>{list}</ol>\
+                 <p><a href=\"/article/heat-record\" target=\"_blank\">Weather desk</a></p>"
+            );
             (StatusCode::OK, "text/html; charset=utf-8", html_page("The Demo Times", &head, &body))
         }
         "/static/news.css" => {

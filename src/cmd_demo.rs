@@ -74,21 +74,9 @@ fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()>
             .enumerate()
             .map(|(i, r)| agent::trajectory::Step {
                 n: i as u32 + 1,
-                url_before: String::new(),
-                url_after: String::new(),
-                screenshot: String::new(),
-                screenshot_blake3: String::new(),
-                elements: String::new(),
-                thought: String::new(),
                 raw_reply: r.clone(),
-                raw_action: String::new(),
-                action: None,
-                error: None,
                 notes: vec!["scripted".into()],
-                timings: Default::default(),
-                usage: Default::default(),
-                proxy: Default::default(),
-                reproduced: None,
+                ..Default::default()
             })
             .collect();
         let tr = agent::trajectory::Trajectory {
@@ -98,19 +86,10 @@ fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()>
             question: t.ques.clone(),
             start_url: t.web.clone(),
             mode: "script".into(),
-            snapshot: None,
             policy: "script".into(),
             outcome: agent::trajectory::Outcome::Answered,
-            answer: None,
-            error: None,
-            final_url: String::new(),
             steps,
-            started_ms: 0,
-            duration_ms: 0,
-            browser_start_ms: 0,
-            usage: Default::default(),
-            proxy_report: None,
-            reproduced_steps: None,
+            ..Default::default()
         };
         let td = agent::trajectory::task_dir(dir, &t.id);
         std::fs::create_dir_all(&td)?;

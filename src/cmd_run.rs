@@ -11,9 +11,9 @@ use std::time::Duration;
 use agent::browser::find_chrome;
 use agent::llm::{Llm, LlmConfig};
 use agent::policy::{LlmPolicy, Policy, TrajectoryPolicy};
-use agent::runner::{run_task, AgentConfig, ProxyCounters, ProxyProbe, TaskEnv};
+use agent::runner::{run_task, AgentConfig, ProxyProbe, TaskEnv};
 use agent::tasks::Task;
-use agent::trajectory::{read_trajectory, task_dir, write_atomic, Outcome, Trajectory};
+use agent::trajectory::{read_trajectory, task_dir, write_atomic, Outcome, ProxyStats, Trajectory};
 use anyhow::Context as _;
 use proxy::{CertificateAuthority, Handler, PassThrough, Proxy, ProxyConfig};
 use recorder::{HostFilter, Recorder};
@@ -163,13 +163,9 @@ fn parse_window(s: &str) -> anyhow::Result<(u32, u32)> {
 struct RecProbe(Arc<Recorder>);
 
 impl ProxyProbe for RecProbe {
-    fn counters(&self) -> ProxyCounters {
+    fn counters(&self) -> ProxyStats {
         let s = self.0.stats();
-        ProxyCounters {
-            requests: s.recorded + s.skipped + s.failed,
-            recorded: s.recorded,
-            ..Default::default()
-        }
+        ProxyStats { requests: s.recorded + s.skipped + s.failed, recorded: s.recorded, ..Default::default() }
     }
     fn report(&self) -> Option<serde_json::Value> {
         let s = self.0.stats();
@@ -183,9 +179,9 @@ impl ProxyProbe for RecProbe {
 struct ReplayProbe(Arc<Replay>);
 
 impl ProxyProbe for ReplayProbe {
-    fn counters(&self) -> ProxyCounters {
+    fn counters(&self) -> ProxyStats {
         let r = self.0.report();
-        ProxyCounters {
+        ProxyStats {
             requests: r.requests,
             exact: r.exact,
             normalised: r.normalised,
@@ -249,19 +245,10 @@ fn error_trajectory(task: &Task, mode: &str, started_ms: i64, e: &anyhow::Error)
         question: task.ques.clone(),
         start_url: task.web.clone(),
         mode: mode.into(),
-        snapshot: None,
-        policy: String::new(),
         outcome: Outcome::Error,
-        answer: None,
         error: Some(format!("{e:#}")),
-        final_url: String::new(),
-        steps: Vec::new(),
         started_ms,
-        duration_ms: 0,
-        browser_start_ms: 0,
-        usage: Default::default(),
-        proxy_report: None,
-        reproduced_steps: None,
+        ..Default::default()
     }
 }
 

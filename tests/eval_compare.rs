@@ -14,21 +14,10 @@ fn step(n: u32, url: &str) -> Step {
         url_after: url.into(),
         screenshot: step_png(n),
         screenshot_blake3: format!("h{n}"),
-        elements: String::new(),
-        thought: String::new(),
-        raw_reply: String::new(),
-        raw_action: String::new(),
-        action: None,
-        error: None,
-        notes: vec![],
-        timings: Default::default(),
-        usage: Default::default(),
-        proxy: Default::default(),
-        reproduced: None,
+        ..Default::default()
     }
 }
 
-/// A run directory written by hand: (id, site, outcome, answer, final URL, steps).
 /// (id, site, outcome, answer, final URL, steps).
 type TaskRow<'a> = (&'a str, &'a str, Outcome, Option<&'a str>, &'a str, u32);
 
@@ -47,19 +36,13 @@ fn make_run(dir: &Path, tasks: &[TaskRow]) {
             question: format!("question of {id}"),
             start_url: "https://x.test/".into(),
             mode: "live".into(),
-            snapshot: None,
             policy: "test".into(),
             outcome,
             answer: answer.map(str::to_string),
             error: (outcome == Outcome::Error).then(|| "boom".to_string()),
             final_url: url.into(),
             steps: (1..=steps).map(|n| step(n, url)).collect(),
-            started_ms: 0,
-            duration_ms: 0,
-            browser_start_ms: 0,
-            usage: Default::default(),
-            proxy_report: None,
-            reproduced_steps: None,
+            ..Default::default()
         };
         write_trajectory(&td, &t).unwrap();
     }

@@ -23,13 +23,7 @@ pub async fn launch(
             height: 768,
             ..Default::default()
         })
-        .arg("disable-gpu")
-        .arg("disable-quic")
-        .arg("no-first-run")
-        .arg("disable-background-networking")
-        .arg("disable-component-update")
-        .arg("disable-sync")
-        .arg("disable-features=NetworkTimeServiceQuerying")
+        .args(agent::browser::CHROMIUM_ARGS.iter().copied())
         .arg(format!("proxy-server=http://{proxy}"))
         .arg("proxy-bypass-list=<-loopback>");
     if let Some(spki) = spki {

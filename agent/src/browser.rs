@@ -38,6 +38,18 @@ pub const CANDIDATES: &[&str] = &[
     "/snap/bin/chromium",
 ];
 
+/// Flags every agent browser gets (chromiumoxide takes them without leading dashes): no GPU, no QUIC (so
+/// nothing bypasses the proxy), no first-run UI, as little background traffic as Chromium allows.
+pub const CHROMIUM_ARGS: &[&str] = &[
+    "disable-gpu",
+    "disable-quic",
+    "no-first-run",
+    "disable-background-networking",
+    "disable-component-update",
+    "disable-sync",
+    "disable-features=NetworkTimeServiceQuerying",
+];
+
 /// The command that installs the browser on Debian/Ubuntu.
 pub const INSTALL_HINT: &str = "apt-get install -y chromium";
 
@@ -183,13 +195,7 @@ impl Session {
             .viewport(Viewport { width: opts.width, height: opts.height, ..Default::default() })
             .request_timeout(opts.page_timeout)
             .launch_timeout(Duration::from_secs(30))
-            .arg("disable-gpu")
-            .arg("disable-quic")
-            .arg("no-first-run")
-            .arg("disable-background-networking")
-            .arg("disable-component-update")
-            .arg("disable-sync")
-            .arg("disable-features=NetworkTimeServiceQuerying")
+            .args(CHROMIUM_ARGS.iter().copied())
             .arg("lang=en-US")
             .arg(format!("proxy-server=http://{}", opts.proxy))
             .arg("proxy-bypass-list=<-loopback>")

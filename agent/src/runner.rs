@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use crate::action::{parse_reply, Action};
 use crate::browser::{BrowserOptions, Session};
-use crate::llm::{Message, Usage};
+use crate::llm::Message;
 use crate::policy::{user_text, Policy, Prompt, SYSTEM_PROMPT};
 use crate::som::element_text;
 use crate::tasks::Task;
 use crate::trajectory::{
-    step_png, write_atomic, write_trajectory, Outcome, Reproduction, Step, StepProxyStats, Timings,
-    Trajectory, TRAJECTORY_VERSION,
+    step_png, write_atomic, write_trajectory, Outcome, ProxyStats, Reproduction, Step, Timings, Trajectory,
+    TRAJECTORY_VERSION,
 };
 
 /// Agent settings shared by all tasks of a run.
@@ -56,31 +56,10 @@ impl AgentConfig {
     }
 }
 
-/// Cumulative counters of the task's proxy.
-#[derive(Debug, Clone, Default)]
-pub struct ProxyCounters {
-    /// Requests handled.
-    pub requests: u64,
-    /// Replay: exact answers.
-    pub exact: u64,
-    /// Replay: normalised answers.
-    pub normalised: u64,
-    /// Replay: fuzzy answers.
-    pub fuzzy: u64,
-    /// Replay: misses.
-    pub missed: u64,
-    /// Record: exchanges stored.
-    pub recorded: u64,
-    /// Replay: every missed URL so far, in order.
-    pub miss_urls: Vec<String>,
-    /// Replay: every fuzzy match so far, in order.
-    pub fuzzy_urls: Vec<String>,
-}
-
 /// How the agent reads its proxy's statistics (the agent never sees the store).
 pub trait ProxyProbe: Send + Sync {
     /// Counters so far.
-    fn counters(&self) -> ProxyCounters;
+    fn counters(&self) -> ProxyStats;
     /// The full report at the end of the task.
     fn report(&self) -> Option<serde_json::Value>;
 }
@@ -140,8 +119,8 @@ impl Files {
     }
 }
 
-fn delta(before: &ProxyCounters, after: &ProxyCounters) -> StepProxyStats {
-    StepProxyStats {
+fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
+    ProxyStats {
         requests: after.requests.saturating_sub(before.requests),
         exact: after.exact.saturating_sub(before.exact),
         normalised: after.normalised.saturating_sub(before.normalised),
@@ -171,17 +150,8 @@ pub async fn run_task(
         mode: env.mode.clone(),
         snapshot: env.snapshot.clone(),
         policy: policy.describe(),
-        outcome: Outcome::Running,
-        answer: None,
-        error: None,
-        final_url: String::new(),
-        steps: Vec::new(),
         started_ms: env.started_ms,
-        duration_ms: 0,
-        browser_start_ms: 0,
-        usage: Usage::default(),
-        proxy_report: None,
-        reproduced_steps: None,
+        ..Default::default()
     };
     let mut files = Files {
         dir: dir.to_path_buf(),
@@ -333,16 +303,12 @@ async fn steps(
             screenshot: png_name,
             screenshot_blake3,
             elements,
-            thought: String::new(),
             raw_reply: decision.raw_reply.clone(),
-            raw_action: String::new(),
-            action: None,
-            error: None,
             notes,
             timings: Timings { observe_ms: obs.ms, decide_ms: decision.ms, act_ms: 0 },
             usage: decision.usage,
-            proxy: StepProxyStats::default(),
             reproduced,
+            ..Default::default()
         };
         last_error = None;
         let mut fatal = None;

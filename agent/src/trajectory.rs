@@ -19,10 +19,11 @@ use crate::llm::Usage;
 pub const TRAJECTORY_VERSION: u32 = 1;
 
 /// How a task ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Still running (or the process died mid-task).
+    #[default]
     Running,
     /// The agent answered.
     Answered,
@@ -32,9 +33,10 @@ pub enum Outcome {
     Error,
 }
 
-/// Proxy counters over one step (replay: how each request was answered).
+/// Proxy counters (replay: how each request was answered): cumulative from a [`crate::runner::ProxyProbe`],
+/// per step in a [`Step`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StepProxyStats {
+pub struct ProxyStats {
     /// Requests the proxy handled.
     pub requests: u64,
     /// Replay: exact-key answers.
@@ -47,10 +49,10 @@ pub struct StepProxyStats {
     pub missed: u64,
     /// Record: exchanges stored.
     pub recorded: u64,
-    /// Replay: the URLs missed in this step.
+    /// Replay: the URLs missed (`METHOD URL`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub miss_urls: Vec<String>,
-    /// Replay: fuzzy matches in this step (`asked -> served`).
+    /// Replay: fuzzy matches (`asked -> served`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fuzzy_urls: Vec<String>,
 }
@@ -79,7 +81,7 @@ pub struct Timings {
 }
 
 /// One step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// 1-based.
     pub n: u32,
@@ -115,14 +117,14 @@ pub struct Step {
     pub usage: Usage,
     /// The proxy's counters over this step.
     #[serde(default)]
-    pub proxy: StepProxyStats,
+    pub proxy: ProxyStats,
     /// Re-execution check (trajectory policy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduced: Option<Reproduction>,
 }
 
 /// One task's record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
     /// Format version.
     pub v: u32,

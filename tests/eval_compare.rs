@@ -165,6 +165,8 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
     .await
     .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("no SUCCESS / NOT SUCCESS verdict (counted as failures): T--0 (1)"), "{table}");
     let e: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("eval.json")).unwrap()).unwrap();
     let j = &e["tasks"][0]["judge"];

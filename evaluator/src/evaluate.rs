@@ -347,6 +347,34 @@ pub fn site_table(r: &EvalReport) -> String {
     if !r.errored.is_empty() {
         s.push_str(&format!("\nErrored (counted as failures): {}\n", r.errored.join(", ")));
     }
+    let unparseable: Vec<String> = r
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let n = t
+                .judge
+                .as_ref()?
+                .verdicts
+                .iter()
+                .filter(|v| **v == crate::judge::Verdict::Unparseable)
+                .count();
+            (n > 0).then(|| format!("{} ({n})", t.id))
+        })
+        .collect();
+    if !unparseable.is_empty() {
+        s.push_str(&format!(
+            "\nJudge replies with no SUCCESS / NOT SUCCESS verdict (counted as failures): {}\n",
+            unparseable.join(", ")
+        ));
+    }
+    let judge_failed: Vec<&str> =
+        r.tasks.iter().filter(|t| t.judge_error.is_some()).map(|t| t.id.as_str()).collect();
+    if !judge_failed.is_empty() {
+        s.push_str(&format!(
+            "\nThe model judge failed on (see judge_error in eval.json): {}\n",
+            judge_failed.join(", ")
+        ));
+    }
     if !r.unscored.is_empty() {
         s.push_str(&format!(
             "\nNot scored (no reference for them; not counted): {}\n",

@@ -113,6 +113,17 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     }
     if let Some(dir) = args.policy.strip_prefix("trajectory:") {
         let dir = PathBuf::from(dir);
+        let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        if same(&dir, &args.out) {
+            return Err(UsageError(format!(
+                "--out {} is the run --policy re-executes; write the re-run to another directory",
+                args.out.display()
+            ))
+            .into());
+        }
         read_run_file(&dir)
             .map_err(|e| UsageError(format!("--policy trajectory:{}: {e:#}", dir.display())))?;
         return Ok(PolicySpec::Trajectory(dir));
@@ -351,18 +362,24 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
                     task.id
                 )
             })?;
+            let mut miss_writer = None;
             let on_miss = match sh.on_miss {
                 MissPolicy::NotFound => OnMiss::NotFound,
                 MissPolicy::Live => OnMiss::Live,
                 MissPolicy::Record => {
                     let now = sh.clock.now_ms();
+                    let misses = format!("{name}/misses");
+                    if store.manifest(&misses).is_ok() {
+                        store.remove(&misses)?;
+                    }
                     let w = Arc::new(store.create_snapshot(NewSnapshot {
-                        name: format!("{name}/misses"),
+                        name: misses,
                         created_ms: now,
                         seed: Seed { start_ms: now, time_zone: manifest.seed.time_zone.clone() },
                         source: SnapshotSource::Record,
                         labels: BTreeMap::from([("misses_of".to_string(), name.clone())]),
                     })?);
+                    miss_writer = Some(w.clone());
                     OnMiss::Record(Arc::new(Recorder::new(w, sh.clock.clone(), HostFilter::new(&[], &[]))))
                 }
             };
@@ -381,11 +398,15 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
             env.time_zone = Some(tz);
             env.snapshot = Some(name);
             env.probe = Some(Arc::new(ReplayProbe(rp.clone())));
-            with_proxy(rp, sh, |addr| {
+            let t = with_proxy(rp, sh, |addr| {
                 env.proxy = addr;
                 run_task(cfg, env, task, policy, dir)
             })
-            .await
+            .await;
+            if let Some(w) = miss_writer {
+                w.finalize(sh.clock.now_ms())?;
+            }
+            t
         }
     }
 }

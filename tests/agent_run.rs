@@ -315,6 +315,7 @@ fn run_reports_bad_input_clearly() {
     let out_dir = home.path().join("o");
     let local = "http://127.0.0.1:9/v1";
     let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    let onto_itself = format!("trajectory:{}", out_dir.display());
     // (tasks file, extra args, env, exit code, message)
     type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>, i32, &'a str);
     let cases: Vec<Case> = vec![
@@ -324,6 +325,7 @@ fn run_reports_bad_input_clearly() {
         (good, vec!["--policy", "mystery"], vec![], 2, "expected `llm` or `trajectory:RUN_DIR`"),
         (good, vec!["--policy", "trajectory:/nonexistent"], vec![], 2, "not a webfreeze run"),
         (good, vec!["--window", "big"], vec![], 2, "WIDTHxHEIGHT"),
+        (good, vec!["--policy", &onto_itself], vec![], 2, "write the re-run to another directory"),
         (
             good,
             vec!["--api-base", "https://api.openai.com/v1"],

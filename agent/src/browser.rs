@@ -307,15 +307,18 @@ impl Session {
                 })
             }
         }
-        self.settle().await;
+        self.settle(true).await;
         Ok(())
     }
 
     /// Wait until the document is complete and no request has been in flight for the quiet period.
-    /// Returns false when the page timeout passed first (the caller notes it; this is not an error: some
-    /// pages poll forever).
-    pub async fn settle(&self) -> bool {
+    /// `after_action`: the quiet period also counts from now, so requests an action is about to start
+    /// are waited for; otherwise only from the last network activity (a page that already settled is
+    /// settled at once). Returns false when the page timeout passed first (the caller notes it; this is
+    /// not an error: some pages poll forever).
+    pub async fn settle(&self, after_action: bool) -> bool {
         let start = Instant::now();
+        let floor = if after_action { Some(start) } else { None };
         let quiet = self.opts.settle_quiet;
         let mut tick = tokio::time::interval(Duration::from_millis(25));
         loop {
@@ -324,10 +327,13 @@ impl Session {
                 return false;
             }
             let (idle, since) = match self.net.lock() {
-                Ok(n) => (n.inflight.is_empty(), n.last_change.unwrap_or(start).max(start)),
+                Ok(n) => {
+                    let last = n.last_change.into_iter().chain(floor).max();
+                    (n.inflight.is_empty(), last)
+                }
                 Err(_) => return false,
             };
-            if !idle || since.elapsed() < quiet {
+            if !idle || since.is_some_and(|t| t.elapsed() < quiet) {
                 continue;
             }
             let ready: Result<String, _> = self.eval("document.readyState").await;
@@ -350,7 +356,7 @@ impl Session {
 
     /// Label, screenshot, list, unlabel.
     pub async fn observe(&self) -> Result<Observation, BrowserError> {
-        let unsettled = !self.settle().await;
+        let unsettled = !self.settle(false).await;
         let t0 = Instant::now();
         let url = self.url().await?;
         let json: String = self.eval(som::MARK_JS).await?;
@@ -439,7 +445,7 @@ impl Session {
             }
             Action::Answer(_) => {}
         }
-        self.settle().await;
+        self.settle(true).await;
         Ok(())
     }
 

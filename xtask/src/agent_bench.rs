@@ -64,6 +64,8 @@ fn write_script(dir: &Path, ids: &[String]) -> anyhow::Result<()> {
 }
 
 struct Figures {
+    /// Task wall time / steps (browser start and the first page load excluded).
+    step: u64,
     observe: u64,
     act: u64,
     start: u64,
@@ -72,7 +74,7 @@ struct Figures {
 }
 
 fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
-    let (mut observe, mut act, mut start) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut observe, mut act, mut start, mut per_step) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut steps, mut reproduced) = (0, 0);
     for id in ids {
         let t: serde_json::Value =
@@ -80,7 +82,10 @@ fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
         if t["outcome"] != "answered" {
             bail!("{id} in {} did not answer: {}", run.display(), t["error"]);
         }
-        start.push(t["browser_start_ms"].as_u64().unwrap_or(0));
+        let b = t["browser_start_ms"].as_u64().unwrap_or(0);
+        start.push(b);
+        let n = t["steps"].as_array().map(Vec::len).unwrap_or(1).max(1) as u64;
+        per_step.push(t["duration_ms"].as_u64().unwrap_or(0).saturating_sub(b) / n);
         for s in t["steps"].as_array().into_iter().flatten() {
             steps += 1;
             observe.push(s["timings"]["observe_ms"].as_u64().unwrap_or(0));
@@ -93,7 +98,14 @@ fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
             }
         }
     }
-    Ok(Figures { observe: median(observe), act: median(act), start: median(start), steps, reproduced })
+    Ok(Figures {
+        step: median(per_step),
+        observe: median(observe),
+        act: median(act),
+        start: median(start),
+        steps,
+        reproduced,
+    })
 }
 
 pub fn run(tasks: usize) -> anyhow::Result<()> {
@@ -153,15 +165,16 @@ pub fn run(tasks: usize) -> anyhow::Result<()> {
     let _ = tx.send(());
     let (r, p, l) = (figures(&rec, &ids)?, figures(&rep, &ids)?, figures(&live, &ids)?);
     println!("agent overhead per step (median over {} tasks x 10 steps; ms)", ids.len());
-    println!("{:<8} {:>10} {:>10} {:>14}", "mode", "observe", "action", "browser start");
+    println!("{:<8} {:>10} {:>10} {:>12} {:>14}", "mode", "observe", "action", "whole step", "browser start");
     for (name, f) in [("live", &l), ("record", &r), ("replay", &p)] {
-        println!("{name:<8} {:>10} {:>10} {:>14}", f.observe, f.act, f.start);
+        println!("{name:<8} {:>10} {:>10} {:>12} {:>14}", f.observe, f.act, f.step, f.start);
     }
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     println!(
-        "replay / live: observe {:.2}x, action {:.2}x; replay reproduced {}/{} steps (URL + screenshot hash)",
+        "replay / live: observe {:.2}x, action {:.2}x, whole step {:.2}x; replay reproduced {}/{} steps (URL + screenshot hash)",
         ratio(p.observe, l.observe),
         ratio(p.act, l.act),
+        ratio(p.step, l.step),
         p.reproduced,
         p.steps
     );

@@ -336,6 +336,7 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
                     ("task".to_string(), task.id.clone()),
                     ("web_name".to_string(), task.web_name.clone()),
                     ("run".to_string(), sh.snapshots.clone().unwrap_or_default()),
+                    ("run_dir".to_string(), sh.out.display().to_string()),
                 ]),
             })?);
             let rec = Arc::new(Recorder::new(writer.clone(), sh.clock.clone(), HostFilter::new(&[], &[])));
@@ -437,10 +438,11 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         RunMode::Record => Some(run_name.clone()),
         RunMode::Replay => Some(match (&args.snapshots, &policy) {
             (Some(s), _) => s.clone(),
-            (None, PolicySpec::Trajectory(dir)) => dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .map(str::to_string)
+            // The snapshots the re-executed run recorded or replayed.
+            (None, PolicySpec::Trajectory(dir)) => read_run_file(dir)
+                .ok()
+                .and_then(|r| r.snapshots)
+                .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(str::to_string))
                 .ok_or_else(|| UsageError("--snapshots RUN is needed in replay mode".into()))?,
             (None, PolicySpec::Llm(_)) => return Err(UsageError(
                 "--mode replay needs --snapshots RUN: the recording whose RUN/<task-id> snapshots to replay"
@@ -517,6 +519,22 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             }
         }
     }
+    // Record: a snapshot of the same name from another run directory is never replaced silently.
+    let out_dir = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
+    if let (RunMode::Record, Some(store), Some(base)) = (args.mode, &store, &snapshots) {
+        for t in &todo {
+            let name = format!("{base}/{}", t.id);
+            if let Ok(m) = store.manifest(&name) {
+                let from = m.labels.get("run_dir").map(String::as_str).unwrap_or("(unknown)");
+                if from != out_dir.display().to_string() {
+                    anyhow::bail!(
+                        "snapshot {name:?} already exists, recorded by the run in {from}; name --out differently \
+                         (snapshots are named after its last component) or remove it with `webfreeze snapshots rm {name}`"
+                    );
+                }
+            }
+        }
+    }
     let run_path = args.out.join("run.json");
     let save = |rf: &RunFile| -> anyhow::Result<()> {
         write_atomic(&run_path, &serde_json::to_vec_pretty(rf)?)?;
@@ -547,7 +565,7 @@ pub fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         locale: args.locale.clone(),
         keep_screenshots: args.llm.keep_screenshots,
         clock: clock.clone(),
-        out: args.out.clone(),
+        out: out_dir.clone(),
     });
     let run_file = Arc::new(Mutex::new(run_file));
     let bar = crate::output::progress_bar(todo.len() as u64, "tasks");

@@ -301,6 +301,29 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("{} task(s) already finished", ids.len())), "{stderr}");
     assert_eq!(std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap(), before);
+    // Another run directory with the same name would reuse the snapshot names: refused, nothing replaced.
+    let other = home.path().join("elsewhere").join("rec");
+    let out = cli(
+        home.path(),
+        strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--mode",
+            "record",
+            "--out",
+            other.to_str().unwrap(),
+            "--api-base",
+            &llm.api_base(),
+            "--api-key-env",
+            "NO_SUCH_KEY_VAR",
+        ]),
+        vec![],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("already exists, recorded by the run in"), "{stderr}");
     let _ = Arc::clone(&sites.sites);
 }
 

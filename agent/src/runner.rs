@@ -216,7 +216,8 @@ pub async fn run_task(
     if let Some(p) = &env.probe {
         t.proxy_report = p.report();
     }
-    if let Policy::Trajectory(_) = policy {
+    // Only a re-run of a run with observations (not of a hand-written script) checks reproduction.
+    if t.steps.iter().any(|s| s.reproduced.is_some()) {
         t.reproduced_steps = Some(
             t.steps.iter().filter(|s| s.reproduced.as_ref().is_some_and(|r| r.url && r.screenshot)).count()
                 as u32,

@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use evaluator::evaluate::{evaluate, site_table, write_report, EvalOptions, JudgeKind};
+use evaluator::evaluate::{
+    evaluate, evaluate_with_progress, site_table, write_report, EvalOptions, JudgeKind,
+};
 
 use crate::cli::{EvalArgs, JudgeArg};
 use crate::UsageError;
@@ -34,7 +36,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
         score_possible: a.score_possible,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let report = rt.block_on(evaluate(&a.run, &opts))?;
+    let bar = crate::output::progress_bar(0, "tasks judged");
+    let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }))?;
+    bar.finish_and_clear();
     let path = write_report(&a.run, &report)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

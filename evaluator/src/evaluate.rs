@@ -171,6 +171,15 @@ fn run_tasks_file(run: &Path) -> Option<PathBuf> {
 
 /// Evaluate `run`; the caller writes the report (see [`write_report`]).
 pub async fn evaluate(run: &Path, opts: &EvalOptions) -> Result<EvalReport, EvalError> {
+    evaluate_with_progress(run, opts, &|_, _, _| {}).await
+}
+
+/// [`evaluate`], calling `progress(done, total, task_id)` after each task (model judging is slow).
+pub async fn evaluate_with_progress(
+    run: &Path,
+    opts: &EvalOptions,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<EvalReport, EvalError> {
     let wants_llm = matches!(opts.judge, JudgeKind::Llm | JudgeKind::Both);
     if wants_llm && opts.llm.is_none() {
         return Err(EvalError::NoModel);
@@ -225,6 +234,7 @@ pub async fn evaluate(run: &Path, opts: &EvalOptions) -> Result<EvalReport, Eval
         // A task that errored is a failure whatever its answer; it is still scored.
         te.scored = verdict.is_some() || t.outcome == Outcome::Error;
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
+        progress(tasks.len() + 1, trajs.len(), &te.id);
         tasks.push(te);
     }
     let mut sites: BTreeMap<String, GroupStats> = BTreeMap::new();

@@ -130,7 +130,11 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
     make_run(&run, &[("T--0", "T", Outcome::Answered, Some("42"), "https://t.test/", 5)]);
     let replies = ["Looks right.\nSUCCESS", "Not enough evidence.\nNOT SUCCESS", "I cannot decide."];
     let llm = FakeLlm::start(move |body| {
-        let _ = body;
+        // fuzzy_match asks whether the answer means the reference.
+        if body["messages"][0]["content"].as_str().unwrap_or("").contains("reference answer") {
+            let q = body["messages"][1]["content"].as_str().unwrap_or("");
+            return Reply::Text(if q.contains("Reference: forty-two") { "YES" } else { "NO" }.into());
+        }
         // A transient overload first: the judge must retry.
         static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let i = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -198,6 +202,41 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
     .unwrap();
     assert!(out.status.success());
     assert_eq!(image_count(&llm.requests().last().unwrap().body), 5);
+
+    // --judge both with a fuzzy_match spec: the model decides that "42" means "forty-two".
+    let tasks = home.path().join("t.jsonl");
+    std::fs::write(
+        &tasks,
+        r#"{"web_name": "T", "id": "T--0", "ques": "q", "web": "https://t.test/", "eval": {"fuzzy_match": "forty-two"}}"#,
+    )
+    .unwrap();
+    let api = llm.api_base();
+    let (h, r, t) = (home.path().to_path_buf(), run.clone(), tasks.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        run_cli_env(
+            &h,
+            &[
+                "eval",
+                r.to_str().unwrap(),
+                "--judge",
+                "both",
+                "--tasks",
+                t.to_str().unwrap(),
+                "--api-base",
+                &api,
+                "--json",
+            ],
+            &[("OPENAI_API_KEY", "k")],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = &e["tasks"][0]["reference"]["checks"][0];
+    assert_eq!(check["matcher"], "fuzzy_match");
+    assert_eq!(check["pass"], true);
+    assert_eq!(e["judge"], "both");
 }
 
 #[test]

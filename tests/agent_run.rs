@@ -80,6 +80,9 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
         } else if turn == 0 {
             // A target=_blank link: the agent keeps it in its one tab.
             Reply::Text("Thought: the weather desk\nAction: Click [5]".into())
+        } else if turn == 1 {
+            // Typing into a link is refused with a reason the model can act on.
+            Reply::Text("Thought: type there\nAction: Type [0]; storm".into())
         } else {
             Reply::Text("Thought: keep looking\nAction: Scroll [WINDOW]; up".into())
         }
@@ -194,6 +197,8 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     assert_eq!(loop_t.steps.len(), 7);
     assert_eq!(loop_t.steps[0].url_after, "https://news.test/article/heat-record", "opened in the same tab");
     assert_eq!(loop_t.steps[1].url_before, "https://news.test/article/heat-record");
+    let typed = loop_t.steps[1].error.as_deref().unwrap_or("");
+    assert!(typed.contains("element [0] is a <a>, not a text field"), "{typed}");
 
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("run.json")).unwrap()).unwrap();

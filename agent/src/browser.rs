@@ -73,6 +73,9 @@ pub enum BrowserError {
     /// A CDP call failed (the browser may have crashed).
     #[error("browser: {0}")]
     Cdp(String),
+    /// The action cannot apply to this page (goes back to the model).
+    #[error("{0}")]
+    Action(String),
     /// A call took longer than the page timeout.
     #[error("{what} did not finish within {secs:.0}s")]
     Timeout {
@@ -378,7 +381,7 @@ impl Session {
         let sel = format!("[data-wf-mark=\"{n}\"]");
         match bounded(self.opts.page_timeout, "finding the element", self.page.find_element(sel)).await {
             Ok(e) => Ok(e),
-            Err(BrowserError::Cdp(_)) => Err(BrowserError::Cdp(format!(
+            Err(BrowserError::Cdp(_)) => Err(BrowserError::Action(format!(
                 "there is no element labelled [{n}] on this page; use a label from the latest screenshot"
             ))),
             Err(e) => Err(e),
@@ -405,15 +408,26 @@ impl Session {
             }
             Action::Type { label, text } => {
                 let el = self.marked(*label).await?;
-                bounded(
+                // Returns "" when the field was focused and cleared, else the tag of what it is instead.
+                let cleared = bounded(
                     t,
                     "clearing the field",
                     el.call_js_fn(
-                        "function() { this.focus(); if ('value' in this) { this.value = ''; } else if (this.isContentEditable) { this.textContent = ''; } }",
+                        "function() { const tag = this.tagName.toLowerCase(); \
+                         const text = (tag === 'textarea') || (tag === 'input' && !/^(button|submit|reset|checkbox|radio|file|image|hidden|range|color)$/i.test(this.type)); \
+                         if (!text && !this.isContentEditable) { return tag; } \
+                         this.focus(); if (text) { this.value = ''; } else { this.textContent = ''; } return ''; }",
                         false,
                     ),
                 )
                 .await?;
+                let not_text =
+                    cleared.result.value.as_ref().and_then(|v| v.as_str()).unwrap_or("").to_string();
+                if !not_text.is_empty() {
+                    return Err(BrowserError::Action(format!(
+                        "element [{label}] is a <{not_text}>, not a text field: Type needs an input, a textarea or an editable element"
+                    )));
+                }
                 bounded(t, "typing", el.type_str(text)).await?;
                 bounded(t, "pressing Enter", el.press_key("Enter")).await?;
             }

@@ -15,7 +15,7 @@ use agent::runner::{run_task, AgentConfig, ProxyProbe, TaskEnv};
 use agent::tasks::Task;
 use agent::trajectory::{read_trajectory, task_dir, write_atomic, Outcome, ProxyStats, Trajectory};
 use anyhow::Context as _;
-use proxy::{CertificateAuthority, Handler, PassThrough, Proxy, ProxyConfig};
+use proxy::{CertificateAuthority, Handler, Proxy, ProxyConfig};
 use recorder::{HostFilter, Recorder};
 use replay::rules::Rules;
 use replay::{OnMiss, Replay, ReplayConfig};
@@ -187,6 +187,64 @@ impl ProxyProbe for RecProbe {
     }
 }
 
+/// The live pass-through handler, counting the page's requests and the ones that got no response.
+#[derive(Default)]
+struct Live {
+    requests: std::sync::atomic::AtomicU64,
+    failed: Mutex<Vec<String>>,
+}
+
+impl Handler for Live {
+    /// The request's URL, once seen; None for browser background traffic (not counted).
+    type Ctx = Mutex<Option<String>>;
+
+    fn new_ctx(&self, _info: &proxy::RequestInfo) -> Self::Ctx {
+        Mutex::new(None)
+    }
+
+    fn request(
+        &self,
+        ctx: &Self::Ctx,
+        req: http::Request<proxy::Body>,
+    ) -> impl std::future::Future<Output = proxy::Decision> + Send {
+        let host = req.uri().host().unwrap_or("").to_string();
+        if !HostFilter::is_background(&host) {
+            self.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(mut c) = ctx.lock() {
+                *c = Some(req.uri().to_string());
+            }
+        }
+        std::future::ready(proxy::Decision::Forward(req))
+    }
+
+    fn complete(&self, ctx: &Self::Ctx, outcome: Result<(), proxy::ProxyError>) {
+        let url = ctx.lock().ok().and_then(|mut c| c.take());
+        if let (Some(url), Err(e)) = (url, outcome) {
+            if let Ok(mut f) = self.failed.lock() {
+                f.push(format!("{url}: {e}"));
+            }
+        }
+    }
+}
+
+struct LiveProbe(Arc<Live>);
+
+impl ProxyProbe for LiveProbe {
+    fn counters(&self) -> ProxyStats {
+        let failed_urls = self.0.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        ProxyStats {
+            requests: self.0.requests.load(std::sync::atomic::Ordering::Relaxed),
+            failed: failed_urls.len() as u64,
+            failed_urls,
+            ..Default::default()
+        }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let c = self.counters();
+        Some(serde_json::json!({ "requests": c.requests, "no_response": c.failed, "failed": c.failed_urls }))
+    }
+}
+
 struct ReplayProbe(Arc<Replay>);
 
 impl ProxyProbe for ReplayProbe {
@@ -201,6 +259,7 @@ impl ProxyProbe for ReplayProbe {
             recorded: 0,
             miss_urls: r.misses.iter().map(|m| format!("{} {}", m.method, m.url)).collect(),
             fuzzy_urls: r.fuzzy_matches.iter().map(|f| format!("{} -> {}", f.url, f.recorded_url)).collect(),
+            ..Default::default()
         }
     }
     fn report(&self) -> Option<serde_json::Value> {
@@ -312,7 +371,9 @@ async fn task_inner(sh: &Shared, task: &Task, dir: &Path, started: i64) -> anyho
     let cfg = &sh.agent;
     match sh.mode {
         RunMode::Live => {
-            with_proxy(Arc::new(PassThrough), sh, |addr| {
+            let live = Arc::new(Live::default());
+            env.probe = Some(Arc::new(LiveProbe(live.clone())));
+            with_proxy(live, sh, |addr| {
                 env.proxy = addr;
                 run_task(cfg, env, task, policy, dir)
             })

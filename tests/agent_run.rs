@@ -83,6 +83,9 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
         } else if turn == 1 {
             // Typing into a link is refused with a reason the model can act on.
             Reply::Text("Thought: type there\nAction: Type [0]; storm".into())
+        } else if turn == 2 {
+            // The search engine is unreachable: the live proxy notes the request that got no response.
+            Reply::Text("Thought: search instead\nAction: Google".into())
         } else {
             Reply::Text("Thought: keep looking\nAction: Scroll [WINDOW]; up".into())
         }
@@ -114,6 +117,8 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
         &llm.api_base(),
         "--resolve",
         &format!("hang.test:80:{hang}"),
+        "--search-url",
+        "http://search.invalid/",
     ]);
     args.extend(sites.reach.iter().cloned());
     let out = cli(home.path(), args, vec![("OPENAI_API_KEY".into(), "test-key".into())]).await;
@@ -132,6 +137,9 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     assert_eq!(t.steps[3].url_after, "https://shop.test/product/blue-kettle");
     assert_eq!(t.final_url, "https://shop.test/product/blue-kettle");
     assert_eq!(t.usage.total_tokens, 6 * 110);
+    // The live proxy counts the page's requests per step: the click loads the product page and its assets.
+    assert!(t.steps[3].proxy.requests >= 2, "{:?}", t.steps[3].proxy);
+    assert_eq!(t.steps[3].proxy.failed, 0);
     assert!(t.browser_start_ms > 0);
     let dir = task_dir(&out_dir, "Shop--1");
     for n in 1..=6 {
@@ -197,6 +205,10 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     assert_eq!(loop_t.steps.len(), 7);
     assert_eq!(loop_t.steps[0].url_after, "https://news.test/article/heat-record", "opened in the same tab");
     assert_eq!(loop_t.steps[1].url_before, "https://news.test/article/heat-record");
+    let google = &loop_t.steps[2];
+    assert_eq!(google.action.as_deref(), Some("Google"));
+    assert!(google.proxy.failed >= 1, "{:?}", google.proxy);
+    assert!(google.proxy.failed_urls[0].starts_with("http://search.invalid/"), "{:?}", google.proxy);
     let typed = loop_t.steps[1].error.as_deref().unwrap_or("");
     assert!(typed.contains("element [0] is a <a>, not a text field"), "{typed}");
 

@@ -127,6 +127,8 @@ fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
         fuzzy: after.fuzzy.saturating_sub(before.fuzzy),
         missed: after.missed.saturating_sub(before.missed),
         recorded: after.recorded.saturating_sub(before.recorded),
+        failed: after.failed.saturating_sub(before.failed),
+        failed_urls: after.failed_urls.iter().skip(before.failed_urls.len()).cloned().collect(),
         miss_urls: after.miss_urls.iter().skip(before.miss_urls.len()).cloned().collect(),
         fuzzy_urls: after.fuzzy_urls.iter().skip(before.fuzzy_urls.len()).cloned().collect(),
     }

@@ -49,6 +49,12 @@ pub struct ProxyStats {
     pub missed: u64,
     /// Record: exchanges stored.
     pub recorded: u64,
+    /// Live: requests that got no response from the origin (page traffic only).
+    #[serde(default)]
+    pub failed: u64,
+    /// Live: those requests (`URL: why`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_urls: Vec<String>,
     /// Replay: the URLs missed (`METHOD URL`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub miss_urls: Vec<String>,

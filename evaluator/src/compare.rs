@@ -41,6 +41,8 @@ pub struct Side {
     pub misses: Vec<String>,
     /// Replay fuzzy matches during the task.
     pub fuzzy: Vec<String>,
+    /// Live requests that got no response during the task.
+    pub failed: Vec<String>,
     /// Screenshot paths, relative to the run.
     pub screenshots: Vec<String>,
 }
@@ -88,9 +90,11 @@ pub struct Comparison {
 fn side(t: &Trajectory, success: bool) -> Side {
     let mut misses = Vec::new();
     let mut fuzzy = Vec::new();
+    let mut failed = Vec::new();
     for s in &t.steps {
         misses.extend(s.proxy.miss_urls.iter().cloned());
         fuzzy.extend(s.proxy.fuzzy_urls.iter().cloned());
+        failed.extend(s.proxy.failed_urls.iter().cloned());
     }
     Side {
         success,
@@ -103,6 +107,7 @@ fn side(t: &Trajectory, success: bool) -> Side {
         steps: t.steps.len(),
         misses,
         fuzzy,
+        failed,
         screenshots: t
             .steps
             .iter()
@@ -246,6 +251,9 @@ pub fn markdown(c: &Comparison) -> String {
             if !side.fuzzy.is_empty() {
                 s.push_str(&format!("- {name} fuzzy matches: {}\n", side.fuzzy.join(", ")));
             }
+            if !side.failed.is_empty() {
+                s.push_str(&format!("- {name} requests without a response: {}\n", side.failed.join(", ")));
+            }
         }
     }
     if !c.unpaired.is_empty() {
@@ -299,6 +307,9 @@ pub fn html(c: &Comparison) -> String {
             }
             for m in &side.fuzzy {
                 evidence.push_str(&format!("<li>{name} fuzzy match: <code>{}</code></li>", esc(m)));
+            }
+            for m in &side.failed {
+                evidence.push_str(&format!("<li>{name} no response: <code>{}</code></li>", esc(m)));
             }
         }
         let n = f.a.screenshots.len().max(f.b.screenshots.len());

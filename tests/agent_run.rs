@@ -15,6 +15,9 @@ fn traj(run: &Path, id: &str) -> Trajectory {
 
 async fn cli(home: &Path, args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
     let home = home.to_path_buf();
+    let t0 = std::time::Instant::now();
+    let what = args.iter().take(6).cloned().collect::<Vec<_>>().join(" ");
+    let _guard = Elapsed(t0, what);
     tokio::task::spawn_blocking(move || {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -22,6 +25,15 @@ async fn cli(home: &Path, args: Vec<String>, env: Vec<(String, String)>) -> std:
     })
     .await
     .unwrap()
+}
+
+/// Prints how long a CLI call took (shown with --nocapture, and on failure).
+struct Elapsed(std::time::Instant, String);
+
+impl Drop for Elapsed {
+    fn drop(&mut self) {
+        eprintln!("[{:>6.1}s] {}", self.0.elapsed().as_secs_f64(), self.1);
+    }
 }
 
 fn strs(v: &[&str]) -> Vec<String> {
@@ -158,7 +170,9 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     let im = im.as_array().unwrap();
     assert_eq!(im[0]["role"], "system");
     assert!(im[1]["content"][0]["text"].as_str().unwrap().contains("Now given a task: PRICE"));
-    assert!(im.last().unwrap()["content"].as_str().unwrap().contains("Action: ANSWER; $24.00"));
+    assert_eq!(im.last().unwrap()["content"], "Thought: the page shows the price.\nAction: ANSWER; $24.00");
+    // The markdown-wrapped reply is canonical there too.
+    assert_eq!(im[6]["content"], "Thought: search for it\nAction: Type [0]; kettle");
     let msgs: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("messages.json")).unwrap()).unwrap();
     assert_eq!(msgs["steps"].as_array().unwrap().len(), 6);
@@ -310,6 +324,42 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
         }
         assert_eq!(b.reproduced_steps, Some(a.steps.len() as u32));
         assert_eq!(b.mode, "replay");
+    }
+    // The model itself on the frozen web: same answers, nothing missed.
+    let model_on_snapshot = home.path().join("model-on-snapshot");
+    let out = cli(
+        home.path(),
+        strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--mode",
+            "replay",
+            "--snapshots",
+            "rec",
+            "--task-filter",
+            "DemoTimes",
+            "--out",
+            model_on_snapshot.to_str().unwrap(),
+            "--settle-ms",
+            "200",
+            "--api-base",
+            &llm.api_base(),
+            "--api-key-env",
+            "NO_SUCH_KEY_VAR",
+        ]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "llm on replay: {}", String::from_utf8_lossy(&out.stderr));
+    for id in ["DemoTimes--0", "DemoTimes--1"] {
+        let (a, b) = (traj(&rec, id), traj(&model_on_snapshot, id));
+        assert_eq!(b.answer, a.answer, "{id}");
+        assert_eq!(b.final_url, a.final_url, "{id}");
+        assert!(
+            b.steps.iter().all(|s| s.proxy.missed == 0 && s.proxy.exact > 0 || s.proxy.requests == 0),
+            "{id}"
+        );
     }
     // A rerun skips what finished and leaves it untouched.
     let before = std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap();

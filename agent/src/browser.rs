@@ -9,7 +9,7 @@
 //! Every CDP call is bounded by the page timeout: a hung renderer or a dead browser becomes an error, not
 //! a hung run.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -150,7 +150,12 @@ pub struct BrowserOptions {
 
 #[derive(Default)]
 struct NetState {
-    inflight: HashSet<String>,
+    /// Request id -> URL.
+    inflight: HashMap<String, String>,
+    /// Ids whose end was seen before their start (the streams are separate channels).
+    ended_early: HashSet<String>,
+    /// data: requests (not tracked).
+    ignored: HashSet<String>,
     last_change: Option<Instant>,
     crashed: bool,
 }
@@ -178,8 +183,9 @@ pub struct Observation {
     pub marks: Vec<Mark>,
     /// Time to label, screenshot and unlabel.
     pub ms: u64,
-    /// Set when the page had not settled within the page timeout (the observation is of what was there).
-    pub unsettled: bool,
+    /// Set when the page had not settled within the page timeout (the observation is of what was there):
+    /// the requests still in flight.
+    pub unsettled: Option<Vec<String>>,
 }
 
 impl Session {
@@ -257,13 +263,16 @@ impl Session {
         let net = self.net.clone();
         self.watchers.push(tokio::spawn(async move {
             loop {
-                let (id, add) = tokio::select! {
+                // Starts first: chromiumoxide delivers events in protocol order, so a request's start is
+                // in its channel before its end is in another.
+                let (id, url) = tokio::select! {
+                    biased;
                     Some(e) = sent.next() => {
-                        if e.request.url.starts_with("data:") { continue; }
-                        (e.request_id.inner().clone(), true)
+                        let url = (!e.request.url.starts_with("data:")).then(|| e.request.url.clone());
+                        (e.request_id.inner().clone(), Some(url))
                     }
-                    Some(e) = done.next() => (e.request_id.inner().clone(), false),
-                    Some(e) = failed.next() => (e.request_id.inner().clone(), false),
+                    Some(e) = done.next() => (e.request_id.inner().clone(), None),
+                    Some(e) = failed.next() => (e.request_id.inner().clone(), None),
                     Some(_) = crashed.next() => {
                         if let Ok(mut n) = net.lock() { n.crashed = true; }
                         continue;
@@ -271,16 +280,32 @@ impl Session {
                     else => break,
                 };
                 if let Ok(mut n) = net.lock() {
-                    if add {
-                        n.inflight.insert(id);
-                    } else {
-                        n.inflight.remove(&id);
+                    match url {
+                        // data: URLs are not waited for; their ends are dropped.
+                        Some(None) => {
+                            n.ignored.insert(id);
+                        }
+                        Some(Some(url)) => {
+                            if !n.ended_early.remove(&id) {
+                                n.inflight.insert(id, url);
+                            }
+                        }
+                        None => {
+                            if n.inflight.remove(&id).is_none() && !n.ignored.remove(&id) {
+                                n.ended_early.insert(id);
+                            }
+                        }
                     }
                     n.last_change = Some(Instant::now());
                 }
             }
         }));
         Ok(())
+    }
+
+    /// URLs of requests still in flight (for the note on a page that did not settle).
+    pub fn pending(&self) -> Vec<String> {
+        self.net.lock().map(|n| n.inflight.values().take(5).cloned().collect()).unwrap_or_default()
     }
 
     fn crashed(&self) -> bool {
@@ -359,7 +384,7 @@ impl Session {
 
     /// Label, screenshot, list, unlabel.
     pub async fn observe(&self) -> Result<Observation, BrowserError> {
-        let unsettled = !self.settle(false).await;
+        let unsettled = (!self.settle(false).await).then(|| self.pending());
         let t0 = Instant::now();
         let url = self.url().await?;
         let json: String = self.eval(som::MARK_JS).await?;

@@ -252,8 +252,12 @@ async fn steps(
         };
         let png_name = step_png(n);
         let mut notes = Vec::new();
-        if obs.unsettled {
-            notes.push(format!("the page had not settled within {:.0}s", cfg.page_timeout.as_secs_f64()));
+        if let Some(pending) = &obs.unsettled {
+            notes.push(format!(
+                "the page had not settled within {:.0}s; still loading: {}",
+                cfg.page_timeout.as_secs_f64(),
+                pending.join(", ")
+            ));
         }
         for (name, what) in [(png_name.clone(), "step"), (format!("screenshot{n}.png"), "webvoyager")] {
             if let Err(e) = files.png(&name, &obs.screenshot) {
@@ -279,7 +283,13 @@ async fn steps(
                 {"type": "image_url", "image_url": {"url": shot_ref}}
             ]),
         });
-        files.transcript.push(Message::text("assistant", &decision.raw_reply));
+        // WebVoyager's scripts look for `Action: ANSWER; ...` in the last reply: the transcript carries the
+        // canonical form of a readable reply (the raw text is in messages.json and trajectory.json).
+        let canonical = match parse_reply(&decision.raw_reply) {
+            Ok(p) => format!("Thought: {}\nAction: {}", p.thought, p.action),
+            Err(_) => decision.raw_reply.clone(),
+        };
+        files.transcript.push(Message::text("assistant", &canonical));
         files.messages.push(serde_json::json!({
             "step": n, "user": text, "screenshot": png_name, "images_sent": decision.images_sent,
             "reply": decision.raw_reply, "usage": decision.usage, "ms": decision.ms,

@@ -294,14 +294,18 @@ where
     let addr = listener.local_addr()?;
     let proxy = Proxy::new(handler, sh.ca.clone(), sh.pcfg.clone())?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(proxy.serve(listener, async move {
+    let mut server = tokio::spawn(proxy.serve(listener, async move {
         let _ = rx.await;
     }));
     let t = f(addr).await;
     let _ = tx.send(());
-    match tokio::time::timeout(Duration::from_secs(10), server).await {
+    match tokio::time::timeout(Duration::from_secs(10), &mut server).await {
         Ok(Ok(Err(e))) => tracing::warn!("task proxy: {e}"),
-        Err(_) => tracing::warn!("task proxy did not drain within 10 s"),
+        Err(_) => {
+            // A request still waiting on an origin: stop it, so nothing reaches a finalized snapshot.
+            tracing::warn!("task proxy did not drain within 10 s; stopping it");
+            server.abort();
+        }
         _ => {}
     }
     Ok(t)

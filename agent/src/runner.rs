@@ -285,7 +285,8 @@ async fn steps(
         });
         // WebVoyager's scripts look for `Action: ANSWER; ...` in the last reply: the transcript carries the
         // canonical form of a readable reply (the raw text is in messages.json and trajectory.json).
-        let canonical = match parse_reply(&decision.raw_reply) {
+        let parsed = parse_reply(&decision.raw_reply);
+        let canonical = match &parsed {
             Ok(p) => format!("Thought: {}\nAction: {}", p.thought, p.action),
             Err(_) => decision.raw_reply.clone(),
         };
@@ -326,7 +327,7 @@ async fn steps(
         last_error = None;
         let mut fatal = None;
         let mut answered = None;
-        match parse_reply(&decision.raw_reply) {
+        match parsed {
             Ok(p) => {
                 step.thought = p.thought.clone();
                 step.raw_action = p.raw_action.clone();

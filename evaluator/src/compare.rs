@@ -138,15 +138,6 @@ fn divergence(a: &Trajectory, b: &Trajectory) -> Option<Divergence> {
     })
 }
 
-fn group(stats: &mut BTreeMap<String, (GroupStats, GroupStats)>, site: &str, a: bool, b: bool) {
-    let e = stats.entry(site.to_string()).or_default();
-    for (g, s) in [(&mut e.0, a), (&mut e.1, b)] {
-        g.n += 1;
-        g.success += u64::from(s);
-        g.rate = g.success as f64 / g.n as f64;
-    }
-}
-
 /// Compare two evaluated runs (each must hold `eval.json`).
 pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
     let (ea, eb) = (read_report(a_dir)?, read_report(b_dir)?);
@@ -157,7 +148,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
     let vb: BTreeMap<&str, &crate::evaluate::TaskEval> =
         eb.tasks.iter().filter(|t| t.scored).map(|t| (t.id.as_str(), t)).collect();
     let mut sites = BTreeMap::new();
-    let mut overall = BTreeMap::new();
+    let mut overall = (GroupStats::default(), GroupStats::default());
     let mut pairs = Vec::new();
     let mut flips = Vec::new();
     let mut unpaired = Vec::new();
@@ -167,8 +158,15 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
             continue;
         };
         pairs.push((x.success, y.success));
-        group(&mut sites, &x.web_name, x.success, y.success);
-        group(&mut overall, "", x.success, y.success);
+        let site: &mut (GroupStats, GroupStats) = sites.entry(x.web_name.clone()).or_default();
+        for (g, success) in [
+            (&mut site.0, x.success),
+            (&mut site.1, y.success),
+            (&mut overall.0, x.success),
+            (&mut overall.1, y.success),
+        ] {
+            g.add(success, false, None);
+        }
         if x.success != y.success {
             if let (Some(a), Some(b)) = (ta.get(&x.id), tb.get(&x.id)) {
                 flips.push(Flip {
@@ -191,7 +189,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
         a: a_dir.display().to_string(),
         b: b_dir.display().to_string(),
         sites,
-        overall: overall.remove("").unwrap_or_default(),
+        overall,
         agreement: p.agreement(),
         kappa: p.kappa(),
         mcnemar_p: p.mcnemar_p(),

@@ -101,6 +101,23 @@ pub struct GroupStats {
     pub judge_std: f64,
     /// Tasks that errored.
     pub errored: u64,
+    /// Tasks with a model judgement (for the running mean of `judge_std`).
+    #[serde(skip)]
+    judged: u64,
+}
+
+impl GroupStats {
+    /// Count one scored task.
+    pub fn add(&mut self, success: bool, errored: bool, judge_std: Option<f64>) {
+        self.n += 1;
+        self.success += u64::from(success);
+        self.errored += u64::from(errored);
+        self.rate = self.success as f64 / self.n as f64;
+        if let Some(s) = judge_std {
+            self.judged += 1;
+            self.judge_std += (s - self.judge_std) / self.judged as f64;
+        }
+    }
 }
 
 /// `eval.json`.
@@ -239,25 +256,10 @@ pub async fn evaluate_with_progress(
     }
     let mut sites: BTreeMap<String, GroupStats> = BTreeMap::new();
     let mut overall = GroupStats::default();
-    let mut stds: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for te in tasks.iter().filter(|t| t.scored) {
-        for (key, g) in [
-            (te.web_name.clone(), sites.entry(te.web_name.clone()).or_default()),
-            (String::new(), &mut overall),
-        ] {
-            g.n += 1;
-            g.success += u64::from(te.success);
-            g.errored += u64::from(te.outcome == Outcome::Error);
-            if let Some(j) = &te.judge {
-                stds.entry(key).or_default().push(j.std);
-            }
-        }
-    }
-    for (name, g) in sites.iter_mut().map(|(k, v)| (k.clone(), v)).chain([(String::new(), &mut overall)]) {
-        g.rate = if g.n == 0 { 0.0 } else { g.success as f64 / g.n as f64 };
-        if let Some(s) = stds.get(&name) {
-            g.judge_std = s.iter().sum::<f64>() / s.len() as f64;
-        }
+        let (errored, std) = (te.outcome == Outcome::Error, te.judge.as_ref().map(|j| j.std));
+        sites.entry(te.web_name.clone()).or_default().add(te.success, errored, std);
+        overall.add(te.success, errored, std);
     }
     Ok(EvalReport {
         v: 1,

@@ -36,17 +36,11 @@ pub enum Verdict {
 /// NOT SUCCESS is looked for first (it contains SUCCESS).
 pub fn parse_verdict(reply: &str) -> Verdict {
     let upper = reply.to_uppercase();
-    let last = upper.rfind("NOT SUCCESS");
-    let any = upper.rfind("SUCCESS");
-    match (last, any) {
-        (Some(n), Some(s)) if s == n + 4 => Verdict::NotSuccess,
-        (Some(_), Some(_)) => {
-            // Both appear: the later verdict wins (a reply may quote the options before deciding).
-            Verdict::Success
-        }
-        (Some(_), None) => Verdict::NotSuccess,
-        (None, Some(_)) => Verdict::Success,
-        (None, None) => Verdict::Unparseable,
+    // The last verdict in the reply wins (a reply may quote both options before deciding).
+    match (upper.rfind("NOT SUCCESS"), upper.rfind("SUCCESS")) {
+        (_, None) => Verdict::Unparseable,
+        (Some(not), Some(last)) if last == not + "NOT ".len() => Verdict::NotSuccess,
+        _ => Verdict::Success,
     }
 }
 

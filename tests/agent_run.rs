@@ -3,7 +3,6 @@
 //! run meets: garbled replies, missing labels, a page that never loads, a browser that dies.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use agent::trajectory::{read_trajectory, task_dir, Outcome, Trajectory};
 
@@ -11,33 +10,6 @@ use crate::support::*;
 
 fn traj(run: &Path, id: &str) -> Trajectory {
     read_trajectory(&task_dir(run, id)).unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
-}
-
-async fn cli(home: &Path, args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
-    let home = home.to_path_buf();
-    let t0 = std::time::Instant::now();
-    let what = args.iter().take(6).cloned().collect::<Vec<_>>().join(" ");
-    let _guard = Elapsed(t0, what);
-    tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        run_cli_env(&home, &a, &e)
-    })
-    .await
-    .unwrap()
-}
-
-/// Prints how long a CLI call took (shown with --nocapture, and on failure).
-struct Elapsed(std::time::Instant, String);
-
-impl Drop for Elapsed {
-    fn drop(&mut self) {
-        eprintln!("[{:>6.1}s] {}", self.0.elapsed().as_secs_f64(), self.1);
-    }
-}
-
-fn strs(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
 }
 
 /// A listener that accepts connections and never answers.
@@ -391,7 +363,6 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("already exists, recorded by the run in"), "{stderr}");
-    let _ = Arc::clone(&sites.sites);
 }
 
 #[test]

@@ -144,30 +144,25 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
         Reply::Text(replies[(i - 1) % 3].to_string())
     })
     .await;
-    let api = llm.api_base();
-    let (h, r) = (home.path().to_path_buf(), run.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        run_cli_env(
-            &h,
-            &[
-                "eval",
-                r.to_str().unwrap(),
-                "--judge",
-                "llm",
-                "--k",
-                "2",
-                "--repeats",
-                "3",
-                "--api-base",
-                &api,
-                "--api-backoff",
-                "0.01",
-            ],
-            &[("OPENAI_API_KEY", "k")],
-        )
-    })
-    .await
-    .unwrap();
+    let out = cli(
+        home.path(),
+        strs(&[
+            "eval",
+            run.to_str().unwrap(),
+            "--judge",
+            "llm",
+            "--k",
+            "2",
+            "--repeats",
+            "3",
+            "--api-base",
+            &llm.api_base(),
+            "--api-backoff",
+            "0.01",
+        ]),
+        vec![("OPENAI_API_KEY".into(), "k".into())],
+    )
+    .await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("no SUCCESS / NOT SUCCESS verdict (counted as failures): T--0 (1)"), "{table}");
@@ -189,17 +184,12 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
     }
     assert_eq!(e["tasks"][0]["success"], false, "1 of 3 is below the majority");
     // --k all sends every screenshot.
-    let api = llm.api_base();
-    let (h, r) = (home.path().to_path_buf(), run.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        run_cli_env(
-            &h,
-            &["eval", r.to_str().unwrap(), "--judge", "llm", "--k", "all", "--api-base", &api],
-            &[("OPENAI_API_KEY", "k")],
-        )
-    })
-    .await
-    .unwrap();
+    let out = cli(
+        home.path(),
+        strs(&["eval", run.to_str().unwrap(), "--judge", "llm", "--k", "all", "--api-base", &llm.api_base()]),
+        vec![("OPENAI_API_KEY".into(), "k".into())],
+    )
+    .await;
     assert!(out.status.success());
     assert_eq!(image_count(&llm.requests().last().unwrap().body), 5);
 
@@ -210,27 +200,22 @@ async fn model_judge_parses_verdicts_repeats_and_sends_the_last_k_screenshots() 
         r#"{"web_name": "T", "id": "T--0", "ques": "q", "web": "https://t.test/", "eval": {"fuzzy_match": "forty-two"}}"#,
     )
     .unwrap();
-    let api = llm.api_base();
-    let (h, r, t) = (home.path().to_path_buf(), run.clone(), tasks.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        run_cli_env(
-            &h,
-            &[
-                "eval",
-                r.to_str().unwrap(),
-                "--judge",
-                "both",
-                "--tasks",
-                t.to_str().unwrap(),
-                "--api-base",
-                &api,
-                "--json",
-            ],
-            &[("OPENAI_API_KEY", "k")],
-        )
-    })
-    .await
-    .unwrap();
+    let out = cli(
+        home.path(),
+        strs(&[
+            "eval",
+            run.to_str().unwrap(),
+            "--judge",
+            "both",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--api-base",
+            &llm.api_base(),
+            "--json",
+        ]),
+        vec![("OPENAI_API_KEY".into(), "k".into())],
+    )
+    .await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let check = &e["tasks"][0]["reference"]["checks"][0];

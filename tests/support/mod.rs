@@ -820,3 +820,31 @@ pub fn kill_matching(pattern: &str) -> usize {
 pub fn run_cli_env(home: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     Command::new(bin()).args(args).env("WEBFREEZE_HOME", home).envs(env.iter().copied()).output().unwrap()
 }
+
+/// The binary run off the async runtime (so in-process servers keep serving), timed on stderr.
+pub async fn cli(home: &Path, args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
+    let home = home.to_path_buf();
+    let t0 = std::time::Instant::now();
+    let what = args.iter().take(6).cloned().collect::<Vec<_>>().join(" ");
+    let _guard = Elapsed(t0, what);
+    tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        run_cli_env(&home, &a, &e)
+    })
+    .await
+    .unwrap()
+}
+
+/// Prints how long a CLI call took (shown with --nocapture, and on failure).
+struct Elapsed(std::time::Instant, String);
+
+impl Drop for Elapsed {
+    fn drop(&mut self) {
+        eprintln!("[{:>6.1}s] {}", self.0.elapsed().as_secs_f64(), self.1);
+    }
+}
+
+pub fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}

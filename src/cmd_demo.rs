@@ -65,36 +65,15 @@ impl Drop for RunningSites {
 
 /// Write the scripted trajectories as a run directory the `trajectory:` policy can re-execute.
 fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
-    let scripts: std::collections::BTreeMap<String, Vec<String>> = serde_json::from_str(demo::SCRIPTS_JSON)?;
-    std::fs::create_dir_all(dir)?;
+    let mut scripts: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(demo::SCRIPTS_JSON)?;
+    let mut pairs = Vec::new();
     for t in tasks {
-        let replies = scripts.get(&t.id).with_context(|| format!("no demo script for {}", t.id))?;
-        let steps = replies
-            .iter()
-            .enumerate()
-            .map(|(i, r)| agent::trajectory::Step {
-                n: i as u32 + 1,
-                raw_reply: r.clone(),
-                notes: vec!["scripted".into()],
-                ..Default::default()
-            })
-            .collect();
-        let tr = agent::trajectory::Trajectory {
-            v: agent::trajectory::TRAJECTORY_VERSION,
-            task_id: t.id.clone(),
-            web_name: t.web_name.clone(),
-            question: t.ques.clone(),
-            start_url: t.web.clone(),
-            mode: "script".into(),
-            policy: "script".into(),
-            outcome: agent::trajectory::Outcome::Answered,
-            steps,
-            ..Default::default()
-        };
-        let td = agent::trajectory::task_dir(dir, &t.id);
-        std::fs::create_dir_all(&td)?;
-        agent::trajectory::write_trajectory(&td, &tr)?;
+        let replies = scripts.remove(&t.id).with_context(|| format!("no demo script for {}", t.id))?;
+        pairs.push((t.clone(), replies));
     }
+    std::fs::create_dir_all(dir)?;
+    agent::policy::write_script(dir, &pairs)?;
     let rf = serde_json::json!({
         "v": 1, "webfreeze": env!("CARGO_PKG_VERSION"), "mode": "script", "policy": "script",
         "tasks_file": "demo", "chrome": "", "config": {}, "started_ms": 0, "tasks": {}
@@ -164,7 +143,7 @@ pub fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     std::fs::write(&ca_file, sites.sites.ca_pem())?;
     let reach = UpstreamArgs {
         upstream_ca: vec![ca_file],
-        resolve: demo::HOSTS.iter().map(|h| format!("{h}:443:{}", sites.addr)).collect(),
+        resolve: demo::resolve_args(sites.addr),
         insecure_upstream: false,
         upstream_timeout: 10.0,
     };

@@ -200,6 +200,40 @@ impl TrajectoryPolicy {
     }
 }
 
+/// Write hand-written replies as a run the `trajectory:` policy can re-execute: per task, a
+/// `trajectory.json` whose steps carry only the replies (no observations, so nothing is compared).
+pub fn write_script(dir: &Path, scripts: &[(Task, Vec<String>)]) -> Result<(), RunDirError> {
+    for (task, replies) in scripts {
+        let steps = replies
+            .iter()
+            .enumerate()
+            .map(|(i, r)| crate::trajectory::Step {
+                n: i as u32 + 1,
+                raw_reply: r.clone(),
+                notes: vec!["scripted".into()],
+                ..Default::default()
+            })
+            .collect();
+        let t = Trajectory {
+            v: crate::trajectory::TRAJECTORY_VERSION,
+            task_id: task.id.clone(),
+            web_name: task.web_name.clone(),
+            question: task.ques.clone(),
+            start_url: task.web.clone(),
+            mode: "script".into(),
+            policy: "script".into(),
+            outcome: crate::trajectory::Outcome::Answered,
+            steps,
+            ..Default::default()
+        };
+        let td = task_dir(dir, &task.id);
+        std::fs::create_dir_all(&td)
+            .map_err(|source| RunDirError::Io { path: td.display().to_string(), source })?;
+        crate::trajectory::write_trajectory(&td, &t)?;
+    }
+    Ok(())
+}
+
 /// A policy for one task.
 pub enum Policy {
     /// Ask the model.

@@ -25,6 +25,11 @@ use tokio::net::TcpListener;
 /// Host names the demo serves.
 pub const HOSTS: &[&str] = &["shop.test", "news.test"];
 
+/// The `--resolve` values (`HOST:443:ADDR`) that send every demo host to sites served at `addr`.
+pub fn resolve_args(addr: std::net::SocketAddr) -> Vec<String> {
+    HOSTS.iter().map(|h| format!("{h}:443:{addr}")).collect()
+}
+
 /// Demo failures.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {

@@ -776,9 +776,9 @@ impl DemoSites {
         let ca = home.join("sites-ca.pem");
         std::fs::write(&ca, sites.ca_pem()).unwrap();
         let mut reach = vec!["--upstream-ca".to_string(), ca.display().to_string()];
-        for h in demo::HOSTS {
+        for r in demo::resolve_args(addr) {
             reach.push("--resolve".into());
-            reach.push(format!("{h}:443:{addr}"));
+            reach.push(r);
         }
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(sites.clone().serve(listener, async move {

@@ -38,28 +38,15 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
 }
 
-fn write_script(dir: &Path, ids: &[String]) -> anyhow::Result<()> {
+fn write_script(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(
         dir.join("run.json"),
         r#"{"v":1,"webfreeze":"bench","mode":"script","policy":"script","tasks_file":"","chrome":"","config":{},"started_ms":0,"tasks":{}}"#,
     )?;
-    for id in ids {
-        let steps: Vec<serde_json::Value> = SCRIPT
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                serde_json::json!({"n": i + 1, "url_before": "", "url_after": "", "screenshot": "",
-                    "screenshot_blake3": "", "elements": "", "thought": "", "raw_reply": r, "raw_action": "",
-                    "timings": {"observe_ms": 0, "decide_ms": 0, "act_ms": 0}})
-            })
-            .collect();
-        let t = serde_json::json!({"v": 1, "task_id": id, "web_name": "Demo Shop", "question": "q",
-            "start_url": "https://shop.test/", "mode": "script", "policy": "script", "outcome": "answered",
-            "steps": steps, "started_ms": 0});
-        std::fs::create_dir_all(dir.join(id))?;
-        std::fs::write(dir.join(id).join("trajectory.json"), serde_json::to_vec_pretty(&t)?)?;
-    }
+    let script: Vec<String> = SCRIPT.iter().map(|s| s.to_string()).collect();
+    let pairs: Vec<_> = tasks.iter().map(|t| (t.clone(), script.clone())).collect();
+    agent::policy::write_script(dir, &pairs)?;
     Ok(())
 }
 
@@ -128,21 +115,32 @@ pub fn run(tasks: usize) -> anyhow::Result<()> {
     }));
     std::fs::write(work.join("ca.pem"), sites.ca_pem())?;
     let ids: Vec<String> = (0..tasks).map(|i| format!("Bench--{i}")).collect();
+    let tasks: Vec<agent::tasks::Task> = ids
+        .iter()
+        .map(|id| agent::tasks::Task {
+            web_name: "Demo Shop".into(),
+            id: id.clone(),
+            ques: "How many reviews does the Red Mug have?".into(),
+            web: "https://shop.test/".into(),
+        })
+        .collect();
     let mut jsonl = String::new();
-    for id in &ids {
-        jsonl.push_str(&serde_json::json!({"web_name": "Demo Shop", "id": id, "ques": "How many reviews does the Red Mug have?", "web": "https://shop.test/"}).to_string());
+    for t in &tasks {
+        jsonl.push_str(
+            &serde_json::json!({"web_name": t.web_name, "id": t.id, "ques": t.ques, "web": t.web})
+                .to_string(),
+        );
         jsonl.push('\n');
     }
     let task_file = work.join("tasks.jsonl");
     std::fs::write(&task_file, jsonl)?;
     let script = work.join("script");
-    write_script(&script, &ids)?;
-    let reach: Vec<String> = vec![
-        "--upstream-ca".into(),
-        work.join("ca.pem").display().to_string(),
-        "--resolve".into(),
-        format!("shop.test:443:{addr}"),
-    ];
+    write_script(&script, &tasks)?;
+    let mut reach = vec!["--upstream-ca".to_string(), work.join("ca.pem").display().to_string()];
+    for r in demo::resolve_args(addr) {
+        reach.push("--resolve".into());
+        reach.push(r);
+    }
     let run = |mode: &str, policy: String, out: &Path, extra: &[String]| -> anyhow::Result<()> {
         eprintln!("bench agent: {mode} run of {} x 10 steps", ids.len());
         let st = Command::new(&wf)

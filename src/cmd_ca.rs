@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::{CaCmd, CertFormat};
 use crate::config::Config;
 
-pub fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
+pub(crate) fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
     let dir = cfg.ca_dir();
     match cmd {
         CaCmd::Init { force } => {

@@ -4,64 +4,24 @@
 //!    trajectories; 2. evaluate with the reference matchers; 3. move the sites' clock forward; 4. run the
 //!    tasks live again on the drifted sites, then stop the sites and replay the recorded snapshots
 //!    (re-executing the recorded run step by step); 5. evaluate both and compare each with the recording.
+//!
+//! Everything runs in process through `session::run_tasks` and the evaluator; this module only chooses
+//! the settings and prints.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
+use agent::runner::AgentConfig;
 use anyhow::Context as _;
+use evaluator::compare::{compare, html, markdown, reproduction};
+use evaluator::evaluate::{evaluate, write_report, EvalOptions, JudgeKind};
+use session::{PolicySpec, ProxyMode, RunOptions};
+use snapshots::{Clock, Store, SystemClock};
+use trajectory::RunConfig;
 
-use crate::cli::{DemoArgs, LlmArgs, MissPolicy, RunArgs, RunMode, UpstreamArgs};
-use crate::config::Config;
-
-/// The bundled sites on a loopback port, served from their own thread and runtime.
-struct RunningSites {
-    sites: Arc<demo::Sites>,
-    addr: std::net::SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl RunningSites {
-    fn start(ca_dir: &Path) -> anyhow::Result<Self> {
-        #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
-        let now = time::OffsetDateTime::now_utc();
-        let sites = Arc::new(demo::Sites::new(ca_dir, now)?);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind the demo sites")?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let s = sites.clone();
-        let thread = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
-                s.serve(listener, async move {
-                    let _ = rx.await;
-                })
-                .await;
-            });
-        });
-        Ok(Self { sites, addr, stop: Some(tx), thread: Some(thread) })
-    }
-
-    fn stop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for RunningSites {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+use crate::cli::DemoArgs;
+use crate::config::{load_ca, Config};
 
 /// Write the scripted trajectories as a run directory the `trajectory:` policy can re-execute.
 fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
@@ -72,58 +32,43 @@ fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()>
         let replies = scripts.remove(&t.id).with_context(|| format!("no demo script for {}", t.id))?;
         pairs.push((t.clone(), replies));
     }
-    std::fs::create_dir_all(dir)?;
     agent::policy::write_script(dir, &pairs)?;
-    let rf = serde_json::json!({
-        "v": 1, "webfreeze": env!("CARGO_PKG_VERSION"), "mode": "script", "policy": "script",
-        "tasks_file": "demo", "chrome": "", "config": {}, "started_ms": 0, "tasks": {}
-    });
-    std::fs::write(dir.join("run.json"), serde_json::to_vec_pretty(&rf)?)?;
     Ok(())
 }
 
-fn run_args(
-    a: &DemoArgs,
-    tasks: &Path,
-    mode: RunMode,
-    policy: String,
-    out: PathBuf,
-    snapshots: Option<String>,
-    reach: &UpstreamArgs,
-) -> RunArgs {
-    RunArgs {
-        tasks: tasks.to_path_buf(),
-        mode,
-        policy,
-        out,
-        snapshots,
-        on_miss: MissPolicy::NotFound,
-        jobs: a.jobs,
-        task_filter: None,
-        max_steps: 15,
-        chrome: a.chrome.clone(),
-        window: "1024x768".into(),
-        page_timeout: 30.0,
-        settle_ms: 300,
-        wait_ms: 1000,
-        search_url: "https://shop.test/".into(),
-        time_zone: Some("UTC".into()),
-        locale: "en_US".into(),
-        llm: LlmArgs {
-            api_base: "http://127.0.0.1:9/v1".into(),
-            model: "none".into(),
-            api_key_env: "WEBFREEZE_DEMO_NO_KEY".into(),
-            temperature: 0.0,
-            keep_screenshots: 3,
-            api_attempts: 1,
-            api_backoff: 0.0,
-            api_timeout: 1.0,
-        },
-        upstream: reach.clone(),
-    }
+/// Reference-matcher evaluation with the defaults, written into the run.
+fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
+    let opts = EvalOptions {
+        judge: JudgeKind::Reference,
+        llm: None,
+        k: Some(3),
+        repeats: 1,
+        tasks_file: Some(tasks.to_path_buf()),
+        reference_file: None,
+        score_possible: false,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let report =
+        rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
+    write_report(run, &report)?;
+    eprintln!(
+        "   {}: {}/{} tasks succeed by the reference matchers",
+        run.display(),
+        report.overall.success,
+        report.overall.n
+    );
+    Ok(())
 }
 
-pub fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
+/// Markdown on stdout and the HTML page.
+fn print_comparison(a: &Path, b: &Path, html_out: &Path) -> anyhow::Result<()> {
+    let c = compare(a, b)?;
+    print!("{}", markdown(&c));
+    std::fs::write(html_out, html(&c)).with_context(|| format!("cannot write {}", html_out.display()))?;
+    Ok(())
+}
+
+pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.dir).with_context(|| format!("cannot create {}", a.dir.display()))?;
     let dir = std::fs::canonicalize(&a.dir)?;
     let runs = dir.join("runs");
@@ -131,66 +76,85 @@ pub fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         std::fs::remove_dir_all(&runs).with_context(|| format!("cannot clear {}", runs.display()))?;
     }
     std::fs::create_dir_all(&runs).with_context(|| format!("cannot create {}", runs.display()))?;
-    let cfg = Config { store: dir.join("store"), home: cfg.home.clone() };
     let tasks_path = dir.join("demo_tasks.jsonl");
-    std::fs::write(&tasks_path, demo::TASKS_JSONL)?;
+    trajectory::write_atomic(&tasks_path, demo::TASKS_JSONL.as_bytes())?;
     let tasks = agent::tasks::load(&tasks_path)?;
     let script_dir = runs.join("script");
     write_scripts(&script_dir, &tasks)?;
 
-    let mut sites = RunningSites::start(&dir.join("sites-ca"))?;
-    let ca_file = dir.join("sites-ca.pem");
-    std::fs::write(&ca_file, sites.sites.ca_pem())?;
-    let reach = UpstreamArgs {
-        upstream_ca: vec![ca_file],
-        resolve: demo::resolve_args(sites.addr),
-        insecure_upstream: false,
-        upstream_timeout: 10.0,
+    #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
+    let now = time::OffsetDateTime::now_utc();
+    let mut sites = demo::RunningSites::start(&dir, now)?;
+    let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut agent = AgentConfig::new(chrome.clone());
+    agent.settle_quiet = Duration::from_millis(300);
+    agent.wait = Duration::from_millis(1000);
+    agent.search_url = "https://shop.test/".into();
+    let base = RunOptions {
+        out: PathBuf::new(),
+        mode: ProxyMode::Live,
+        policy: PolicySpec::Trajectory(script_dir.clone()),
+        config: RunConfig {
+            max_steps: agent.max_steps,
+            window: [agent.width, agent.height],
+            page_timeout_s: agent.page_timeout.as_secs_f64(),
+            settle_ms: 300,
+            wait_ms: 1000,
+            search_url: agent.search_url.clone(),
+            on_miss: "NotFound".into(),
+            temperature: 0.0,
+            keep_screenshots: 3,
+            extra: Default::default(),
+        },
+        agent,
+        ca: load_ca(cfg)?,
+        proxy: sites.proxy_config(),
+        clock,
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        jobs: a.jobs.max(1),
+        tasks_file: tasks_path.display().to_string(),
+        chrome_version: agent::browser::browser_version(&chrome),
     };
-    let script = format!("trajectory:{}", script_dir.display());
     let recorded = runs.join("recorded");
     let drifted = runs.join("live-drifted");
     let replayed = runs.join("replayed");
+    let store_dir = dir.join("store");
 
-    eprintln!("== 1/5 day {}: running {} demo tasks live while recording", sites.sites.day(), tasks.len());
-    crate::cmd_run::run(
-        &cfg,
-        run_args(&a, &tasks_path, RunMode::Record, script.clone(), recorded.clone(), None, &reach),
-    )?;
+    eprintln!("== 1/5 day {}: running {} demo tasks live while recording", sites.sites().day(), tasks.len());
+    {
+        let store = Store::open(&store_dir)?;
+        let mode = ProxyMode::record(store, &recorded)?;
+        crate::output::run_with_progress(
+            RunOptions { out: recorded.clone(), mode, ..base.clone() },
+            tasks.clone(),
+        )?;
+    }
     eprintln!("== 2/5 evaluating the recorded run with the reference matchers");
-    crate::cmd_eval::evaluate_quietly(&recorded, Some(&tasks_path))?;
-    sites.sites.set_day(a.drift_days);
+    evaluate_quietly(&recorded, &tasks_path)?;
+    sites.sites().set_day(a.drift_days);
     eprintln!("== 3/5 the sites' clock moves to day {}: prices, promotion and headlines drift", a.drift_days);
     eprintln!("== 4/5 running the tasks live again on the drifted sites, then replaying the recording with the sites stopped");
-    crate::cmd_run::run(
-        &cfg,
-        run_args(&a, &tasks_path, RunMode::Live, script, drifted.clone(), None, &reach),
-    )?;
+    crate::output::run_with_progress(RunOptions { out: drifted.clone(), ..base.clone() }, tasks.clone())?;
     sites.stop();
-    let replay_policy = format!("trajectory:{}", recorded.display());
-    crate::cmd_run::run(
-        &cfg,
-        run_args(
-            &a,
-            &tasks_path,
-            RunMode::Replay,
-            replay_policy,
-            replayed.clone(),
-            Some("recorded".into()),
-            &reach,
-        ),
-    )?;
+    let mode = ProxyMode::Replay {
+        store: Store::open_read_only(&store_dir)?,
+        run: "recorded".into(),
+        on_miss: session::MissPolicy::NotFound,
+    };
+    let policy = PolicySpec::Trajectory(recorded.clone());
+    crate::output::run_with_progress(RunOptions { out: replayed.clone(), mode, policy, ..base }, tasks)?;
     eprintln!("== 5/5 evaluating and comparing");
-    crate::cmd_eval::evaluate_quietly(&drifted, Some(&tasks_path))?;
-    crate::cmd_eval::evaluate_quietly(&replayed, Some(&tasks_path))?;
+    evaluate_quietly(&drifted, &tasks_path)?;
+    evaluate_quietly(&replayed, &tasks_path)?;
     let html_replay = dir.join("compare-recorded-vs-replayed.html");
     let html_drift = dir.join("compare-recorded-vs-live-drifted.html");
     println!("# Recorded run vs its replay (sites stopped)\n");
-    crate::cmd_compare::print_comparison(&recorded, &replayed, Some(&html_replay))?;
+    print_comparison(&recorded, &replayed, &html_replay)?;
     println!("\n# Recorded run vs the live, drifted web\n");
-    crate::cmd_compare::print_comparison(&recorded, &drifted, Some(&html_drift))?;
-    let reproduced = crate::cmd_compare::reproduction_summary(&replayed)?;
-    println!("\n{reproduced}");
+    print_comparison(&recorded, &drifted, &html_drift)?;
+    println!("\n{}", reproduction(&replayed)?);
     println!(
         "\nruns: {}\nHTML comparisons: {} and {}",
         runs.display(),

@@ -1,16 +1,11 @@
 //! `webfreeze eval`: judge a run into `RUN/eval.json` and print a table per site.
 
-use std::path::Path;
-
-use anyhow::Context as _;
-use evaluator::evaluate::{
-    evaluate, evaluate_with_progress, site_table, write_report, EvalOptions, JudgeKind,
-};
+use evaluator::evaluate::{evaluate_with_progress, site_table, write_report, EvalOptions, JudgeKind};
 
 use crate::cli::{EvalArgs, JudgeArg};
 use crate::UsageError;
 
-pub fn run(a: EvalArgs) -> anyhow::Result<()> {
+pub(crate) fn run(a: EvalArgs) -> anyhow::Result<()> {
     let judge = match a.judge {
         JudgeArg::Llm => JudgeKind::Llm,
         JudgeArg::Reference => JudgeKind::Reference,
@@ -24,7 +19,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
     };
     let llm = match judge {
         JudgeKind::Reference => None,
-        _ => Some(agent::llm::Llm::new(crate::cmd_run::llm_config(&a.llm)?)?),
+        _ => Some(trajectory::llm::Llm::new(crate::config::llm_config(&a.llm)?)?),
     };
     let opts = EvalOptions {
         judge,
@@ -50,28 +45,4 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
     }
     eprintln!("wrote {}", path.display());
     Ok(())
-}
-
-/// Reference-matcher evaluation with the defaults (the demo's step).
-pub fn evaluate_quietly(run: &Path, tasks: Option<&Path>) -> anyhow::Result<evaluator::evaluate::EvalReport> {
-    let opts = EvalOptions {
-        judge: JudgeKind::Reference,
-        llm: None,
-        k: Some(3),
-        repeats: 1,
-        tasks_file: tasks.map(Path::to_path_buf),
-        reference_file: None,
-        score_possible: false,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let report =
-        rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
-    write_report(run, &report)?;
-    eprintln!(
-        "   {}: {}/{} tasks succeed by the reference matchers",
-        run.display(),
-        report.overall.success,
-        report.overall.n
-    );
-    Ok(report)
 }

@@ -8,10 +8,10 @@ use recorder::{HostFilter, Recorder};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
 
 use crate::cli::RecordArgs;
-use crate::cmd_proxy::{announce, bind, load_ca, proxy_config, shutdown_signal};
-use crate::config::Config;
+use crate::config::{load_ca, proxy_config, Config};
+use crate::serve::{announce, bind, shutdown_signal};
 
-pub fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
+pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
     let pcfg = proxy_config(&args.proxy)?;
     let ca = load_ca(cfg)?;
     let store = Store::open(&cfg.store)?;

@@ -11,10 +11,10 @@ use replay::{OnMiss, Replay, ReplayConfig};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
 
 use crate::cli::{MissPolicy, ReplayArgs};
-use crate::cmd_proxy::{announce, bind, load_ca, proxy_config, shutdown_signal};
-use crate::config::Config;
+use crate::config::{load_ca, proxy_config, Config};
+use crate::serve::{announce, bind, shutdown_signal};
 
-pub fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
+pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let pcfg = proxy_config(&args.proxy)?;
     let ca = load_ca(cfg)?;
     let rules = match &args.rules {

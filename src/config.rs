@@ -2,28 +2,39 @@
 //! webfreeze reads are all listed here.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
+use proxy::{parse_resolve, CertificateAuthority, ProxyConfig, UpstreamConfig};
+use trajectory::llm::LlmConfig;
 
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, LlmArgs, ProxyArgs, UpstreamArgs};
+use crate::UsageError;
 
 /// Every environment variable webfreeze reads.
-pub mod env {
+pub(crate) mod env {
     /// Root of webfreeze's data: `store/` and `ca/` live under it.
-    pub const WEBFREEZE_HOME: &str = "WEBFREEZE_HOME";
+    pub(crate) const WEBFREEZE_HOME: &str = "WEBFREEZE_HOME";
     /// XDG base directory for data (used when WEBFREEZE_HOME is unset).
-    pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+    pub(crate) const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// Home directory (used when XDG_DATA_HOME is unset).
-    pub const HOME: &str = "HOME";
+    pub(crate) const HOME: &str = "HOME";
     /// Log filter, as tracing-subscriber reads it.
-    pub const RUST_LOG: &str = "RUST_LOG";
+    pub(crate) const RUST_LOG: &str = "RUST_LOG";
     /// Time zone recorded in new snapshots when --time-zone is not given.
-    pub const TZ: &str = "TZ";
+    pub(crate) const TZ: &str = "TZ";
+    /// The browser binary for `run` and `demo` (--chrome wins).
+    pub(crate) const WEBFREEZE_CHROME: &str = "WEBFREEZE_CHROME";
+    /// Base URL of the OpenAI-compatible model API (--api-base wins).
+    pub(crate) const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+    /// The model API key: read from the variable --api-key-env names, this one by default.
+    pub(crate) const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 }
 
 /// The resolved configuration.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// `$WEBFREEZE_HOME`.
     pub home: PathBuf,
     /// The store directory.
@@ -31,7 +42,7 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn resolve(g: &GlobalArgs) -> anyhow::Result<Self> {
+    pub(crate) fn resolve(g: &GlobalArgs) -> anyhow::Result<Self> {
         let home = match std::env::var_os(env::WEBFREEZE_HOME).filter(|v| !v.is_empty()) {
             Some(h) => PathBuf::from(h),
             None => {
@@ -53,7 +64,7 @@ impl Config {
 
 impl Config {
     /// The time zone to record: the flag, else $TZ, else /etc/timezone, else UTC.
-    pub fn time_zone(&self, flag: Option<&str>) -> String {
+    pub(crate) fn time_zone(&self, flag: Option<&str>) -> String {
         flag.map(str::to_string)
             .or_else(|| std::env::var(env::TZ).ok().map(|t| t.trim_start_matches(':').to_string()))
             .or_else(|| std::fs::read_to_string("/etc/timezone").ok().map(|t| t.trim().to_string()))
@@ -62,14 +73,78 @@ impl Config {
     }
 
     /// `$WEBFREEZE_HOME/ca`: the CA certificate and its private key.
-    pub fn ca_dir(&self) -> PathBuf {
+    pub(crate) fn ca_dir(&self) -> PathBuf {
         self.home.join("ca")
     }
 }
 
+/// The per-install CA (created on first use, key 0600).
+pub(crate) fn load_ca(cfg: &Config) -> anyhow::Result<Arc<CertificateAuthority>> {
+    #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
+    let now = time::OffsetDateTime::now_utc();
+    Ok(Arc::new(CertificateAuthority::load_or_init(&cfg.ca_dir(), now)?))
+}
+
+/// The proxy options of `proxy`, `record` and `replay`.
+pub(crate) fn proxy_config(args: &ProxyArgs) -> anyhow::Result<ProxyConfig> {
+    Ok(ProxyConfig {
+        idle_timeout: Duration::from_secs_f64(args.idle_timeout),
+        max_connections: args.max_connections,
+        ..upstream_config(&args.upstream)?
+    })
+}
+
+/// The proxy settings for reaching origins, with defaults for the rest.
+pub(crate) fn upstream_config(args: &UpstreamArgs) -> anyhow::Result<ProxyConfig> {
+    let mut resolve = std::collections::HashMap::new();
+    for r in &args.resolve {
+        let (k, v) = parse_resolve(r).map_err(|e| UsageError(e.to_string()))?;
+        resolve.insert(k, v);
+    }
+    Ok(ProxyConfig {
+        upstream: UpstreamConfig {
+            extra_ca_files: args.upstream_ca.clone(),
+            resolve,
+            insecure: args.insecure_upstream,
+            ..UpstreamConfig::default()
+        },
+        upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+        ..ProxyConfig::default()
+    })
+}
+
+/// The model API settings from the flags and the key's environment variable.
+pub(crate) fn llm_config(a: &LlmArgs) -> anyhow::Result<LlmConfig> {
+    let key = std::env::var(&a.api_key_env).unwrap_or_default();
+    if key.is_empty() && a.api_base.contains("api.openai.com") {
+        return Err(UsageError(format!(
+            "the model API at {} needs a key: set {} (or point --api-base at a local OpenAI-compatible server)",
+            a.api_base, a.api_key_env
+        ))
+        .into());
+    }
+    let mut c = LlmConfig::new(&a.api_base, &a.model, &key);
+    c.temperature = a.temperature;
+    c.attempts = a.api_attempts.max(1);
+    c.timeout = Duration::from_secs_f64(a.api_timeout.max(1.0));
+    c.backoff = Duration::from_secs_f64(a.api_backoff.clamp(0.0, 300.0));
+    Ok(c)
+}
+
+/// `--window WxH`.
+pub(crate) fn parse_window(s: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || UsageError(format!("--window {s:?}: expected WIDTHxHEIGHT, e.g. 1024x768"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+    if !(200..=4096).contains(&w) || !(200..=4096).contains(&h) {
+        return Err(bad().into());
+    }
+    Ok((w, h))
+}
+
 /// Logging on stderr. `agent_run`: the proxies are internal to `run`/`demo` (their failures show up in the
 /// trajectories), so their per-request notes are left out by default.
-pub fn init_logging(verbose: u8, agent_run: bool) {
+pub(crate) fn init_logging(verbose: u8, agent_run: bool) {
     let default = match (verbose, agent_run) {
         // chromiumoxide warns about every CDP message newer than its protocol types: noise for users.
         (0, false) => "warn,webfreeze=info,chromiumoxide=error",

@@ -14,6 +14,7 @@ mod cmd_run;
 mod cmd_snapshots;
 mod config;
 mod output;
+mod serve;
 
 use std::process::ExitCode;
 

@@ -1,7 +1,7 @@
 //! Human output helpers: tables, sizes, times.
 
 /// Print rows as an aligned table with a header.
-pub fn table(header: &[&str], rows: &[Vec<String>]) {
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -28,7 +28,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) {
 }
 
 /// 1536 -> "1.5 KiB".
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut i = 0;
@@ -44,7 +44,7 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// Unix ms -> RFC 3339 (UTC).
-pub fn time_ms(ms: i64) -> String {
+pub(crate) fn time_ms(ms: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
         .ok()
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
@@ -52,7 +52,7 @@ pub fn time_ms(ms: i64) -> String {
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal; [`progress_line`] still prints).
-pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+pub(crate) fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(len);
     let style = indicatif::ProgressStyle::with_template(&format!(
         "{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {what} {{msg}}"
@@ -64,10 +64,96 @@ pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
 }
 
 /// A line above the progress bar, or on stderr when the bar is hidden (logs, CI).
-pub fn progress_line(bar: &indicatif::ProgressBar, line: &str) {
+pub(crate) fn progress_line(bar: &indicatif::ProgressBar, line: &str) {
     if bar.is_hidden() {
         eprintln!("{line}");
     } else {
         bar.println(line);
     }
+}
+
+/// `webfreeze run`'s progress: the plan, a line per finished task above a bar.
+pub(crate) struct RunProgress {
+    bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+    out: std::path::PathBuf,
+}
+
+impl RunProgress {
+    pub(crate) fn new(out: &std::path::Path) -> Self {
+        Self { bar: std::sync::Mutex::new(None), out: out.to_path_buf() }
+    }
+
+    fn bar(&self) -> Option<indicatif::ProgressBar> {
+        self.bar.lock().ok().and_then(|b| b.clone())
+    }
+
+    /// Clear the bar and print the summary line.
+    pub(crate) fn finish(&self, rf: &trajectory::RunFile) {
+        if let Some(b) = self.bar() {
+            b.finish_and_clear();
+        }
+        let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for s in rf.tasks.values() {
+            *counts.entry(s.status.as_str()).or_default() += 1;
+        }
+        let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        eprintln!(
+            "run {}: {} ({})",
+            self.out.display(),
+            summary.join(", "),
+            self.out.join("run.json").display()
+        );
+    }
+}
+
+impl session::Progress for RunProgress {
+    fn start(&self, plan: &session::RunPlan) {
+        if plan.skipped > 0 {
+            eprintln!("{} task(s) already finished in {} are skipped", plan.skipped, self.out.display());
+        }
+        eprintln!(
+            "running {} task(s) in {} mode with {} (jobs {}) into {}",
+            plan.todo,
+            plan.mode,
+            plan.policy,
+            plan.jobs,
+            self.out.display()
+        );
+        if let Ok(mut b) = self.bar.lock() {
+            *b = Some(progress_bar(plan.todo as u64, "tasks"));
+        }
+    }
+
+    fn task_done(&self, t: &trajectory::Trajectory) {
+        let line = format!(
+            "{:<28} {:<9} {:>2} steps  {}",
+            t.task_id,
+            t.outcome.as_str(),
+            t.steps.len(),
+            t.answer.as_deref().or(t.error.as_deref()).unwrap_or("").chars().take(70).collect::<String>()
+        );
+        if let Some(b) = self.bar() {
+            progress_line(&b, &line);
+            b.inc(1);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Run tasks with the CLI's progress display and Ctrl-C handling; exit 1 (finished tasks kept) when
+/// interrupted.
+pub(crate) fn run_with_progress(
+    opts: session::RunOptions,
+    tasks: Vec<agent::tasks::Task>,
+) -> anyhow::Result<trajectory::RunFile> {
+    let progress = std::sync::Arc::new(RunProgress::new(&opts.out));
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let outcome =
+        rt.block_on(session::run_tasks(opts, tasks, crate::serve::shutdown_signal(), progress.clone()))?;
+    progress.finish(&outcome.run_file);
+    if outcome.interrupted {
+        return Err(session::SessionError::Interrupted.into());
+    }
+    Ok(outcome.run_file)
 }

@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use agent::trajectory::{read_trajectory, task_dir, Outcome, Trajectory};
+use trajectory::{Outcome, RunDir, Trajectory};
 
 use crate::support::*;
 
 fn traj(run: &Path, id: &str) -> Trajectory {
-    read_trajectory(&task_dir(run, id)).unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
+    RunDir::new(run).task(id).read_trajectory().unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
 }
 
 /// A listener that accepts connections and never answers.
@@ -125,7 +125,7 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     assert!(t.steps[3].proxy.requests >= 2, "{:?}", t.steps[3].proxy);
     assert_eq!(t.steps[3].proxy.failed, 0);
     assert!(t.browser_start_ms > 0);
-    let dir = task_dir(&out_dir, "Shop--1");
+    let dir = RunDir::new(&out_dir).task("Shop--1").path().to_path_buf();
     for n in 1..=6 {
         let png = std::fs::read(dir.join(format!("step-{n:02}.png"))).unwrap();
         assert_eq!(&png[1..4], b"PNG");
@@ -295,7 +295,7 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
             assert_eq!(y.proxy.missed, 0, "{id} step {} missed {:?}", y.n, y.proxy.miss_urls);
         }
         assert_eq!(b.reproduced_steps, Some(a.steps.len() as u32));
-        assert_eq!(b.mode, "replay");
+        assert_eq!(b.mode, trajectory::RunMode::Replay);
     }
     // The model itself on the frozen web: same answers, nothing missed.
     let model_on_snapshot = home.path().join("model-on-snapshot");
@@ -334,12 +334,15 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
         );
     }
     // A rerun skips what finished and leaves it untouched.
-    let before = std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap();
+    let before = std::fs::read(RunDir::new(&rep).task(&ids[0]).path().join("trajectory.json")).unwrap();
     let out = cli(home.path(), args, vec![]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("{} task(s) already finished", ids.len())), "{stderr}");
-    assert_eq!(std::fs::read(task_dir(&rep, &ids[0]).join("trajectory.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(RunDir::new(&rep).task(&ids[0]).path().join("trajectory.json")).unwrap(),
+        before
+    );
     // Another run directory with the same name would reuse the snapshot names: refused, nothing replaced.
     let other = home.path().join("elsewhere").join("rec");
     let out = cli(

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use agent::trajectory::{step_png, task_dir, write_trajectory, Outcome, Step, Trajectory};
+use trajectory::{Outcome, RunDir, RunMode, Step, TaskDir, Trajectory};
 
 use crate::support::*;
 
@@ -12,7 +12,7 @@ fn step(n: u32, url: &str) -> Step {
         n,
         url_before: url.into(),
         url_after: url.into(),
-        screenshot: step_png(n),
+        screenshot: TaskDir::step_png(n),
         screenshot_blake3: format!("h{n}"),
         ..Default::default()
     }
@@ -24,10 +24,10 @@ type TaskRow<'a> = (&'a str, &'a str, Outcome, Option<&'a str>, &'a str, u32);
 fn make_run(dir: &Path, tasks: &[TaskRow]) {
     std::fs::create_dir_all(dir).unwrap();
     for &(id, site, outcome, answer, url, steps) in tasks {
-        let td = task_dir(dir, id);
-        std::fs::create_dir_all(&td).unwrap();
+        let td = RunDir::new(dir).task(id);
+        td.create().unwrap();
         for n in 1..=steps {
-            std::fs::write(td.join(step_png(n)), format!("png {id} {n}")).unwrap();
+            td.write_file(&TaskDir::step_png(n), format!("png {id} {n}").as_bytes()).unwrap();
         }
         let t = Trajectory {
             v: 1,
@@ -35,7 +35,7 @@ fn make_run(dir: &Path, tasks: &[TaskRow]) {
             web_name: site.into(),
             question: format!("question of {id}"),
             start_url: "https://x.test/".into(),
-            mode: "live".into(),
+            mode: RunMode::Live,
             policy: "test".into(),
             outcome,
             answer: answer.map(str::to_string),
@@ -44,7 +44,7 @@ fn make_run(dir: &Path, tasks: &[TaskRow]) {
             steps: (1..=steps).map(|n| step(n, url)).collect(),
             ..Default::default()
         };
-        write_trajectory(&td, &t).unwrap();
+        td.write_trajectory(&t).unwrap();
     }
 }
 

@@ -247,10 +247,9 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     // The request is at the origin: ask the proxy to stop, then let the origin answer.
     std::process::Command::new("kill").args(["-INT", &wf.child.id().to_string()]).status().unwrap();
     // The proxy closes its listener before draining; wait until new connections are refused.
-    loop {
-        if tokio::net::TcpStream::connect(addr).await.is_err() {
-            break;
-        }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(addr).await.is_ok() {
+        assert!(tokio::time::Instant::now() < deadline, "the proxy kept accepting after SIGINT");
         tokio::task::yield_now().await;
     }
     origin.stats.release.notify_one();
@@ -311,4 +310,92 @@ async fn pipelined_requests_are_answered_in_order() {
     let third = text.find("HTTP/1.1 404").expect("third answer");
     assert!(first < second && second < third, "{text}");
     assert_eq!(text.matches("HTTP/1.1 ").count(), 3, "{text}");
+}
+
+/// A recorder that tells the test when its completion hook ran (and how).
+struct Told {
+    rec: recorder::Recorder,
+    completed: std::sync::Mutex<Vec<Result<(), String>>>,
+    notify: tokio::sync::Notify,
+}
+
+impl proxy::Handler for Told {
+    type Ctx = recorder::RecCtx;
+    fn new_ctx(&self, info: &proxy::RequestInfo) -> Self::Ctx {
+        self.rec.new_ctx(info)
+    }
+    fn request(
+        &self,
+        ctx: &Self::Ctx,
+        req: Request<proxy::Body>,
+    ) -> impl std::future::Future<Output = proxy::Decision> + Send {
+        self.rec.request(ctx, req)
+    }
+    fn response_head(&self, ctx: &Self::Ctx, up: &proxy::UpstreamInfo, res: &mut http::response::Parts) {
+        self.rec.response_head(ctx, up, res)
+    }
+    fn complete(&self, ctx: &Self::Ctx, outcome: Result<(), proxy::ProxyError>) {
+        self.completed.lock().unwrap().push(outcome.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        self.rec.complete(ctx, outcome);
+        self.notify.notify_one();
+    }
+}
+
+/// Issue 10: `complete` runs exactly once even when the client leaves before the origin's response head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_10_client_gone_before_the_head_still_completes_once() {
+    use std::sync::Arc;
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let store = snapshots::Store::in_memory();
+    let clock: Arc<dyn snapshots::Clock> = Arc::new(snapshots::FixedClock::new(1_000));
+    let writer = Arc::new(
+        store
+            .create_snapshot(snapshots::NewSnapshot {
+                name: "gone".into(),
+                created_ms: 1_000,
+                seed: snapshots::Seed { start_ms: 1_000, time_zone: "UTC".into() },
+                source: snapshots::SnapshotSource::Record,
+                labels: Default::default(),
+            })
+            .unwrap(),
+    );
+    let told = Arc::new(Told {
+        rec: recorder::Recorder::new(writer.clone(), clock, recorder::HostFilter::new(&[], &[])),
+        completed: Default::default(),
+        notify: tokio::sync::Notify::new(),
+    });
+    #[allow(clippy::disallowed_methods)]
+    let now = time::OffsetDateTime::now_utc();
+    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let p = proxy::Proxy::new(told.clone(), ca, proxy::ProxyConfig::default()).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(p.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let url = format!("http://{}/gate", origin.addr);
+    let o = origin.addr;
+    let client =
+        tokio::spawn(async move { fetch(Via::Proxy(addr), &url, o, &[], false, req("GET", "", &[])).await });
+    origin.stats.gate_arrived.notified().await;
+    // The request waits at the origin: the client leaves before any response head.
+    client.abort();
+    let _ = client.await;
+    tokio::time::timeout(Duration::from_secs(10), told.notify.notified())
+        .await
+        .expect("complete never ran for a client that left before the head");
+    let done = told.completed.lock().unwrap().clone();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert!(done[0].as_ref().is_err_and(|e| e.contains("went away")), "{done:?}");
+    // The recorder saw the exchange end without a response: counted, nothing half-written appended.
+    let stats = told.rec.stats();
+    assert_eq!((stats.failed, stats.recorded), (1, 0), "{stats:?}");
+    origin.stats.release.notify_one();
+    let m = writer.finalize(2_000).unwrap();
+    assert_eq!(store.exchanges(&m).count(), 0);
+    assert_eq!(told.completed.lock().unwrap().len(), 1, "complete ran more than once");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
 }

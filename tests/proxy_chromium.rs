@@ -5,7 +5,7 @@ use futures_util::StreamExt;
 
 use crate::support::*;
 
-pub async fn launch(
+pub(crate) async fn launch(
     proxy: std::net::SocketAddr,
     spki: Option<&str>,
     profile: &std::path::Path,
@@ -35,7 +35,7 @@ pub async fn launch(
     (browser, task)
 }
 
-pub fn spki_of(home: &std::path::Path) -> String {
+pub(crate) fn spki_of(home: &std::path::Path) -> String {
     let out = run_cli(home, &["ca", "show", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

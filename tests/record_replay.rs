@@ -263,3 +263,56 @@ async fn reset_starts_a_new_episode_and_report_is_served() {
     assert_eq!(report["exact"], 8);
     assert_eq!(report["coverage"], 1.0);
 }
+
+/// Issue 10: one key builder. A JSON body over the recorder's old 4 MiB in-memory limit was keyed by its
+/// raw bytes while replay canonicalised it, so it never matched; now both derive the key the same way and
+/// a replay with the object's keys in another order hits exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
+    use std::sync::Arc;
+
+    use session::{MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
+
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let store = snapshots::Store::in_memory();
+    #[allow(clippy::disallowed_methods)]
+    let now = time::OffsetDateTime::now_utc();
+    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
+    let opts = TaskProxyOptions {
+        task_id: "big".into(),
+        web_name: "test".into(),
+        proxy: proxy::ProxyConfig::default(),
+        clock: Arc::new(snapshots::FixedClock::new(1_000)),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+    };
+    let blob = "x".repeat(5 << 20);
+    let recorded_body = format!(r#"{{"a":1,"blob":"{blob}","list":[1,2],"z":{{"q":true,"p":null}}}}"#);
+    let replayed_body = format!(r#"{{ "z": {{"p":null, "q":true}}, "list":[1,2], "blob":"{blob}", "a":1 }}"#);
+    assert_ne!(recorded_body, replayed_body);
+    let url = format!("http://{}/echo", origin.addr);
+    let json = [("content-type", "application/json")];
+
+    let mode = ProxyMode::Record { store: store.clone(), run: "r".into(), run_dir: "test".into() };
+    let rec = TaskProxy::start(&mode, ca.clone(), &opts).await.unwrap();
+    let live =
+        fetch(Via::Proxy(rec.addr()), &url, origin.addr, &[], false, req("POST", &recorded_body, &json))
+            .await;
+    assert_eq!(live.status, 200);
+    assert_eq!(rec.probe().counters().recorded, 1);
+    rec.finish().await.unwrap();
+
+    let before = origin.stats.requests.load(Ordering::SeqCst);
+    let mode = ProxyMode::Replay { store, run: "r".into(), on_miss: MissPolicy::NotFound };
+    let rep = TaskProxy::start(&mode, ca, &opts).await.unwrap();
+    let got =
+        fetch(Via::Proxy(rep.addr()), &url, origin.addr, &[], false, req("POST", &replayed_body, &json))
+            .await;
+    let c = rep.probe().counters();
+    assert_eq!((c.exact, c.normalised, c.fuzzy, c.missed), (1, 0, 0, 0), "{c:?}");
+    assert_eq!((got.status, got.body.len()), (200, live.body.len()));
+    assert!(got.body == live.body, "replay served other bytes");
+    assert_eq!(origin.stats.requests.load(Ordering::SeqCst), before, "replay dialled the origin");
+    rep.finish().await.unwrap();
+}

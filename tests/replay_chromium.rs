@@ -53,7 +53,7 @@ fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let start = v["manifest"]["seed"]["start_ms"].as_i64().unwrap();
-    replay::shim::script(start, replay::shim::rng_seed(snapshot, start), 1)
+    replay::shim::for_snapshot(snapshot, start, 1)
 }
 
 async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {

@@ -9,7 +9,7 @@
 //! Every CDP call is bounded by the page timeout: a hung renderer or a dead browser becomes an error, not
 //! a hung run.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -117,6 +117,18 @@ pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
         .ok_or_else(|| BrowserError::NotFound { looked: CANDIDATES.join(", ") })
 }
 
+/// What `<chrome> --version` prints (run.json records it), or "" when it says nothing.
+pub fn browser_version(chrome: &Path) -> String {
+    std::process::Command::new(chrome)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
 /// How to start a browser for one task.
 #[derive(Debug, Clone)]
 pub struct BrowserOptions {
@@ -151,7 +163,7 @@ pub struct BrowserOptions {
 #[derive(Default)]
 struct NetState {
     /// Request id -> URL.
-    inflight: HashMap<String, String>,
+    inflight: BTreeMap<String, String>,
     /// Ids whose end was seen before their start (the streams are separate channels).
     ended_early: HashSet<String>,
     /// data: requests (not tracked).

@@ -6,16 +6,15 @@
 //!   bypassed, init scripts before page scripts), observation and actions;
 //! - [`som`]: the Set-of-Marks labelling script;
 //! - [`action`]: the action grammar and a tolerant reply parser;
-//! - [`llm`]: the OpenAI-compatible client (also used by the evaluator's judge);
 //! - [`policy`]: the model policy and the recorded-trajectory policy;
-//! - [`runner`]: one task from start to end;
-//! - [`trajectory`]: the run directory's per-task files.
+//! - [`runner`]: one task from start to end, written through `trajectory::RunDir`.
+//!
+//! The trajectory types and the model client live in the `trajectory` crate (the evaluator needs them
+//! without a browser).
 
 pub mod action;
 pub mod browser;
-pub mod llm;
 pub mod policy;
 pub mod runner;
 pub mod som;
 pub mod tasks;
-pub mod trajectory;

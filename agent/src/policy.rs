@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::llm::{Llm, LlmError, Message, Usage};
 use crate::tasks::Task;
-use crate::trajectory::{read_trajectory, task_dir, RunDirError, Trajectory};
+use trajectory::llm::{Llm, LlmError, Message, Usage};
+use trajectory::{
+    Outcome, RunDir, RunDirError, RunFile, RunMode, Step, TaskStatus, Trajectory, TRAJECTORY_VERSION,
+};
 
 /// Our system prompt, following the WebVoyager protocol (labelled screenshot in, one action out).
 pub const SYSTEM_PROMPT: &str =
@@ -175,7 +177,9 @@ pub struct TrajectoryPolicy {
 impl TrajectoryPolicy {
     /// The recorded trajectory of `task` in `run`.
     pub fn load(run: &Path, task: &Task) -> Result<Self, PolicyError> {
-        let original = read_trajectory(&task_dir(run, &task.id))?
+        let original = RunDir::new(run)
+            .task(&task.id)
+            .read_trajectory()?
             .ok_or_else(|| PolicyError::Missing { run: run.display().to_string(), task: task.id.clone() })?;
         Ok(Self { run: run.to_path_buf(), original })
     }
@@ -200,14 +204,18 @@ impl TrajectoryPolicy {
     }
 }
 
-/// Write hand-written replies as a run the `trajectory:` policy can re-execute: per task, a
-/// `trajectory.json` whose steps carry only the replies (no observations, so nothing is compared).
+/// Write hand-written replies as a run the `trajectory:` policy can re-execute: `run.json` in script mode
+/// and, per task, a `trajectory.json` whose steps carry only the replies (no observations, so nothing is
+/// compared).
 pub fn write_script(dir: &Path, scripts: &[(Task, Vec<String>)]) -> Result<(), RunDirError> {
+    let run = RunDir::new(dir);
+    run.create()?;
+    let mut rf = RunFile::script("");
     for (task, replies) in scripts {
         let steps = replies
             .iter()
             .enumerate()
-            .map(|(i, r)| crate::trajectory::Step {
+            .map(|(i, r)| Step {
                 n: i as u32 + 1,
                 raw_reply: r.clone(),
                 notes: vec!["scripted".into()],
@@ -215,23 +223,23 @@ pub fn write_script(dir: &Path, scripts: &[(Task, Vec<String>)]) -> Result<(), R
             })
             .collect();
         let t = Trajectory {
-            v: crate::trajectory::TRAJECTORY_VERSION,
+            v: TRAJECTORY_VERSION,
             task_id: task.id.clone(),
             web_name: task.web_name.clone(),
             question: task.ques.clone(),
             start_url: task.web.clone(),
-            mode: "script".into(),
+            mode: RunMode::Script,
             policy: "script".into(),
-            outcome: crate::trajectory::Outcome::Answered,
+            outcome: Outcome::Answered,
             steps,
             ..Default::default()
         };
-        let td = task_dir(dir, &task.id);
-        std::fs::create_dir_all(&td)
-            .map_err(|source| RunDirError::Io { path: td.display().to_string(), source })?;
-        crate::trajectory::write_trajectory(&td, &t)?;
+        let td = run.task(&task.id);
+        td.create()?;
+        td.write_trajectory(&t)?;
+        rf.tasks.insert(task.id.clone(), TaskStatus::of(&t));
     }
-    Ok(())
+    run.write_run_file(&rf)
 }
 
 /// A policy for one task.
@@ -263,7 +271,7 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::LlmConfig;
+    use trajectory::llm::LlmConfig;
 
     fn policy_with_turns(n: usize) -> LlmPolicy {
         let llm = Llm::new(LlmConfig::new("http://127.0.0.1:9/v1", "m", "")).unwrap();

@@ -4,19 +4,18 @@
 //! escapes as a panic, so a run goes on with its next task.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::action::{parse_reply, Action};
 use crate::browser::{BrowserOptions, Session};
-use crate::llm::Message;
 use crate::policy::{user_text, Policy, Prompt, SYSTEM_PROMPT};
 use crate::som::element_text;
 use crate::tasks::Task;
-use crate::trajectory::{
-    step_png, write_atomic, write_trajectory, Outcome, ProxyStats, Reproduction, Step, Timings, Trajectory,
-    TRAJECTORY_VERSION,
+use trajectory::llm::Message;
+use trajectory::{
+    Outcome, ProxyStats, Reproduction, RunMode, Step, TaskDir, Timings, Trajectory, TRAJECTORY_VERSION,
 };
 
 /// Agent settings shared by all tasks of a run.
@@ -78,7 +77,7 @@ pub struct TaskEnv {
     /// Locale to emulate.
     pub locale: Option<String>,
     /// live / record / replay.
-    pub mode: String,
+    pub mode: RunMode,
     /// Snapshot written or read.
     pub snapshot: Option<String>,
     /// Wall clock at the task's start.
@@ -88,7 +87,7 @@ pub struct TaskEnv {
 }
 
 struct Files {
-    dir: PathBuf,
+    dir: TaskDir,
     transcript: Vec<Message>,
     messages: Vec<serde_json::Value>,
 }
@@ -96,7 +95,7 @@ struct Files {
 impl Files {
     fn save(&self, t: &Trajectory) {
         let mut errs = Vec::new();
-        if let Err(e) = write_trajectory(&self.dir, t) {
+        if let Err(e) = self.dir.write_trajectory(t) {
             errs.push(e.to_string());
         }
         let msgs = serde_json::json!({ "system": SYSTEM_PROMPT, "policy": t.policy, "steps": self.messages });
@@ -104,8 +103,7 @@ impl Files {
             ("messages.json", msgs),
             ("interact_messages.json", serde_json::to_value(&self.transcript).unwrap_or_default()),
         ] {
-            let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
-            if let Err(e) = write_atomic(&self.dir.join(name), &bytes) {
+            if let Err(e) = self.dir.write_json(name, &v) {
                 errs.push(e.to_string());
             }
         }
@@ -115,7 +113,7 @@ impl Files {
     }
 
     fn png(&self, name: &str, png: &[u8]) -> Result<(), String> {
-        std::fs::write(self.dir.join(name), png).map_err(|e| format!("cannot write {name}: {e}"))
+        self.dir.write_file(name, png).map_err(|e| format!("cannot write {name}: {e}"))
     }
 }
 
@@ -140,7 +138,7 @@ pub async fn run_task(
     env: TaskEnv,
     task: &Task,
     mut policy: Policy,
-    dir: &Path,
+    dir: TaskDir,
 ) -> Trajectory {
     let t0 = Instant::now();
     let mut t = Trajectory {
@@ -149,24 +147,24 @@ pub async fn run_task(
         web_name: task.web_name.clone(),
         question: task.ques.clone(),
         start_url: task.web.clone(),
-        mode: env.mode.clone(),
+        mode: env.mode,
         snapshot: env.snapshot.clone(),
         policy: policy.describe(),
         started_ms: env.started_ms,
         ..Default::default()
     };
     let mut files = Files {
-        dir: dir.to_path_buf(),
+        dir: dir.clone(),
         transcript: vec![Message::text("system", SYSTEM_PROMPT)],
         messages: Vec::new(),
     };
-    if let Err(e) = std::fs::create_dir_all(dir) {
+    if let Err(e) = dir.create() {
         t.outcome = Outcome::Error;
-        t.error = Some(format!("cannot create {}: {e}", dir.display()));
+        t.error = Some(format!("cannot create the task directory: {e}"));
         return t;
     }
     let profile = tempfile::Builder::new()
-        .prefix(&format!("webfreeze-profile-{}-", crate::trajectory::task_dir_name(&task.id)))
+        .prefix(&format!("webfreeze-profile-{}-", trajectory::run_dir::task_dir_name(&task.id)))
         .tempdir();
     let profile = match profile {
         Ok(p) => p,
@@ -250,7 +248,7 @@ async fn steps(
                 return;
             }
         };
-        let png_name = step_png(n);
+        let png_name = TaskDir::step_png(n);
         let mut notes = Vec::new();
         if let Some(pending) = &obs.unsettled {
             notes.push(format!(

@@ -22,6 +22,9 @@ use hyper::body::Incoming;
 use proxy::CertificateAuthority;
 use tokio::net::TcpListener;
 
+mod running;
+pub use running::RunningSites;
+
 /// Host names the demo serves.
 pub const HOSTS: &[&str] = &["shop.test", "news.test"];
 

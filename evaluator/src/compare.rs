@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use agent::trajectory::Trajectory;
 use base64::Engine as _;
 use serde::Serialize;
+use trajectory::Trajectory;
 
 use crate::evaluate::{read_report, trajectories, EvalError, GroupStats};
 use crate::stats::Pairs;
@@ -111,7 +111,7 @@ fn side(t: &Trajectory, success: bool) -> Side {
         screenshots: t
             .steps
             .iter()
-            .map(|s| format!("{}/{}", agent::trajectory::task_dir_name(&t.task_id), s.screenshot))
+            .map(|s| format!("{}/{}", trajectory::run_dir::task_dir_name(&t.task_id), s.screenshot))
             .collect(),
     }
 }
@@ -364,4 +364,44 @@ pub fn html(c: &Comparison) -> String {
         bo = c.pairs.b_only,
         nf = c.flips.len(),
     )
+}
+
+/// How many steps of a `trajectory:` re-run matched the original (URL and screenshot hash).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reproduced {
+    /// Steps re-executed.
+    pub steps: usize,
+    /// Steps whose URL and screenshot hash matched the original's.
+    pub same: usize,
+    /// Tasks.
+    pub tasks: usize,
+    /// Tasks whose every step matched.
+    pub tasks_same: usize,
+}
+
+impl std::fmt::Display for Reproduced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Replay reproduced {}/{} steps (URL and screenshot hash identical) and {}/{} tasks step for step.",
+            self.same, self.steps, self.tasks_same, self.tasks
+        )
+    }
+}
+
+/// [`Reproduced`] for a run re-executed with the `trajectory:` policy.
+pub fn reproduction(run: &Path) -> Result<Reproduced, EvalError> {
+    let mut r = Reproduced::default();
+    for (_, t) in trajectories(run)? {
+        r.tasks += 1;
+        let n = t.steps.len();
+        let ok =
+            t.steps.iter().filter(|s| s.reproduced.as_ref().is_some_and(|r| r.url && r.screenshot)).count();
+        r.steps += n;
+        r.same += ok;
+        if ok == n && n > 0 {
+            r.tasks_same += 1;
+        }
+    }
+    Ok(r)
 }

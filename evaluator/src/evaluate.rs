@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use agent::llm::Llm;
-use agent::trajectory::{read_trajectory, Outcome, Trajectory};
 use serde::{Deserialize, Serialize};
+use trajectory::llm::Llm;
+use trajectory::{Outcome, RunDir, Trajectory};
 
 use crate::judge::{fuzzy_match, judge, Judgement};
 use crate::matchers::{check, exact_match, includes, Check, EvalSpec};
@@ -157,33 +157,22 @@ pub enum EvalError {
 
 /// The trajectories of a run, sorted by task id.
 pub fn trajectories(run: &Path) -> Result<Vec<(PathBuf, Trajectory)>, EvalError> {
-    let rd = std::fs::read_dir(run)
+    let out = RunDir::new(run)
+        .trajectories()
         .map_err(|e| EvalError::Run(format!("cannot read the run {}: {e}", run.display())))?;
-    let mut out = Vec::new();
-    for entry in rd.flatten() {
-        let dir = entry.path();
-        if !dir.is_dir() {
-            continue;
-        }
-        match read_trajectory(&dir) {
-            Ok(Some(t)) => out.push((dir, t)),
-            Ok(None) => {}
-            Err(e) => return Err(EvalError::Run(e.to_string())),
-        }
-    }
     if out.is_empty() {
         return Err(EvalError::Run(format!(
             "{} holds no trajectories (is it a `webfreeze run --out` directory?)",
             run.display()
         )));
     }
-    out.sort_by(|a, b| a.1.task_id.cmp(&b.1.task_id));
-    Ok(out)
+    Ok(out.into_iter().map(|(d, t)| (d.path().to_path_buf(), t)).collect())
 }
 
+/// The task file the run was made from, as its `run.json` names it.
 fn run_tasks_file(run: &Path) -> Option<PathBuf> {
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("run.json")).ok()?).ok()?;
-    Some(PathBuf::from(v.get("tasks_file")?.as_str()?))
+    let rf = RunDir::new(run).read_run_file().ok()?;
+    Some(PathBuf::from(rf.tasks_file)).filter(|p| !p.as_os_str().is_empty())
 }
 
 /// Evaluate `run`; the caller writes the report (see [`write_report`]).
@@ -330,7 +319,7 @@ async fn reference_result(
 pub fn write_report(run: &Path, r: &EvalReport) -> Result<PathBuf, EvalError> {
     let p = run.join("eval.json");
     let bytes = serde_json::to_vec_pretty(r).map_err(|e| EvalError::Run(e.to_string()))?;
-    agent::trajectory::write_atomic(&p, &bytes).map_err(|e| EvalError::Run(e.to_string()))?;
+    trajectory::write_atomic(&p, &bytes).map_err(|e| EvalError::Run(e.to_string()))?;
     Ok(p)
 }
 

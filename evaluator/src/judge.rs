@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use agent::llm::{Llm, LlmError, Message, Usage};
 use serde::{Deserialize, Serialize};
+use trajectory::llm::{Llm, LlmError, Message, Usage};
 
 /// Our judge prompt.
 pub const JUDGE_PROMPT: &str =

@@ -272,12 +272,6 @@ impl CertificateAuthority {
     }
 }
 
-/// Read the CA's public facts without loading the key (for `ca show`/`ca export`).
-pub fn read_public(dir: &Path) -> Result<(CaInfo, String), CaError> {
-    let ca = CertificateAuthority::load(dir)?;
-    Ok((ca.info.clone(), ca.cert_pem.clone()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

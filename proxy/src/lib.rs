@@ -5,6 +5,7 @@
 //!   takes a listener and a shutdown future, so tests run many proxies side by side on port 0.
 //! - [`Handler`]: the phases recorder and replay implement; [`PassThrough`] forwards everything.
 //! - [`headers`]: hop-by-hop and Alt-Svc hygiene.
+//! - [`live`]: the browser's background hosts and the counting pass-through handler of live runs.
 //! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin).
 
 pub mod body;
@@ -12,6 +13,7 @@ pub mod ca;
 mod error;
 mod handler;
 pub mod headers;
+pub mod live;
 mod server;
 pub mod upstream;
 
@@ -19,6 +21,7 @@ pub use body::{Body, BoxError};
 pub use ca::{CaError, CaInfo, CertificateAuthority};
 pub use error::{ErrorKind, ProxyError, ServeError, Side};
 pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
+pub use live::CountingPassThrough;
 pub use server::{text_response, Proxy, ProxyConfig};
 pub use upstream::{parse_resolve, UpstreamConfig};
 

@@ -12,10 +12,8 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,7 +23,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -35,6 +33,12 @@ use crate::error::{ErrorKind, ProxyError, ServeError, Side};
 use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
 use crate::headers::{clean_response, is_websocket_upgrade, strip_hop_by_hop};
 use crate::upstream::{ConnectError, Upstream, UpstreamConfig};
+
+mod completion;
+mod io;
+
+use completion::Completion;
+use io::{IdleTimeout, Prefixed};
 
 /// Proxy settings (resolved by the binary).
 #[derive(Debug, Clone)]
@@ -153,119 +157,6 @@ fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
         .keep_alive_interval(Some(cfg.idle_timeout / 2))
         .keep_alive_timeout(Duration::from_secs(20));
     b
-}
-
-/// A stream that replays bytes already read (the sniffed prefix) before reading the inner stream.
-struct Prefixed<S> {
-    prefix: Vec<u8>,
-    pos: usize,
-    inner: S,
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.pos < self.prefix.len() {
-            let n = buf.remaining().min(self.prefix.len() - self.pos);
-            let start = self.pos;
-            buf.put_slice(&self.prefix[start..start + n]);
-            self.pos += n;
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// Closes a client connection after `idle` without any byte read or written: covers a client that never
-/// sends its first request (hyper's header timer only starts with the first byte) and keep-alive or tunnel
-/// connections left silent.
-struct IdleTimeout<S> {
-    inner: S,
-    idle: Duration,
-    deadline: Pin<Box<tokio::time::Sleep>>,
-}
-
-impl<S> IdleTimeout<S> {
-    fn new(inner: S, idle: Duration) -> Self {
-        Self { inner, idle, deadline: Box::pin(tokio::time::sleep(idle)) }
-    }
-
-    fn touch(&mut self) {
-        let at = tokio::time::Instant::now() + self.idle;
-        self.deadline.as_mut().reset(at);
-    }
-
-    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        self.deadline.as_mut().poll(cx).is_ready()
-    }
-}
-
-fn idle_error() -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::TimedOut, "client connection idle for too long")
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        match Pin::new(&mut self.inner).poll_read(cx, buf) {
-            Poll::Ready(r) => {
-                if buf.filled().len() > before {
-                    self.touch();
-                }
-                Poll::Ready(r)
-            }
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(n)) => {
-                if n > 0 {
-                    self.touch();
-                }
-                Poll::Ready(Ok(n))
-            }
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
-            other => other,
-        }
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 /// Where requests on a connection are headed.
@@ -405,8 +296,13 @@ impl<H: Handler> Shared<H> {
             let tls = match start.into_stream(cfg).await {
                 Ok(t) => t,
                 Err(e) => {
-                    // Usually the client rejected our certificate: it does not trust the webfreeze CA.
-                    tracing::warn!("TLS handshake with client {peer} for {host} failed: {e} (does the client trust the webfreeze CA? see `webfreeze ca show`)");
+                    if crate::live::is_browser_background(&host) {
+                        // The browser's own traffic, cut when the browser closes: not the user's concern.
+                        tracing::debug!("TLS handshake with client {peer} for {host} failed: {e}");
+                    } else {
+                        // Usually the client rejected our certificate: it does not trust the webfreeze CA.
+                        tracing::warn!("TLS handshake with client {peer} for {host} failed: {e} (does the client trust the webfreeze CA? see `webfreeze ca show`)");
+                    }
                     return;
                 }
             };
@@ -480,7 +376,8 @@ impl<H: Handler> Shared<H> {
             client_alpn: conn.alpn.clone(),
             client_version: req.version(),
         };
-        let ctx = Arc::new(self.handler.new_ctx(&info));
+        let done = Completion::new(self.handler.clone(), Arc::new(self.handler.new_ctx(&info)), &host);
+        let ctx = done.ctx.clone();
         let ws = is_websocket_upgrade(req.headers());
         let client_upgrade = ws.then(|| hyper::upgrade::on(&mut req));
         let (mut parts, body) = req.into_parts();
@@ -493,23 +390,21 @@ impl<H: Handler> Shared<H> {
         match self.handler.request(&ctx, req).await {
             Decision::Respond(res) => {
                 let (parts, body) = res.into_parts();
-                let (h, c) = (self.handler.clone(), ctx.clone());
-                let host2 = host.clone();
-                let body =
-                    Observed::new(body, |_| {}, move |end| h.complete(&c, end_to_outcome(end, &host2)));
+                let body = Observed::new(body, |_| {}, done.at_body_end());
                 Response::from_parts(parts, boxed(body))
             }
-            Decision::Forward(req) => self.forward(req, ctx, host, client_upgrade).await,
+            Decision::Forward(req) => self.forward(req, done, host, client_upgrade).await,
         }
     }
 
     async fn forward(
         self: &Arc<Self>,
         req: Request<Body>,
-        ctx: Arc<H::Ctx>,
+        done: Completion<H>,
         host: String,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
     ) -> Response<Body> {
+        let ctx = done.ctx.clone();
         let (mut parts, body) = req.into_parts();
         // The upstream client picks h2 or HTTP/1.1 per origin; the client's version does not constrain it.
         parts.version = Version::HTTP_11;
@@ -525,7 +420,7 @@ impl<H: Handler> Shared<H> {
                     &host,
                     format!("no response within {:?}", self.cfg.upstream_timeout),
                 );
-                self.handler.complete(&ctx, Err(e));
+                done.fire(Err(e));
                 return text_response(
                     StatusCode::GATEWAY_TIMEOUT,
                     &format!("webfreeze: {host} did not answer within {:?}\n", self.cfg.upstream_timeout),
@@ -535,7 +430,7 @@ impl<H: Handler> Shared<H> {
                 let pe = classify(&host, &e);
                 let text = format!("webfreeze: cannot reach {host}: {}\n", pe.message);
                 tracing::info!("{}", text.trim_end());
-                self.handler.complete(&ctx, Err(pe));
+                done.fire(Err(pe));
                 return text_response(StatusCode::BAD_GATEWAY, &text);
             }
             Ok(Ok(r)) => r,
@@ -543,18 +438,15 @@ impl<H: Handler> Shared<H> {
         let mut up = res.extensions().get::<UpstreamInfo>().cloned().unwrap_or_default();
         up.version = Some(res.version());
         if let (Some(client_up), StatusCode::SWITCHING_PROTOCOLS) = (client_upgrade, res.status()) {
-            return self.websocket(res, client_up, ctx, host, up);
+            return self.websocket(res, client_up, done, host, up);
         }
         let (mut parts, body) = res.into_parts();
         clean_response(&mut parts.headers);
         parts.version = Version::HTTP_11;
         self.handler.response_head(&ctx, &up, &mut parts);
-        let (h1, c1, h2, c2) = (self.handler.clone(), ctx.clone(), self.handler.clone(), ctx);
-        let body = Observed::new(
-            boxed(body),
-            move |chunk| h1.response_chunk(&c1, chunk),
-            move |end| h2.complete(&c2, end_to_outcome(end, &host)),
-        );
+        let h1 = self.handler.clone();
+        let body =
+            Observed::new(boxed(body), move |chunk| h1.response_chunk(&ctx, chunk), done.at_body_end());
         Response::from_parts(parts, boxed(body))
     }
 
@@ -562,14 +454,13 @@ impl<H: Handler> Shared<H> {
         self: &Arc<Self>,
         mut res: Response<Incoming>,
         client_up: hyper::upgrade::OnUpgrade,
-        ctx: Arc<H::Ctx>,
+        done: Completion<H>,
         host: String,
         up: UpstreamInfo,
     ) -> Response<Body> {
         let origin_up = hyper::upgrade::on(&mut res);
         let (mut parts, _) = res.into_parts();
-        self.handler.response_head(&ctx, &up, &mut parts);
-        let handler = self.handler.clone();
+        self.handler.response_head(&done.ctx, &up, &mut parts);
         tokio::spawn(async move {
             let outcome = match tokio::try_join!(client_up, origin_up) {
                 Ok((c, o)) => {
@@ -592,7 +483,7 @@ impl<H: Handler> Shared<H> {
                     format!("websocket upgrade: {e}"),
                 )),
             };
-            handler.complete(&ctx, outcome);
+            done.fire(outcome);
         });
         Response::from_parts(parts, crate::body::empty())
     }

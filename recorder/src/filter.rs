@@ -3,34 +3,13 @@
 //!
 //! A pattern is a host name, or `*.suffix` for the suffix and every subdomain of it.
 
-/// Hosts a headless Chromium contacts on its own, whatever page it shows.
-pub const BROWSER_BACKGROUND: &[&str] = &[
-    "start.duckduckgo.com",
-    "accounts.google.com",
-    "update.googleapis.com",
-    "clients2.google.com",
-    "clients1.google.com",
-    "*.gvt1.com",
-    "safebrowsing.googleapis.com",
-    "optimizationguide-pa.googleapis.com",
-    "content-autofill.googleapis.com",
-    "clientservices.googleapis.com",
-    "android.clients.google.com",
-];
+use proxy::live::{host_matches as matches, is_browser_background, BROWSER_BACKGROUND};
 
 /// Include/exclude host patterns.
 #[derive(Debug, Clone, Default)]
 pub struct HostFilter {
     include: Vec<String>,
     exclude: Vec<String>,
-}
-
-fn matches(pattern: &str, host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    match pattern.strip_prefix("*.") {
-        Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
-        None => host == pattern,
-    }
 }
 
 impl HostFilter {
@@ -54,7 +33,7 @@ impl HostFilter {
 
     /// Whether the host is browser background traffic (replay answers it without counting a miss).
     pub fn is_background(host: &str) -> bool {
-        BROWSER_BACKGROUND.iter().any(|p| matches(p, host))
+        is_browser_background(host)
     }
 }
 

@@ -21,7 +21,7 @@ use bytes::Bytes;
 use http::{header, Request};
 use proxy::{Body, Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
 use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-use snapshots::{request_key, BlobWriter, Clock, Exchange, SnapshotWriter};
+use snapshots::{BlobWriter, Clock, Exchange, KeyBuilder, SnapshotWriter};
 
 pub use decode::Decoding;
 pub use filter::HostFilter;
@@ -69,11 +69,10 @@ struct RecState {
     url: String,
     version: String,
     headers: Vec<Header>,
-    content_type: Option<String>,
-    /// The request body as it streams (also kept in memory up to a limit to derive the key).
+    /// The request body as it streams into the store.
     req_body: BlobWriter,
-    req_key_bytes: Vec<u8>,
-    req_key_overflow: bool,
+    /// The request key, fed the body as it streams (the one key builder replay and import use too).
+    key: Result<KeyBuilder, String>,
     response: Option<ResponseHead>,
     resp_body: Option<Decoding>,
     first_byte: Option<Instant>,
@@ -86,10 +85,6 @@ struct ResponseHead {
     content_encoding: Option<String>,
     upstream: UpstreamInfo,
 }
-
-/// Request bodies up to this size are kept in memory to derive the request key (form/JSON canonicalised);
-/// larger ones are keyed by their raw bytes' hash, which the store computes anyway.
-const KEY_BODY_LIMIT: usize = 4 << 20;
 
 fn headers_of(h: &http::HeaderMap) -> Vec<Header> {
     h.iter().map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes()))).collect()
@@ -110,11 +105,6 @@ impl Recorder {
     /// Record into `writer`, stamping times with `clock`, recording only hosts `filter` admits.
     pub fn new(writer: Arc<SnapshotWriter>, clock: Arc<dyn Clock>, filter: HostFilter) -> Self {
         Self { writer, clock, filter, stats: Mutex::new(RecordStats::default()) }
-    }
-
-    /// The snapshot writer.
-    pub fn writer(&self) -> &Arc<SnapshotWriter> {
-        &self.writer
     }
 
     /// Counters so far.
@@ -151,14 +141,13 @@ impl Recorder {
             url: req.uri().to_string(),
             version: version_str(req.version()).to_string(),
             headers: headers_of(req.headers()),
-            content_type: req
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
             req_body: self.writer.store().blob_writer(),
-            req_key_bytes: Vec::new(),
-            req_key_overflow: false,
+            key: KeyBuilder::new(
+                req.method().as_str(),
+                &req.uri().to_string(),
+                req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
+            )
+            .map_err(|e| e.to_string()),
             response: None,
             resp_body: None,
             first_byte: None,
@@ -183,13 +172,7 @@ impl Recorder {
         let truncated = outcome.is_err();
         let result = (|| -> Result<Exchange, snapshots::StoreError> {
             let req_body = if st.req_body.is_empty() { None } else { Some(st.req_body.finish()?) };
-            let key_bytes: &[u8] = if st.req_key_overflow { &[] } else { &st.req_key_bytes };
-            let mut key = request_key(&st.method, &st.url, st.content_type.as_deref(), key_bytes)
-                .map_err(|e| snapshots::StoreError::Backend(e.to_string()))?;
-            if st.req_key_overflow {
-                // Too large to canonicalise in memory: key on the raw body's hash.
-                key.body_digest = req_body.as_ref().and_then(|b| snapshots::key::parse_hex32(&b.hash));
-            }
+            let key = st.key.map_err(snapshots::StoreError::Backend)?.finish();
             let (body, decode_failed) = match st.resp_body {
                 Some(d) => {
                     let (b, failed) = d.finish()?;
@@ -281,13 +264,8 @@ pub fn on_request_chunk(ctx: &RecCtx, chunk: &Bytes) {
             if let Err(e) = st.req_body.write(chunk) {
                 tracing::error!("recording request body: {e}");
             }
-            if !st.req_key_overflow {
-                if st.req_key_bytes.len() + chunk.len() > KEY_BODY_LIMIT {
-                    st.req_key_overflow = true;
-                    st.req_key_bytes = Vec::new();
-                } else {
-                    st.req_key_bytes.extend_from_slice(chunk);
-                }
+            if let Ok(k) = &mut st.key {
+                k.update(chunk);
             }
         }
     }

@@ -4,16 +4,23 @@
 //!   every read (`Date.now()`, `new Date()`), so a page reads the same sequence of times on every replay.
 //! - `Math.random` and `crypto.getRandomValues`: a seeded PRNG (sfc32), same sequence every replay.
 //!
-//! [`script`] is a library function: the agent installs it with `Page.addScriptToEvaluateOnNewDocument`
+//! [`for_snapshot`] is a library function: the agent installs it with `Page.addScriptToEvaluateOnNewDocument`
 //! before any page script runs; `webfreeze replay --inject-shim` puts it first in each HTML `<head>` and
 //! adds a nonce for it to the page's Content-Security-Policy so the inline script may run.
 
 /// The nonce the injected script carries; CSP headers get `'nonce-<this>'` added.
 pub const NONCE: &str = "webfreeze-shim";
 
-/// The PRNG seed for a snapshot: derived from its name and recording start, so every replay of it (and
-/// a recording visit that installs the shim with the same seed) draws the same numbers.
-pub fn rng_seed(snapshot_name: &str, start_ms: i64) -> u64 {
+/// The shim for the snapshot named `snapshot_name` whose recording started at `start_ms`: the one
+/// function recording and replay both call, so a recorded page and every replay of it read the same
+/// clock and draw the same random numbers (and so request the same cache-busters, which replay then
+/// matches exactly). `step_ms` is how far the clock moves per read.
+pub fn for_snapshot(snapshot_name: &str, start_ms: i64, step_ms: u32) -> String {
+    script(start_ms, rng_seed(snapshot_name, start_ms), step_ms)
+}
+
+/// The PRNG seed for a snapshot: derived from its name and recording start.
+fn rng_seed(snapshot_name: &str, start_ms: i64) -> u64 {
     let h = blake3::hash(snapshot_name.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&h.as_bytes()[..8]);
@@ -22,7 +29,7 @@ pub fn rng_seed(snapshot_name: &str, start_ms: i64) -> u64 {
 
 /// The shim for a snapshot: `seed_ms` is where `Date` starts, `rng_seed` seeds the PRNG, `step_ms` is how
 /// far the clock moves per read.
-pub fn script(seed_ms: i64, rng_seed: u64, step_ms: u32) -> String {
+fn script(seed_ms: i64, rng_seed: u64, step_ms: u32) -> String {
     let a = (rng_seed & 0xffff_ffff) as u32;
     let b = (rng_seed >> 32) as u32;
     format!(

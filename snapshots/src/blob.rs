@@ -19,7 +19,7 @@ use crate::kv::{Batch, Table};
 use crate::{BodyRef, Store, StoreError};
 
 /// Decoded bytes per chunk.
-pub const CHUNK: usize = 1 << 20;
+pub(crate) const CHUNK: usize = 1 << 20;
 const BLOB_VERSION: u8 = 1;
 const KIND_RAW: u8 = 0;
 const KIND_ZSTD: u8 = 1;

@@ -1,7 +1,9 @@
 //! Request keys: the one function that decides whether two requests are "the same request".
 //!
-//! A key is the upper-cased method, the normalised URL and a digest of the normalised body. Recorder,
-//! replay and importers all call [`request_key`]; nothing else derives keys.
+//! A key is the upper-cased method, the normalised URL and a digest of the normalised body. Keys are
+//! derived only by [`KeyBuilder`], which takes the body in chunks as it streams (the recorder feeds it while
+//! forwarding; replay and importers call [`request_key`], the same builder over a whole body), so the
+//! same request gets the same key whoever derives it and however large its body.
 //!
 //! URL normalisation: lower-case scheme and host, default port dropped, fragment dropped, dot segments
 //! resolved, percent-encoding canonicalised (unreserved characters decoded, hex upper-cased, `+` in the
@@ -10,22 +12,112 @@
 //!
 //! Body normalisation by content type: `application/x-www-form-urlencoded` as sorted pairs, JSON with
 //! object keys sorted and insignificant whitespace removed, `multipart/form-data` as its parts without the
-//! random boundary; anything else as raw bytes. An empty body has no digest.
+//! random boundary; anything else as raw bytes. An empty body has no digest. Structured bodies (form, JSON,
+//! multipart) up to [`KEY_BODY_LIMIT`] are canonicalised; a larger one is keyed by its raw bytes, the
+//! same way by every caller (replay refuses request bodies that large anyway).
 
 use std::fmt::Write as _;
 
-/// A request's identity for matching.
+/// Structured request bodies up to this size are canonicalised before hashing (and buffered to do so);
+/// larger ones are hashed as raw bytes.
+pub const KEY_BODY_LIMIT: usize = 64 << 20;
+
+/// A request's identity for matching. Made only by [`KeyBuilder`] (or [`request_key`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestKey {
     /// Upper-case method.
-    pub method: String,
+    method: String,
     /// Normalised absolute URL.
-    pub url: String,
+    url: String,
     /// BLAKE3 of the normalised body, if the body is not empty.
-    pub body_digest: Option<[u8; 32]>,
+    body_digest: Option<[u8; 32]>,
+}
+
+/// Derives one [`RequestKey`] from a request head and its body in chunks.
+#[derive(Debug, Clone)]
+pub struct KeyBuilder {
+    method: String,
+    url: String,
+    content_type: Option<String>,
+    /// Whether the body is canonicalised (form / JSON / multipart), so it is buffered up to the limit.
+    structured: bool,
+    /// The body so far, while structured and within [`KEY_BODY_LIMIT`]; None past it.
+    buffer: Option<Vec<u8>>,
+    /// BLAKE3 of the raw bytes, always kept (the key of raw and oversized bodies).
+    raw: blake3::Hasher,
+    len: u64,
+}
+
+fn is_structured(content_type: Option<&str>) -> bool {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let mime = ct.split(';').next().unwrap_or("").trim();
+    mime == "application/x-www-form-urlencoded"
+        || mime == "application/json"
+        || mime.ends_with("+json")
+        || mime == "text/json"
+        || mime == "multipart/form-data"
+}
+
+impl KeyBuilder {
+    /// Start a key. `content_type` is the request's Content-Type header, if any.
+    pub fn new(method: &str, url: &str, content_type: Option<&str>) -> Result<Self, KeyError> {
+        let structured = is_structured(content_type);
+        Ok(Self {
+            method: method.trim().to_ascii_uppercase(),
+            url: normalize_url(url)?,
+            content_type: content_type.map(str::to_string),
+            structured,
+            buffer: structured.then(Vec::new),
+            raw: blake3::Hasher::new(),
+            len: 0,
+        })
+    }
+
+    /// The next chunk of the body.
+    pub fn update(&mut self, chunk: &[u8]) {
+        self.raw.update(chunk);
+        self.len += chunk.len() as u64;
+        if let Some(b) = &mut self.buffer {
+            if b.len() + chunk.len() > KEY_BODY_LIMIT {
+                self.buffer = None;
+            } else {
+                b.extend_from_slice(chunk);
+            }
+        }
+    }
+
+    /// The key.
+    pub fn finish(self) -> RequestKey {
+        let body_digest = if self.len == 0 {
+            None
+        } else {
+            match (&self.buffer, self.structured) {
+                (Some(b), true) => {
+                    Some(*blake3::hash(&normalize_body(self.content_type.as_deref(), b)).as_bytes())
+                }
+                _ => Some(*self.raw.finalize().as_bytes()),
+            }
+        };
+        RequestKey { method: self.method, url: self.url, body_digest }
+    }
 }
 
 impl RequestKey {
+    /// Upper-case method.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// Normalised absolute URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// BLAKE3 of the normalised body, if the body is not empty.
+    pub fn body_digest(&self) -> Option<&[u8; 32]> {
+        self.body_digest.as_ref()
+    }
+
     /// The 32-byte digest the store indexes on.
     pub fn digest(&self) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
@@ -53,22 +145,16 @@ pub struct KeyError {
     reason: String,
 }
 
-/// Derive the key of a request. `content_type` is the request's Content-Type header, if any.
+/// The key of a request whose whole body is at hand: [`KeyBuilder`] over one chunk.
 pub fn request_key(
     method: &str,
     url: &str,
     content_type: Option<&str>,
     body: &[u8],
 ) -> Result<RequestKey, KeyError> {
-    Ok(RequestKey {
-        method: method.trim().to_ascii_uppercase(),
-        url: normalize_url(url)?,
-        body_digest: if body.is_empty() {
-            None
-        } else {
-            Some(*blake3::hash(&normalize_body(content_type, body)).as_bytes())
-        },
-    })
+    let mut b = KeyBuilder::new(method, url, content_type)?;
+    b.update(body);
+    Ok(b.finish())
 }
 
 /// Normalise an absolute URL (see the module docs).
@@ -407,7 +493,7 @@ mod tests {
         let a = request_key("get", "https://a.test/", None, b"").unwrap();
         let b = request_key("GET", "https://A.test:443/#x", None, b"").unwrap();
         assert_eq!(a, b);
-        assert!(a.body_digest.is_none());
+        assert!(a.body_digest().is_none());
         let c = request_key("HEAD", "https://a.test/", None, b"").unwrap();
         assert_ne!(a.digest(), c.digest());
     }
@@ -417,5 +503,39 @@ mod tests {
         let d = *blake3::hash(b"x").as_bytes();
         assert_eq!(parse_hex32(&hex(&d)), Some(d));
         assert_eq!(parse_hex32("zz"), None);
+    }
+
+    #[test]
+    fn chunked_builder_equals_the_whole_body_key() {
+        let json = Some("application/json");
+        let big = format!(r#"{{"b":"{}","a":1}}"#, "y".repeat(5 << 20));
+        for (ct, body) in [
+            (json, br#"{"b":1, "a":[1,2]}"#.to_vec()),
+            (Some("application/x-www-form-urlencoded"), b"b=2&a=1".to_vec()),
+            (None, b"raw bytes".to_vec()),
+            (json, big.into_bytes()),
+            (Some("application/octet-stream"), vec![7u8; 3 << 20]),
+        ] {
+            let whole = request_key("POST", "https://a.test/p", ct, &body).unwrap();
+            for chunk in [1usize << 10, 64 << 10, 1 << 20] {
+                let mut b = KeyBuilder::new("POST", "https://a.test/p", ct).unwrap();
+                for c in body.chunks(chunk) {
+                    b.update(c);
+                }
+                assert_eq!(b.finish(), whole, "{ct:?}, {} bytes in {chunk}-byte chunks", body.len());
+            }
+        }
+    }
+
+    #[test]
+    fn structured_bodies_past_the_limit_key_on_raw_bytes() {
+        let json = Some("application/json");
+        let pad = "z".repeat(KEY_BODY_LIMIT);
+        let a = format!(r#"{{"a":1,"p":"{pad}"}}"#);
+        let b = format!(r#"{{"p":"{pad}","a":1}}"#);
+        let ka = request_key("POST", "https://a.test/", json, a.as_bytes()).unwrap();
+        let kb = request_key("POST", "https://a.test/", json, b.as_bytes()).unwrap();
+        assert_ne!(ka, kb, "past the limit key order matters (raw bytes)");
+        assert_eq!(ka.body_digest(), Some(blake3::hash(a.as_bytes()).as_bytes()));
     }
 }

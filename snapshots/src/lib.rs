@@ -4,7 +4,7 @@
 //! a public signature, and the same store logic runs over RocksDB ([`Store::open`]) or an in-memory twin
 //! ([`Store::in_memory`]) for tests. The crate knows nothing about TLS, proxies or browsers.
 //!
-//! - [`key`]: the one function that derives request keys (used by recorder, replay and import alike).
+//! - [`key`]: the one key builder that derives request keys (used by recorder, replay and import alike).
 //! - [`format`]: the persisted records, each carrying a format version; the only module that derives serde.
 //! - [`Store`]: snapshot lifecycle (create -> append -> finalize), lookups, verify, gc, rm.
 //! - [`har`]: HAR 1.2 import and export.
@@ -27,5 +27,5 @@ pub use format::{
     BodyRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed, SnapshotSource,
     SnapshotState, Timings,
 };
-pub use key::{request_key, RequestKey};
+pub use key::{request_key, KeyBuilder, RequestKey};
 pub use store::{GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport};

@@ -2,14 +2,20 @@
 //! screenshot + element list; action incl. the page settling), median over 10-step runs, against the same
 //! trajectory live on the demo sites in the same run (the peer), and browser start time per task.
 //!
-//! It records N copies of a 10-step scripted task with the release `webfreeze run`, replays them with the
-//! `trajectory:` policy, and runs the script live again, then reads the figures from the trajectories.
+//! It records N copies of a 10-step scripted task through `session::run_tasks` (in process), replays them
+//! with the `trajectory:` policy, and runs the script live again, then reads the figures from the
+//! trajectories.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{bail, Context as _};
+use agent::runner::AgentConfig;
+use anyhow::bail;
+use proxy::CertificateAuthority;
+use session::{PolicySpec, ProxyMode, RunOptions};
+use snapshots::{Clock, Store, SystemClock};
+use trajectory::{RunConfig, TaskState};
 
 const SCRIPT: &[&str] = &[
     "Thought: look down\nAction: Scroll [WINDOW]; down",
@@ -32,18 +38,7 @@ fn median(mut v: Vec<u64>) -> u64 {
     v[v.len() / 2]
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-}
-
 fn write_script(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(
-        dir.join("run.json"),
-        r#"{"v":1,"webfreeze":"bench","mode":"script","policy":"script","tasks_file":"","chrome":"","config":{},"started_ms":0,"tasks":{}}"#,
-    )?;
     let script: Vec<String> = SCRIPT.iter().map(|s| s.to_string()).collect();
     let pairs: Vec<_> = tasks.iter().map(|t| (t.clone(), script.clone())).collect();
     agent::policy::write_script(dir, &pairs)?;
@@ -95,25 +90,11 @@ fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
     })
 }
 
-pub fn run(tasks: usize) -> anyhow::Result<()> {
-    let status = Command::new("cargo").args(["build", "-q", "--release", "--bin", "webfreeze"]).status()?;
-    if !status.success() {
-        bail!("cargo build --release failed");
-    }
-    let wf = target_dir().join("release/webfreeze");
+pub(crate) fn run(tasks: usize) -> anyhow::Result<()> {
     let work = tempfile_dir()?;
-    let home = work.join("home");
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
     let now = time::OffsetDateTime::now_utc();
-    let sites = Arc::new(demo::Sites::new(&work.join("sites-ca"), now)?);
-    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    rt.spawn(sites.clone().serve(listener, async move {
-        let _ = rx.await;
-    }));
-    std::fs::write(work.join("ca.pem"), sites.ca_pem())?;
+    let mut sites = demo::RunningSites::start(&work, now)?;
     let ids: Vec<String> = (0..tasks).map(|i| format!("Bench--{i}")).collect();
     let tasks: Vec<agent::tasks::Task> = ids
         .iter()
@@ -124,43 +105,54 @@ pub fn run(tasks: usize) -> anyhow::Result<()> {
             web: "https://shop.test/".into(),
         })
         .collect();
-    let mut jsonl = String::new();
-    for t in &tasks {
-        jsonl.push_str(
-            &serde_json::json!({"web_name": t.web_name, "id": t.id, "ques": t.ques, "web": t.web})
-                .to_string(),
-        );
-        jsonl.push('\n');
-    }
-    let task_file = work.join("tasks.jsonl");
-    std::fs::write(&task_file, jsonl)?;
     let script = work.join("script");
     write_script(&script, &tasks)?;
-    let mut reach = vec!["--upstream-ca".to_string(), work.join("ca.pem").display().to_string()];
-    for r in demo::resolve_args(addr) {
-        reach.push("--resolve".into());
-        reach.push(r);
-    }
-    let run = |mode: &str, policy: String, out: &Path, extra: &[String]| -> anyhow::Result<()> {
-        eprintln!("bench agent: {mode} run of {} x 10 steps", ids.len());
-        let st = Command::new(&wf)
-            .args(["run", "--tasks", task_file.to_str().unwrap_or(""), "--mode", mode, "--policy", &policy])
-            .args(["--out", out.to_str().unwrap_or(""), "--settle-ms", "300"])
-            .args(extra)
-            .env("WEBFREEZE_HOME", &home)
-            .status()
-            .context("running webfreeze")?;
-        if !st.success() {
-            bail!("webfreeze run --mode {mode} failed");
+    let chrome = agent::browser::find_chrome(None)?;
+    let mut agent = AgentConfig::new(chrome.clone());
+    agent.settle_quiet = Duration::from_millis(300);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let base = RunOptions {
+        out: PathBuf::new(),
+        mode: ProxyMode::Live,
+        policy: PolicySpec::Trajectory(script.clone()),
+        agent,
+        ca: Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?),
+        proxy: sites.proxy_config(),
+        clock,
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        jobs: 1,
+        tasks_file: "bench".into(),
+        chrome_version: agent::browser::browser_version(&chrome),
+        config: RunConfig::default(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let run = |what: &str, opts: RunOptions| -> anyhow::Result<()> {
+        eprintln!("bench agent: {what} run of {} x 10 steps", ids.len());
+        let out =
+            rt.block_on(session::run_tasks(opts, tasks.clone(), std::future::pending(), Arc::new(())))?;
+        let failed: Vec<_> =
+            out.run_file.tasks.iter().filter(|(_, s)| s.status != TaskState::Answered).collect();
+        if !failed.is_empty() {
+            bail!("{what} run: tasks did not answer: {failed:?}");
         }
         Ok(())
     };
     let (rec, rep, live) = (work.join("rec"), work.join("rep"), work.join("live"));
-    let script_policy = format!("trajectory:{}", script.display());
-    run("record", script_policy.clone(), &rec, &reach)?;
-    run("replay", format!("trajectory:{}", rec.display()), &rep, &[])?;
-    run("live", script_policy, &live, &reach)?;
-    let _ = tx.send(());
+    let store_dir = work.join("home/store");
+    {
+        let mode = ProxyMode::record(Store::open(&store_dir)?, &rec)?;
+        run("record", RunOptions { out: rec.clone(), mode, ..base.clone() })?;
+    }
+    let mode = ProxyMode::Replay {
+        store: Store::open_read_only(&store_dir)?,
+        run: "rec".into(),
+        on_miss: session::MissPolicy::NotFound,
+    };
+    let policy = PolicySpec::Trajectory(rec.clone());
+    run("replay", RunOptions { out: rep.clone(), mode, policy, ..base.clone() })?;
+    run("live", RunOptions { out: live.clone(), ..base })?;
+    sites.stop();
     let (r, p, l) = (figures(&rec, &ids)?, figures(&rep, &ids)?, figures(&live, &ids)?);
     println!("agent overhead per step (median over {} tasks x 10 steps; ms)", ids.len());
     println!("{:<8} {:>10} {:>10} {:>12} {:>14}", "mode", "observe", "action", "whole step", "browser start");

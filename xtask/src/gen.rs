@@ -8,7 +8,7 @@ use base64::Engine as _;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-pub struct GenInfo {
+pub(crate) struct GenInfo {
     pub urls: Vec<String>,
     pub bytes: u64,
 }
@@ -23,7 +23,7 @@ fn text(rng: &mut SmallRng, vocab: &[String], len: usize, sep: &str) -> String {
 }
 
 /// The URL of entry `i` (the generator's pattern), so a reader can rebuild keys without the file.
-pub fn url_for(i: usize) -> String {
+pub(crate) fn url_for(i: usize) -> String {
     let ext = match i % 10 {
         0..=2 => "html",
         3 | 4 => "js",
@@ -34,7 +34,7 @@ pub fn url_for(i: usize) -> String {
     format!("https://site{}.test/{ext}/{i}?v={}", i % 50, i % 7)
 }
 
-pub fn write_har(path: &Path, n: usize, seed: u64) -> std::io::Result<GenInfo> {
+pub(crate) fn write_har(path: &Path, n: usize, seed: u64) -> std::io::Result<GenInfo> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let vocab: Vec<String> = (0..3000)
         .map(|_| (0..rng.gen_range(3..11)).map(|_| (b'a' + rng.gen_range(0..26)) as char).collect())

@@ -13,20 +13,20 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 #[derive(Clone, Copy, Debug)]
-pub enum Via {
+pub(crate) enum Via {
     Direct(SocketAddr),
     Proxy(SocketAddr),
 }
 
 #[derive(Debug, Default)]
-pub struct LoadResult {
+pub(crate) struct LoadResult {
     pub requests: u64,
     pub errors: u64,
     pub secs: f64,
     pub lat_us: Vec<u64>,
 }
 
-pub fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
+pub(crate) fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for pem in roots_pem {
         for c in rustls_pemfile::certs(&mut pem.as_bytes()).flatten() {
@@ -43,7 +43,7 @@ pub fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
 }
 
 /// One connection ready to send requests.
-pub async fn connect(
+pub(crate) async fn connect(
     via: Via,
     host: &str,
     port: u16,
@@ -77,7 +77,7 @@ pub async fn connect(
 
 /// `conc` connections hammering `path` for `secs`.
 #[allow(clippy::too_many_arguments)] // a benchmark cell is described by exactly these values
-pub async fn run(
+pub(crate) async fn run(
     via: Via,
     host: &str,
     port: u16,

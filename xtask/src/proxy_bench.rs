@@ -236,7 +236,7 @@ async fn measure(rows: &mut Vec<Row>, name: &str, via: Via, origin: SocketAddr, 
     }
 }
 
-pub fn run_proxy(secs: f64) -> anyhow::Result<()> {
+pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
     let bin = webfreeze_bin()?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let work = std::env::temp_dir().join(format!("webfreeze-bench-proxy-{}", std::process::id()));
@@ -288,7 +288,7 @@ pub fn run_proxy(secs: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run_replay(secs: f64) -> anyhow::Result<()> {
+pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
     let bin = webfreeze_bin()?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let work = std::env::temp_dir().join(format!("webfreeze-bench-replay-{}", std::process::id()));

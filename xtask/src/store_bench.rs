@@ -66,7 +66,7 @@ fn run_phase(phase: &str, size: usize, dir: &Path) -> anyhow::Result<serde_json:
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
-pub fn run(n: usize) -> anyhow::Result<()> {
+pub(crate) fn run(n: usize) -> anyhow::Result<()> {
     let work = std::env::temp_dir().join(format!("webfreeze-bench-store-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     println!("webfreeze store benchmark (work dir {})", work.display());
@@ -141,7 +141,7 @@ pub fn run(n: usize) -> anyhow::Result<()> {
 }
 
 /// One measurement in its own process: import `dir/gen.har` (or measure lookups with `--lookup-only`).
-pub fn phase(n: usize, dir: &str) -> anyhow::Result<()> {
+pub(crate) fn phase(n: usize, dir: &str) -> anyhow::Result<()> {
     let dir = Path::new(dir);
     let store_dir = dir.join("store");
     let _ = std::fs::remove_dir_all(&store_dir);
@@ -169,7 +169,7 @@ pub fn phase(n: usize, dir: &str) -> anyhow::Result<()> {
 }
 
 /// Lookups in their own process (so the RSS is the reader's): open + first lookup, then 10k random lookups.
-pub fn lookups(n: usize, dir: &str) -> anyhow::Result<()> {
+pub(crate) fn lookups(n: usize, dir: &str) -> anyhow::Result<()> {
     let store_dir = Path::new(dir).join("store");
     let mut rng = SmallRng::seed_from_u64(7);
     let mut opens = Vec::new();

@@ -12,8 +12,7 @@
 //! [`StoreError::Locked`] at once instead of hanging. Read-only opens take no lock and work beside a writer.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -28,7 +27,15 @@ use crate::memory::MemoryKv;
 use crate::rocks::RocksKv;
 use crate::StoreError;
 
-const LOCK_FILE: &str = "webfreeze.lock";
+mod lock;
+mod maintenance;
+mod writer;
+
+use lock::take_lock;
+pub use maintenance::{GcReport, VerifyIssue, VerifyReport};
+pub use writer::SnapshotWriter;
+use writer::{add_counts, WriterState};
+
 const META_NEXT_ID: &[u8] = b"next_snapshot_id";
 const META_STORE_VERSION: &[u8] = b"store_version";
 const STORE_VERSION: u32 = 1;
@@ -75,62 +82,6 @@ pub struct NewSnapshot {
     pub labels: BTreeMap<String, String>,
 }
 
-/// One problem found by [`Store::verify`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VerifyIssue {
-    /// A blob whose content does not match its hash, or does not decode.
-    CorruptBlob {
-        /// The blob's hash.
-        hash: String,
-        /// What is wrong.
-        detail: String,
-    },
-    /// An exchange references a blob that is not stored.
-    MissingBlob {
-        /// The blob's hash.
-        hash: String,
-        /// Snapshot of the referencing exchange.
-        snapshot: String,
-        /// Its sequence number.
-        seq: u64,
-    },
-    /// An exchange or manifest record that does not decode.
-    BadRecord {
-        /// Snapshot concerned.
-        snapshot: String,
-        /// What is wrong.
-        detail: String,
-    },
-}
-
-/// Result of [`Store::verify`].
-#[derive(Debug, Clone, Default)]
-pub struct VerifyReport {
-    /// Snapshots whose exchanges were checked.
-    pub snapshots: u64,
-    /// Exchanges checked.
-    pub exchanges: u64,
-    /// Blobs whose hash was recomputed.
-    pub blobs: u64,
-    /// Decoded bytes hashed.
-    pub bytes: u64,
-    /// Everything found wrong.
-    pub issues: Vec<VerifyIssue>,
-}
-
-/// Result of [`Store::gc`].
-#[derive(Debug, Clone, Default)]
-pub struct GcReport {
-    /// Blobs still referenced.
-    pub blobs_kept: u64,
-    /// Blobs deleted.
-    pub blobs_deleted: u64,
-    /// Chunks deleted (parts of large bodies, including orphans of interrupted writes).
-    pub chunks_deleted: u64,
-    /// Stored bytes freed (record sizes).
-    pub bytes_freed: u64,
-}
-
 /// Whole-store figures.
 #[derive(Debug, Clone, Default)]
 pub struct StoreStats {
@@ -173,44 +124,6 @@ fn validate_name(name: &str) -> Result<(), StoreError> {
         return Err(StoreError::InvalidName(name.to_string()));
     }
     Ok(())
-}
-
-fn take_lock(dir: &Path) -> Result<File, StoreError> {
-    let lock_path = dir.join(LOCK_FILE);
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
-        .map_err(|e| StoreError::io(format!("cannot open lock file {}", lock_path.display()), e))?;
-    match f.try_lock() {
-        Ok(()) => {
-            let cmd: Vec<String> = std::env::args().collect();
-            let me = format!("pid {}: {}", std::process::id(), cmd.join(" "));
-            // Best effort: the lock itself is what matters; the text only names the holder.
-            let _ = f.set_len(0);
-            let _ = f.rewind();
-            let _ = f.write_all(me.as_bytes());
-            let _ = f.flush();
-            Ok(f)
-        }
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = f.read_to_string(&mut holder);
-            if holder.trim().is_empty() {
-                holder = "unknown process".into();
-            }
-            Err(StoreError::Locked {
-                path: dir.to_path_buf(),
-                holder: holder.trim().to_string(),
-                lock: lock_path,
-            })
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(StoreError::io(format!("cannot lock {}", lock_path.display()), e))
-        }
-    }
 }
 
 impl Store {
@@ -436,157 +349,6 @@ impl Store {
         self.read_blob(hash)?.read_all()
     }
 
-    /// Whether a blob is stored.
-    pub fn has_blob(&self, hash: &str) -> Result<bool, StoreError> {
-        match parse_hex32(hash) {
-            Some(h) => Ok(self.kv().get(Table::Blobs, &h)?.is_some()),
-            None => Ok(false),
-        }
-    }
-
-    /// Recompute the hash of every blob (or only those `snapshot` references) and check that every
-    /// referenced blob exists.
-    pub fn verify(&self, snapshot: Option<&str>) -> Result<VerifyReport, StoreError> {
-        let mut report = VerifyReport::default();
-        let manifests = match snapshot {
-            Some(n) => vec![self.manifest(n)?],
-            None => self.manifests()?,
-        };
-        let mut referenced: HashSet<[u8; 32]> = HashSet::new();
-        for m in &manifests {
-            report.snapshots += 1;
-            for item in self.kv().scan_prefix(Table::Exchanges, &id_prefix(m.id)) {
-                let (k, v) = item?;
-                let x = match decode_exchange(&v) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        report.issues.push(VerifyIssue::BadRecord {
-                            snapshot: m.name.clone(),
-                            detail: format!("exchange {}: {e}", seq_of_index_key(&k).unwrap_or(0)),
-                        });
-                        continue;
-                    }
-                };
-                report.exchanges += 1;
-                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
-                    match parse_hex32(&body.hash) {
-                        Some(h) if self.kv().get(Table::Blobs, &h)?.is_some() => {
-                            referenced.insert(h);
-                        }
-                        _ => report.issues.push(VerifyIssue::MissingBlob {
-                            hash: body.hash.clone(),
-                            snapshot: m.name.clone(),
-                            seq: x.seq,
-                        }),
-                    }
-                }
-            }
-        }
-        for item in self.kv().scan_prefix(Table::Blobs, b"") {
-            let (k, v) = item?;
-            let Ok(hash) = <[u8; 32]>::try_from(k.as_slice()) else {
-                report
-                    .issues
-                    .push(VerifyIssue::CorruptBlob { hash: hex(&k), detail: "bad key length".into() });
-                continue;
-            };
-            if snapshot.is_some() && !referenced.contains(&hash) {
-                continue;
-            }
-            report.blobs += 1;
-            match check_blob(self, &hash, &v) {
-                Ok(n) => report.bytes += n,
-                Err(detail) => report.issues.push(VerifyIssue::CorruptBlob { hash: hex(&hash), detail }),
-            }
-        }
-        Ok(report)
-    }
-
-    /// Delete blobs and chunks that no snapshot references (mark and sweep).
-    pub fn gc(&self) -> Result<GcReport, StoreError> {
-        self.check_writable()?;
-        let manifests = self.manifests()?;
-        if let Some(m) = manifests.iter().find(|m| m.state == SnapshotState::Recording) {
-            return Err(StoreError::BadState {
-                name: m.name.clone(),
-                state: m.state.to_string(),
-                what: "gc cannot run while a snapshot is being recorded",
-            });
-        }
-        let mut marked: HashSet<[u8; 32]> = HashSet::new();
-        for m in &manifests {
-            for x in self.exchanges(m) {
-                let x = x?;
-                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
-                    if let Some(h) = parse_hex32(&body.hash) {
-                        marked.insert(h);
-                    }
-                }
-            }
-        }
-        let mut report = GcReport::default();
-        let mut keep_chunks: HashSet<[u8; 32]> = HashSet::new();
-        let mut batch = Batch::default();
-        for item in self.kv().scan_prefix(Table::Blobs, b"") {
-            let (k, v) = item?;
-            let key: Option<[u8; 32]> = k.as_slice().try_into().ok();
-            if key.is_some_and(|h| marked.contains(&h)) {
-                report.blobs_kept += 1;
-                if let Ok(rec) = BlobRecord::parse(&v) {
-                    keep_chunks.extend(rec.chunk_hashes().iter().copied());
-                }
-            } else {
-                report.blobs_deleted += 1;
-                report.bytes_freed += (k.len() + v.len()) as u64;
-                batch.delete(Table::Blobs, k);
-                if batch.0.len() >= DELETE_BATCH {
-                    self.kv().write(std::mem::take(&mut batch))?;
-                }
-            }
-        }
-        self.kv().write(std::mem::take(&mut batch))?;
-        for item in self.kv().scan_prefix(Table::Chunks, b"") {
-            let (k, v) = item?;
-            let key: Option<[u8; 32]> = k.as_slice().try_into().ok();
-            if !key.is_some_and(|h| keep_chunks.contains(&h)) {
-                report.chunks_deleted += 1;
-                report.bytes_freed += (k.len() + v.len()) as u64;
-                batch.delete(Table::Chunks, k);
-                if batch.0.len() >= DELETE_BATCH {
-                    self.kv().write(std::mem::take(&mut batch))?;
-                }
-            }
-        }
-        self.kv().write(batch)?;
-        Ok(report)
-    }
-
-    /// Delete a snapshot: its manifest, exchanges and index entries. Bodies stay until `gc`.
-    pub fn remove(&self, name: &str) -> Result<Manifest, StoreError> {
-        self.check_writable()?;
-        let m = self.manifest(name)?;
-        let from = id_prefix(m.id).to_vec();
-        let to = id_prefix(m.id + 1).to_vec();
-        let mut b = Batch::default();
-        b.delete(Table::Manifests, name.as_bytes().to_vec());
-        for t in [Table::Exchanges, Table::KeyIndex, Table::PathIndex] {
-            b.delete_range(t, from.clone(), to.clone());
-        }
-        self.kv().write(b)?;
-        Ok(m)
-    }
-
-    /// Whole-store figures.
-    pub fn stats(&self) -> Result<StoreStats, StoreError> {
-        let mut s = StoreStats {
-            snapshots: self.kv().scan_prefix(Table::Manifests, b"").count() as u64,
-            ..Default::default()
-        };
-        s.blobs = self.kv().scan_prefix(Table::Blobs, b"").count() as u64;
-        s.disk_bytes = self.kv().approximate_size();
-        Ok(s)
-    }
-
     /// Rewrite a manifest (labels, seed) of an existing snapshot.
     pub fn put_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
         self.check_writable()?;
@@ -615,130 +377,5 @@ impl Store {
     pub fn raw_blob_for_tests(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
         self.kv().get(Table::Blobs, &h)
-    }
-}
-
-fn add_counts(c: &mut Counts, x: &Exchange) {
-    c.exchanges += 1;
-    if let Some(b) = &x.request.body {
-        c.body_bytes += b.size;
-    }
-    if let Some(b) = &x.response.body {
-        c.body_bytes += b.size;
-        c.with_body += 1;
-    }
-}
-
-struct WriterState {
-    manifest: Manifest,
-    next_seq: u64,
-    finished: bool,
-}
-
-/// Appends exchanges to one snapshot. Shareable across tasks (`&self` methods, internally locked).
-///
-/// Dropping it without [`SnapshotWriter::finalize`] marks the snapshot `interrupted`: a cancelled
-/// recording never looks complete.
-pub struct SnapshotWriter {
-    store: Store,
-    state: Mutex<WriterState>,
-}
-
-impl std::fmt::Debug for SnapshotWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SnapshotWriter").finish_non_exhaustive()
-    }
-}
-
-fn poisoned() -> StoreError {
-    StoreError::Backend("snapshot writer lock poisoned by a panic".into())
-}
-
-impl SnapshotWriter {
-    /// The store this writer writes to.
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    /// The manifest as it stands.
-    pub fn manifest(&self) -> Result<Manifest, StoreError> {
-        Ok(self.state.lock().map_err(|_| poisoned())?.manifest.clone())
-    }
-
-    /// Reserve the next sequence number: call when a request starts, so recorded order is start order.
-    pub fn reserve_seq(&self) -> Result<u64, StoreError> {
-        let mut s = self.state.lock().map_err(|_| poisoned())?;
-        let seq = s.next_seq;
-        s.next_seq += 1;
-        Ok(seq)
-    }
-
-    /// Store one exchange (its bodies must already be stored), atomically with its index entries and the
-    /// manifest's counts. If `x.seq` was not reserved it is assigned here.
-    pub fn append(&self, mut x: Exchange) -> Result<u64, StoreError> {
-        let mut s = self.state.lock().map_err(|_| poisoned())?;
-        if s.finished {
-            return Err(StoreError::BadState {
-                name: s.manifest.name.clone(),
-                state: s.manifest.state.to_string(),
-                what: "no more exchanges can be added",
-            });
-        }
-        if x.seq >= s.next_seq {
-            s.next_seq = x.seq + 1;
-        }
-        let digest = parse_hex32(&x.key).ok_or_else(|| StoreError::Corrupt {
-            what: "exchange",
-            detail: format!("request key {:?} is not a 64-digit hex digest", x.key),
-        })?;
-        x.key = hex(&digest);
-        let id = s.manifest.id;
-        add_counts(&mut s.manifest.counts, &x);
-        let mut b = Batch::default();
-        b.put(Table::Exchanges, exchange_key(id, x.seq), encode_exchange(&x));
-        b.put(Table::KeyIndex, index_key(id, &digest, x.seq), Vec::new());
-        b.put(Table::PathIndex, index_key(id, &path_digest(&x.request.url), x.seq), Vec::new());
-        b.put(Table::Manifests, s.manifest.name.as_bytes().to_vec(), encode_manifest(&s.manifest));
-        self.store.kv().write(b)?;
-        Ok(x.seq)
-    }
-
-    /// Seal the snapshot: `complete` for recordings, `imported` for imports.
-    pub fn finalize(&self, finished_ms: i64) -> Result<Manifest, StoreError> {
-        let imported = {
-            let s = self.state.lock().map_err(|_| poisoned())?;
-            !matches!(s.manifest.source, SnapshotSource::Record)
-        };
-        self.finish_as(
-            if imported { SnapshotState::Imported } else { SnapshotState::Complete },
-            Some(finished_ms),
-        )
-    }
-
-    /// Seal the snapshot as `interrupted` (a recording stopped by an error).
-    pub fn interrupt(&self, finished_ms: i64) -> Result<Manifest, StoreError> {
-        self.finish_as(SnapshotState::Interrupted, Some(finished_ms))
-    }
-
-    fn finish_as(&self, state: SnapshotState, finished_ms: Option<i64>) -> Result<Manifest, StoreError> {
-        let mut s = self.state.lock().map_err(|_| poisoned())?;
-        s.manifest.state = state;
-        s.manifest.finished_ms = finished_ms;
-        s.finished = true;
-        let mut b = Batch::default();
-        b.put(Table::Manifests, s.manifest.name.as_bytes().to_vec(), encode_manifest(&s.manifest));
-        self.store.kv().write(b)?;
-        self.store.kv().flush()?;
-        Ok(s.manifest.clone())
-    }
-}
-
-impl Drop for SnapshotWriter {
-    fn drop(&mut self) {
-        let unfinished = self.state.lock().map(|s| !s.finished).unwrap_or(false);
-        if unfinished {
-            // Best effort; if this fails the next writable open marks it interrupted anyway.
-            let _ = self.finish_as(SnapshotState::Interrupted, None);
-        }
     }
 }

@@ -1,15 +1,5 @@
-//! The per-task record: `trajectory.json` (our format, versioned) and the files beside it.
-//!
-//! Layout of `<out>/<task-id>/`:
-//! - `trajectory.json`: [`Trajectory`], written after every step (a crash loses at most the step in flight)
-//!   and marked finished at the end; a rerun skips finished tasks;
-//! - `step-NN.png`: the labelled screenshot each step's decision was made on;
-//! - `messages.json`: the system prompt and, per step, what was sent and the model's raw reply, so the run
-//!   can be re-executed without the model (`trajectory:RUN`);
-//! - WebVoyager's own layout, so its evaluation scripts read our runs: `interact_messages.json` (the
-//!   conversation, images replaced by file names) and `screenshot<N>.png` (1-based copies).
-
-use std::path::{Path, PathBuf};
+//! The per-task record, `trajectory.json` (our format, versioned): what each step saw, decided and did.
+//! [`crate::run_dir`] reads and writes it.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +7,39 @@ use crate::llm::Usage;
 
 /// Format version of `trajectory.json`.
 pub const TRAJECTORY_VERSION: u32 = 1;
+
+/// Where a run's pages came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunMode {
+    /// The live web through a counting pass-through proxy.
+    #[default]
+    Live,
+    /// The live web, recorded into one snapshot per task.
+    Record,
+    /// The recorded snapshots, with no network unless asked.
+    Replay,
+    /// Hand-written replies for the `trajectory:` policy (no browser ran).
+    Script,
+}
+
+impl RunMode {
+    /// The name used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Live => "live",
+            RunMode::Record => "record",
+            RunMode::Replay => "replay",
+            RunMode::Script => "script",
+        }
+    }
+}
+
+impl std::fmt::Display for RunMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// How a task ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,8 +56,8 @@ pub enum Outcome {
     Error,
 }
 
-/// Proxy counters (replay: how each request was answered): cumulative from a [`crate::runner::ProxyProbe`],
-/// per step in a [`Step`].
+/// Proxy counters (replay: how each request was answered): cumulative from the task proxy's probe, per
+/// step in a [`Step`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProxyStats {
     /// Requests the proxy handled.
@@ -142,8 +165,8 @@ pub struct Trajectory {
     pub question: String,
     /// Start URL.
     pub start_url: String,
-    /// live / record / replay.
-    pub mode: String,
+    /// live / record / replay (script: hand-written replies).
+    pub mode: RunMode,
     /// Snapshot used or written (record / replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
@@ -181,89 +204,21 @@ pub struct Trajectory {
     pub reproduced_steps: Option<u32>,
 }
 
+impl Outcome {
+    /// The name used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Answered => "answered",
+            Outcome::MaxSteps => "max_steps",
+            Outcome::Error => "error",
+        }
+    }
+}
+
 impl Trajectory {
     /// True once the task has ended (a rerun skips it).
     pub fn finished(&self) -> bool {
         self.outcome != Outcome::Running
     }
-}
-
-/// Errors reading or writing a run directory.
-#[derive(Debug, thiserror::Error)]
-pub enum RunDirError {
-    /// I/O.
-    #[error("{path}: {source}")]
-    Io {
-        /// File.
-        path: String,
-        /// Error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Not a trajectory.
-    #[error("{path}: not a webfreeze trajectory: {detail}")]
-    Bad {
-        /// File.
-        path: String,
-        /// Why.
-        detail: String,
-    },
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunDirError + '_ {
-    move |source| RunDirError::Io { path: path.display().to_string(), source }
-}
-
-/// Write `bytes` to `path` atomically (temp file + rename), so a crash never leaves half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
-}
-
-/// Task ids become directory names: anything but `[A-Za-z0-9._-]` becomes `_`.
-pub fn task_dir_name(id: &str) -> String {
-    let s: String =
-        id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("_{s}")
-    } else {
-        s
-    }
-}
-
-/// The directory of one task in a run.
-pub fn task_dir(run: &Path, id: &str) -> PathBuf {
-    run.join(task_dir_name(id))
-}
-
-/// Read `<dir>/trajectory.json`; `Ok(None)` when absent.
-pub fn read_trajectory(dir: &Path) -> Result<Option<Trajectory>, RunDirError> {
-    let path = dir.join("trajectory.json");
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(&path)(e)),
-    };
-    let t: Trajectory = serde_json::from_slice(&bytes)
-        .map_err(|e| RunDirError::Bad { path: path.display().to_string(), detail: e.to_string() })?;
-    if t.v > TRAJECTORY_VERSION {
-        return Err(RunDirError::Bad {
-            path: path.display().to_string(),
-            detail: format!("format v{} is newer than this webfreeze (v{TRAJECTORY_VERSION}); upgrade", t.v),
-        });
-    }
-    Ok(Some(t))
-}
-
-/// Write `<dir>/trajectory.json`.
-pub fn write_trajectory(dir: &Path, t: &Trajectory) -> Result<(), RunDirError> {
-    let json = serde_json::to_vec_pretty(t)
-        .map_err(|e| RunDirError::Bad { path: dir.display().to_string(), detail: e.to_string() })?;
-    write_atomic(&dir.join("trajectory.json"), &json)
-}
-
-/// The screenshot file name of step `n`.
-pub fn step_png(n: u32) -> String {
-    format!("step-{n:02}.png")
 }

@@ -1,0 +1,193 @@
+//! The proxy phases for replay: match the request (layer by layer), serve or miss (404, live, record),
+//! and the proxy-direct endpoints (`/__webfreeze/reset`, `/__webfreeze/report`).
+
+use super::*;
+use crate::serving::{miss_response, read_body};
+
+impl Handler for Replay {
+    type Ctx = ReplayCtx;
+
+    fn new_ctx(&self, _info: &RequestInfo) -> ReplayCtx {
+        ReplayCtx { rec: Recorder::ctx() }
+    }
+
+    // The explicit `impl Future + Send` form keeps the trait's Send bound visible at the impl.
+    #[allow(clippy::manual_async_fn)]
+    fn request(
+        &self,
+        ctx: &ReplayCtx,
+        req: Request<Body>,
+    ) -> impl std::future::Future<Output = Decision> + Send {
+        async move {
+            let (parts, body) = req.into_parts();
+            let url = parts.uri.to_string();
+            let method = parts.method.as_str().to_string();
+            let host = parts.uri.host().unwrap_or_default().to_string();
+            let body = match read_body(body).await {
+                Ok(b) => b,
+                Err(e) => {
+                    return Decision::Respond(text_response(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        &format!("webfreeze replay: cannot read the request body for {url}: {e}\n"),
+                    ))
+                }
+            };
+            if HostFilter::is_background(&host) {
+                if let Ok(mut s) = self.state.lock() {
+                    s.background += 1;
+                }
+                return Decision::Respond(miss_response(&self.manifest.name, &method, &url));
+            }
+            let headers: Vec<(String, String)> = parts
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect();
+            let ct =
+                parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let incoming = Incoming {
+                method: &method,
+                url: &url,
+                content_type: ct.as_deref(),
+                body: &body,
+                headers: &headers,
+            };
+            // The key is derived once: it indexes the exact-match cache and the store.
+            let key = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok();
+            let digest = key.as_ref().map(|k| k.digest());
+            let cached = digest.and_then(|d| self.exact.lock().ok().and_then(|mut c| c.get(&d).cloned()));
+            let looked_up = match (cached, &key) {
+                (Some(m), _) => Ok(Some(m)),
+                (None, None) => Ok(None), // a URL that cannot be keyed cannot match
+                (None, Some(key)) => {
+                    matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming, key).inspect(
+                        |found| {
+                            if let (Some(d), Some(m)) = (digest, found) {
+                                if m.layer == Layer::Exact {
+                                    if let Ok(mut c) = self.exact.lock() {
+                                        c.put(d, m.clone());
+                                    }
+                                }
+                            }
+                        },
+                    )
+                }
+            };
+            let found = match looked_up {
+                Ok(f) => f,
+                Err(e) => {
+                    tracing::error!("replay lookup for {url}: {e}");
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &format!("webfreeze replay: store error for {url}: {e}\n"),
+                    ));
+                }
+            };
+            let Some(m) = found else {
+                return match &self.cfg.on_miss {
+                    OnMiss::NotFound => {
+                        self.record_miss(&method, &url);
+                        Decision::Respond(miss_response(&self.manifest.name, &method, &url))
+                    }
+                    OnMiss::Live | OnMiss::Record(_) => {
+                        self.record_miss(&method, &url);
+                        let req = Request::from_parts(parts, proxy::body::full(body));
+                        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+                            rec.begin(&ctx.rec, &req);
+                        }
+                        Decision::Forward(req)
+                    }
+                };
+            };
+            let chosen = {
+                let Ok(mut s) = self.state.lock().map_err(poisoned) else {
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "replay state lost\n",
+                    ));
+                };
+                let cursor = s.cursors.entry(m.group).or_insert(0);
+                let i = (*cursor).min(m.exchanges.len().saturating_sub(1));
+                *cursor += 1;
+                let x = m.exchanges[i].clone();
+                match m.layer {
+                    Layer::Exact => s.exact += 1,
+                    Layer::Normalised => s.normalised += 1,
+                    Layer::Fuzzy => {
+                        s.fuzzy += 1;
+                        let episode = s.episode;
+                        s.fuzzy_matches.push(FuzzyEntry {
+                            episode,
+                            url: url.clone(),
+                            recorded_url: x.request.url.clone(),
+                            score: m.score,
+                        });
+                    }
+                }
+                s.served.insert(x.seq);
+                x
+            };
+            tracing::debug!("replay {} {method} {url} -> #{}", m.layer, chosen.seq);
+            let callback =
+                match (self.cfg.rules.callback_of(&chosen.request.url), self.cfg.rules.callback_of(&url)) {
+                    (Some(a), Some(b)) if a != b => Some((a, b)),
+                    _ => None,
+                };
+            match self.serve_exchange(&parts.headers, &chosen, callback) {
+                Ok(r) => Decision::Respond(r),
+                Err(e) => Decision::Respond(text_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("webfreeze replay: cannot serve {url}: {}\n", e.message),
+                )),
+            }
+        }
+    }
+
+    fn request_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
+        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
+            recorder::on_request_chunk(&ctx.rec, chunk);
+        }
+    }
+
+    fn response_head(&self, ctx: &ReplayCtx, up: &UpstreamInfo, res: &mut http::response::Parts) {
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_response_head(rec, &ctx.rec, up, res);
+        }
+    }
+
+    fn response_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
+        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
+            recorder::on_response_chunk(&ctx.rec, chunk);
+        }
+    }
+
+    fn complete(&self, ctx: &ReplayCtx, outcome: Result<(), ProxyError>) {
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_complete(rec, &ctx.rec, outcome);
+        }
+    }
+
+    #[allow(clippy::manual_async_fn)]
+    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
+        let path = req.uri().path().to_string();
+        let method = req.method().clone();
+        async move {
+            match (method.as_str(), path.as_str()) {
+                ("POST", RESET_PATH) => {
+                    let e = self.reset();
+                    text_response(StatusCode::OK, &format!("episode {e}\n"))
+                }
+                ("GET", REPORT_PATH) => {
+                    let json = serde_json::to_string_pretty(&self.report()).unwrap_or_else(|_| "{}".into());
+                    let mut r = text_response(StatusCode::OK, &json);
+                    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    r
+                }
+                _ => text_response(
+                    StatusCode::NOT_FOUND,
+                    &format!("webfreeze replay proxy: use it as an HTTP proxy; endpoints here are POST {RESET_PATH} and GET {REPORT_PATH} (not {method} {path})\n"),
+                ),
+            }
+        }
+    }
+}

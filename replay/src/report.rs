@@ -1,0 +1,78 @@
+//! What replay reports: how each request was answered (per layer), every miss and fuzzy match, and the
+//! per-episode state behind it.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+/// One miss in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct MissEntry {
+    /// Episode it happened in.
+    pub episode: u64,
+    /// Method.
+    pub method: String,
+    /// Requested URL.
+    pub url: String,
+    /// What was done: "404", "live", "record".
+    pub action: String,
+}
+
+/// One fuzzy match in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct FuzzyEntry {
+    /// Episode.
+    pub episode: u64,
+    /// Requested URL.
+    pub url: String,
+    /// The recorded URL served instead.
+    pub recorded_url: String,
+    /// Its score (query overlap).
+    pub score: f64,
+}
+
+/// The replay report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Snapshot replayed.
+    pub snapshot: String,
+    /// Episodes (1 + resets).
+    pub episodes: u64,
+    /// Requests answered, background traffic excluded.
+    pub requests: u64,
+    /// Requests per layer.
+    pub exact: u64,
+    /// Normalised-layer answers.
+    pub normalised: u64,
+    /// Fuzzy answers.
+    pub fuzzy: u64,
+    /// Misses.
+    pub missed: u64,
+    /// Browser background requests answered 404 (not counted as misses).
+    pub background: u64,
+    /// Every miss.
+    pub misses: Vec<MissEntry>,
+    /// Every fuzzy match.
+    pub fuzzy_matches: Vec<FuzzyEntry>,
+    /// Recorded exchanges in the snapshot.
+    pub recorded_exchanges: u64,
+    /// Distinct recorded exchanges served.
+    pub served_exchanges: u64,
+    /// served / recorded.
+    pub coverage: f64,
+}
+
+/// Per-episode cursors and counters behind the report.
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) episode: u64,
+    pub(crate) cursors: HashMap<[u8; 32], usize>,
+    pub(crate) exact: u64,
+    pub(crate) normalised: u64,
+    pub(crate) fuzzy: u64,
+    pub(crate) missed: u64,
+    pub(crate) background: u64,
+    pub(crate) served: BTreeSet<u64>,
+    pub(crate) misses: Vec<MissEntry>,
+    pub(crate) fuzzy_matches: Vec<FuzzyEntry>,
+}

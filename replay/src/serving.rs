@@ -1,0 +1,255 @@
+//! Serving a recorded exchange: headers cleaned, body from the hot cache, the store, or streamed chunk by
+//! chunk for large bodies; Range requests (206/416); JSONP callback renaming; the shim injected into HTML
+//! when asked. Also the request-body reader and the miss answer.
+
+use super::*;
+
+impl Replay {
+    pub(crate) fn serve_exchange(
+        &self,
+        req_headers: &http::HeaderMap,
+        x: &Exchange,
+        callback: Option<(String, String)>,
+    ) -> Result<Response<Body>, ProxyError> {
+        let store_err = |e: snapshots::StoreError| {
+            ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+        };
+        let mut b =
+            Response::builder().status(StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK));
+        let mut is_html = false;
+        let mut csp: Vec<(HeaderName, String)> = Vec::new();
+        {
+            let Some(h) = b.headers_mut() else {
+                return Err(ProxyError::new(
+                    proxy::Side::Handler,
+                    proxy::ErrorKind::Other,
+                    "",
+                    "bad recorded status",
+                ));
+            };
+            for hd in &x.response.headers {
+                let Ok(name) = HeaderName::from_bytes(hd.name.as_bytes()) else { continue };
+                let Ok(value) = HeaderValue::from_str(&hd.value) else { continue };
+                if name == header::CONTENT_TYPE && hd.value.to_ascii_lowercase().contains("text/html") {
+                    is_html = true;
+                }
+                if name == header::CONTENT_SECURITY_POLICY {
+                    csp.push((name, hd.value.clone()));
+                    continue;
+                }
+                h.append(name, value);
+            }
+            proxy::headers::clean_response(h);
+            for n in [header::CONTENT_ENCODING, header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
+                h.remove(n);
+            }
+            let inject = self.cfg.inject_shim && is_html;
+            for (name, value) in csp {
+                let v = if inject { shim::patch_csp(&value) } else { value };
+                if let Ok(v) = HeaderValue::from_str(&v) {
+                    h.append(name, v);
+                }
+            }
+            if inject {
+                h.remove(header::ETAG);
+            }
+        }
+        let Some(body_ref) = &x.response.body else {
+            return b.body(proxy::body::empty()).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
+        };
+        let range = req_headers.get(header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let transform = (self.cfg.inject_shim && is_html) || callback.is_some();
+        if body_ref.size > STREAM_ABOVE && !transform && range.is_none() {
+            let body = stream_blob(self.store.clone(), body_ref.hash.clone());
+            if let Some(h) = b.headers_mut() {
+                h.insert(header::CONTENT_LENGTH, HeaderValue::from(body_ref.size));
+            }
+            return b.body(body).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
+        }
+        let cached = self.bodies.lock().ok().and_then(|mut c| c.get(&body_ref.hash).cloned());
+        let stored = match cached {
+            Some(b) => b,
+            None => {
+                let b = Bytes::from(self.store.blob_bytes(&body_ref.hash).map_err(store_err)?);
+                if body_ref.size <= CACHE_BODY_MAX {
+                    if let Ok(mut c) = self.bodies.lock() {
+                        c.put(body_ref.hash.clone(), b.clone());
+                    }
+                }
+                b
+            }
+        };
+        if !transform && range.is_none() {
+            if let Some(h) = b.headers_mut() {
+                h.insert(header::CONTENT_LENGTH, HeaderValue::from(stored.len()));
+            }
+            return b.body(proxy::body::full(stored)).map_err(|e| {
+                ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
+            });
+        }
+        let mut bytes = stored.to_vec();
+        if self.cfg.inject_shim && is_html {
+            bytes = shim::inject_html(&bytes, &self.shim_js);
+        }
+        if let Some((recorded, requested)) = callback {
+            // JSONP: the recorded body calls the recorded callback name; call the page's instead.
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some(i) = text.find(&format!("{recorded}(")) {
+                let mut out = text[..i].to_string();
+                out.push_str(&requested);
+                out.push_str(&text[i + recorded.len()..]);
+                bytes = out.into_bytes();
+            }
+        }
+        if let (Some(r), 200) = (range, x.response.status) {
+            return Ok(range_response(b, &r, bytes));
+        }
+        if let Some(h) = b.headers_mut() {
+            h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        }
+        b.body(proxy::body::full(bytes))
+            .map_err(|e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()))
+    }
+}
+
+/// Read a request body whole, up to [`MAX_REQUEST_BODY`].
+pub(crate) fn read_body(
+    mut body: Body,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Bytes, String>> + Send>> {
+    Box::pin(async move {
+        let mut buf = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = match frame {
+                Ok(f) => f,
+                Err(e) => return Err(e.to_string()),
+            };
+            if let Ok(d) = frame.into_data() {
+                if buf.len() + d.len() > MAX_REQUEST_BODY {
+                    return Err(format!("request body over {} MiB", MAX_REQUEST_BODY >> 20));
+                }
+                buf.extend_from_slice(&d);
+            }
+        }
+        Ok(Bytes::from(buf))
+    })
+}
+
+pub(crate) fn miss_response(snapshot: &str, method: &str, url: &str) -> Response<Body> {
+    let mut r = text_response(
+        StatusCode::NOT_FOUND,
+        &format!("webfreeze replay: snapshot {snapshot:?} has no recorded response for {method} {url}\n"),
+    );
+    r.headers_mut().insert("x-webfreeze-miss", HeaderValue::from_static("1"));
+    r
+}
+
+/// Stream a large blob chunk by chunk from a reader thread; two chunks in flight at most, so memory stays
+/// bounded whatever the body size.
+fn stream_blob(store: Store, hash: String) -> Body {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, String>>(2);
+    std::thread::spawn(move || {
+        let mut reader = match store.read_blob(&hash) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e.to_string()));
+                return;
+            }
+        };
+        loop {
+            let item = match reader.next_chunk() {
+                Ok(Some(c)) => Ok(Bytes::from(c)),
+                Ok(None) => return,
+                Err(e) => Err(e.to_string()),
+            };
+            let stop = item.is_err();
+            if tx.blocking_send(item).is_err() || stop {
+                return;
+            }
+        }
+    });
+    proxy::body::boxed(ChannelBody { rx })
+}
+
+/// A body fed by the reader thread through a bounded channel.
+struct ChannelBody {
+    rx: tokio::sync::mpsc::Receiver<Result<Bytes, String>>,
+}
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = proxy::BoxError;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.rx.poll_recv(cx).map(|item| match item {
+            Some(Ok(b)) => Some(Ok(http_body::Frame::data(b))),
+            Some(Err(e)) => Some(Err(e.into())),
+            None => None,
+        })
+    }
+}
+
+/// Answer a single `bytes=` range from the whole body: 206 with Content-Range, or 416.
+fn range_response(mut b: http::response::Builder, range: &str, bytes: Vec<u8>) -> Response<Body> {
+    let len = bytes.len() as u64;
+    let parsed = range.trim().strip_prefix("bytes=").and_then(|spec| {
+        if spec.contains(',') {
+            return None; // multiple ranges: serve the whole body
+        }
+        let (s, e) = spec.split_once('-')?;
+        let (s, e) = (s.trim(), e.trim());
+        Some(if s.is_empty() {
+            let n: u64 = e.parse().ok()?;
+            if n == 0 {
+                Err(())
+            } else {
+                Ok((len.saturating_sub(n), len.saturating_sub(1)))
+            }
+        } else {
+            let start: u64 = s.parse().ok()?;
+            let end: u64 = if e.is_empty() {
+                len.saturating_sub(1)
+            } else {
+                e.parse::<u64>().ok()?.min(len.saturating_sub(1))
+            };
+            if start >= len || start > end {
+                Err(())
+            } else {
+                Ok((start, end))
+            }
+        })
+    });
+    let full = |mut b: http::response::Builder, bytes: Vec<u8>| {
+        if let Some(h) = b.headers_mut() {
+            h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        }
+        b.body(proxy::body::full(bytes))
+            .unwrap_or_else(|_| text_response(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
+    };
+    match parsed {
+        None => full(b, bytes),
+        Some(Err(())) => {
+            let mut r = text_response(StatusCode::RANGE_NOT_SATISFIABLE, "requested range not satisfiable\n");
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes */{len}")) {
+                r.headers_mut().insert(header::CONTENT_RANGE, v);
+            }
+            r
+        }
+        Some(Ok((s, e))) => {
+            b = b.status(StatusCode::PARTIAL_CONTENT);
+            if let Some(h) = b.headers_mut() {
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes {s}-{e}/{len}")) {
+                    h.insert(header::CONTENT_RANGE, v);
+                }
+                h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+            }
+            let slice = bytes[s as usize..=e as usize].to_vec();
+            full(b, slice)
+        }
+    }
+}

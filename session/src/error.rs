@@ -1,0 +1,54 @@
+//! What can go wrong in a task session, said so a user knows what to do next.
+
+use snapshots::StoreError;
+
+/// Errors of [`crate::TaskProxy`] and [`crate::run_tasks`].
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The store failed (open, create, finalize).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The proxy could not be set up or failed while serving.
+    #[error("task proxy: {0}")]
+    Proxy(#[from] proxy::ServeError),
+    /// Binding the loopback port failed.
+    #[error("cannot bind a task proxy on 127.0.0.1: {0}")]
+    Bind(#[source] std::io::Error),
+    /// The run directory could not be read or written.
+    #[error(transparent)]
+    RunDir(#[from] trajectory::RunDirError),
+    /// A replay without the task's snapshot.
+    #[error("no snapshot {name:?} for task {task:?}: record it with `webfreeze run --mode record`")]
+    NoSnapshot {
+        /// Snapshot name.
+        name: String,
+        /// Task id.
+        task: String,
+        /// Why the lookup failed.
+        #[source]
+        source: StoreError,
+    },
+    /// Recording would replace a snapshot another run directory recorded.
+    #[error(
+        "snapshot {name:?} already exists, recorded by the run in {from}; name --out differently \
+         (snapshots are named after its last component) or remove it with `webfreeze snapshots rm {name}`"
+    )]
+    SnapshotClash {
+        /// Snapshot name.
+        name: String,
+        /// The run directory that recorded it.
+        from: String,
+    },
+    /// Record and replay need a store.
+    #[error("{0} mode needs a store")]
+    NoStore(&'static str),
+    /// The policy could not be set up for a task.
+    #[error(transparent)]
+    Policy(#[from] agent::policy::PolicyError),
+    /// The model client could not be built.
+    #[error(transparent)]
+    Llm(#[from] trajectory::llm::LlmError),
+    /// The run was stopped (Ctrl-C); finished tasks are kept.
+    #[error("interrupted: finished tasks are kept; run the same command again to do the rest")]
+    Interrupted,
+}

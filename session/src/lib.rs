@@ -1,0 +1,24 @@
+//! Task sessions: webfreeze as a library for any browser harness.
+//!
+//! A harness that drives its own browser (Playwright, BrowserGym, a Python loop over CDP) starts one
+//! [`TaskProxy`] per task (live, record into `<run>/<task-id>`, or replay it), points its browser at
+//! [`TaskProxy::addr`] with the CA pin from [`TaskProxy::ca_spki`], installs
+//! [`TaskProxy::init_scripts`] before page scripts (the determinism shim that record and replay agree
+//! on), and calls [`TaskProxy::finish`] at the end to seal the snapshot. `cargo run --example embed -p
+//! webfreeze-session` records and replays one task that way, in process.
+//!
+//! [`run_tasks`] is the whole loop of `webfreeze run` with webfreeze's own Chromium agent: a task list,
+//! `jobs` at a time, into a run directory (`trajectory::RunDir`), resumable, with progress callbacks and
+//! a shutdown signal.
+//!
+//! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots`, `agent` and
+//! `trajectory`; only the binary, the demo, xtask and tests sit above it.
+
+mod error;
+mod probes;
+mod run;
+mod task_proxy;
+
+pub use error::SessionError;
+pub use run::{run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan};
+pub use task_proxy::{check_no_clash, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};

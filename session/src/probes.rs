@@ -1,0 +1,68 @@
+//! Per-step proxy counters for the agent, one probe per proxy mode (the agent never sees the store).
+
+use std::sync::Arc;
+
+use agent::runner::ProxyProbe;
+use proxy::CountingPassThrough;
+use recorder::Recorder;
+use replay::Replay;
+use trajectory::ProxyStats;
+
+/// Record mode: exchanges stored.
+pub(crate) struct RecordProbe(pub(crate) Arc<Recorder>);
+
+impl ProxyProbe for RecordProbe {
+    fn counters(&self) -> ProxyStats {
+        let s = self.0.stats();
+        ProxyStats { requests: s.recorded + s.skipped + s.failed, recorded: s.recorded, ..Default::default() }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let s = self.0.stats();
+        Some(serde_json::json!({
+            "recorded": s.recorded, "truncated": s.truncated, "not_recorded": s.skipped,
+            "no_response": s.failed, "store_errors": s.store_errors,
+        }))
+    }
+}
+
+/// Live mode: page requests and the ones that got no response.
+pub(crate) struct LiveProbe(pub(crate) Arc<CountingPassThrough>);
+
+impl ProxyProbe for LiveProbe {
+    fn counters(&self) -> ProxyStats {
+        let failed_urls = self.0.failed();
+        ProxyStats {
+            requests: self.0.requests(),
+            failed: failed_urls.len() as u64,
+            failed_urls,
+            ..Default::default()
+        }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let c = self.counters();
+        Some(serde_json::json!({ "requests": c.requests, "no_response": c.failed, "failed": c.failed_urls }))
+    }
+}
+
+/// Replay mode: how each request was answered.
+pub(crate) struct ReplayProbe(pub(crate) Arc<Replay>);
+
+impl ProxyProbe for ReplayProbe {
+    fn counters(&self) -> ProxyStats {
+        let r = self.0.report();
+        ProxyStats {
+            requests: r.requests,
+            exact: r.exact,
+            normalised: r.normalised,
+            fuzzy: r.fuzzy,
+            missed: r.missed,
+            recorded: 0,
+            miss_urls: r.misses.iter().map(|m| format!("{} {}", m.method, m.url)).collect(),
+            fuzzy_urls: r.fuzzy_matches.iter().map(|f| format!("{} -> {}", f.url, f.recorded_url)).collect(),
+            ..Default::default()
+        }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self.0.report()).ok()
+    }
+}

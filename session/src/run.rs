@@ -1,0 +1,327 @@
+//! A task list run end to end: the loop of `webfreeze run` (and of the demo, the agent benchmark and any
+//! harness that embeds webfreeze). Per task: a [`TaskProxy`], the agent with its policy, the trajectory in
+//! the run directory; `jobs` tasks at once; `run.json` rewritten as tasks start and end; finished tasks of
+//! an earlier attempt skipped; a shutdown signal stops the run cleanly (browsers killed, unfinished tasks
+//! marked interrupted, their snapshots sealed `interrupted`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent::policy::{LlmPolicy, Policy, TrajectoryPolicy};
+use agent::runner::{run_task, AgentConfig};
+use agent::tasks::Task;
+use proxy::{CertificateAuthority, ProxyConfig};
+use snapshots::{Clock, Store};
+use trajectory::llm::{Llm, LlmConfig};
+use trajectory::{
+    Outcome, RunConfig, RunDir, RunFile, RunMode, TaskDir, TaskState, TaskStatus, Trajectory,
+    TRAJECTORY_VERSION,
+};
+
+use crate::error::SessionError;
+use crate::task_proxy::{canonical_run_dir, check_no_clash, ProxyMode, TaskProxy, TaskProxyOptions};
+
+/// What decides the actions.
+#[derive(Debug, Clone)]
+pub enum PolicySpec {
+    /// A vision model over the OpenAI-compatible API.
+    Llm {
+        /// Where and which model.
+        config: LlmConfig,
+        /// Screenshots kept in the model's context.
+        keep_screenshots: usize,
+    },
+    /// Re-execute the replies recorded in an earlier run directory (checking each step against it).
+    Trajectory(PathBuf),
+}
+
+impl PolicySpec {
+    /// `llm:MODEL` or `trajectory:RUN`, as run.json and trajectories name it.
+    pub fn describe(&self) -> String {
+        match self {
+            PolicySpec::Llm { config, .. } => format!("llm:{}", config.model),
+            PolicySpec::Trajectory(d) => format!("trajectory:{}", d.display()),
+        }
+    }
+
+    /// The policy for one task.
+    pub fn for_task(&self, task: &Task) -> Result<Policy, SessionError> {
+        Ok(match self {
+            PolicySpec::Llm { config, keep_screenshots } => {
+                Policy::Llm(LlmPolicy::new(Llm::new(config.clone())?, *keep_screenshots))
+            }
+            PolicySpec::Trajectory(run) => Policy::Trajectory(Box::new(TrajectoryPolicy::load(run, task)?)),
+        })
+    }
+
+    /// Replay's default recording for a `trajectory:` re-run: the snapshots the re-executed run used
+    /// (its run.json says), else that run directory's name.
+    pub fn default_snapshots(&self) -> Option<String> {
+        let PolicySpec::Trajectory(dir) = self else { return None };
+        RunDir::new(dir)
+            .read_run_file()
+            .ok()
+            .and_then(|r| r.snapshots)
+            .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(str::to_string))
+    }
+}
+
+impl ProxyMode {
+    /// Record mode for the run directory `out`: the recording is named after its last component, and the
+    /// snapshots remember the canonical directory. Creates `out`.
+    pub fn record(store: Store, out: &Path) -> Result<Self, SessionError> {
+        RunDir::new(out).create()?;
+        let run_dir = canonical_run_dir(out);
+        let run = run_dir.file_name().and_then(|n| n.to_str()).unwrap_or("run").to_string();
+        Ok(ProxyMode::Record { store, run, run_dir: run_dir.display().to_string() })
+    }
+
+    /// The recording written (record) or read (replay).
+    pub fn snapshots(&self) -> Option<&str> {
+        match self {
+            ProxyMode::Live => None,
+            ProxyMode::Record { run, .. } | ProxyMode::Replay { run, .. } => Some(run),
+        }
+    }
+}
+
+/// Everything a run needs besides its tasks.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The run directory (created; finished tasks in it are skipped).
+    pub out: PathBuf,
+    /// Where the pages come from.
+    pub mode: ProxyMode,
+    /// What decides the actions.
+    pub policy: PolicySpec,
+    /// Browser and step settings.
+    pub agent: AgentConfig,
+    /// The proxy CA.
+    pub ca: Arc<CertificateAuthority>,
+    /// How task proxies reach origins.
+    pub proxy: ProxyConfig,
+    /// Time stamps and the recording seed.
+    pub clock: Arc<dyn Clock>,
+    /// Record: the time zone stored and emulated.
+    pub time_zone: String,
+    /// The locale the browser reports.
+    pub locale: String,
+    /// Tasks at once, each with its own browser and proxy.
+    pub jobs: usize,
+    /// The task file, as run.json names it.
+    pub tasks_file: String,
+    /// What `<chrome> --version` printed (run.json).
+    pub chrome_version: String,
+    /// Settings recorded in run.json.
+    pub config: RunConfig,
+}
+
+/// What a run is about to do, for its progress display.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// Tasks to run.
+    pub todo: usize,
+    /// Tasks already finished in the run directory.
+    pub skipped: usize,
+    /// `llm:MODEL` / `trajectory:RUN`.
+    pub policy: String,
+    /// The mode.
+    pub mode: RunMode,
+    /// Tasks at once.
+    pub jobs: usize,
+}
+
+/// Progress callbacks (a progress bar, log lines, a harness's own bookkeeping). All have no-op defaults.
+pub trait Progress: Send + Sync {
+    /// Before the first task starts.
+    fn start(&self, _plan: &RunPlan) {}
+    /// A task ended (its trajectory is written).
+    fn task_done(&self, _t: &Trajectory) {}
+}
+
+impl Progress for () {}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// run.json as written last.
+    pub run_file: RunFile,
+    /// The shutdown signal stopped it; unfinished tasks are marked interrupted.
+    pub interrupted: bool,
+}
+
+struct Shared {
+    opts: RunOptions,
+    run: RunDir,
+}
+
+fn error_trajectory(task: &Task, mode: RunMode, started_ms: i64, e: &SessionError) -> Trajectory {
+    Trajectory {
+        v: TRAJECTORY_VERSION,
+        task_id: task.id.clone(),
+        web_name: task.web_name.clone(),
+        question: task.ques.clone(),
+        start_url: task.web.clone(),
+        mode,
+        outcome: Outcome::Error,
+        error: Some(e.to_string()),
+        started_ms,
+        ..Default::default()
+    }
+}
+
+async fn one_task(sh: &Shared, task: &Task) -> Trajectory {
+    let started = sh.opts.clock.now_ms();
+    let dir = sh.run.task(&task.id);
+    match task_inner(sh, task, &dir, started).await {
+        Ok(t) => t,
+        Err(e) => {
+            let t = error_trajectory(task, sh.opts.mode.run_mode(), started, &e);
+            if let Err(w) = dir.create().and_then(|()| dir.write_trajectory(&t)) {
+                tracing::error!("task {}: {w}", task.id);
+            }
+            t
+        }
+    }
+}
+
+async fn task_inner(
+    sh: &Shared,
+    task: &Task,
+    dir: &TaskDir,
+    started: i64,
+) -> Result<Trajectory, SessionError> {
+    let o = &sh.opts;
+    let policy = o.policy.for_task(task)?;
+    // A rerun of an unfinished task starts it afresh.
+    dir.create_empty()?;
+    let tp = TaskProxy::start(
+        &o.mode,
+        o.ca.clone(),
+        &TaskProxyOptions {
+            task_id: task.id.clone(),
+            web_name: task.web_name.clone(),
+            proxy: o.proxy.clone(),
+            clock: o.clock.clone(),
+            time_zone: o.time_zone.clone(),
+            locale: o.locale.clone(),
+        },
+    )
+    .await?;
+    let t = run_task(&o.agent, tp.agent_env(started), task, policy, dir.clone()).await;
+    tp.finish().await?;
+    Ok(t)
+}
+
+fn save(run: &RunDir, rf: &Mutex<RunFile>) {
+    if let Ok(r) = rf.lock() {
+        if let Err(e) = run.write_run_file(&r) {
+            tracing::error!("{e}");
+        }
+    }
+}
+
+/// Run `tasks` into `opts.out` until done or until `shutdown` resolves. Must be called inside a
+/// multi-threaded tokio runtime.
+pub async fn run_tasks(
+    opts: RunOptions,
+    tasks: Vec<Task>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+    progress: Arc<dyn Progress>,
+) -> Result<RunOutcome, SessionError> {
+    let run = RunDir::new(&opts.out);
+    run.create()?;
+    let mut run_file = RunFile {
+        v: trajectory::run_dir::RUN_FILE_VERSION,
+        webfreeze: env!("CARGO_PKG_VERSION").into(),
+        mode: opts.mode.run_mode(),
+        policy: opts.policy.describe(),
+        tasks_file: opts.tasks_file.clone(),
+        snapshots: opts.mode.snapshots().map(str::to_string),
+        chrome: opts.agent.chrome.display().to_string(),
+        chrome_version: opts.chrome_version.clone(),
+        config: opts.config.clone(),
+        started_ms: opts.clock.now_ms(),
+        finished_ms: None,
+        tasks: run.read_run_file().map(|r| r.tasks).unwrap_or_default(),
+    };
+    // Finished tasks are kept; the rest run.
+    let mut todo = Vec::new();
+    let mut skipped = 0;
+    for t in tasks {
+        match run.task(&t.id).read_trajectory() {
+            Ok(Some(tr)) if tr.finished() => {
+                run_file.tasks.insert(t.id.clone(), TaskStatus::of(&tr));
+                skipped += 1;
+            }
+            _ => {
+                run_file.tasks.insert(t.id.clone(), TaskStatus::pending(&t.web_name));
+                todo.push(t);
+            }
+        }
+    }
+    // Record: a snapshot of the same name from another run directory is never replaced silently.
+    if let ProxyMode::Record { store, run: name, run_dir } = &opts.mode {
+        let ids: Vec<String> = todo.iter().map(|t| t.id.clone()).collect();
+        check_no_clash(store, name, run_dir, &ids)?;
+    }
+    run.write_run_file(&run_file)?;
+    progress.start(&RunPlan {
+        todo: todo.len(),
+        skipped,
+        policy: run_file.policy.clone(),
+        mode: run_file.mode,
+        jobs: opts.jobs,
+    });
+    let jobs = opts.jobs.max(1);
+    let clock = opts.clock.clone();
+    let shared = Arc::new(Shared { opts, run: run.clone() });
+    let run_file = Arc::new(Mutex::new(run_file));
+    let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
+    let mut set = tokio::task::JoinSet::new();
+    for task in todo {
+        let (sh, sem, rf, progress) = (shared.clone(), sem.clone(), run_file.clone(), progress.clone());
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            if let Ok(mut r) = rf.lock() {
+                if let Some(s) = r.tasks.get_mut(&task.id) {
+                    s.status = TaskState::Running;
+                }
+            }
+            let t = one_task(&sh, &task).await;
+            progress.task_done(&t);
+            if let Ok(mut r) = rf.lock() {
+                r.tasks.insert(t.task_id.clone(), TaskStatus::of(&t));
+            }
+            save(&sh.run, &rf);
+        });
+    }
+    tokio::pin!(shutdown);
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            r = set.join_next() => match r {
+                None => break,
+                Some(Err(e)) if !e.is_cancelled() => tracing::error!("a task panicked: {e}"),
+                Some(_) => {}
+            },
+            _ = &mut shutdown, if !interrupted => {
+                // Dropping a task's future kills its browser (kill-on-drop) and its proxy; its snapshot is
+                // sealed `interrupted` by the TaskProxy's drop.
+                interrupted = true;
+                set.abort_all();
+            }
+        }
+    }
+    let mut rf = run_file.lock().map(|r| r.clone()).unwrap_or_else(|p| p.into_inner().clone());
+    if interrupted {
+        for s in rf.tasks.values_mut() {
+            if matches!(s.status, TaskState::Running | TaskState::Pending) {
+                s.status = TaskState::Interrupted;
+            }
+        }
+    }
+    rf.finished_ms = Some(clock.now_ms());
+    run.write_run_file(&rf)?;
+    Ok(RunOutcome { run_file: rf, interrupted })
+}

@@ -1,0 +1,379 @@
+//! One task's proxy: a webfreeze proxy on an ephemeral loopback port inside this process, in live, record
+//! or replay mode, with everything a browser harness needs to point a browser at it (address, CA pin, the
+//! scripts to install before page scripts, time zone and locale) and a probe for per-step counters.
+//!
+//! It owns what record and replay must agree on: the snapshot's name (`<run>/<task-id>`) and labels, the
+//! determinism shim's seeding (both call `replay::shim::for_snapshot` with the snapshot's name and start),
+//! the miss recorder of `--on-miss record`. [`TaskProxy::finish`] drains the proxy and seals the snapshots;
+//! a `TaskProxy` dropped without it (a cancelled task) stops its proxy and seals them as `interrupted`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::runner::{ProxyProbe, TaskEnv};
+use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConfig, ServeError};
+use recorder::{HostFilter, Recorder};
+use replay::rules::Rules;
+use replay::{OnMiss, Replay, ReplayConfig};
+use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use trajectory::RunMode;
+
+use crate::error::SessionError;
+use crate::probes::{LiveProbe, RecordProbe, ReplayProbe};
+
+/// How long a finishing task proxy may take to drain requests still waiting on an origin.
+const DRAIN: Duration = Duration::from_secs(10);
+/// The shim's clock step per read, in record and replay alike.
+const SHIM_STEP_MS: u32 = 1;
+
+/// What replay does when no recorded exchange matches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissPolicy {
+    /// Answer 404; never touch the network.
+    #[default]
+    NotFound,
+    /// Forward to the live origin.
+    Live,
+    /// Forward to the live origin and record the exchange into `<snapshot>/misses`.
+    Record,
+}
+
+/// Where a task's pages come from.
+#[derive(Debug, Clone)]
+pub enum ProxyMode {
+    /// The live web through a counting pass-through.
+    Live,
+    /// The live web, recorded into the snapshot `<run>/<task-id>`.
+    Record {
+        /// The store to write.
+        store: Store,
+        /// The recording's name (the run directory's name for `webfreeze run`).
+        run: String,
+        /// The run directory, kept in the snapshot's labels so another run never replaces it silently.
+        run_dir: String,
+    },
+    /// The snapshot `<run>/<task-id>`, with no network unless `on_miss` says otherwise.
+    Replay {
+        /// The store to read (and write, for `MissPolicy::Record`).
+        store: Store,
+        /// The recording whose snapshots to replay.
+        run: String,
+        /// Miss policy.
+        on_miss: MissPolicy,
+    },
+}
+
+impl ProxyMode {
+    /// The run mode this proxy mode serves.
+    pub fn run_mode(&self) -> RunMode {
+        match self {
+            ProxyMode::Live => RunMode::Live,
+            ProxyMode::Record { .. } => RunMode::Record,
+            ProxyMode::Replay { .. } => RunMode::Replay,
+        }
+    }
+}
+
+/// The snapshot of task `task_id` in the recording `run`.
+pub fn snapshot_name(run: &str, task_id: &str) -> String {
+    format!("{run}/{task_id}")
+}
+
+/// Per-task settings.
+#[derive(Clone)]
+pub struct TaskProxyOptions {
+    /// Task id (names the snapshot).
+    pub task_id: String,
+    /// Site name (a snapshot label).
+    pub web_name: String,
+    /// How the proxy reaches origins (trust roots, `--resolve`, timeouts).
+    pub proxy: ProxyConfig,
+    /// The clock snapshots are stamped with.
+    pub clock: Arc<dyn Clock>,
+    /// Record: the time zone stored in the snapshot and emulated. Replay uses the snapshot's.
+    pub time_zone: String,
+    /// The locale the browser reports (record stores it; replay uses the snapshot's when it has one).
+    pub locale: String,
+}
+
+/// A running task proxy. See the module docs.
+pub struct TaskProxy {
+    addr: SocketAddr,
+    ca_spki: String,
+    mode: RunMode,
+    init_scripts: Vec<String>,
+    time_zone: Option<String>,
+    locale: String,
+    snapshot: Option<String>,
+    probe: Arc<dyn ProxyProbe>,
+    clock: Arc<dyn Clock>,
+    /// Sends the proxy's shutdown; None once finished.
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<Result<(), ServeError>>>,
+    /// Snapshots this proxy writes (the recording, or replay's misses), sealed at the end.
+    writers: Vec<Arc<SnapshotWriter>>,
+}
+
+impl std::fmt::Debug for TaskProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskProxy")
+            .field("addr", &self.addr)
+            .field("mode", &self.mode)
+            .field("snapshot", &self.snapshot)
+            .finish_non_exhaustive()
+    }
+}
+
+fn replace(store: &Store, name: &str) -> Result<(), SessionError> {
+    if store.manifest(name).is_ok() {
+        store.remove(name)?;
+    }
+    Ok(())
+}
+
+impl TaskProxy {
+    /// Start a proxy for one task on `127.0.0.1:0`. Record replaces an earlier snapshot of the same name
+    /// (check [`check_no_clash`] first when another run may own it); replay needs the task's snapshot.
+    pub async fn start(
+        mode: &ProxyMode,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<Self, SessionError> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(SessionError::Bind)?;
+        let addr = listener.local_addr().map_err(SessionError::Bind)?;
+        let mut tp = TaskProxy {
+            addr,
+            ca_spki: ca.info().spki_sha256.clone(),
+            mode: mode.run_mode(),
+            init_scripts: Vec::new(),
+            time_zone: None,
+            locale: opts.locale.clone(),
+            snapshot: None,
+            probe: Arc::new(LiveProbe(Arc::new(CountingPassThrough::default()))),
+            clock: opts.clock.clone(),
+            stop: None,
+            server: None,
+            writers: Vec::new(),
+        };
+        match mode {
+            ProxyMode::Live => {
+                let live = Arc::new(CountingPassThrough::default());
+                tp.probe = Arc::new(LiveProbe(live.clone()));
+                tp.serve(live, listener, ca, opts)?;
+            }
+            ProxyMode::Record { store, run, run_dir } => {
+                let name = snapshot_name(run, &opts.task_id);
+                replace(store, &name)?;
+                let started = opts.clock.now_ms();
+                let writer = Arc::new(store.create_snapshot(NewSnapshot {
+                    name: name.clone(),
+                    created_ms: started,
+                    seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
+                    source: SnapshotSource::Record,
+                    labels: BTreeMap::from([
+                        ("locale".to_string(), opts.locale.clone()),
+                        ("task".to_string(), opts.task_id.clone()),
+                        ("web_name".to_string(), opts.web_name.clone()),
+                        ("run".to_string(), run.clone()),
+                        ("run_dir".to_string(), run_dir.clone()),
+                    ]),
+                })?);
+                tp.writers.push(writer.clone());
+                let rec = Arc::new(Recorder::new(writer, opts.clock.clone(), HostFilter::new(&[], &[])));
+                // The page sees the same clock and random numbers now as in every replay of this snapshot.
+                tp.init_scripts = vec![replay::shim::for_snapshot(&name, started, SHIM_STEP_MS)];
+                tp.time_zone = Some(opts.time_zone.clone());
+                tp.snapshot = Some(name);
+                tp.probe = Arc::new(RecordProbe(rec.clone()));
+                tp.serve(rec, listener, ca, opts)?;
+            }
+            ProxyMode::Replay { store, run, on_miss } => {
+                let name = snapshot_name(run, &opts.task_id);
+                let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
+                    name: name.clone(),
+                    task: opts.task_id.clone(),
+                    source,
+                })?;
+                let on_miss = match on_miss {
+                    MissPolicy::NotFound => OnMiss::NotFound,
+                    MissPolicy::Live => OnMiss::Live,
+                    MissPolicy::Record => {
+                        let now = opts.clock.now_ms();
+                        let misses = format!("{name}/misses");
+                        replace(store, &misses)?;
+                        let w = Arc::new(store.create_snapshot(NewSnapshot {
+                            name: misses,
+                            created_ms: now,
+                            seed: Seed { start_ms: now, time_zone: manifest.seed.time_zone.clone() },
+                            source: SnapshotSource::Record,
+                            labels: BTreeMap::from([("misses_of".to_string(), name.clone())]),
+                        })?);
+                        tp.writers.push(w.clone());
+                        OnMiss::Record(Arc::new(Recorder::new(
+                            w,
+                            opts.clock.clone(),
+                            HostFilter::new(&[], &[]),
+                        )))
+                    }
+                };
+                tp.time_zone = Some(manifest.seed.time_zone.clone());
+                // The snapshot's locale when it recorded one (runs before v0.1 did not).
+                if let Some(l) = manifest.labels.get("locale") {
+                    tp.locale = l.clone();
+                }
+                // The browser gets the shim through CDP, so the proxy does not inject it as well.
+                let rp = Arc::new(Replay::new(
+                    store.clone(),
+                    manifest,
+                    ReplayConfig {
+                        on_miss,
+                        rules: Rules::builtin(),
+                        inject_shim: false,
+                        shim_step_ms: SHIM_STEP_MS,
+                    },
+                ));
+                tp.init_scripts = vec![rp.shim_js().to_string()];
+                tp.snapshot = Some(name);
+                tp.probe = Arc::new(ReplayProbe(rp.clone()));
+                tp.serve(rp, listener, ca, opts)?;
+            }
+        }
+        Ok(tp)
+    }
+
+    fn serve<H: Handler>(
+        &mut self,
+        handler: Arc<H>,
+        listener: tokio::net::TcpListener,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<(), SessionError> {
+        let proxy = Proxy::new(handler, ca, opts.proxy.clone())?;
+        let (tx, rx) = oneshot::channel::<()>();
+        self.server = Some(tokio::spawn(proxy.serve(listener, async move {
+            let _ = rx.await;
+        })));
+        self.stop = Some(tx);
+        Ok(())
+    }
+
+    /// The proxy's address (`http://ADDR` as the browser's proxy).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Base64 SHA-256 of the proxy CA's SPKI (Chromium: `--ignore-certificate-errors-spki-list`).
+    pub fn ca_spki(&self) -> &str {
+        &self.ca_spki
+    }
+
+    /// Scripts to install before any page script (record and replay: the determinism shim).
+    pub fn init_scripts(&self) -> &[String] {
+        &self.init_scripts
+    }
+
+    /// The time zone to emulate (record: the one stored; replay: the snapshot's; live: none).
+    pub fn time_zone(&self) -> Option<&str> {
+        self.time_zone.as_deref()
+    }
+
+    /// The locale to emulate.
+    pub fn locale(&self) -> &str {
+        &self.locale
+    }
+
+    /// The snapshot written (record) or read (replay).
+    pub fn snapshot(&self) -> Option<&str> {
+        self.snapshot.as_deref()
+    }
+
+    /// Counters of the requests so far (call it around each step for per-step figures).
+    pub fn probe(&self) -> Arc<dyn ProxyProbe> {
+        self.probe.clone()
+    }
+
+    /// What the agent needs to run a task against this proxy.
+    pub fn agent_env(&self, started_ms: i64) -> TaskEnv {
+        TaskEnv {
+            proxy: self.addr,
+            ca_spki: self.ca_spki.clone(),
+            init_scripts: self.init_scripts.clone(),
+            time_zone: self.time_zone.clone(),
+            locale: Some(self.locale.clone()),
+            mode: self.mode,
+            snapshot: self.snapshot.clone(),
+            started_ms,
+            probe: Some(self.probe.clone()),
+        }
+    }
+
+    /// Stop the proxy (requests still waiting on an origin get [`DRAIN`], then are cut, so nothing reaches a
+    /// sealed snapshot) and seal its snapshots `complete`.
+    pub async fn finish(mut self) -> Result<(), SessionError> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut server) = self.server.take() {
+            match tokio::time::timeout(DRAIN, &mut server).await {
+                Ok(Ok(Err(e))) => tracing::warn!("task proxy: {e}"),
+                Err(_) => {
+                    tracing::warn!("task proxy did not drain within {DRAIN:?}; stopping it");
+                    server.abort();
+                }
+                _ => {}
+            }
+        }
+        let now = self.clock.now_ms();
+        for w in std::mem::take(&mut self.writers) {
+            w.finalize(now)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TaskProxy {
+    fn drop(&mut self) {
+        // Not finished: the task was cancelled. Stop serving and seal what it wrote as interrupted.
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+        let now = self.clock.now_ms();
+        for w in self.writers.drain(..) {
+            if let Err(e) = w.interrupt(now) {
+                tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}");
+            }
+        }
+    }
+}
+
+/// Refuse to record over a snapshot of the same name that another run directory recorded.
+pub fn check_no_clash(
+    store: &Store,
+    run: &str,
+    run_dir: &str,
+    task_ids: &[String],
+) -> Result<(), SessionError> {
+    for id in task_ids {
+        let name = snapshot_name(run, id);
+        if let Ok(m) = store.manifest(&name) {
+            let from = m.labels.get("run_dir").map(String::as_str).unwrap_or("(unknown)");
+            if from != run_dir {
+                return Err(SessionError::SnapshotClash { name, from: from.to_string() });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The run directory as snapshots label it: canonical when it exists.
+pub(crate) fn canonical_run_dir(out: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf())
+}

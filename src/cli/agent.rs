@@ -1,0 +1,178 @@
+//! `run`, `eval`, `compare` and `demo`: the agent, the evaluator and the demo.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{MissPolicy, UpstreamArgs};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RunMode {
+    /// Through a pass-through proxy: the live web, nothing stored.
+    Live,
+    /// Live, recording one snapshot per task, named <RUN>/<task-id> (RUN = the --out directory's name).
+    Record,
+    /// From the snapshots <SNAPSHOTS>/<task-id>; sealed (no network) unless --on-miss says otherwise.
+    Replay,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// WebVoyager task file (JSON Lines with web_name, id, ques, web).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: PathBuf,
+    /// Where the pages come from.
+    #[arg(long, value_enum)]
+    pub mode: RunMode,
+    /// What decides the actions: `llm` (a vision model over the OpenAI-compatible API) or
+    /// `trajectory:RUN_DIR` (re-execute the replies recorded in an earlier run, checking each step's URL
+    /// and screenshot hash against it).
+    #[arg(long, default_value = "llm", value_name = "llm|trajectory:RUN_DIR")]
+    pub policy: String,
+    /// Run directory (created; finished tasks in it are skipped on a rerun).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replay: the recording whose <RUN>/<task-id> snapshots to use [default: with --policy
+    /// trajectory:DIR, DIR's name].
+    #[arg(long, value_name = "RUN")]
+    pub snapshots: Option<String>,
+    /// Replay: what to do when no recorded exchange matches.
+    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
+    pub on_miss: MissPolicy,
+    /// Tasks run in parallel, each with its own browser and proxy.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+    /// Only tasks whose id or site name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub task_filter: Option<String>,
+    /// Step budget per task (a failed action costs a step).
+    #[arg(long, default_value_t = 15)]
+    pub max_steps: u32,
+    /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
+    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+    /// Window and viewport size.
+    #[arg(long, default_value = "1024x768", value_name = "WxH")]
+    pub window: String,
+    /// Seconds a page load or a browser call may take before the step (or task) fails.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub page_timeout: f64,
+    /// A page has settled when no request has been in flight for this many milliseconds.
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub settle_ms: u64,
+    /// How long the `Wait` action waits, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub wait_ms: u64,
+    /// Where the `Google` action goes.
+    #[arg(long, default_value = "https://www.google.com/", value_name = "URL")]
+    pub search_url: String,
+    /// Record: the time zone stored in each snapshot and emulated in the browser [default: $TZ,
+    /// /etc/timezone, else UTC]. Replay always uses the snapshot's.
+    #[arg(long, value_name = "IANA_ZONE")]
+    pub time_zone: Option<String>,
+    /// Locale the browser reports (ICU form).
+    #[arg(long, default_value = "en_US")]
+    pub locale: String,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(flatten)]
+    pub upstream: UpstreamArgs,
+}
+
+/// The OpenAI-compatible model API.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LlmArgs {
+    /// Base URL of the OpenAI-compatible API (…/v1).
+    #[arg(long, env = crate::config::env::OPENAI_BASE_URL, default_value = "https://api.openai.com/v1", value_name = "URL")]
+    pub api_base: String,
+    /// Model name.
+    #[arg(long, default_value = "gpt-4o")]
+    pub model: String,
+    /// Name of the environment variable holding the API key.
+    #[arg(long, default_value = crate::config::env::OPENAI_API_KEY, value_name = "VAR")]
+    pub api_key_env: String,
+    /// Sampling temperature.
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
+    /// Screenshots kept in the model's context (older turns keep their text).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub keep_screenshots: usize,
+    /// Attempts per model call on 429, 5xx and timeouts (exponential backoff).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub api_attempts: u32,
+    /// Seconds before the first retry of a failed model call (doubles per retry; Retry-After wins).
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    pub api_backoff: f64,
+    /// Seconds per model call before it counts as a timeout.
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub api_timeout: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum JudgeArg {
+    /// A vision model after the WebVoyager protocol (needs the model API).
+    Llm,
+    /// Reference matchers: the task file's `eval` specs and --reference (WebVoyager's answers).
+    Reference,
+    /// Both; a task succeeds only if both agree it did.
+    Both,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// Run directory (from `webfreeze run --out`).
+    pub run: PathBuf,
+    /// Which judges run.
+    #[arg(long, value_enum, default_value_t = JudgeArg::Reference)]
+    pub judge: JudgeArg,
+    /// Screenshots the model judge sees: the last N, or `all`.
+    #[arg(long, default_value = "3", value_name = "N|all")]
+    pub k: String,
+    /// Model-judge repeats per task (mean and standard deviation are reported).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeats: u32,
+    /// Task file with `eval` specs [default: the run's own task file, from run.json].
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// WebVoyager's reference_answer.json: golden answers are scored, possible answers shown.
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+    /// Score WebVoyager's `possible` answers too.
+    #[arg(long)]
+    pub score_possible: bool,
+    /// Print eval.json on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// First evaluated run (e.g. the live run).
+    pub run_a: PathBuf,
+    /// Second evaluated run (e.g. its replay).
+    pub run_b: PathBuf,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page with the flipped tasks' screenshots side by side.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Working directory for the demo's store, runs and reports (runs are replaced on each demo).
+    #[arg(long, default_value = "webfreeze-demo", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// How many days the demo sites' clock moves forward before the second live run.
+    #[arg(long, default_value_t = 1, value_name = "DAYS")]
+    pub drift_days: u32,
+    /// Tasks run in parallel.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub jobs: usize,
+    /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
+    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+}

@@ -1,0 +1,153 @@
+//! What the user typed: clap structs that mirror the command line one to one. Resolution into a working
+//! configuration happens in `config`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod agent;
+mod store;
+
+pub(crate) use agent::*;
+pub(crate) use store::*;
+
+/// Record the web into content-addressed snapshots and replay it deterministically, for reproducible
+/// web-agent benchmarks.
+#[derive(Debug, Parser)]
+#[command(name = "webfreeze", version, propagate_version = true, max_term_width = 100)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Snapshot store directory [default: $WEBFREEZE_HOME/store; WEBFREEZE_HOME defaults to
+    /// $XDG_DATA_HOME/webfreeze, i.e. ~/.local/share/webfreeze]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// More log output on stderr (-v: debug, -vv: trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Manage the local certificate authority the proxy mints site certificates with.
+    #[command(subcommand)]
+    Ca(CaCmd),
+    /// Run the live pass-through MITM proxy (no recording).
+    Proxy(ProxyArgs),
+    /// Run the proxy live and record every exchange into a new snapshot (Ctrl-C finalizes it).
+    Record(RecordArgs),
+    /// Answer from a snapshot: no network unless --on-miss live|record.
+    Replay(ReplayArgs),
+    /// Manage snapshots in the store: list, show, verify, gc, rm, import, export.
+    #[command(subcommand)]
+    Snapshots(SnapshotsCmd),
+    /// Run a browser agent over a task file: live, recording one snapshot per task, or replaying them.
+    Run(Box<RunArgs>),
+    /// Judge a run (reference matchers, a model judge, or both) into RUN/eval.json, with a table per site.
+    Eval(EvalArgs),
+    /// Compare two evaluated runs: success per site, agreement, Cohen's kappa, McNemar, flipped tasks.
+    Compare(CompareArgs),
+    /// The whole loop on the bundled demo sites, no network or API key: record live, drift the sites,
+    /// run live again, replay the recording, evaluate and compare.
+    Demo(DemoArgs),
+}
+
+/// Options shared by every command that runs the proxy.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ProxyArgs {
+    /// Address to listen on; port 0 picks a free port. `listening on ADDR` is printed first on stdout.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    pub listen: String,
+    /// Allow a non-loopback --listen address (anyone who can reach it can use the proxy).
+    #[arg(long)]
+    pub allow_remote: bool,
+    #[command(flatten)]
+    pub upstream: UpstreamArgs,
+    /// Seconds a client connection may stay idle before it is closed.
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub idle_timeout: f64,
+    /// Concurrent client connections; further clients wait.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+}
+
+/// How the proxy reaches origins (shared by `proxy`, `record`, `replay` and `run`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct UpstreamArgs {
+    /// Extra CA certificate (PEM) to trust for origins, e.g. a private test origin. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Vec<PathBuf>,
+    /// Override DNS like curl: HOST:PORT:ADDR, where ADDR is an IP, or IP:PORT to change the port too.
+    /// Repeatable.
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<String>,
+    /// Do not verify origin certificates (logged as a warning). Only for broken test origins.
+    #[arg(long)]
+    pub insecure_upstream: bool,
+    /// Seconds to wait for an origin's response head before answering 504.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub upstream_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RecordArgs {
+    /// Name of the snapshot to create.
+    #[arg(long)]
+    pub snapshot: String,
+    /// Do not record hosts matching this pattern (a host, or *.suffix). Repeatable. Browser background
+    /// hosts are never recorded.
+    #[arg(long, value_name = "HOST_PATTERN")]
+    pub exclude: Vec<String>,
+    /// Record only hosts matching these patterns. Repeatable.
+    #[arg(long, value_name = "HOST_PATTERN")]
+    pub include: Vec<String>,
+    /// Time zone recorded in the snapshot for replay (default: $TZ, /etc/timezone, else UTC).
+    #[arg(long, value_name = "IANA_ZONE")]
+    pub time_zone: Option<String>,
+    /// Label the snapshot (KEY=VALUE, e.g. task=Allrecipes--3). Repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Vec<String>,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum MissPolicy {
+    /// Answer 404 with a text body naming the URL; never contact an origin.
+    #[value(name = "404")]
+    NotFound,
+    /// Forward misses to the live origin.
+    Live,
+    /// Forward misses live and record them into a second snapshot (--miss-snapshot).
+    Record,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// Snapshot to replay.
+    #[arg(long)]
+    pub snapshot: String,
+    /// What to do when no recorded exchange matches.
+    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
+    pub on_miss: MissPolicy,
+    /// Where --on-miss record stores misses [default: SNAPSHOT/misses].
+    #[arg(long)]
+    pub miss_snapshot: Option<String>,
+    /// Extra volatile-parameter rules (JSON: strip_params, strip_param_prefixes, strip_value_patterns).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Write the replay report (layers, misses, fuzzy matches, coverage) as JSON on exit.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Do not inject the determinism shim (frozen Date, seeded Math.random) into HTML.
+    #[arg(long)]
+    pub no_inject_shim: bool,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+}

@@ -1,0 +1,419 @@
+//! Local origin servers: HTTP and HTTPS (throwaway CA), h1 and h2, with the paths the scenarios need
+//! (echo, gzip/br, chunked, redirects, cookies, a gate, a hang, WebSocket, a changing site).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+pub(crate) type BoxBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+pub(crate) fn full(b: impl Into<Bytes>) -> BoxBody {
+    Full::new(b.into()).map_err(|n| match n {}).boxed()
+}
+
+/// A throwaway CA and a leaf for the origin's names, for HTTPS origins.
+pub(crate) struct OriginTls {
+    pub ca_pem: String,
+    pub server: Arc<rustls::ServerConfig>,
+}
+
+pub(crate) fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "throwaway test origin CA");
+    ca_params.key_usages =
+        vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let mut leaf_params =
+        rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    leaf_params.subject_alt_names.push(rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    let mut cfg = rustls::ServerConfig::builder_with_provider(proxy::crypto_provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+        )
+        .unwrap();
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    OriginTls { ca_pem: ca_cert.pem(), server: Arc::new(cfg) }
+}
+
+/// What the origin observed.
+#[derive(Default)]
+pub(crate) struct OriginStats {
+    /// TCP connections accepted.
+    pub connections: AtomicUsize,
+    /// Requests served.
+    pub requests: AtomicUsize,
+    /// Set when the body of `/infinite` was dropped (its client went away).
+    pub infinite_dropped: AtomicBool,
+    /// Notified when `/infinite` is dropped.
+    pub dropped: Notify,
+    /// Notified when `/gate` has arrived; `/gate` answers once `release` is notified.
+    pub gate_arrived: Notify,
+    pub release: Notify,
+    /// Shown by the dynamic site's pages: a "changed origin" bumps it.
+    pub generation: AtomicUsize,
+}
+
+/// A value that differs on every call (server timestamps and random ids of the dynamic site).
+pub(crate) fn volatile() -> u128 {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    #[allow(clippy::disallowed_methods)] // the live site is supposed to change with the wall clock
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    now + N.fetch_add(1, Ordering::SeqCst) as u128
+}
+
+fn site_page(title: &str, extra: &str, stats: &OriginStats) -> Response<BoxBody> {
+    let v = volatile();
+    let html = format!(
+        "<!doctype html><html><head><title>{title}</title><link rel=icon href=\"data:,\">\
+         <style>body{{font-family:sans-serif;margin:20px}} img{{width:40px;height:40px}}</style></head><body>\
+         <h1>{title}</h1><p id=server>served at {v} id {id:x} generation {g}</p>{extra}\
+         <p><a href=/site/p2>page two</a> <a href=/site/p3>page three</a></p>\
+         <img src=/site/logo.svg alt=logo>\
+         <script src=\"/site/app.js?v={v}\"></script></body></html>",
+        id = v.wrapping_mul(2654435761),
+        g = stats.generation.load(Ordering::SeqCst)
+    );
+    let mut r = Response::new(full(html));
+    r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+    r.headers_mut().insert("cache-control", "no-store".parse().unwrap());
+    r
+}
+
+const SITE_JS: &str = r#"(function(){
+  var d = document.createElement('p'); d.id = 'js';
+  d.textContent = 'js: ' + new Date().toISOString() + ' ' + Math.random().toFixed(10) + ' ' + crypto.getRandomValues(new Uint32Array(1))[0];
+  document.body.appendChild(d);
+  var x = new XMLHttpRequest();
+  x.open('POST', '/site/api/search');
+  x.setRequestHeader('content-type', 'application/json');
+  x.onload = function() {
+    var r = document.createElement('p'); r.id = 'xhr'; r.textContent = 'xhr: ' + x.responseText; document.body.appendChild(r);
+    var done = document.createElement('p'); done.id = 'done'; done.textContent = 'done'; document.body.appendChild(done);
+  };
+  x.send(JSON.stringify({q: 'socks', n: 2}));
+})();"#;
+
+async fn site_route(req: Request<Incoming>, stats: &OriginStats) -> Option<Response<BoxBody>> {
+    let path = req.uri().path().to_string();
+    let cookie =
+        req.headers().get("cookie").map(|v| v.to_str().unwrap_or("").to_string()).unwrap_or_default();
+    Some(match path.as_str() {
+        "/site/" => {
+            let mut r = site_page("Shop home", "", stats);
+            r.headers_mut().insert("set-cookie", format!("visit={:x}; Path=/", volatile()).parse().unwrap());
+            r
+        }
+        "/site/p2" => site_page("Page two", &format!("<p id=cookie>cookie {cookie}</p>"), stats),
+        "/site/p3" => site_page("Page three", "", stats),
+        "/site/p4" => site_page("Page four", "", stats),
+        "/site/redirect" => {
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::FOUND;
+            r.headers_mut().insert("location", "/site/p2".parse().unwrap());
+            r
+        }
+        "/site/app.js" => {
+            let mut r = Response::new(full(SITE_JS));
+            r.headers_mut().insert("content-type", "application/javascript".parse().unwrap());
+            r
+        }
+        "/site/logo.svg" => {
+            let c = volatile() % 0xffffff;
+            let svg = format!("<svg xmlns='http://www.w3.org/2000/svg' width='40' height='40'><rect width='40' height='40' fill='#{c:06x}'/></svg>");
+            let mut r = Response::new(full(svg));
+            r.headers_mut().insert("content-type", "image/svg+xml".parse().unwrap());
+            r
+        }
+        "/site/api/search" => {
+            let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let q: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let json = serde_json::json!({"query": q["q"], "results": ["wool socks", "cotton socks"], "server_time": volatile().to_string()});
+            let mut r = Response::new(full(json.to_string()));
+            r.headers_mut().insert("content-type", "application/json".parse().unwrap());
+            r
+        }
+        _ => return None,
+    })
+}
+
+/// A local origin server.
+pub(crate) struct Origin {
+    pub addr: SocketAddr,
+    pub stats: Arc<OriginStats>,
+    pub ca_pem: Option<String>,
+    shutdown: Arc<Notify>,
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.shutdown.notify_waiters();
+    }
+}
+
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+pub(crate) fn brotli_enc(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliCompress(&mut &data[..], &mut out, &brotli::enc::BrotliEncoderParams::default()).unwrap();
+    out
+}
+
+pub(crate) const HELLO: &str = "hello from the origin";
+pub(crate) const PAGE: &str = "<!doctype html><html><head><title>webfreeze test page</title></head><body><p id=t>hello from the origin</p></body></html>";
+
+struct DropFlag(Arc<OriginStats>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.infinite_dropped.store(true, Ordering::SeqCst);
+        self.0.dropped.notify_waiters();
+        self.0.dropped.notify_one();
+    }
+}
+
+async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
+    stats.requests.fetch_add(1, Ordering::SeqCst);
+    if req.uri().path().starts_with("/site/") {
+        if let Some(r) = site_route(req, &stats).await {
+            return r;
+        }
+        let mut r = Response::new(full("not found"));
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return r;
+    }
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let mut res = match path.as_str() {
+        "/hello" => Response::new(full(HELLO)),
+        "/page" => {
+            let mut r = Response::new(full(PAGE));
+            r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+            r
+        }
+        "/chunked" => {
+            let frames =
+                (0..5).map(|i| Ok::<_, std::io::Error>(Frame::data(Bytes::from(format!("chunk{i};")))));
+            Response::new(StreamBody::new(futures_util::stream::iter(frames)).boxed())
+        }
+        "/gzip" => {
+            let mut r = Response::new(full(gzip(HELLO.as_bytes())));
+            r.headers_mut().insert("content-encoding", "gzip".parse().unwrap());
+            r
+        }
+        "/br" => {
+            let mut r = Response::new(full(brotli_enc(HELLO.as_bytes())));
+            r.headers_mut().insert("content-encoding", "br".parse().unwrap());
+            r
+        }
+        "/redirect" => {
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::FOUND;
+            r.headers_mut().insert("location", "/hello".parse().unwrap());
+            r
+        }
+        "/cookie" => {
+            let seen =
+                req.headers().get("cookie").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+            let mut r = Response::new(full(format!("cookie={seen}")));
+            r.headers_mut().append("set-cookie", "session=abc; Path=/; HttpOnly".parse().unwrap());
+            r.headers_mut().append("set-cookie", "theme=dark; Path=/".parse().unwrap());
+            r
+        }
+        "/echo" => {
+            let (parts, body) = req.into_parts();
+            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let mut headers: Vec<String> = parts
+                .headers
+                .iter()
+                .map(|(k, v)| format!("{}: {}", k.as_str(), v.to_str().unwrap_or("?")))
+                .collect();
+            headers.sort();
+            let text = format!(
+                "{} {} {}\n{}\n\n{}",
+                parts.method,
+                scheme,
+                parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"),
+                headers.join("\n"),
+                String::from_utf8_lossy(&body)
+            );
+            return Response::new(full(text));
+        }
+        "/altsvc" => {
+            let mut r = Response::new(full("alt"));
+            r.headers_mut().insert("alt-svc", "h3=\":443\"; ma=86400".parse().unwrap());
+            r.headers_mut().insert("connection", "x-hop".parse().unwrap());
+            r.headers_mut().insert("x-hop", "secret".parse().unwrap());
+            r.headers_mut().insert("x-kept", "yes".parse().unwrap());
+            r
+        }
+        "/stream" => {
+            let total: u64 = query.strip_prefix("bytes=").and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+            let n = total / chunk.len() as u64;
+            let frames = (0..n).map(move |_| Ok::<_, std::io::Error>(Frame::data(chunk.clone())));
+            let mut r = Response::new(StreamBody::new(futures_util::stream::iter(frames)).boxed());
+            r.headers_mut().insert("content-length", (n * 64 * 1024).to_string().parse().unwrap());
+            r
+        }
+        "/infinite" => {
+            let flag = DropFlag(stats.clone());
+            let s = futures_util::stream::unfold(flag, |flag| async move {
+                tokio::task::yield_now().await;
+                Some((Ok::<_, std::io::Error>(Frame::data(Bytes::from(vec![b'i'; 16 * 1024]))), flag))
+            });
+            Response::new(StreamBody::new(s).boxed())
+        }
+        "/counter" => {
+            let n = stats.requests.load(Ordering::SeqCst);
+            Response::new(full(format!("request number {n}")))
+        }
+        "/hang" => {
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+        "/gate" => {
+            stats.gate_arrived.notify_one();
+            stats.release.notified().await;
+            Response::new(full("released"))
+        }
+        "/ws" => {
+            let upgrade = hyper::upgrade::on(req);
+            tokio::spawn(async move {
+                if let Ok(up) = upgrade.await {
+                    let mut io = TokioIo::new(up);
+                    let mut buf = [0u8; 1024];
+                    loop {
+                        match io.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                let mut echo = b"echo:".to_vec();
+                                echo.extend_from_slice(&buf[..n]);
+                                if io.write_all(&echo).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+            r.headers_mut().insert("upgrade", "websocket".parse().unwrap());
+            r.headers_mut().insert("connection", "upgrade".parse().unwrap());
+            return r;
+        }
+        _ => {
+            let mut r = Response::new(full("not found"));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r
+        }
+    };
+    res.headers_mut().insert("x-origin-scheme", scheme.parse().unwrap());
+    res
+}
+
+impl Origin {
+    /// Start an origin on 127.0.0.1:0. With `tls`, HTTPS with the given server config.
+    pub(crate) async fn start(tls: Option<OriginTls>) -> Origin {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on(listener, tls).await
+    }
+
+    pub(crate) async fn start_on(listener: TcpListener, tls: Option<OriginTls>) -> Origin {
+        let addr = listener.local_addr().unwrap();
+        let stats = Arc::new(OriginStats::default());
+        let shutdown = Arc::new(Notify::new());
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.server));
+        let (st, sd) = (stats.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            loop {
+                let (tcp, _) = tokio::select! {
+                    r = listener.accept() => match r { Ok(x) => x, Err(_) => continue },
+                    _ = sd.notified() => break,
+                };
+                st.connections.fetch_add(1, Ordering::SeqCst);
+                let st = st.clone();
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let scheme = if acceptor.is_some() { "https" } else { "http" };
+                    let svc = service_fn(move |req| {
+                        let st = st.clone();
+                        async move { Ok::<_, Infallible>(route(req, st, scheme).await) }
+                    });
+                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    match acceptor {
+                        Some(a) => {
+                            if let Ok(tls) = a.accept(tcp).await {
+                                let _ = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc).await;
+                            }
+                        }
+                        None => {
+                            let _ = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc).await;
+                        }
+                    }
+                });
+            }
+        });
+        Origin { addr, stats, ca_pem, shutdown }
+    }
+}
+
+/// An origin that answers every request with a fixed status line, a Content-Length of 100 and only 10
+/// body bytes, then closes: a response cut short.
+pub(crate) async fn truncating_origin() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = tcp.read(&mut buf).await;
+                let _ = tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\n0123456789").await;
+                let _ = tcp.shutdown().await;
+            });
+        }
+    });
+    addr
+}
+
+/// An HTTPS origin (h2 and http/1.1) for `name` with a throwaway CA, and the proxy options that reach it:
+/// `--upstream-ca <its CA>` and `--resolve NAME:443:ADDR`.
+pub(crate) async fn https_origin(home: &Path, name: &str) -> (Origin, Vec<String>) {
+    let origin = Origin::start(Some(origin_tls(&[name], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = home.join(format!("origin-ca-{}.pem", origin.addr.port()));
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let reach = vec![
+        "--upstream-ca".to_string(),
+        ca_file.display().to_string(),
+        "--resolve".to_string(),
+        format!("{name}:443:{}", origin.addr),
+    ];
+    (origin, reach)
+}

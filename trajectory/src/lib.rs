@@ -1,0 +1,16 @@
+//! The run directory that `webfreeze run` writes and everything downstream reads (the evaluator, compare,
+//! the `trajectory:` policy, the demo and the benchmarks), and the OpenAI-compatible model client the agent
+//! and the judge share. Small on purpose: no browser, no proxy, no store, so the evaluator can depend on it
+//! without pulling chromiumoxide.
+//!
+//! - [`types`]: `trajectory.json` per task ([`Trajectory`], [`Step`], [`Outcome`], [`ProxyStats`]);
+//! - [`run_dir`]: [`RunDir`] and [`TaskDir`], the only code that reads or writes a run's files, and
+//!   `run.json` ([`RunFile`], [`TaskStatus`], [`TaskState`]);
+//! - [`llm`]: the OpenAI-compatible chat-completions client.
+
+pub mod llm;
+pub mod run_dir;
+pub mod types;
+
+pub use run_dir::{write_atomic, RunConfig, RunDir, RunDirError, RunFile, TaskDir, TaskState, TaskStatus};
+pub use types::{Outcome, ProxyStats, Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION};

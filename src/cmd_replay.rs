@@ -25,6 +25,8 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let writable = matches!(args.on_miss, MissPolicy::Record);
     let store = if writable { Store::open(&cfg.store)? } else { Store::open_read_only(&cfg.store)? };
     let manifest = store.manifest(&args.snapshot)?;
+    // A snapshot whose index no longer resolves would answer 404 to every page: refuse it.
+    store.check_snapshot(&manifest)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut miss_writer = None;
     let on_miss = match args.on_miss {
@@ -47,7 +49,13 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let replay = Arc::new(Replay::new(
         store,
         manifest.clone(),
-        ReplayConfig { on_miss, rules, inject_shim: !args.no_inject_shim, shim_step_ms: 1 },
+        ReplayConfig {
+            on_miss,
+            rules,
+            inject_shim: !args.no_inject_shim,
+            shim_step_ms: 1,
+            fuzzy_min_score: args.fuzzy_min_score.clamp(0.0, 1.0),
+        },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {

@@ -88,10 +88,20 @@ pub(crate) fn load_ca(cfg: &Config) -> anyhow::Result<Arc<CertificateAuthority>>
 /// The proxy options of `proxy`, `record` and `replay`.
 pub(crate) fn proxy_config(args: &ProxyArgs) -> anyhow::Result<ProxyConfig> {
     Ok(ProxyConfig {
-        idle_timeout: Duration::from_secs_f64(args.idle_timeout),
-        max_connections: args.max_connections,
+        idle_timeout: Duration::from_secs_f64(positive("--idle-timeout", args.idle_timeout)?),
+        header_timeout: Duration::from_secs_f64(positive("--header-timeout", args.header_timeout)?),
+        max_connections: args.max_connections.max(1),
         ..upstream_config(&args.upstream)?
     })
+}
+
+/// A duration flag in seconds: positive and finite.
+fn positive(flag: &str, secs: f64) -> anyhow::Result<f64> {
+    if secs.is_finite() && secs > 0.0 && secs < 1e9 {
+        Ok(secs)
+    } else {
+        Err(UsageError(format!("{flag} {secs}: expected a positive number of seconds")).into())
+    }
 }
 
 /// The proxy settings for reaching origins, with defaults for the rest.

@@ -147,3 +147,29 @@ fn verify_exits_nonzero_on_damage() {
     assert_eq!(v["ok"], false);
     assert_eq!(v["issues"][0]["kind"], "corrupt_blob");
 }
+
+/// Issue 11: a store whose index no longer resolves (exchange records gone, manifest intact) still lists
+/// the snapshot, but replay refuses to serve it (instead of answering 404 to every page) and says to
+/// run `snapshots verify`.
+#[test]
+fn replay_refuses_a_snapshot_whose_index_no_longer_resolves() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("site.har");
+    std::fs::write(&file, har(12)).unwrap();
+    ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "site"]));
+    {
+        let store = snapshots::Store::open(&h.join("store")).unwrap();
+        let m = store.manifest("site").unwrap();
+        store.check_snapshot(&m).unwrap();
+        store.drop_exchange_records_for_tests(&m).unwrap();
+        assert!(matches!(store.check_snapshot(&m), Err(snapshots::StoreError::Damaged { listed: 12, .. })));
+    }
+    let list = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(list.contains("site"), "{list}");
+    let out = run_cli(h, &["replay", "--snapshot", "site", "--listen", "127.0.0.1:0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("damaged") && err.contains("snapshots verify site"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"), "it must not start serving");
+}

@@ -66,15 +66,14 @@ async fn bad_input_gets_clear_answers_and_disturbs_nobody() {
     let r = raw(addr, big.as_bytes()).await;
     assert!(r.starts_with("HTTP/1.1 431"), "{:?}", &r[..r.len().min(80)]);
     // Neither TLS nor HTTP after CONNECT -> closed (and logged once).
-    let r = raw(
-        addr,
-        b"CONNECT somewhere.test:443 HTTP/1.1\r\nHost: somewhere.test:443\r\n\r\n\x00\x01\x02garbage",
-    )
-    .await;
+    // (The tunnel's target is the origin: live mode dials it before answering 200.)
+    let o = origin.addr;
+    let r =
+        raw(addr, format!("CONNECT {o} HTTP/1.1\r\nHost: {o}\r\n\r\n\x00\x01\x02garbage").as_bytes()).await;
     assert!(r.starts_with("HTTP/1.1 200"), "{r:?}");
     assert!(!r.contains("HTTP/1.1 4"), "nothing more than the 200: {r:?}");
     // TLS garbage after CONNECT: a handshake record that is not a ClientHello -> closed.
-    let r = raw(addr, b"CONNECT somewhere.test:443 HTTP/1.1\r\n\r\n\x16\x03\x01\x00\x05hello").await;
+    let r = raw(addr, format!("CONNECT {o} HTTP/1.1\r\n\r\n\x16\x03\x01\x00\x05hello").as_bytes()).await;
     assert!(r.starts_with("HTTP/1.1 200"), "{r:?}");
     // Upstream refused -> 502 naming host and cause.
     let closed = {
@@ -176,4 +175,126 @@ async fn idle_connections_are_closed() {
     .await;
     assert!(end.is_ok(), "idle keep-alive connection was not closed");
     assert!(String::from_utf8_lossy(&got).contains(HELLO));
+}
+
+/// Issue 11: a client trickling its request head a byte at a time (slowloris) is closed after
+/// `--header-timeout`, on the proxy connection and inside a CONNECT tunnel; a normal client is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_11_slowloris_heads_are_cut_after_the_header_timeout() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--header-timeout", "1"]);
+    let addr = wf.addr;
+    // Trickle `head` (a byte every 100 ms, 4 s in all at most) and report whether the proxy closed first.
+    async fn trickle(mut tcp: TcpStream, head: &[u8]) -> (bool, Duration) {
+        let t0 = std::time::Instant::now();
+        let mut buf = [0u8; 256];
+        for b in head.iter().cycle().take(40) {
+            if tcp.write_all(&[*b]).await.is_err() {
+                return (true, t0.elapsed());
+            }
+            match tokio::time::timeout(Duration::from_millis(100), tcp.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => return (true, t0.elapsed()),
+                Ok(Ok(_)) => {} // an error answer; the close follows
+                Err(_) => {}
+            }
+        }
+        (false, t0.elapsed())
+    }
+    let slow = TcpStream::connect(addr).await.unwrap();
+    let (closed, after) =
+        trickle(slow, b"GET http://a.test/ HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").await;
+    assert!(closed, "a head trickled for 4 s was not cut by --header-timeout 1");
+    assert!(after < Duration::from_secs(4), "{after:?}");
+
+    // Inside a tunnel: the CONNECT head is complete, the TLS ClientHello trickles.
+    let mut t = TcpStream::connect(addr).await.unwrap();
+    let o = origin.addr;
+    t.write_all(format!("CONNECT {o} HTTP/1.1\r\nHost: {o}\r\n\r\n").as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 256];
+    let n = t.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&buf[..n]));
+    let hello = [0x16u8, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03];
+    let (closed, _) = trickle(t, &hello).await;
+    assert!(closed, "a trickled ClientHello was not cut");
+
+    // A plain request inside a tunnel, trickled after its first bytes.
+    let mut t = TcpStream::connect(addr).await.unwrap();
+    t.write_all(format!("CONNECT {o} HTTP/1.1\r\nHost: {o}\r\n\r\n").as_bytes()).await.unwrap();
+    let n = t.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let (closed, _) =
+        trickle(t, b"GET /hello HTTP/1.1\r\nHost: x\r\nX-Slow: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb").await;
+    assert!(closed, "a trickled head inside a tunnel was not cut");
+
+    // Normal clients are unaffected.
+    let g = fetch(Via::Proxy(addr), &format!("http://{o}/hello"), o, &[], false, get()).await;
+    assert_eq!((g.status, g.text()), (200, HELLO.to_string()));
+}
+
+/// Issue 11: past `--max-connections`, a new client is answered 503 at once (not queued for seconds),
+/// and is served again as soon as a slot frees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_11_past_max_connections_new_clients_get_503_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--max-connections", "2", "--header-timeout", "60"]);
+    let addr = wf.addr;
+    let o = origin.addr;
+    let url = format!("http://{o}/hello");
+    // Two idle connections take both slots: wait until the proxy holds them (a third is refused).
+    let mut idle = vec![TcpStream::connect(addr).await.unwrap(), TcpStream::connect(addr).await.unwrap()];
+    let t0 = std::time::Instant::now();
+    let g = fetch(Via::Proxy(addr), &url, o, &[], false, get()).await;
+    let took = t0.elapsed();
+    assert_eq!(g.status, 503, "{}", g.text());
+    assert!(g.text().contains("--max-connections"), "{}", g.text());
+    assert_eq!(g.header("retry-after"), Some("1"));
+    assert!(took < Duration::from_secs(2), "the refusal took {took:?}");
+    // A slot frees: a good client is served again.
+    idle.pop();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let g = fetch(Via::Proxy(addr), &url, o, &[], false, get()).await;
+        if g.status == 200 {
+            assert_eq!(g.text(), HELLO);
+            break;
+        }
+        assert_eq!(g.status, 503);
+        assert!(std::time::Instant::now() < deadline, "no slot freed after a client left");
+        tokio::task::yield_now().await;
+    }
+    drop(idle);
+}
+
+/// Issue 11: in live and record modes a CONNECT to an unreachable origin is answered 502 at once (the
+/// proxy dials first); replay never dials, so it answers the tunnel itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_11_connect_to_a_closed_port_is_502_in_live_and_record() {
+    let home = tempfile::tempdir().unwrap();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let head = format!("CONNECT {closed} HTTP/1.1\r\nHost: {closed}\r\n\r\n");
+    for mode in [vec!["proxy"], vec!["record", "--snapshot", "dial"]] {
+        let mut wf = Webfreeze::spawn(home.path(), &mode);
+        let t0 = std::time::Instant::now();
+        let mut t = TcpStream::connect(wf.addr).await.unwrap();
+        t.write_all(head.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 1024];
+        let n = tokio::time::timeout(Duration::from_secs(10), t.read(&mut buf)).await.unwrap().unwrap();
+        let took = t0.elapsed();
+        let r = String::from_utf8_lossy(&buf[..n]);
+        assert!(r.starts_with("HTTP/1.1 502"), "{mode:?}: {r:?}");
+        assert!(r.contains("cannot reach") && r.contains(&closed.to_string()), "{mode:?}: {r:?}");
+        assert!(took < Duration::from_secs(3), "{mode:?}: the 502 took {took:?}");
+        assert!(wf.signal_and_wait("INT").success(), "{mode:?}: {}", wf.stderr());
+    }
+    let wf = Webfreeze::spawn(home.path(), &["replay", "--snapshot", "dial"]);
+    let mut t = TcpStream::connect(wf.addr).await.unwrap();
+    t.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 256];
+    let n = t.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "replay answers the tunnel without dialling");
 }

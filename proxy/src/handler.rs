@@ -90,6 +90,13 @@ pub trait Handler: Send + Sync + 'static {
     /// The exchange is over. Runs exactly once per request that reached [`Handler::request`].
     fn complete(&self, _ctx: &Self::Ctx, _outcome: Result<(), ProxyError>) {}
 
+    /// Whether a CONNECT is answered only after the origin accepted a TCP connection (502 naming the
+    /// reason if not). Handlers that forward (live, record) say yes, so a browser learns at once that a
+    /// site is unreachable instead of hanging in a tunnel to nowhere; replay says no (it never dials out).
+    fn dial_on_connect(&self) -> bool {
+        false
+    }
+
     /// A request addressed to the proxy itself (origin-form on the proxy port, e.g.
     /// `POST /__webfreeze/reset`). The default answers 400 explaining how to use a proxy.
     fn direct(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send {
@@ -117,5 +124,9 @@ impl Handler for PassThrough {
 
     fn request(&self, _ctx: &(), req: Request<Body>) -> impl Future<Output = Decision> + Send {
         std::future::ready(Decision::Forward(req))
+    }
+
+    fn dial_on_connect(&self) -> bool {
+        true
     }
 }

@@ -81,6 +81,10 @@ impl Handler for CountingPassThrough {
         std::future::ready(Decision::Forward(req))
     }
 
+    fn dial_on_connect(&self) -> bool {
+        true
+    }
+
     fn complete(&self, ctx: &Self::Ctx, outcome: Result<(), ProxyError>) {
         let url = ctx.lock().ok().and_then(|mut c| c.take());
         if let (Some(url), Err(e)) = (url, outcome) {

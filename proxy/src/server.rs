@@ -38,7 +38,7 @@ mod completion;
 mod io;
 
 use completion::Completion;
-use io::{IdleTimeout, Prefixed};
+use io::{HeadDeadline, IdleTimeout, Prefixed};
 
 /// Proxy settings (resolved by the binary).
 #[derive(Debug, Clone)]
@@ -47,9 +47,12 @@ pub struct ProxyConfig {
     pub upstream: UpstreamConfig,
     /// Time allowed for the origin's response head; then 504.
     pub upstream_timeout: Duration,
-    /// Time a client connection may sit without sending a request head.
+    /// Time a client connection may sit without sending or receiving a byte.
     pub idle_timeout: Duration,
-    /// Concurrent client connections; more wait in the accept queue.
+    /// Time a client has to send a whole request head (and, in a tunnel, its TLS ClientHello), however
+    /// slowly its bytes arrive: a slowloris client is closed after this.
+    pub header_timeout: Duration,
+    /// Concurrent client connections; a connection past it is answered 503 at once and closed.
     pub max_connections: usize,
     /// Largest request head accepted (bytes); larger gets 431.
     pub max_header_bytes: usize,
@@ -63,6 +66,7 @@ impl Default for ProxyConfig {
             upstream: UpstreamConfig::default(),
             upstream_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(120),
+            header_timeout: Duration::from_secs(5),
             max_connections: 1024,
             max_header_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
@@ -106,13 +110,12 @@ impl<H: Handler> Proxy<H> {
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
         let graceful = GracefulShutdown::new();
-        let limit = Arc::new(Semaphore::new(self.shared.cfg.max_connections.max(1)));
+        let max = self.shared.cfg.max_connections.max(1);
+        let limit = Arc::new(Semaphore::new(max));
+        // Connections past the limit are told so at once; at most this many such answers are in flight.
+        let refusals = Arc::new(Semaphore::new(256));
         tokio::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-                _ = &mut shutdown => break,
-            };
             let (tcp, peer) = tokio::select! {
                 r = listener.accept() => match r {
                     Ok(x) => x,
@@ -126,6 +129,16 @@ impl<H: Handler> Proxy<H> {
                 _ = &mut shutdown => break,
             };
             let _ = tcp.set_nodelay(true);
+            let Ok(permit) = limit.clone().try_acquire_owned() else {
+                if let Ok(r) = refusals.clone().try_acquire_owned() {
+                    tokio::spawn(async move {
+                        let _r = r;
+                        refuse(tcp, max).await;
+                    });
+                }
+                tracing::debug!("connection from {peer} refused: {max} connections open (--max-connections)");
+                continue;
+            };
             let shared = self.shared.clone();
             let outer = graceful.watcher();
             let tunnel = graceful.watcher();
@@ -145,11 +158,32 @@ impl<H: Handler> Proxy<H> {
     }
 }
 
+/// Answer a connection past `--max-connections`: read its request head (briefly), answer 503 with
+/// Retry-After, close. The client learns at once instead of waiting in the accept queue.
+async fn refuse(mut tcp: TcpStream, max: usize) {
+    use tokio::io::AsyncWriteExt;
+    let mut buf = [0u8; 4096];
+    // Reading first means the close does not reset the connection under the answer.
+    let _ = tokio::time::timeout(Duration::from_millis(500), tcp.read(&mut buf)).await;
+    let body =
+        format!("webfreeze: too many client connections ({max} open, --max-connections); retry shortly\n");
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        tcp.write_all(head.as_bytes()).await?;
+        tcp.write_all(body.as_bytes()).await?;
+        tcp.shutdown().await
+    })
+    .await;
+}
+
 fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
     b.http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(cfg.idle_timeout)
+        .header_read_timeout(cfg.header_timeout)
         .max_buf_size(cfg.max_header_bytes.max(8192))
         .keep_alive(true);
     b.http2()
@@ -214,7 +248,7 @@ impl<H: Handler> Shared<H> {
             let tunnel = tunnel.clone();
             async move {
                 if req.method() == Method::CONNECT {
-                    return Ok::<_, Infallible>(this.connect(req, conn.peer, tunnel));
+                    return Ok::<_, Infallible>(this.connect(req, conn.peer, tunnel).await);
                 }
                 if req.uri().scheme().is_some() && req.uri().authority().is_some() {
                     Ok(this.handle(req, &conn).await)
@@ -225,22 +259,32 @@ impl<H: Handler> Shared<H> {
             }
         });
         let b = builder(&self.cfg);
-        let io = IdleTimeout::new(tcp, self.cfg.idle_timeout);
+        let io = HeadDeadline::new(IdleTimeout::new(tcp, self.cfg.idle_timeout), self.cfg.header_timeout);
         let c = b.serve_connection_with_upgrades(TokioIo::new(io), svc).into_owned();
         if let Err(e) = outer.watch(c).await {
             tracing::debug!("client connection {peer}: {e}");
         }
     }
 
-    fn connect(
+    async fn connect(
         self: &Arc<Self>,
         mut req: Request<Incoming>,
         peer: SocketAddr,
         watcher: Arc<Mutex<Option<Watcher>>>,
     ) -> Response<Body> {
-        let Some(authority) = req.uri().authority().map(|a| a.to_string()) else {
+        let Some(auth) = req.uri().authority().cloned() else {
             return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
         };
+        let authority = auth.to_string();
+        if self.handler.dial_on_connect() {
+            // Live and record: answer 200 only once the origin takes a connection.
+            let port = auth.port_u16().unwrap_or(443);
+            if let Err(e) = self.upstream.probe(auth.host(), port).await {
+                let text = format!("webfreeze: cannot reach {authority}: {e}\n");
+                tracing::info!("{}", text.trim_end());
+                return text_response(StatusCode::BAD_GATEWAY, &text);
+            }
+        }
         let on_upgrade = hyper::upgrade::on(&mut req);
         let this = self.clone();
         let watcher = watcher.lock().ok().and_then(|mut w| w.take());
@@ -274,7 +318,7 @@ impl<H: Handler> Shared<H> {
         let pre = Prefixed { prefix: first[..n].to_vec(), pos: 0, inner: io };
         if first[0] == 0x16 {
             let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), pre);
-            let start = match tokio::time::timeout(self.cfg.idle_timeout, acceptor).await {
+            let start = match tokio::time::timeout(self.cfg.header_timeout, acceptor).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
                     tracing::warn!(
@@ -334,6 +378,7 @@ impl<H: Handler> Shared<H> {
         if h2 {
             b = b.http2_only();
         }
+        let io = HeadDeadline::new(io, self.cfg.header_timeout);
         let c = b.serve_connection_with_upgrades(TokioIo::new(io), svc).into_owned();
         let r = match watcher {
             Some(w) => w.watch(c).await,

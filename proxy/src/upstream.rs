@@ -282,11 +282,9 @@ impl tower_service::Service<Uri> for Connector {
 }
 
 impl Connector {
-    async fn connect(&self, uri: Uri) -> Result<OriginStream, ConnectError> {
-        let host = uri.host().ok_or_else(|| ConnectError::NoHost(uri.to_string()))?;
+    /// Resolve (`--resolve` first, else DNS) and open TCP to the first address that answers.
+    async fn dial(&self, host: &str, port: u16) -> Result<(TcpStream, SocketAddr), ConnectError> {
         let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
-        let https = uri.scheme_str() == Some("https") || uri.scheme_str() == Some("wss");
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let addrs: Vec<SocketAddr> = match self.resolve.get(&(host.clone(), port)) {
             Some(a) => vec![*a],
             None => {
@@ -307,20 +305,7 @@ impl Connector {
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(tcp)) => {
                     let _ = tcp.set_nodelay(true);
-                    let mut info = UpstreamInfo { server_addr: Some(addr), alpn: None, version: None };
-                    if !https {
-                        return Ok(OriginStream::Plain(tcp, info));
-                    }
-                    let name = ServerName::try_from(host.clone())
-                        .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
-                    let tls = self
-                        .tls
-                        .connect(name, tcp)
-                        .await
-                        .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
-                    info.alpn =
-                        tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
-                    return Ok(OriginStream::Tls(Box::new(tls), info));
+                    return Ok((tcp, addr));
                 }
                 Ok(Err(e)) => {
                     last = e.to_string();
@@ -334,6 +319,27 @@ impl Connector {
         }
         Err(ConnectError::Connect { host, addr: last_addr, detail: last })
     }
+
+    async fn connect(&self, uri: Uri) -> Result<OriginStream, ConnectError> {
+        let host = uri.host().ok_or_else(|| ConnectError::NoHost(uri.to_string()))?;
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        let https = uri.scheme_str() == Some("https") || uri.scheme_str() == Some("wss");
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let (tcp, addr) = self.dial(&host, port).await?;
+        let mut info = UpstreamInfo { server_addr: Some(addr), alpn: None, version: None };
+        if !https {
+            return Ok(OriginStream::Plain(tcp, info));
+        }
+        let name = ServerName::try_from(host.clone())
+            .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
+        let tls = self
+            .tls
+            .connect(name, tcp)
+            .await
+            .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
+        info.alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+        Ok(OriginStream::Tls(Box::new(tls), info))
+    }
 }
 
 /// The pooled clients: one negotiating h2 or HTTP/1.1, one HTTP/1.1-only for upgrades (WebSocket).
@@ -343,18 +349,23 @@ pub struct Upstream {
     pub client: Client<Connector, Body>,
     /// HTTP/1.1 only (upgrades need it).
     pub client_h1: Client<Connector, Body>,
+    /// Dials for [`Upstream::probe`].
+    dialer: Connector,
 }
 
 impl Upstream {
     /// Build the clients.
     pub fn new(cfg: &UpstreamConfig) -> Result<Self, ServeError> {
         let resolve = Arc::new(cfg.resolve.clone());
-        let mk = |alpn: &[&[u8]]| -> Result<Client<Connector, Body>, ServeError> {
-            let c = Connector {
+        let connector = |alpn: &[&[u8]]| -> Result<Connector, ServeError> {
+            Ok(Connector {
                 tls: TlsConnector::from(Arc::new(client_tls(cfg, alpn)?)),
                 resolve: resolve.clone(),
                 connect_timeout: cfg.connect_timeout,
-            };
+            })
+        };
+        let mk = |alpn: &[&[u8]]| -> Result<Client<Connector, Body>, ServeError> {
+            let c = connector(alpn)?;
             Ok(Client::builder(TokioExecutor::new())
                 .timer(TokioTimer::new())
                 .pool_timer(TokioTimer::new())
@@ -362,7 +373,17 @@ impl Upstream {
                 .pool_max_idle_per_host(64)
                 .build(c))
         };
-        Ok(Self { client: mk(&[b"h2", b"http/1.1"])?, client_h1: mk(&[b"http/1.1"])? })
+        Ok(Self {
+            client: mk(&[b"h2", b"http/1.1"])?,
+            client_h1: mk(&[b"http/1.1"])?,
+            dialer: connector(&[b"http/1.1"])?,
+        })
+    }
+
+    /// Whether `host:port` accepts a TCP connection (the connection is closed again): a CONNECT in live
+    /// and record modes is answered only once the origin is known to be reachable.
+    pub async fn probe(&self, host: &str, port: u16) -> Result<(), ConnectError> {
+        self.dialer.dial(host, port).await.map(drop)
     }
 }
 

@@ -255,6 +255,10 @@ impl Handler for Recorder {
     fn complete(&self, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
         self.finish(ctx, outcome);
     }
+
+    fn dial_on_connect(&self) -> bool {
+        true
+    }
 }
 
 /// Tee a request-body chunk (public for handlers that embed a recorder).

@@ -59,19 +59,23 @@ impl Handler for Replay {
             let looked_up = match (cached, &key) {
                 (Some(m), _) => Ok(Some(m)),
                 (None, None) => Ok(None), // a URL that cannot be keyed cannot match
-                (None, Some(key)) => {
-                    matcher::find(&self.store, &self.manifest, &self.cfg.rules, &incoming, key).inspect(
-                        |found| {
-                            if let (Some(d), Some(m)) = (digest, found) {
-                                if m.layer == Layer::Exact {
-                                    if let Ok(mut c) = self.exact.lock() {
-                                        c.put(d, m.clone());
-                                    }
-                                }
+                (None, Some(key)) => matcher::find(
+                    &self.store,
+                    &self.manifest,
+                    &self.cfg.rules,
+                    &incoming,
+                    key,
+                    self.cfg.fuzzy_min_score,
+                )
+                .inspect(|found| {
+                    if let (Some(d), Some(m)) = (digest, found) {
+                        if m.layer == Layer::Exact {
+                            if let Ok(mut c) = self.exact.lock() {
+                                c.put(d, m.clone());
                             }
-                        },
-                    )
-                }
+                        }
+                    }
+                }),
             };
             let found = match looked_up {
                 Ok(f) => f,

@@ -58,11 +58,20 @@ pub struct ReplayConfig {
     pub inject_shim: bool,
     /// Clock step of the shim's `Date` per read, in ms.
     pub shim_step_ms: u32,
+    /// Fuzzy candidates scoring under this (query-parameter overlap, 0..1) are misses. Candidates whose
+    /// parameters name another resource are ruled out whatever their score.
+    pub fuzzy_min_score: f64,
 }
 
 impl Default for ReplayConfig {
     fn default() -> Self {
-        Self { on_miss: OnMiss::NotFound, rules: Rules::builtin(), inject_shim: true, shim_step_ms: 1 }
+        Self {
+            on_miss: OnMiss::NotFound,
+            rules: Rules::builtin(),
+            inject_shim: true,
+            shim_step_ms: 1,
+            fuzzy_min_score: 0.0,
+        }
     }
 }
 
@@ -168,6 +177,7 @@ impl Replay {
             fuzzy_matches: s.fuzzy_matches.clone(),
             recorded_exchanges: recorded,
             served_exchanges: s.served.len() as u64,
+            fuzzy_min_score: self.cfg.fuzzy_min_score,
             coverage: if recorded == 0 { 0.0 } else { s.served.len() as f64 / recorded as f64 },
         }
     }

@@ -90,6 +90,60 @@ fn pairs_of(rules: &Rules, url: &str) -> BTreeSet<(String, Option<String>)> {
     }
 }
 
+/// Whether a query value looks like a volatile token (a timestamp or date, a numeric id, a hash, a random
+/// cache-buster) rather than a name. Two such values may differ between a request and a fuzzy candidate;
+/// any other difference changes which resource is meant.
+pub fn volatile_value(v: &str) -> bool {
+    let v = v.trim();
+    if v.is_empty() {
+        return true;
+    }
+    let digits = v.bytes().filter(u8::is_ascii_digit).count();
+    // Numbers, timestamps, dates and times: digits with separators only.
+    if digits > 0 && v.bytes().all(|b| b.is_ascii_digit() || b"-.:_+TZ%".contains(&b)) {
+        return true;
+    }
+    // Hashes and UUIDs.
+    let hex = v.bytes().filter(u8::is_ascii_hexdigit).count();
+    if v.len() >= 8 && v.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') && hex >= 8 {
+        return true;
+    }
+    // Random tokens: long, letters and digits interleaved (not words with a number), no other separators.
+    let class_changes =
+        v.as_bytes().windows(2).filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit()).count();
+    v.len() >= 16
+        && digits > 0
+        && class_changes >= 4
+        && v.bytes().any(|b| b.is_ascii_alphabetic())
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_=".contains(&b))
+}
+
+/// The first query parameter present on both sides whose values differ in a way that names another
+/// resource (see [`volatile_value`]); such a candidate is never served as a fuzzy answer.
+pub fn identity_conflict(
+    mine: &BTreeSet<(String, Option<String>)>,
+    theirs: &BTreeSet<(String, Option<String>)>,
+) -> Option<String> {
+    let values = |set: &BTreeSet<(String, Option<String>)>, k: &str| -> Vec<String> {
+        set.iter().filter(|(n, _)| n == k).map(|(_, v)| v.clone().unwrap_or_default()).collect()
+    };
+    let keys: BTreeSet<&String> = mine.iter().map(|(k, _)| k).collect();
+    for k in keys {
+        if !theirs.iter().any(|(n, _)| n == k) {
+            continue;
+        }
+        let (a, b) = (values(mine, k), values(theirs, k));
+        if a == b {
+            continue;
+        }
+        let differing = a.iter().filter(|v| !b.contains(v)).chain(b.iter().filter(|v| !a.contains(v)));
+        if differing.clone().any(|v| !volatile_value(v)) {
+            return Some(k.clone());
+        }
+    }
+    None
+}
+
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
@@ -114,6 +168,7 @@ pub fn find(
     rules: &Rules,
     req: &Incoming<'_>,
     key: &snapshots::RequestKey,
+    fuzzy_min_score: f64,
 ) -> Result<Option<Match>, StoreError> {
     let exact = store.lookup(m, key)?;
     if !exact.is_empty() {
@@ -173,7 +228,8 @@ pub fn find(
             }));
         }
     }
-    // Fuzzy layer: query-parameter overlap, ties broken by header overlap, then recorded order.
+    // Fuzzy layer: query-parameter overlap, ties broken by header overlap, then recorded order. A candidate
+    // whose parameters name another resource is ruled out, and so is one scoring under the threshold.
     let my_pairs = pairs_of(rules, req.url);
     let my_keys: BTreeSet<String> = my_pairs.iter().map(|(k, _)| k.clone()).collect();
     let my_headers: BTreeSet<(String, String)> =
@@ -181,8 +237,14 @@ pub fn find(
     let mut best: Option<(f64, usize, &Exchange)> = None;
     for x in &same_method {
         let theirs = pairs_of(rules, &x.request.url);
+        if identity_conflict(&my_pairs, &theirs).is_some() {
+            continue;
+        }
         let their_keys: BTreeSet<String> = theirs.iter().map(|(k, _)| k.clone()).collect();
         let score = 0.7 * jaccard(&my_pairs, &theirs) + 0.3 * jaccard(&my_keys, &their_keys);
+        if score + 1e-9 < fuzzy_min_score {
+            continue;
+        }
         let hdr = x
             .request
             .headers
@@ -207,4 +269,57 @@ pub fn find(
         exchanges: group_exchanges,
         score,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volatile_values() {
+        for (v, volatile) in [
+            ("1712345678999", true),
+            ("2", true),
+            ("2026-11-22T10:00:00Z", true),
+            ("3.14", true),
+            ("d41d8cd98f00b204e9800998ecf8427e", true),
+            ("123e4567-e89b-12d3-a456-426614174000", true),
+            ("aZ3kP9qL2mN8xV4t", true),
+            ("", true),
+            ("startup", false),
+            ("ext.visualEditor.core|jquery", false),
+            ("price", false),
+            ("deadbeef-cafe", true),
+            ("Kettle", false),
+            ("blue-kettle-2024", false),
+        ] {
+            assert_eq!(volatile_value(v), volatile, "{v:?}");
+        }
+    }
+
+    fn pairs(q: &str) -> BTreeSet<(String, Option<String>)> {
+        query_pairs(q).into_iter().collect()
+    }
+
+    #[test]
+    fn identity_conflicts() {
+        for (mine, theirs, conflict) in [
+            ("modules=startup&lang=en", "modules=jquery&lang=en", Some("modules")),
+            ("modules=startup&lang=en", "modules=startup&lang=de", Some("lang")),
+            ("page=2&q=socks", "page=1&q=socks", None),
+            ("q=socks&t=1712345678999", "q=socks&t=1700000000000", None),
+            ("q=socks&extra=1", "q=socks", None),
+            ("q=socks", "q=socks&sort=price", None),
+            ("id=a1b2c3d4e5", "id=f6a7b8c9d0", None),
+            ("tag=a&tag=b", "tag=a&tag=c", Some("tag")),
+            ("tag=a&tag=b", "tag=b&tag=a", None),
+            ("sort=name", "sort=price", Some("sort")),
+        ] {
+            assert_eq!(
+                identity_conflict(&pairs(mine), &pairs(theirs)).as_deref(),
+                conflict,
+                "{mine} vs {theirs}"
+            );
+        }
+    }
 }

@@ -54,6 +54,9 @@ pub struct Report {
     pub misses: Vec<MissEntry>,
     /// Every fuzzy match.
     pub fuzzy_matches: Vec<FuzzyEntry>,
+    /// The score under which fuzzy candidates were misses (candidates naming another resource are
+    /// ruled out whatever their score).
+    pub fuzzy_min_score: f64,
     /// Recorded exchanges in the snapshot.
     pub recorded_exchanges: u64,
     /// Distinct recorded exchanges served.

@@ -91,15 +91,26 @@ async fn matching_layers_table() {
         ("GET", "https://a.test/search?q=shoes&sort=price&page=1", "shoes by price"),
         ("GET", "https://a.test/search?q=socks&page=1", "socks"),
         ("POST", "https://a.test/api", "posted"),
+        ("GET", "https://a.test/w/load.php?lang=en&modules=startup&skin=vector", "startup js"),
     ]);
     let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
     for (method, url, status, body, layer) in [
         ("GET", "https://A.test:443/page?id=1#x", 200, "page one", "exact"),
         ("GET", "https://a.test/app.js?_=1712345678999", 200, "script", "normalised"),
         ("GET", "https://a.test/page?id=1&utm_source=mail", 200, "page one", "normalised"),
-        ("GET", "https://a.test/search?q=shoes&sort=name&page=1", 200, "shoes by price", "fuzzy"),
+        ("GET", "https://a.test/search?q=shoes&sort=price&page=1&view=grid", 200, "shoes by price", "fuzzy"),
         ("GET", "https://a.test/search?q=socks&page=2", 200, "socks", "fuzzy"),
         ("GET", "http://a.test/page?id=1", 200, "page one", "normalised"),
+        // A parameter whose value names another resource rules the candidate out: never the wrong bytes.
+        ("GET", "https://a.test/search?q=shoes&sort=name&page=1", 404, "", "miss"),
+        ("GET", "https://a.test/w/load.php?lang=en&modules=jquery&skin=vector", 404, "", "miss"),
+        (
+            "GET",
+            "https://a.test/w/load.php?lang=en&modules=startup&skin=vector&version=1a2b3c4d",
+            200,
+            "startup js",
+            "fuzzy",
+        ),
         ("GET", "https://a.test/other", 404, "", "miss"),
         ("GET", "https://b.test/page?id=1", 404, "", "miss"),
         ("DELETE", "https://a.test/api", 404, "", "miss"),
@@ -125,9 +136,26 @@ async fn matching_layers_table() {
     }
     let rep = r.report();
     assert_eq!(rep.fuzzy_matches[0].recorded_url, "https://a.test/search?q=shoes&sort=price&page=1");
-    assert_eq!(rep.misses.len(), 3);
-    assert_eq!(rep.served_exchanges, 4);
-    assert!((rep.coverage - 0.8).abs() < 1e-9);
+    assert_eq!(rep.fuzzy_matches.len(), 3);
+    assert_eq!(rep.misses.len(), 5);
+    assert_eq!(rep.served_exchanges, 5);
+    assert!((rep.coverage - 5.0 / 6.0).abs() < 1e-9);
+    assert_eq!(rep.fuzzy_min_score, 0.0);
+}
+
+#[tokio::test]
+async fn fuzzy_candidates_under_the_threshold_are_misses() {
+    let (store, m) = snapshot(&[("GET", "https://a.test/list?a=1&b=2&c=3", "list")]);
+    for (min, url, status) in [
+        (0.0, "https://a.test/list?a=1&x=9", 200),
+        (0.5, "https://a.test/list?a=1&x=9", 404),
+        (0.5, "https://a.test/list?a=1&b=2&c=3&x=9", 200),
+    ] {
+        let cfg = ReplayConfig { inject_shim: false, fuzzy_min_score: min, ..Default::default() };
+        let r = Replay::new(store.clone(), m.clone(), cfg);
+        assert_eq!(ask(&r, "GET", url, &[]).await.0, status, "{url} at threshold {min}");
+        assert_eq!(r.report().fuzzy_min_score, min);
+    }
 }
 
 #[tokio::test]

@@ -199,6 +199,8 @@ impl TaskProxy {
                     task: opts.task_id.clone(),
                     source,
                 })?;
+                // Refuse a snapshot whose index no longer resolves rather than answer 404 to every page.
+                store.check_snapshot(&manifest)?;
                 let on_miss = match on_miss {
                     MissPolicy::NotFound => OnMiss::NotFound,
                     MissPolicy::Live => OnMiss::Live,
@@ -235,6 +237,7 @@ impl TaskProxy {
                         rules: Rules::builtin(),
                         inject_shim: false,
                         shim_step_ms: SHIM_STEP_MS,
+                        ..ReplayConfig::default()
                     },
                 ));
                 tp.init_scripts = vec![rp.shim_js().to_string()];

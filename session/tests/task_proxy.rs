@@ -91,3 +91,19 @@ async fn a_dropped_session_seals_its_snapshots_interrupted() {
     assert!(matches!(e, SessionError::NoSnapshot { .. }), "{e}");
     assert!(e.to_string().contains("--mode record"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_refuses_a_snapshot_whose_index_no_longer_resolves() {
+    let (_home, ca, opts) = setup();
+    let store = Store::in_memory();
+    let rec = ProxyMode::Record { store: store.clone(), run: "r".into(), run_dir: "d".into() };
+    TaskProxy::start(&rec, ca.clone(), &opts).await.unwrap().finish().await.unwrap();
+    // An empty recording is consistent; one whose manifest counts exchanges the store lost is not.
+    let mut m = store.manifest("r/Shop--1").unwrap();
+    store.check_snapshot(&m).unwrap();
+    m.counts.exchanges = 3;
+    store.put_manifest(&m).unwrap();
+    let rep = ProxyMode::Replay { store, run: "r".into(), on_miss: MissPolicy::NotFound };
+    let e = TaskProxy::start(&rep, ca, &opts).await.unwrap_err();
+    assert!(e.to_string().contains("snapshots verify r/Shop--1"), "{e}");
+}

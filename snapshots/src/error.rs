@@ -77,6 +77,23 @@ pub enum StoreError {
         /// What cannot be done.
         what: &'static str,
     },
+    /// A snapshot whose index no longer resolves: its manifest counts more exchanges than the store holds
+    /// (a damaged or partly restored database). Replaying it would answer misses for recorded pages.
+    #[error(
+        "snapshot {name:?} is damaged: its manifest lists {listed} exchanges but the store holds {exchanges} \
+         exchange records and {indexed} index entries for it; run `webfreeze snapshots verify {name}` and \
+         re-record or re-import it"
+    )]
+    Damaged {
+        /// Snapshot name.
+        name: String,
+        /// Exchanges the manifest counts.
+        listed: u64,
+        /// Exchange records found.
+        exchanges: u64,
+        /// Exact-key index entries found.
+        indexed: u64,
+    },
     /// An I/O error outside the backend (lock file, import file).
     #[error("{context}: {source}")]
     Io {

@@ -72,7 +72,11 @@ pub(crate) struct ProxyArgs {
     /// Seconds a client connection may stay idle before it is closed.
     #[arg(long, default_value_t = 120.0, value_name = "SECS")]
     pub idle_timeout: f64,
-    /// Concurrent client connections; further clients wait.
+    /// Seconds a client has to send a whole request head (and, through CONNECT, its TLS ClientHello);
+    /// a client trickling its head byte by byte (slowloris) is closed after this.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub header_timeout: f64,
+    /// Concurrent client connections; a connection past it is answered 503 (Retry-After: 1) at once.
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
 }
@@ -148,6 +152,11 @@ pub(crate) struct ReplayArgs {
     /// Do not inject the determinism shim (frozen Date, seeded Math.random) into HTML.
     #[arg(long)]
     pub no_inject_shim: bool,
+    /// Fuzzy answers scoring under this (query-parameter overlap, 0 to 1) are misses. Candidates whose
+    /// parameters name another resource (a value that differs and is not a number, date, hash or token)
+    /// are never served, whatever their score. The report records the threshold.
+    #[arg(long, default_value_t = 0.0, value_name = "SCORE")]
+    pub fuzzy_min_score: f64,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

@@ -120,3 +120,112 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
+
+/// Closes a client connection whose first request head (up to its blank line) has not arrived within
+/// `limit` of the connection's start, however slowly its bytes trickle in (slowloris). Later requests on
+/// the connection are bounded by hyper's header timer, which starts with their first byte.
+pub(super) struct HeadDeadline<S> {
+    inner: S,
+    /// None once the head is complete.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// How much of `\r\n\r\n` the bytes so far end with.
+    matched: usize,
+    /// The byte before (a head may also end with a bare `\n\n`).
+    last: u8,
+    limit: Duration,
+}
+
+impl<S> HeadDeadline<S> {
+    pub(super) fn new(inner: S, limit: Duration) -> Self {
+        Self { inner, deadline: Some(Box::pin(tokio::time::sleep(limit))), matched: 0, last: 0, limit }
+    }
+
+    /// Feed bytes read; true once the head's blank line has been seen.
+    fn scan(&mut self, bytes: &[u8]) -> bool {
+        const END: &[u8; 4] = b"\r\n\r\n";
+        for &b in bytes {
+            if b == b'\n' && self.last == b'\n' {
+                return true;
+            }
+            self.last = b;
+            self.matched = if b == END[self.matched] {
+                self.matched + 1
+            } else if b == END[0] {
+                1
+            } else {
+                0
+            };
+            if self.matched == END.len() {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for HeadDeadline<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let expired = self.deadline.as_mut().is_some_and(|d| d.as_mut().poll(cx).is_ready());
+        if expired {
+            let limit = self.limit;
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("request head not complete within {limit:?} (--header-timeout)"),
+            )));
+        }
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if self.deadline.is_some() && buf.filled().len() > before {
+            let new = buf.filled()[before..].to_vec();
+            if self.scan(&new) {
+                self.deadline = None;
+            }
+        }
+        r
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for HeadDeadline<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_end_is_found_across_chunks() {
+        for (chunks, done) in [
+            (vec![&b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"[..]], true),
+            (vec![&b"GET / HTTP/1.1\r\n"[..], b"\r", b"\n"], true),
+            (vec![&b"GET / HTTP/1.1\r\nHost: a\r\n"[..], b"\r"], false),
+            (vec![&b"GET / HTTP/1.1\r\n"[..], b"\r", b"\n\r\n"], true),
+            (vec![&b"X\r\n\r"[..], b"\n"], true),
+            (vec![&b"\r\r\n\r\n"[..]], true),
+            (vec![&b"GET / HTTP/1.0\n"[..], b"\n"], true),
+            (vec![&b"GET / HTTP/1.1\r\nHost: a\r\n"[..]], false),
+        ] {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+            let _g = rt.enter();
+            let mut h = HeadDeadline::new((), Duration::from_secs(1));
+            let got = chunks.iter().any(|c| h.scan(c));
+            assert_eq!(got, done, "{chunks:?}");
+        }
+    }
+}

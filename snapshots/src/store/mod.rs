@@ -276,6 +276,26 @@ impl Store {
         }
     }
 
+    /// A quick consistency check before serving a snapshot: the manifest's exchange count must match the
+    /// exchange records and exact-key index entries the store holds for it (keys only, no bodies read).
+    /// [`StoreError::Damaged`] otherwise; `snapshots verify` finds the details.
+    pub fn check_snapshot(&self, m: &Manifest) -> Result<(), StoreError> {
+        let count = |t: Table| -> Result<u64, StoreError> {
+            let mut n = 0;
+            for item in self.kv().scan_prefix(t, &id_prefix(m.id)) {
+                item?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        let (exchanges, indexed) = (count(Table::Exchanges)?, count(Table::KeyIndex)?);
+        let listed = m.counts.exchanges;
+        if exchanges != listed || indexed != listed {
+            return Err(StoreError::Damaged { name: m.name.clone(), listed, exchanges, indexed });
+        }
+        Ok(())
+    }
+
     /// Every exchange of a snapshot in recorded order, streamed from the store.
     pub fn exchanges<'a>(&'a self, m: &Manifest) -> impl Iterator<Item = Result<Exchange, StoreError>> + 'a {
         self.kv()
@@ -369,6 +389,19 @@ impl Store {
         let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
         let mut b = Batch::default();
         b.put(Table::Blobs, h.to_vec(), raw.to_vec());
+        self.kv().write(b)
+    }
+
+    #[doc(hidden)]
+    /// Delete a snapshot's exchange records and index entries but not its manifest, as a damaged
+    /// database leaves it (tests of [`Store::check_snapshot`]).
+    pub fn drop_exchange_records_for_tests(&self, m: &Manifest) -> Result<(), StoreError> {
+        let mut b = Batch::default();
+        for t in [Table::Exchanges, Table::KeyIndex] {
+            for item in self.kv().scan_prefix(t, &id_prefix(m.id)) {
+                b.delete(t, item?.0);
+            }
+        }
         self.kv().write(b)
     }
 

@@ -9,7 +9,7 @@ WORK="$(mktemp -d -t webfreeze-realworld-XXXXXX)"
 export WEBFREEZE_HOME="$WORK/home"
 "$WF" ca init >/dev/null
 SPKI="$("$WF" ca show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["spki_sha256"])')"
-printf "%-46s %-44s %6s %6s %6s %6s %6s %5s\n" file first-page requests exact norm fuzzy missed bg
+printf "%-46s %-44s %6s %6s %6s %6s %7s %6s %6s %5s\n" file first-page requests exact norm fuzzy no-body icon missed bg
 for har in "$DIR"/*.har; do
     name="$(basename "$har" .har)"
     first="$(python3 - "$har" <<'PY'
@@ -39,7 +39,7 @@ PY
     python3 - "$WORK/$name.json" "$name" "$first" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-print("%-46s %-44s %6d %6d %6d %6d %6d %5d" % (sys.argv[2][:46], sys.argv[3][:44], r["requests"], r["exact"], r["normalised"], r["fuzzy"], r["missed"], r["background"]))
+print("%-46s %-44s %6d %6d %6d %6d %7d %6d %6d %5d" % (sys.argv[2][:46], sys.argv[3][:44], r["requests"], r["exact"], r["normalised"], r["fuzzy"], r["without_body"], r["synthetic"], r["missed"], r["background"]))
 for m in r["misses"][:8]:
     print("    miss:", m["method"], m["url"][:150])
 for f in r["fuzzy_matches"][:4]:

@@ -7,10 +7,10 @@ use anyhow::Context as _;
 use proxy::Proxy;
 use recorder::{HostFilter, Recorder};
 use replay::rules::Rules;
-use replay::{OnMiss, Replay, ReplayConfig};
+use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
 
-use crate::cli::{MissPolicy, ReplayArgs};
+use crate::cli::{MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
 
@@ -55,6 +55,10 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             inject_shim: !args.no_inject_shim,
             shim_step_ms: 1,
             fuzzy_min_score: args.fuzzy_min_score.clamp(0.0, 1.0),
+            not_captured: match args.not_captured {
+                NotCapturedArg::NotFound => NotCaptured::NotFound,
+                NotCapturedArg::Empty => NotCaptured::Empty,
+            },
         },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -2,7 +2,7 @@
 //! and the proxy-direct endpoints (`/__webfreeze/reset`, `/__webfreeze/report`).
 
 use super::*;
-use crate::serving::{miss_response, read_body};
+use crate::serving::{is_icon_request, miss_response, not_captured_response, read_body, synthetic_icon};
 
 impl Handler for Replay {
     type Ctx = ReplayCtx;
@@ -89,6 +89,15 @@ impl Handler for Replay {
             };
             let Some(m) = found else {
                 return match &self.cfg.on_miss {
+                    OnMiss::NotFound if is_icon_request(&method, &url) => {
+                        // Every page asks for a favicon; a capture rarely has it. Answer with a marked
+                        // empty icon, counted apart from hits and misses.
+                        if let Ok(mut s) = self.state.lock() {
+                            s.synthetic += 1;
+                            s.synthetic_urls.push(url.clone());
+                        }
+                        Decision::Respond(synthetic_icon())
+                    }
                     OnMiss::NotFound => {
                         self.record_miss(&method, &url);
                         Decision::Respond(miss_response(&self.manifest.name, &method, &url))
@@ -114,24 +123,33 @@ impl Handler for Replay {
                 let i = (*cursor).min(m.exchanges.len().saturating_sub(1));
                 *cursor += 1;
                 let x = m.exchanges[i].clone();
-                match m.layer {
-                    Layer::Exact => s.exact += 1,
-                    Layer::Normalised => s.normalised += 1,
-                    Layer::Fuzzy => {
-                        s.fuzzy += 1;
-                        let episode = s.episode;
-                        s.fuzzy_matches.push(FuzzyEntry {
-                            episode,
-                            url: url.clone(),
-                            recorded_url: x.request.url.clone(),
-                            score: m.score,
-                        });
+                if x.flags.body_not_captured {
+                    // Not a fidelity hit, whichever layer found it.
+                    s.without_body += 1;
+                    s.without_body_urls.push(url.clone());
+                } else {
+                    match m.layer {
+                        Layer::Exact => s.exact += 1,
+                        Layer::Normalised => s.normalised += 1,
+                        Layer::Fuzzy => {
+                            s.fuzzy += 1;
+                            let episode = s.episode;
+                            s.fuzzy_matches.push(FuzzyEntry {
+                                episode,
+                                url: url.clone(),
+                                recorded_url: x.request.url.clone(),
+                                score: m.score,
+                            });
+                        }
                     }
                 }
                 s.served.insert(x.seq);
                 x
             };
             tracing::debug!("replay {} {method} {url} -> #{}", m.layer, chosen.seq);
+            if chosen.flags.body_not_captured && self.cfg.not_captured == NotCaptured::NotFound {
+                return Decision::Respond(not_captured_response(&self.manifest.name, &method, &url));
+            }
             let callback =
                 match (self.cfg.rules.callback_of(&chosen.request.url), self.cfg.rules.callback_of(&url)) {
                     (Some(a), Some(b)) if a != b => Some((a, b)),

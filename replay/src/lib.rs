@@ -47,6 +47,17 @@ impl std::fmt::Debug for OnMiss {
     }
 }
 
+/// How an exchange recorded without its body (`body_not_captured`, e.g. from a HAR that left bodies out)
+/// is answered. Either way the report counts it as served without a body, never as a hit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NotCaptured {
+    /// 404 naming the reason: the page sees the resource as missing, never as empty (the default).
+    #[default]
+    NotFound,
+    /// The recorded status and headers with an empty body.
+    Empty,
+}
+
 /// Replay settings.
 #[derive(Debug)]
 pub struct ReplayConfig {
@@ -61,6 +72,8 @@ pub struct ReplayConfig {
     /// Fuzzy candidates scoring under this (query-parameter overlap, 0..1) are misses. Candidates whose
     /// parameters name another resource are ruled out whatever their score.
     pub fuzzy_min_score: f64,
+    /// Exchanges recorded without their body.
+    pub not_captured: NotCaptured,
 }
 
 impl Default for ReplayConfig {
@@ -71,6 +84,7 @@ impl Default for ReplayConfig {
             inject_shim: true,
             shim_step_ms: 1,
             fuzzy_min_score: 0.0,
+            not_captured: NotCaptured::NotFound,
         }
     }
 }
@@ -167,7 +181,7 @@ impl Replay {
         Report {
             snapshot: self.manifest.name.clone(),
             episodes: s.episode,
-            requests: s.exact + s.normalised + s.fuzzy + s.missed,
+            requests: s.exact + s.normalised + s.fuzzy + s.missed + s.without_body + s.synthetic,
             exact: s.exact,
             normalised: s.normalised,
             fuzzy: s.fuzzy,
@@ -178,6 +192,10 @@ impl Replay {
             recorded_exchanges: recorded,
             served_exchanges: s.served.len() as u64,
             fuzzy_min_score: self.cfg.fuzzy_min_score,
+            without_body: s.without_body,
+            without_body_urls: s.without_body_urls.clone(),
+            synthetic: s.synthetic,
+            synthetic_urls: s.synthetic_urls.clone(),
             coverage: if recorded == 0 { 0.0 } else { s.served.len() as f64 / recorded as f64 },
         }
     }

@@ -54,6 +54,15 @@ pub struct Report {
     pub misses: Vec<MissEntry>,
     /// Every fuzzy match.
     pub fuzzy_matches: Vec<FuzzyEntry>,
+    /// Requests answered from an exchange recorded without its body (not hits: 404 or empty, as
+    /// configured).
+    pub without_body: u64,
+    /// Those requests' URLs.
+    pub without_body_urls: Vec<String>,
+    /// Misses answered with a synthetic empty favicon (204, `x-webfreeze: synthetic-icon`), not hits.
+    pub synthetic: u64,
+    /// Those requests' URLs.
+    pub synthetic_urls: Vec<String>,
     /// The score under which fuzzy candidates were misses (candidates naming another resource are
     /// ruled out whatever their score).
     pub fuzzy_min_score: f64,
@@ -78,4 +87,8 @@ pub(crate) struct State {
     pub(crate) served: BTreeSet<u64>,
     pub(crate) misses: Vec<MissEntry>,
     pub(crate) fuzzy_matches: Vec<FuzzyEntry>,
+    pub(crate) without_body: u64,
+    pub(crate) without_body_urls: Vec<String>,
+    pub(crate) synthetic: u64,
+    pub(crate) synthetic_urls: Vec<String>,
 }

@@ -138,6 +138,39 @@ pub(crate) fn read_body(
     })
 }
 
+/// Whether a request is for the site's icon (`/favicon.ico`, `favicon-32x32.png`, `apple-touch-icon.png`).
+pub(crate) fn is_icon_request(method: &str, url: &str) -> bool {
+    if !method.eq_ignore_ascii_case("GET") {
+        return false;
+    }
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let last = path.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    (last.starts_with("favicon") || last.starts_with("apple-touch-icon"))
+        && [".ico", ".png", ".svg", ".gif"].iter().any(|e| last.ends_with(e))
+}
+
+/// The synthetic empty icon: 204, marked so a reader of the traffic knows it was not recorded.
+pub(crate) fn synthetic_icon() -> Response<Body> {
+    let mut r = Response::new(proxy::body::empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    r.headers_mut().insert("x-webfreeze", HeaderValue::from_static("synthetic-icon"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The answer to an exchange recorded without its body, under `NotCaptured::NotFound`.
+pub(crate) fn not_captured_response(snapshot: &str, method: &str, url: &str) -> Response<Body> {
+    let mut r = text_response(
+        StatusCode::NOT_FOUND,
+        &format!(
+            "webfreeze replay: snapshot {snapshot:?} recorded {method} {url} without its body (the capture left it out); \
+             replay with --not-captured empty to serve it empty\n"
+        ),
+    );
+    r.headers_mut().insert("x-webfreeze", HeaderValue::from_static("body-not-captured"));
+    r
+}
+
 pub(crate) fn miss_response(snapshot: &str, method: &str, url: &str) -> Response<Body> {
     let mut r = text_response(
         StatusCode::NOT_FOUND,

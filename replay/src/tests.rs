@@ -9,6 +9,9 @@ use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource};
 
 use super::*;
 
+/// A row body that stands for "recorded without its body" (`body_not_captured`).
+const NOT_CAPTURED: &str = "\u{0}not captured";
+
 fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
     let store = Store::in_memory();
     let w = store
@@ -40,13 +43,13 @@ fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
                     Header::new("content-encoding", "gzip"),
                     Header::new("alt-svc", "h3=\":443\""),
                 ],
-                body: Some(store.put_blob(body.as_bytes()).unwrap()),
+                body: (*body != NOT_CAPTURED).then(|| store.put_blob(body.as_bytes()).unwrap()),
                 content_encoding: Some("gzip".into()),
             },
             timings: Timings::default(),
             alpn: None,
             server_addr: None,
-            flags: ExchangeFlags::default(),
+            flags: ExchangeFlags { body_not_captured: *body == NOT_CAPTURED, ..Default::default() },
         };
         w.append(x).unwrap();
     }
@@ -262,4 +265,55 @@ async fn a_corrupt_body_is_a_clear_500_and_other_requests_still_work() {
     assert_eq!(s, 500);
     assert!(b.contains("https://a.test/bad") && b.contains("verify"), "{b}");
     assert_eq!(ask(&r, "GET", "https://a.test/good", &[]).await.1, "fine");
+}
+
+#[tokio::test]
+async fn bodies_not_captured_and_favicons_are_their_own_outcomes() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://a.test/", "home"),
+        ("GET", "https://a.test/app.js", NOT_CAPTURED),
+        ("GET", "https://a.test/style.css?v=1", NOT_CAPTURED),
+    ]);
+    for (policy, status, body) in
+        [(NotCaptured::NotFound, 404, "without its body"), (NotCaptured::Empty, 200, "")]
+    {
+        let cfg = ReplayConfig { inject_shim: false, not_captured: policy, ..Default::default() };
+        let r = Replay::new(store.clone(), m.clone(), cfg);
+        let (s, b, h) = ask(&r, "GET", "https://a.test/app.js", &[]).await;
+        assert_eq!(s, status, "{policy:?}");
+        assert!(b.contains(body), "{policy:?}: {b}");
+        if policy == NotCaptured::NotFound {
+            assert_eq!(h.get("x-webfreeze").unwrap(), "body-not-captured");
+        }
+        // Found through the fuzzy layer as well: still not a hit.
+        assert_eq!(ask(&r, "GET", "https://a.test/style.css?v=2", &[]).await.0, status);
+        assert_eq!(ask(&r, "GET", "https://a.test/", &[]).await.1, "home");
+        for icon in ["https://a.test/favicon.ico", "https://a.test/img/favicon-32x32.png?v=2"] {
+            let (s, _, h) = ask(&r, "GET", icon, &[]).await;
+            assert_eq!(s, 204, "{icon}");
+            assert_eq!(h.get("x-webfreeze").unwrap(), "synthetic-icon");
+        }
+        assert_eq!(ask(&r, "GET", "https://a.test/sw.js", &[]).await.0, 404, "service workers stay misses");
+        let rep = r.report();
+        assert_eq!((rep.exact, rep.normalised, rep.fuzzy), (1, 0, 0), "{policy:?}: not-captured is no hit");
+        assert_eq!((rep.without_body, rep.synthetic, rep.missed), (2, 2, 1));
+        assert_eq!(rep.requests, 6);
+        assert_eq!(rep.without_body_urls[0], "https://a.test/app.js");
+        assert_eq!(rep.synthetic_urls[0], "https://a.test/favicon.ico");
+    }
+}
+
+#[test]
+fn icon_requests() {
+    for (method, url, icon) in [
+        ("GET", "https://a.test/favicon.ico", true),
+        ("GET", "https://a.test/static/favicon-16x16.png?v=3", true),
+        ("GET", "https://a.test/apple-touch-icon.png", true),
+        ("HEAD", "https://a.test/favicon.ico", false),
+        ("GET", "https://a.test/favicon.js", false),
+        ("GET", "https://a.test/img/logo.png", false),
+        ("GET", "https://a.test/sw.js", false),
+    ] {
+        assert_eq!(crate::serving::is_icon_request(method, url), icon, "{method} {url}");
+    }
 }

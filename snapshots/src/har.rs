@@ -3,7 +3,9 @@
 //! Import streams: the file is walked with a serde visitor and each entry is handled as soon as it is
 //! parsed, so memory stays bounded by the largest single entry, not the file. It is deliberately lenient,
 //! because real tools write odd HAR: a UTF-8 BOM, no `log.pages`, text or base64 bodies, missing bodies
-//! (kept, flagged `body_not_captured`), status 0 / -1 and null methods (skipped and counted), any
+//! (kept, flagged `body_not_captured`), status 0 / -1 with a captured body (Firefox writes that for
+//! resources it served from its cache or a push: kept as 200 and counted), status 0 / -1 without one and
+//! null methods (skipped and counted), any
 //! `httpVersion` string. A malformed entry is skipped with its reason; only a file that is not JSON at all
 //! (or has no `log.entries`) fails.
 //!
@@ -38,6 +40,9 @@ pub struct ImportReport {
     pub with_body: u64,
     /// Imported exchanges whose body was not in the file.
     pub body_not_captured: u64,
+    /// Entries with status 0 / -1 but a captured body (served from the capturing browser's cache or a
+    /// push), imported as 200.
+    pub status_inferred: u64,
 }
 
 /// Options of an import.
@@ -105,7 +110,10 @@ pub fn import<R: Read>(
             let index = report.entries;
             report.entries += 1;
             match entry_to_exchange(store, &entry, seq) {
-                Ok(Ok(x)) => {
+                Ok(Ok((x, inferred))) => {
+                    if inferred {
+                        report.status_inferred += 1;
+                    }
                     first_start = Some(first_start.map_or(x.started_ms, |s: i64| s.min(x.started_ms)));
                     if x.response.body.is_some() {
                         report.with_body += 1;
@@ -293,8 +301,13 @@ fn num(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|x| *x >= 0.0)
 }
 
-/// Map one HAR entry to an exchange. `Ok(Err(reason))` means "skip this entry".
-fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchange, String>, StoreError> {
+/// Map one HAR entry to an exchange, and whether its status was inferred (0 with a body). `Ok(Err(reason))`
+/// means "skip this entry".
+fn entry_to_exchange(
+    store: &Store,
+    e: &Value,
+    seq: u64,
+) -> Result<Result<(Exchange, bool), String>, StoreError> {
     let req = match e.get("request") {
         Some(r) if r.is_object() => r,
         _ => return Ok(Err("no request object".into())),
@@ -311,8 +324,11 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
         Some(u) => u.to_string(),
         None => return Ok(Err("no request url".into())),
     };
-    let status = match resp.get("status").and_then(Value::as_i64) {
-        Some(s) if (100..=999).contains(&s) => s as u16,
+    let has_text = resp.get("content").and_then(|c| c.get("text")).and_then(Value::as_str).is_some();
+    let (status, inferred) = match resp.get("status").and_then(Value::as_i64) {
+        Some(s) if (100..=999).contains(&s) => (s as u16, false),
+        // Firefox: a resource served from its cache (or pushed) has status 0 and its body.
+        Some(s) if s <= 0 && has_text => (200, true),
         Some(s) => return Ok(Err(format!("status {s} (no response received)"))),
         None => return Ok(Err("no response status".into())),
     };
@@ -351,8 +367,17 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
         _ => None,
     };
 
-    let resp_headers = headers_of(resp.get("headers"));
+    let mut resp_headers = headers_of(resp.get("headers"));
     let content = resp.get("content");
+    // Some tools keep the type only in content.mimeType: without it a browser refuses stylesheets and
+    // scripts under strict MIME checking.
+    if header(&resp_headers, "content-type").is_none() {
+        if let Some(mime) = content.and_then(|c| c.get("mimeType")).and_then(Value::as_str) {
+            if !mime.trim().is_empty() && mime.contains('/') {
+                resp_headers.push(Header::new("content-type", mime.trim()));
+            }
+        }
+    }
     let text = content.and_then(|c| c.get("text")).and_then(Value::as_str);
     let encoding = content.and_then(|c| c.get("encoding")).and_then(Value::as_str);
     let declared_size = content.and_then(|c| c.get("size")).and_then(Value::as_i64).unwrap_or(-1);
@@ -398,37 +423,40 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Exchan
     let content_encoding = header(&resp_headers, "content-encoding").map(str::to_string);
     let timings = e.get("timings");
     let started = e.get("startedDateTime").and_then(Value::as_str).and_then(parse_time_ms).unwrap_or(0);
-    Ok(Ok(Exchange {
-        seq,
-        started_ms: started,
-        key: key.hex(),
-        request: RequestRecord {
-            method,
-            url,
-            version: version_of(req.get("httpVersion")),
-            headers: req_headers,
-            body: req_body_ref,
+    Ok(Ok((
+        Exchange {
+            seq,
+            started_ms: started,
+            key: key.hex(),
+            request: RequestRecord {
+                method,
+                url,
+                version: version_of(req.get("httpVersion")),
+                headers: req_headers,
+                body: req_body_ref,
+            },
+            response: ResponseRecord {
+                status,
+                version: version_of(resp.get("httpVersion")),
+                headers: resp_headers,
+                body: resp_body_ref,
+                content_encoding,
+            },
+            timings: Timings {
+                wait_ms: num(timings.and_then(|t| t.get("wait"))),
+                receive_ms: num(timings.and_then(|t| t.get("receive"))),
+                total_ms: num(e.get("time")),
+            },
+            alpn: ours.and_then(|o| o.get("alpn")).and_then(Value::as_str).map(str::to_string),
+            server_addr: e
+                .get("serverIPAddress")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            flags,
         },
-        response: ResponseRecord {
-            status,
-            version: version_of(resp.get("httpVersion")),
-            headers: resp_headers,
-            body: resp_body_ref,
-            content_encoding,
-        },
-        timings: Timings {
-            wait_ms: num(timings.and_then(|t| t.get("wait"))),
-            receive_ms: num(timings.and_then(|t| t.get("receive"))),
-            total_ms: num(e.get("time")),
-        },
-        alpn: ours.and_then(|o| o.get("alpn")).and_then(Value::as_str).map(str::to_string),
-        server_addr: e
-            .get("serverIPAddress")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
-        flags,
-    }))
+        inferred,
+    )))
 }
 
 fn is_textual(mime: &str) -> bool {

@@ -285,7 +285,11 @@ fn quirky_har() -> Vec<u8> {
         {"request": {"method": null, "url": "https://site.test/x"}, "response": {"status": 200}},
         {"request": {"method": "GET", "url": "https://site.test/blocked"}, "response": {"status": 0, "content": {}}},
         {"request": {"method": "GET", "url": "https://site.test/failed"}, "response": {"status": -1}},
-        "not even an object"
+        "not even an object",
+        // Firefox: served from its cache, status 0 with the body; the type only in mimeType.
+        {"startedDateTime": "2024-05-01T10:00:03.000Z",
+         "request": {"method": "GET", "url": "https://site.test/app.css?v=3", "httpVersion": "", "headers": []},
+         "response": {"status": 0, "httpVersion": "", "headers": [], "content": {"size": 9, "mimeType": "text/css", "text": "p{margin:0}"}}}
     ]}});
     let mut out = vec![0xEF, 0xBB, 0xBF];
     out.extend_from_slice(serde_json::to_string_pretty(&doc).unwrap().as_bytes());
@@ -297,11 +301,12 @@ fn har_import_survives_real_world_quirks() {
     for b in backends() {
         let s = &b.store;
         let r = har_import(s, "q", &quirky_har()).unwrap();
-        assert_eq!(r.entries, 7, "{}", b.name);
-        assert_eq!(r.imported, 3);
+        assert_eq!(r.entries, 8, "{}", b.name);
+        assert_eq!(r.imported, 4);
         assert_eq!(r.skipped.len(), 4, "{:?}", r.skipped);
-        assert_eq!(r.with_body, 2);
+        assert_eq!(r.with_body, 3);
         assert_eq!(r.body_not_captured, 1);
+        assert_eq!(r.status_inferred, 1);
         let m = s.manifest("q").unwrap();
         assert_eq!(m.state, SnapshotState::Imported);
         assert_eq!(m.seed.start_ms, 1_714_557_600_000, "seed is the first entry's start");
@@ -316,6 +321,10 @@ fn har_import_survives_real_world_quirks() {
             [0x89u8, b'P', b'N', b'G', 0, 1, 2, 255]
         );
         assert!(xs[2].flags.body_not_captured && xs[2].response.body.is_none());
+        // The cache hit is served as a 200 with its body and a content type from mimeType.
+        assert_eq!(xs[3].response.status, 200);
+        assert_eq!(s.blob_bytes(&xs[3].response.body.as_ref().unwrap().hash).unwrap(), b"p{margin:0}");
+        assert!(xs[3].response.headers.iter().any(|h| h.name == "content-type" && h.value == "text/css"));
         // The POST is findable with a body that differs only in JSON whitespace.
         let key =
             request_key("POST", "https://site.test/api", Some("application/json"), br#"{"q":1}"#).unwrap();
@@ -344,7 +353,7 @@ fn har_export_imports_back_to_the_same_exchanges() {
         har_import(s, "orig", &quirky_har()).unwrap();
         let mut out = Vec::new();
         let n = har::export(s, "orig", &mut out, "mem").unwrap();
-        assert_eq!(n, 3);
+        assert_eq!(n, 4);
         let _: serde_json::Value = serde_json::from_slice(&out).expect("export is valid JSON");
         har_import(s, "back", &out).unwrap();
         let a: Vec<_> = s.exchanges(&s.manifest("orig").unwrap()).collect::<Result<_, _>>().unwrap();

@@ -132,6 +132,16 @@ pub(crate) enum MissPolicy {
     Record,
 }
 
+/// `--not-captured`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NotCapturedArg {
+    /// Answer 404 naming the reason.
+    #[value(name = "404")]
+    NotFound,
+    /// The recorded status and headers with an empty body.
+    Empty,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     /// Snapshot to replay.
@@ -157,6 +167,11 @@ pub(crate) struct ReplayArgs {
     /// are never served, whatever their score. The report records the threshold.
     #[arg(long, default_value_t = 0.0, value_name = "SCORE")]
     pub fuzzy_min_score: f64,
+    /// Exchanges recorded without their body (HAR files that left bodies out): `404` (default: the page
+    /// sees the resource as missing) or `empty` (recorded status and headers, empty body). Either way the
+    /// report counts them as served without a body, never as hits.
+    #[arg(long, value_enum, default_value_t = NotCapturedArg::NotFound)]
+    pub not_captured: NotCapturedArg,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

@@ -63,6 +63,7 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
                 "entries": report.entries, "imported": report.imported,
                 "skipped": report.skipped.iter().map(|(i, r)| json!({"entry": i, "reason": r})).collect::<Vec<_>>(),
                 "with_body": report.with_body, "body_not_captured": report.body_not_captured,
+                "status_inferred": report.status_inferred,
             }))?
         );
     } else {
@@ -76,6 +77,12 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
             report.body_not_captured,
             report.skipped.len()
         );
+        if report.status_inferred > 0 {
+            println!(
+                "  {} entries had status 0 but a captured body (served from the capturing browser's cache): imported as 200",
+                report.status_inferred
+            );
+        }
         for (i, reason) in report.skipped.iter().take(20) {
             println!("  skipped entry {i}: {reason}");
         }

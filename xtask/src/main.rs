@@ -9,11 +9,14 @@
 //!   replay; replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
 //!   on the demo sites, browser start time per task.
+//! - `cargo xtask bench fidelity DIR_OF_HARS [--loads N]`: each capture's first page in Chromium under
+//!   webfreeze replay, Playwright's routeFromHAR and mitmproxy server replay: requests served with content.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
 
 mod agent_bench;
+mod fidelity;
 mod gen;
 mod load;
 mod proxy_bench;
@@ -42,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
+        ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
             if out.is_empty() {
@@ -53,7 +57,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay|agent [--entries N] [--secs S] [--tasks N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask bench store|proxy|replay|agent [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

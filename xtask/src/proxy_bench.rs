@@ -18,7 +18,7 @@ use crate::{gen, pct_ms, peak_rss_kib};
 const SIZES: [(&str, usize); 2] = [("/1k", 1024), ("/100k", 100 * 1024)];
 const CONCS: [usize; 3] = [1, 16, 64];
 
-struct Kill(Child);
+pub(crate) struct Kill(Child);
 impl Drop for Kill {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -30,14 +30,14 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"))
 }
 
-fn webfreeze_bin() -> anyhow::Result<PathBuf> {
+pub(crate) fn webfreeze_bin() -> anyhow::Result<PathBuf> {
     let st = Command::new("cargo").args(["build", "--release", "-q", "--bin", "webfreeze"]).status()?;
     anyhow::ensure!(st.success(), "building webfreeze failed");
     Ok(target_dir().join("release/webfreeze"))
 }
 
 /// mitmdump 12 from PyPI, installed into the build cache on first use (PLATFORM.md: Python 3.13).
-fn mitmdump() -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn mitmdump() -> Option<(PathBuf, PathBuf)> {
     let dir = std::env::var_os("WEBFREEZE_BUILD_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -71,7 +71,7 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
 }
 
-fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
+pub(crate) fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
     let mut child = Command::new(bin)
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
@@ -90,7 +90,12 @@ fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Ki
     Ok((Kill(child), addr))
 }
 
-fn spawn_mitm(py: &Path, dir: &Path, confdir: &Path, extra: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
+pub(crate) fn spawn_mitm(
+    py: &Path,
+    dir: &Path,
+    confdir: &Path,
+    extra: &[&str],
+) -> anyhow::Result<(Kill, SocketAddr)> {
     let port = free_port();
     let child = Command::new(py)
         .arg(dir.join("bin/mitmdump"))

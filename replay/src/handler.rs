@@ -87,6 +87,7 @@ impl Handler for Replay {
                     ));
                 }
             };
+            let dest = parts.headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()).map(str::to_string);
             let Some(m) = found else {
                 return match &self.cfg.on_miss {
                     OnMiss::NotFound if is_icon_request(&method, &url) => {
@@ -99,11 +100,11 @@ impl Handler for Replay {
                         Decision::Respond(synthetic_icon())
                     }
                     OnMiss::NotFound => {
-                        self.record_miss(&method, &url);
+                        self.record_miss(&method, &url, dest.as_deref());
                         Decision::Respond(miss_response(&self.manifest.name, &method, &url))
                     }
                     OnMiss::Live | OnMiss::Record(_) => {
-                        self.record_miss(&method, &url);
+                        self.record_miss(&method, &url, dest.as_deref());
                         let req = Request::from_parts(parts, proxy::body::full(body));
                         if let OnMiss::Record(rec) = &self.cfg.on_miss {
                             rec.begin(&ctx.rec, &req);

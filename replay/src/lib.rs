@@ -91,7 +91,7 @@ impl Default for ReplayConfig {
 
 mod report;
 use report::State;
-pub use report::{FuzzyEntry, MissEntry, Report};
+pub use report::{dest_renders, FuzzyEntry, MissEntry, Report};
 
 /// Answers from one snapshot.
 pub struct Replay {
@@ -188,6 +188,7 @@ impl Replay {
             missed: s.missed,
             background: s.background,
             misses: s.misses.clone(),
+            render_misses: s.misses.iter().filter(|m| m.render).count() as u64,
             fuzzy_matches: s.fuzzy_matches.clone(),
             recorded_exchanges: recorded,
             served_exchanges: s.served.len() as u64,
@@ -201,7 +202,7 @@ impl Replay {
     }
 
     /// Count a miss in the report (what is then done with the request depends on the miss policy).
-    fn record_miss(&self, method: &str, url: &str) {
+    fn record_miss(&self, method: &str, url: &str, dest: Option<&str>) {
         let action = match self.cfg.on_miss {
             OnMiss::NotFound => "404",
             OnMiss::Live => "live",
@@ -215,6 +216,8 @@ impl Replay {
                 method: method.into(),
                 url: url.into(),
                 action: action.into(),
+                dest: dest.map(str::to_string),
+                render: report::dest_renders(dest),
             });
         }
         tracing::info!("replay miss ({action}): {method} {url}");

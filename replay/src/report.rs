@@ -16,6 +16,20 @@ pub struct MissEntry {
     pub url: String,
     /// What was done: "404", "live", "record".
     pub action: String,
+    /// What the browser wanted it for (`Sec-Fetch-Dest`: document, style, script, font, image, empty for
+    /// fetch/XHR, manifest ...), when it said.
+    pub dest: Option<String>,
+    /// Whether the page's rendering needed it: a document, frame, stylesheet, script, font or image.
+    /// Beacons, manifests, service-worker scripts and fetches without a destination did not.
+    pub render: bool,
+}
+
+/// Whether a request with this `Sec-Fetch-Dest` feeds the page's rendering.
+pub fn dest_renders(dest: Option<&str>) -> bool {
+    matches!(
+        dest.map(str::to_ascii_lowercase).as_deref(),
+        Some("document" | "iframe" | "frame" | "style" | "script" | "font" | "image" | "video" | "audio")
+    )
 }
 
 /// One fuzzy match in the report.
@@ -52,6 +66,8 @@ pub struct Report {
     pub background: u64,
     /// Every miss.
     pub misses: Vec<MissEntry>,
+    /// Misses the page's rendering needed (see [`MissEntry::render`]).
+    pub render_misses: u64,
     /// Every fuzzy match.
     pub fuzzy_matches: Vec<FuzzyEntry>,
     /// Requests answered from an exchange recorded without its body (not hits: 404 or empty, as

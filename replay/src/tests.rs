@@ -317,3 +317,26 @@ fn icon_requests() {
         assert_eq!(crate::serving::is_icon_request(method, url), icon, "{method} {url}");
     }
 }
+
+#[tokio::test]
+async fn misses_say_whether_the_rendering_needed_them() {
+    let (store, m) = snapshot(&[("GET", "https://a.test/", "home")]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    for (url, dest, render) in [
+        ("https://a.test/site.css", Some("style"), true),
+        ("https://a.test/app.js", Some("script"), true),
+        ("https://a.test/font.woff2", Some("font"), true),
+        ("https://a.test/hero.png", Some("image"), true),
+        ("https://a.test/manifest.json", Some("manifest"), false),
+        ("https://a.test/api/beacon", Some("empty"), false),
+        ("https://a.test/sw.js", Some("serviceworker"), false),
+        ("https://a.test/unknown", None, false),
+    ] {
+        let headers: Vec<(&str, &str)> = dest.map(|d| ("sec-fetch-dest", d)).into_iter().collect();
+        assert_eq!(ask(&r, "GET", url, &headers).await.0, 404, "{url}");
+        let rep = r.report();
+        let last = rep.misses.last().unwrap();
+        assert_eq!((last.url.as_str(), last.dest.as_deref(), last.render), (url, dest, render));
+    }
+    assert_eq!(r.report().render_misses, 4);
+}

@@ -12,7 +12,8 @@
 //! (a 404 the capture did not record, a request aborted by the replayer) and not an answer without the
 //! captured body (an entry the HAR recorded with no body, webfreeze's `x-webfreeze` markers for
 //! not-captured bodies and synthetic icons). Every system is judged by the same rule. webfreeze's own
-//! report adds its layer breakdown. Text and screenshot hashes tell whether the N loads were identical.
+//! report adds its layer breakdown, and how many of its misses the page's rendering needed (by the
+//! request's `Sec-Fetch-Dest`: document, frame, style, script, font, image, media). Text and screenshot hashes tell whether the N loads were identical.
 //! Nothing from the corpus is written outside a temporary directory.
 
 use std::collections::BTreeSet;
@@ -91,8 +92,9 @@ struct Figures {
     served: f64,
     same_text: bool,
     same_shot: bool,
-    /// webfreeze: exact, normalised, fuzzy, without body, synthetic icon, missed (per load).
-    layers: Option<[f64; 6]>,
+    /// webfreeze: exact, normalised, fuzzy, without body, synthetic icon, missed, and of the misses those
+    /// the rendering needed (per load).
+    layers: Option<[f64; 7]>,
     error: Option<String>,
     /// Loads done (0: the system could not replay the file at all).
     loads: usize,
@@ -128,8 +130,15 @@ fn figures(out: &Value, cap: &Capture) -> Figures {
     // webfreeze: the report accumulates over the loads; the last one over n loads gives the per-load mean.
     if let Some(r) = loads.last().map(|l| &l["report"]).filter(|r| !r.is_null()) {
         let g = |k: &str| r[k].as_f64().unwrap_or(0.0) / n;
-        f.layers =
-            Some([g("exact"), g("normalised"), g("fuzzy"), g("without_body"), g("synthetic"), g("missed")]);
+        f.layers = Some([
+            g("exact"),
+            g("normalised"),
+            g("fuzzy"),
+            g("without_body"),
+            g("synthetic"),
+            g("missed"),
+            g("render_misses"),
+        ]);
     }
     f
 }
@@ -166,8 +175,8 @@ pub(crate) fn run(dir: &Path, loads: usize) -> anyhow::Result<()> {
     hars.sort();
     println!("fidelity: requests the page made and served with content, mean of {loads} loads per system");
     println!(
-        "{:<44} {:>5} {:>6} {:>5} {:>5} {:>5} {:>6} {:>4} {:>5} | {:>5} {:>6} | {:>5} {:>6} | same text/shot wf pw mitm",
-        "file", "made", "wf", "exact", "norm", "fuzzy", "nobody", "icon", "miss", "made", "pw", "made", "mitm"
+        "{:<44} {:>5} {:>6} {:>5} {:>5} {:>5} {:>6} {:>4} {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6} | same text/shot wf pw mitm",
+        "file", "made", "wf", "exact", "norm", "fuzzy", "nobody", "icon", "miss", "render", "made", "pw", "made", "mitm"
     );
     let (mut tw, mut tp, mut tm) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
     let mut worse = Vec::new();
@@ -246,9 +255,9 @@ pub(crate) fn run(dir: &Path, loads: usize) -> anyhow::Result<()> {
             _ => format!("{}/{}", if f.same_text { "y" } else { "n" }, if f.same_shot { "y" } else { "n" }),
         };
         println!(
-            "{:<44} {:>5.1} {:>6.1} {:>5.1} {:>5.1} {:>5.1} {:>6.1} {:>4.1} {:>5.1} | {:>5.1} {:>6.1} | {:>5.1} {:>6.1} | {} {} {}",
+            "{:<44} {:>5.1} {:>6.1} {:>5.1} {:>5.1} {:>5.1} {:>6.1} {:>4.1} {:>5.1} {:>6.1} | {:>5.1} {:>6.1} | {:>5.1} {:>6.1} | {} {} {}",
             name.chars().take(44).collect::<String>(),
-            w.made, w.served, l[0], l[1], l[2], l[3], l[4], l[5],
+            w.made, w.served, l[0], l[1], l[2], l[3], l[4], l[5], l[6],
             p.made, p.served, m.made, m.served,
             yn(&w), yn(&p), yn(&m)
         );

@@ -116,6 +116,8 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         jobs: a.jobs.max(1),
         tasks_file: tasks_path.display().to_string(),
         chrome_version: agent::browser::browser_version(&chrome),
+        shard: None,
+        task_timeout: None,
     };
     let recorded = runs.join("recorded");
     let drifted = runs.join("live-drifted");

@@ -44,9 +44,26 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
 }
 
 pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
-    if args.jobs == 0 {
-        return Err(UsageError("--jobs must be at least 1".into()).into());
-    }
+    let jobs = match args.jobs.trim() {
+        "auto" => session::auto_jobs_here(),
+        n => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                return Err(
+                    UsageError(format!("--jobs {n:?}: expected a number of at least 1, or `auto`")).into()
+                )
+            }
+        },
+    };
+    let task_timeout = match args.task_timeout {
+        Some(s) if !(s > 0.0 && s.is_finite()) => {
+            return Err(
+                UsageError(format!("--task-timeout {s}: expected a positive number of seconds")).into()
+            )
+        }
+        Some(s) => Some(Duration::from_secs_f64(s)),
+        None => None,
+    };
     let (width, height) = parse_window(&args.window)?;
     let policy = policy_spec(&args)?;
     let mut tasks = agent::tasks::load(&args.tasks).map_err(|e| UsageError(e.to_string()))?;
@@ -98,6 +115,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.settle_quiet = Duration::from_millis(args.settle_ms);
     agent.wait = Duration::from_millis(args.wait_ms);
     agent.search_url = args.search_url.clone();
+    agent.js_heap_mb = args.browser_js_heap_mb;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let opts = RunOptions {
         out: args.out.clone(),
@@ -109,7 +127,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         clock,
         time_zone: cfg.time_zone(args.time_zone.as_deref()),
         locale: args.locale.clone(),
-        jobs: args.jobs,
+        jobs,
+        shard: args.shard,
+        task_timeout,
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
         config: RunConfig {

@@ -7,6 +7,7 @@ mod cmd_ca;
 mod cmd_compare;
 mod cmd_demo;
 mod cmd_eval;
+mod cmd_merge;
 mod cmd_proxy;
 mod cmd_record;
 mod cmd_replay;
@@ -46,6 +47,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Record(a) => cmd_record::run(&cfg, a),
         cli::Command::Replay(a) => cmd_replay::run(&cfg, a),
         cli::Command::Run(a) => cmd_run::run(&cfg, *a),
+        cli::Command::Merge(a) => cmd_merge::run(&cfg, a),
         cli::Command::Eval(a) => cmd_eval::run(a),
         cli::Command::Compare(a) => cmd_compare::run(a),
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),

@@ -108,6 +108,13 @@ impl RunProgress {
 
 impl session::Progress for RunProgress {
     fn start(&self, plan: &session::RunPlan) {
+        if let Some(s) = plan.shard {
+            eprintln!(
+                "shard {s}: {} of the task list's {} task(s)",
+                plan.todo + plan.skipped,
+                plan.tasks_total
+            );
+        }
         if plan.skipped > 0 {
             eprintln!("{} task(s) already finished in {} are skipped", plan.skipped, self.out.display());
         }

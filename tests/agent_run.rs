@@ -414,3 +414,82 @@ fn run_reports_bad_input_clearly() {
         assert!(stderr.to_lowercase().contains(&msg.to_lowercase()), "{extra:?}: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_past_its_wall_clock_limit_is_timed_out_and_its_browser_killed() {
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    // A model endpoint that accepts and never answers: the model call would hang for --api-timeout.
+    let model = black_hole().await;
+    let tag = format!("slow{}", model.port());
+    let tasks = home.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        format!(
+            "{}\n",
+            serde_json::json!({"web_name": "Demo Shop", "id": tag, "ques": "PRICE of the Blue Kettle", "web": "https://shop.test/"})
+        ),
+    )
+    .unwrap();
+    let out_dir = home.path().join("timeout-run");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "live",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--task-timeout",
+        "6",
+        "--api-timeout",
+        "600",
+        "--api-attempts",
+        "1",
+        "--browser-js-heap-mb",
+        "256",
+        "--api-base",
+        &format!("http://{model}/v1"),
+    ]);
+    args.extend(sites.reach.iter().cloned());
+    let t0 = std::time::Instant::now();
+    let out = cli(home.path(), args, vec![("OPENAI_API_KEY".into(), "k".into())]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "run failed: {stderr}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(300), "the limit did not cut the hung model call");
+    let t = traj(&out_dir, &tag);
+    assert_eq!(t.outcome, Outcome::Timeout, "{t:?}");
+    assert!(t.error.as_deref().unwrap().contains("--task-timeout"), "{:?}", t.error);
+    assert!(t.duration_ms >= 6_000, "{}", t.duration_ms);
+    let run = RunDir::new(&out_dir).read_run_file().unwrap();
+    assert_eq!(run.tasks[&tag].status, trajectory::TaskState::Timeout);
+    // Its browser went with it.
+    assert_eq!(
+        kill_matching(&format!("webfreeze-profile-{tag}-")),
+        0,
+        "a browser outlived its timed-out task"
+    );
+    // A timed-out task has ended: a rerun skips it.
+    let again = cli(
+        home.path(),
+        strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--mode",
+            "live",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--api-base",
+            &format!("http://{model}/v1"),
+        ]),
+        vec![("OPENAI_API_KEY".into(), "k".into())],
+    )
+    .await;
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("1 task(s) already finished"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

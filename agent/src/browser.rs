@@ -158,6 +158,10 @@ pub struct BrowserOptions {
     pub search_url: String,
     /// Fresh profile directory (deleted by the caller).
     pub profile: PathBuf,
+    /// Cap on each renderer's JavaScript heap, MiB (V8's `--max-old-space-size`): the part of a
+    /// browser's memory Chromium itself lets one bound; a page past it crashes its tab, which the task
+    /// reports as an error.
+    pub js_heap_mb: Option<u32>,
 }
 
 #[derive(Default)]
@@ -221,6 +225,7 @@ impl Session {
             .arg(format!("proxy-server=http://{}", opts.proxy))
             .arg("proxy-bypass-list=<-loopback>")
             .arg(format!("ignore-certificate-errors-spki-list={}", opts.ca_spki))
+            .args(opts.js_heap_mb.map(|mb| format!("js-flags=--max-old-space-size={mb}")))
             .build()
             .map_err(launch_err)?;
         let (browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;

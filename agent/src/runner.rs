@@ -18,6 +18,39 @@ use trajectory::{
     Outcome, ProxyStats, Reproduction, RunMode, Step, TaskDir, Timings, Trajectory, TRAJECTORY_VERSION,
 };
 
+/// The task's browser profile directory. Chromium's processes (browser, zygotes, renderers, GPU) all
+/// carry it on their command line; when a task's future is dropped mid-run (`--task-timeout`, Ctrl-C)
+/// the browser handle only kills the main process, so on drop every process still naming the profile
+/// is killed before the directory is removed. After a normal close there are none and this is a scan
+/// of `/proc`.
+struct ProfileGuard(tempfile::TempDir);
+
+impl ProfileGuard {
+    fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Drop for ProfileGuard {
+    fn drop(&mut self) {
+        let needle = self.0.path().as_os_str().as_encoded_bytes().to_vec();
+        let me = std::process::id();
+        let Ok(procs) = std::fs::read_dir("/proc") else { return };
+        for e in procs.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            if pid as u32 == me {
+                continue;
+            }
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+            if cmd.windows(needle.len()).any(|w| w == needle.as_slice()) {
+                if let Some(p) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                }
+            }
+        }
+    }
+}
+
 /// Agent settings shared by all tasks of a run.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -37,6 +70,8 @@ pub struct AgentConfig {
     pub wait: Duration,
     /// Where `Google` goes.
     pub search_url: String,
+    /// Cap on each renderer's JavaScript heap, MiB (see [`BrowserOptions::js_heap_mb`]).
+    pub js_heap_mb: Option<u32>,
 }
 
 impl AgentConfig {
@@ -51,6 +86,7 @@ impl AgentConfig {
             settle_quiet: Duration::from_millis(500),
             wait: Duration::from_secs(5),
             search_url: "https://www.google.com/".into(),
+            js_heap_mb: None,
         }
     }
 }
@@ -167,7 +203,7 @@ pub async fn run_task(
         .prefix(&format!("webfreeze-profile-{}-", trajectory::run_dir::task_dir_name(&task.id)))
         .tempdir();
     let profile = match profile {
-        Ok(p) => p,
+        Ok(p) => ProfileGuard(p),
         Err(e) => {
             t.outcome = Outcome::Error;
             t.error = Some(format!("cannot create a browser profile directory: {e}"));
@@ -189,6 +225,7 @@ pub async fn run_task(
         wait: cfg.wait,
         search_url: cfg.search_url.clone(),
         profile: profile.path().to_path_buf(),
+        js_heap_mb: cfg.js_heap_mb,
     };
     files.save(&t);
     let session = match Session::launch(opts).await {

@@ -238,7 +238,7 @@ pub async fn evaluate_with_progress(
             },
         };
         // A task that errored is a failure whatever its answer; it is still scored.
-        te.scored = verdict.is_some() || t.outcome == Outcome::Error;
+        te.scored = verdict.is_some() || matches!(t.outcome, Outcome::Error | Outcome::Timeout);
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
         progress(tasks.len() + 1, trajs.len(), &te.id);
         tasks.push(te);
@@ -246,7 +246,8 @@ pub async fn evaluate_with_progress(
     let mut sites: BTreeMap<String, GroupStats> = BTreeMap::new();
     let mut overall = GroupStats::default();
     for te in tasks.iter().filter(|t| t.scored) {
-        let (errored, std) = (te.outcome == Outcome::Error, te.judge.as_ref().map(|j| j.std));
+        let (errored, std) =
+            (matches!(te.outcome, Outcome::Error | Outcome::Timeout), te.judge.as_ref().map(|j| j.std));
         sites.entry(te.web_name.clone()).or_default().add(te.success, errored, std);
         overall.add(te.success, errored, std);
     }
@@ -254,7 +255,11 @@ pub async fn evaluate_with_progress(
         v: 1,
         run: run.display().to_string(),
         judge: opts.judge,
-        errored: tasks.iter().filter(|t| t.outcome == Outcome::Error).map(|t| t.id.clone()).collect(),
+        errored: tasks
+            .iter()
+            .filter(|t| matches!(t.outcome, Outcome::Error | Outcome::Timeout))
+            .map(|t| t.id.clone())
+            .collect(),
         unscored: tasks.iter().filter(|t| !t.scored).map(|t| t.id.clone()).collect(),
         tasks,
         sites,

@@ -138,8 +138,9 @@ fn poisoned<T>(_: T) -> ProxyError {
 impl Replay {
     /// Replay `snapshot` from `store`.
     pub fn new(store: Store, manifest: Manifest, cfg: ReplayConfig) -> Self {
-        // The same shim the recording installed: every replay of it reads the same clock and numbers.
-        let shim_js = shim::for_snapshot(&manifest.name, manifest.seed.start_ms, cfg.shim_step_ms);
+        // The same shim the recording installed: every replay of it reads the same clock and numbers
+        // (seeded from the name it was recorded under, also when it was copied under another name).
+        let shim_js = shim::for_snapshot(manifest.recorded_as(), manifest.seed.start_ms, cfg.shim_step_ms);
         let cap = std::num::NonZeroUsize::new(CACHE_BODIES).unwrap_or(std::num::NonZeroUsize::MIN);
         Self {
             store,

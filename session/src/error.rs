@@ -48,6 +48,16 @@ pub enum SessionError {
     /// The model client could not be built.
     #[error(transparent)]
     Llm(#[from] trajectory::llm::LlmError),
+    /// The run directory holds another shard (or an unsharded run) of the task list.
+    #[error("{dir} holds {was}, not {now}: give each shard its own --out directory")]
+    ShardMismatch {
+        /// The run directory.
+        dir: String,
+        /// What it holds.
+        was: String,
+        /// What this run is.
+        now: String,
+    },
     /// The run was stopped (Ctrl-C); finished tasks are kept.
     #[error("interrupted: finished tasks are kept; run the same command again to do the rest")]
     Interrupted,

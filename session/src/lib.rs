@@ -9,16 +9,24 @@
 //!
 //! [`run_tasks`] is the whole loop of `webfreeze run` with webfreeze's own Chromium agent: a task list,
 //! `jobs` at a time, into a run directory (`trajectory::RunDir`), resumable, with progress callbacks and
-//! a shutdown signal.
+//! a shutdown signal; with a [`Shard`] it runs one part of the list, and [`merge_runs`] joins the parts'
+//! run directories (and the stores they recorded into) into one run.
 //!
 //! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots`, `agent` and
 //! `trajectory`; only the binary, the demo, xtask and tests sit above it.
 
 mod error;
+mod merge;
 mod probes;
 mod run;
+mod shard;
 mod task_proxy;
 
 pub use error::SessionError;
-pub use run::{run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan};
+pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
+pub use run::{
+    auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
+    TASK_MEMORY_BYTES,
+};
+pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{check_no_clash, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};

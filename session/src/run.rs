@@ -14,11 +14,12 @@ use proxy::{CertificateAuthority, ProxyConfig};
 use snapshots::{Clock, Store};
 use trajectory::llm::{Llm, LlmConfig};
 use trajectory::{
-    Outcome, RunConfig, RunDir, RunFile, RunMode, TaskDir, TaskState, TaskStatus, Trajectory,
+    Outcome, RunConfig, RunDir, RunFile, RunMode, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory,
     TRAJECTORY_VERSION,
 };
 
 use crate::error::SessionError;
+use crate::shard::Shard;
 use crate::task_proxy::{canonical_run_dir, check_no_clash, ProxyMode, TaskProxy, TaskProxyOptions};
 
 /// What decides the actions.
@@ -114,6 +115,38 @@ pub struct RunOptions {
     pub chrome_version: String,
     /// Settings recorded in run.json.
     pub config: RunConfig,
+    /// Run only this shard of the task list (the list passed to [`run_tasks`] is the whole list).
+    pub shard: Option<Shard>,
+    /// Wall-clock limit per task: past it the task's browser and proxy are dropped (the browser killed)
+    /// and the task is recorded as [`Outcome::Timeout`] with the steps it had taken.
+    pub task_timeout: Option<std::time::Duration>,
+}
+
+/// Memory one task needs: a headless Chromium with a few tabs' worth of renderers, plus its proxy.
+pub const TASK_MEMORY_BYTES: u64 = 1 << 30;
+
+/// `--jobs auto`: one task per core, as far as `mem_available` bytes hold [`TASK_MEMORY_BYTES`] per
+/// task after half a GiB for everything else; at least 1.
+pub fn auto_jobs(cores: usize, mem_available: Option<u64>) -> usize {
+    let by_memory = mem_available
+        .map(|m| {
+            usize::try_from(m.saturating_sub(TASK_MEMORY_BYTES / 2) / TASK_MEMORY_BYTES).unwrap_or(usize::MAX)
+        })
+        .unwrap_or(usize::MAX);
+    cores.min(by_memory).max(1)
+}
+
+/// [`auto_jobs`] for this machine: available cores (cgroup and affinity aware) and `MemAvailable` from
+/// `/proc/meminfo` (cores alone where that cannot be read).
+pub fn auto_jobs_here() -> usize {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    auto_jobs(cores, mem)
 }
 
 /// What a run is about to do, for its progress display.
@@ -129,6 +162,10 @@ pub struct RunPlan {
     pub mode: RunMode,
     /// Tasks at once.
     pub jobs: usize,
+    /// The shard this run is, if any.
+    pub shard: Option<Shard>,
+    /// Tasks in the whole list (all shards).
+    pub tasks_total: usize,
 }
 
 /// Progress callbacks (a progress bar, log lines, a harness's own bookkeeping). All have no-op defaults.
@@ -170,10 +207,52 @@ fn error_trajectory(task: &Task, mode: RunMode, started_ms: i64, e: &SessionErro
     }
 }
 
+/// The trajectory of a task stopped by `--task-timeout`: what it had written so far (every step is
+/// written as it ends), marked timed out.
+fn timed_out_trajectory(
+    sh: &Shared,
+    task: &Task,
+    dir: &TaskDir,
+    started_ms: i64,
+    limit: std::time::Duration,
+) -> Trajectory {
+    let mode = sh.opts.mode.run_mode();
+    let mut t = match dir.read_trajectory() {
+        Ok(Some(t)) => t,
+        _ => Trajectory {
+            v: TRAJECTORY_VERSION,
+            task_id: task.id.clone(),
+            web_name: task.web_name.clone(),
+            question: task.ques.clone(),
+            start_url: task.web.clone(),
+            mode,
+            policy: sh.opts.policy.describe(),
+            started_ms,
+            ..Default::default()
+        },
+    };
+    t.outcome = Outcome::Timeout;
+    t.error = Some(format!("task timed out after {} s (--task-timeout)", limit.as_secs_f64()));
+    t.duration_ms = u64::try_from(sh.opts.clock.now_ms() - started_ms).unwrap_or(0);
+    if let Err(w) = dir.create().and_then(|()| dir.write_trajectory(&t)) {
+        tracing::error!("task {}: {w}", task.id);
+    }
+    t
+}
+
 async fn one_task(sh: &Shared, task: &Task) -> Trajectory {
     let started = sh.opts.clock.now_ms();
     let dir = sh.run.task(&task.id);
-    match task_inner(sh, task, &dir, started).await {
+    let result = match sh.opts.task_timeout {
+        // Dropping the task's future on expiry kills its browser (kill-on-drop) and drops its proxy,
+        // which seals the snapshot `interrupted`.
+        Some(limit) => match tokio::time::timeout(limit, task_inner(sh, task, &dir, started)).await {
+            Ok(r) => r,
+            Err(_) => return timed_out_trajectory(sh, task, &dir, started, limit),
+        },
+        None => task_inner(sh, task, &dir, started).await,
+    };
+    match result {
         Ok(t) => t,
         Err(e) => {
             let t = error_trajectory(task, sh.opts.mode.run_mode(), started, &e);
@@ -231,6 +310,28 @@ pub async fn run_tasks(
 ) -> Result<RunOutcome, SessionError> {
     let run = RunDir::new(&opts.out);
     run.create()?;
+    let earlier = run.read_run_file().ok();
+    let (tasks, shard) = match opts.shard {
+        Some(s) => {
+            let (mine, info) = s.select(tasks);
+            (mine, Some(info))
+        }
+        None => (tasks, None),
+    };
+    // A rerun must be the same part of the same list, or finished tasks would be mixed across shards.
+    if let Some(e) = &earlier {
+        if !e.tasks.is_empty() && e.shard != shard {
+            let say = |s: &Option<ShardInfo>| match s {
+                Some(s) => format!("shard {}/{} of {} tasks", s.index, s.count, s.tasks_total),
+                None => "an unsharded run".to_string(),
+            };
+            return Err(SessionError::ShardMismatch {
+                dir: opts.out.display().to_string(),
+                was: say(&e.shard),
+                now: say(&shard),
+            });
+        }
+    }
     let mut run_file = RunFile {
         v: trajectory::run_dir::RUN_FILE_VERSION,
         webfreeze: env!("CARGO_PKG_VERSION").into(),
@@ -243,7 +344,8 @@ pub async fn run_tasks(
         config: opts.config.clone(),
         started_ms: opts.clock.now_ms(),
         finished_ms: None,
-        tasks: run.read_run_file().map(|r| r.tasks).unwrap_or_default(),
+        tasks: earlier.map(|r| r.tasks).unwrap_or_default(),
+        shard,
     };
     // Finished tasks are kept; the rest run.
     let mut todo = Vec::new();
@@ -272,6 +374,8 @@ pub async fn run_tasks(
         policy: run_file.policy.clone(),
         mode: run_file.mode,
         jobs: opts.jobs,
+        shard: opts.shard,
+        tasks_total: run_file.shard.as_ref().map_or(todo.len() + skipped, |s| s.tasks_total),
     });
     let jobs = opts.jobs.max(1);
     let clock = opts.clock.clone();
@@ -324,4 +428,27 @@ pub async fn run_tasks(
     rf.finished_ms = Some(clock.now_ms());
     run.write_run_file(&rf)?;
     Ok(RunOutcome { run_file: rf, interrupted })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_jobs_is_bounded_by_cores_and_memory() {
+        const GIB: u64 = 1 << 30;
+        let table: &[(usize, Option<u64>, usize)] = &[
+            (2, Some(24 * GIB), 2),
+            (64, Some(24 * GIB), 23),
+            (8, Some(3 * GIB), 2),
+            (8, Some(GIB), 1),
+            (8, Some(0), 1),
+            (8, None, 8),
+            (1, Some(64 * GIB), 1),
+        ];
+        for &(cores, mem, want) in table {
+            assert_eq!(auto_jobs(cores, mem), want, "{cores} cores, {mem:?} bytes");
+        }
+        assert!(auto_jobs_here() >= 1);
+    }
 }

@@ -219,6 +219,18 @@ pub struct Manifest {
     pub labels: BTreeMap<String, String>,
 }
 
+/// Label a copied snapshot carries (see `Store::copy_snapshot_from`): the name it was recorded under.
+pub const RECORDED_AS_LABEL: &str = "recorded_as";
+
+impl Manifest {
+    /// The name this snapshot was recorded under: its own name, or for a copy (a merged shard's
+    /// snapshot) the original's. Whatever was seeded from the name at recording time (replay's clock and
+    /// random-number shim) must be seeded from this.
+    pub fn recorded_as(&self) -> &str {
+        self.labels.get(RECORDED_AS_LABEL).map(String::as_str).unwrap_or(&self.name)
+    }
+}
+
 #[derive(Serialize)]
 struct Versioned<'a, T> {
     v: u32,

@@ -369,3 +369,64 @@ fn har_export_imports_back_to_the_same_exchanges() {
         assert_eq!(s.stats().unwrap().blobs, 4, "bodies were not duplicated by the re-import");
     }
 }
+
+#[test]
+fn a_snapshot_copies_into_another_store_whole_and_verified() {
+    for si in 0..2 {
+        for di in 0..2 {
+            let (src, dst) = (backends().swap_remove(si), backends().swap_remove(di));
+            let (s, d) = (&src.store, &dst.store);
+            let w = s.create_snapshot(new_snapshot("shard-0/T--1")).unwrap();
+            let big: Vec<u8> = (0..(3 * 1024 * 1024 + 7)).map(|i| (i % 253) as u8).collect();
+            w.append(exchange(s, "GET", "https://a.test/", b"page", 0)).unwrap();
+            w.append(exchange(s, "GET", "https://a.test/big", &big, 1)).unwrap();
+            w.append(exchange(s, "GET", "https://a.test/again", b"page", 2)).unwrap();
+            w.finalize(2_000).unwrap();
+            // A blob the target already has is kept, not rewritten.
+            d.put_blob(b"page").unwrap();
+            let labels = BTreeMap::from([("run_dir".to_string(), "/runs/merged".to_string())]);
+            let m = d.copy_snapshot_from(s, "shard-0/T--1", "merged/T--1", labels.clone()).unwrap();
+            let orig = s.manifest("shard-0/T--1").unwrap();
+            let ctx = format!("{} -> {}", src.name, dst.name);
+            assert_eq!(m.state, SnapshotState::Complete, "{ctx}");
+            let mut want_labels = labels.clone();
+            want_labels.insert("recorded_as".into(), "shard-0/T--1".into());
+            assert_eq!(
+                (m.seed.clone(), m.counts.clone(), m.labels.clone()),
+                (orig.seed.clone(), orig.counts.clone(), want_labels)
+            );
+            assert_eq!(m.recorded_as(), "shard-0/T--1", "the shim's seed name survives the copy");
+            assert_eq!(m.finished_ms, Some(2_000));
+            let a: Vec<Exchange> = s.exchanges(&orig).map(Result::unwrap).collect();
+            let b: Vec<Exchange> = d.exchanges(&m).map(Result::unwrap).collect();
+            assert_eq!(a, b, "{ctx}: exchanges differ");
+            let mut back = Vec::new();
+            d.read_blob(&b[1].response.body.as_ref().unwrap().hash).unwrap().read_to_end(&mut back).unwrap();
+            assert!(back == big, "{ctx}: big body differs");
+            assert!(d.verify(Some("merged/T--1")).unwrap().issues.is_empty(), "{ctx}");
+            // Exact lookups work under the new name.
+            let key = request_key("GET", "https://a.test/big", None, b"").unwrap();
+            assert_eq!(d.lookup(&m, &key).unwrap().len(), 1);
+            // The name is taken now.
+            assert!(d.copy_snapshot_from(s, "shard-0/T--1", "merged/T--1", BTreeMap::new()).is_err());
+        }
+    }
+    // Within one store, and an interrupted snapshot stays interrupted.
+    let s = Store::in_memory();
+    let w = s.create_snapshot(new_snapshot("cut")).unwrap();
+    w.append(exchange(&s, "GET", "https://a.test/", b"x", 0)).unwrap();
+    drop(w);
+    let m = s.copy_snapshot_from(&s, "cut", "cut-copy", BTreeMap::new()).unwrap();
+    assert_eq!(m.state, SnapshotState::Interrupted);
+    assert_eq!(m.counts.exchanges, 1);
+    // A copy of a copy still names the first recording.
+    let m2 = s.copy_snapshot_from(&s, "cut-copy", "cut-copy-2", BTreeMap::new()).unwrap();
+    assert_eq!(m2.recorded_as(), "cut");
+    assert!(
+        matches!(
+            s.copy_snapshot_from(&s, "nope", "x", BTreeMap::new()),
+            Err(StoreError::SnapshotNotFound(_))
+        ),
+        "missing source"
+    );
+}

@@ -39,9 +39,24 @@ pub(crate) struct RunArgs {
     /// Replay: what to do when no recorded exchange matches.
     #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
     pub on_miss: MissPolicy,
-    /// Tasks run in parallel, each with its own browser and proxy.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub jobs: usize,
+    /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
+    /// available memory allows (about 1 GiB per browser and proxy).
+    #[arg(long, default_value = "1", value_name = "N|auto")]
+    pub jobs: String,
+    /// Run one shard of the task list: shard I (0-based) of N. Tasks are split by a hash of their id
+    /// (balanced, independent of the file's order); each shard writes its own --out directory (and in
+    /// record mode its own snapshots); `webfreeze merge` joins them. Slurm:
+    /// `--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<session::Shard>,
+    /// Wall-clock limit per task in seconds: past it the task's browser is killed and the task is
+    /// recorded as `timeout` with the steps it had taken (a hung page or model call cannot stall a run).
+    #[arg(long, value_name = "SECS")]
+    pub task_timeout: Option<f64>,
+    /// Cap each browser tab's JavaScript heap at this many MiB (V8's --max-old-space-size; the part of
+    /// Chromium's memory it lets one bound). A page past it crashes and its task ends in an error.
+    #[arg(long, value_name = "MIB")]
+    pub browser_js_heap_mb: Option<u32>,
     /// Only tasks whose id or site name matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub task_filter: Option<String>,
@@ -145,6 +160,25 @@ pub(crate) struct EvalArgs {
     pub json: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The shard run directories (from `webfreeze run --shard I/N --out DIR`), in any order.
+    #[arg(required = true, value_name = "SHARD_RUN")]
+    pub shards: Vec<PathBuf>,
+    /// The merged run directory (must not exist). In record mode its name names the merged snapshots
+    /// (`<name>/<task-id>`), which are copied into --store.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A store a record-mode shard recorded into (repeatable; each machine's or array task's own
+    /// store). Snapshots not found in these are looked up in --store itself.
+    #[arg(long, value_name = "STORE_DIR")]
+    pub from_store: Vec<PathBuf>,
+    /// Merge even if some tasks did not finish (they stay pending; `webfreeze run` on the merged
+    /// directory with the same task file does them).
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(Debug, Args)]

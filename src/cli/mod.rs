@@ -49,6 +49,9 @@ pub(crate) enum Command {
     Snapshots(SnapshotsCmd),
     /// Run a browser agent over a task file: live, recording one snapshot per task, or replaying them.
     Run(Box<RunArgs>),
+    /// Join shard run directories (`run --shard I/N`) and the stores they recorded into into one run;
+    /// refuses shards of different runs, overlaps, and a task set that is not the whole.
+    Merge(MergeArgs),
     /// Judge a run (reference matchers, a model judge, or both) into RUN/eval.json, with a table per site.
     Eval(EvalArgs),
     /// Compare two evaluated runs: success per site, agreement, Cohen's kappa, McNemar, flipped tasks.

@@ -12,5 +12,7 @@ pub mod llm;
 pub mod run_dir;
 pub mod types;
 
-pub use run_dir::{write_atomic, RunConfig, RunDir, RunDirError, RunFile, TaskDir, TaskState, TaskStatus};
+pub use run_dir::{
+    write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
+};
 pub use types::{Outcome, ProxyStats, Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION};

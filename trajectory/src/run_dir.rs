@@ -107,9 +107,16 @@ pub enum TaskState {
     Error,
     /// Was pending or running when the run was stopped (Ctrl-C).
     Interrupted,
+    /// Stopped by the per-task wall-clock limit.
+    Timeout,
 }
 
 impl TaskState {
+    /// True once the task has ended (answered, out of steps, failed, timed out): a rerun skips it.
+    pub fn finished(self) -> bool {
+        matches!(self, TaskState::Answered | TaskState::MaxSteps | TaskState::Error | TaskState::Timeout)
+    }
+
     /// The name used in files and messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -119,6 +126,7 @@ impl TaskState {
             TaskState::MaxSteps => "max_steps",
             TaskState::Error => "error",
             TaskState::Interrupted => "interrupted",
+            TaskState::Timeout => "timeout",
         }
     }
 }
@@ -130,6 +138,7 @@ impl From<Outcome> for TaskState {
             Outcome::Answered => TaskState::Answered,
             Outcome::MaxSteps => TaskState::MaxSteps,
             Outcome::Error => TaskState::Error,
+            Outcome::Timeout => TaskState::Timeout,
         }
     }
 }
@@ -234,6 +243,22 @@ pub struct RunFile {
     /// Per task, by id.
     #[serde(default)]
     pub tasks: BTreeMap<String, TaskStatus>,
+    /// Set when this run is one shard of a larger task list (`webfreeze run --shard I/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+}
+
+/// Which part of which task list a shard run holds: what `webfreeze merge` checks shards against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 0-based shard index (`I` of `--shard I/N`).
+    pub index: u32,
+    /// Number of shards (`N`).
+    pub count: u32,
+    /// Tasks in the whole list (all shards together).
+    pub tasks_total: usize,
+    /// BLAKE3 (hex) of the whole list's task ids, sorted and newline-joined: shards of one list agree.
+    pub task_set: String,
 }
 
 impl RunFile {

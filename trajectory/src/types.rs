@@ -54,6 +54,8 @@ pub enum Outcome {
     MaxSteps,
     /// Browser, page or model failure.
     Error,
+    /// Stopped by the per-task wall-clock limit (`--task-timeout`); the steps before it are kept.
+    Timeout,
 }
 
 /// Proxy counters (replay: how each request was answered): cumulative from the task proxy's probe, per
@@ -212,6 +214,7 @@ impl Outcome {
             Outcome::Answered => "answered",
             Outcome::MaxSteps => "max_steps",
             Outcome::Error => "error",
+            Outcome::Timeout => "timeout",
         }
     }
 }

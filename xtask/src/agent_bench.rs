@@ -125,6 +125,8 @@ pub(crate) fn run(tasks: usize) -> anyhow::Result<()> {
         tasks_file: "bench".into(),
         chrome_version: agent::browser::browser_version(&chrome),
         config: RunConfig::default(),
+        shard: None,
+        task_timeout: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<()> {

@@ -27,6 +27,7 @@ use crate::memory::MemoryKv;
 use crate::rocks::RocksKv;
 use crate::StoreError;
 
+mod copy;
 mod lock;
 mod maintenance;
 mod writer;

@@ -2,6 +2,8 @@
 # README's second command: set up a fresh machine and run every check CI runs: formatting, clippy with
 # warnings as errors, and the whole test suite (unit, store, proxy, record/replay, Chromium end to end).
 source "$(dirname "$0")/lib.sh"
+# The sharding test runs a real single-node Slurm cluster (slurmctld, slurmd, munged) on localhost.
+PACKAGES+=(slurm-wlm munge)
 setup
 log "cargo fmt --check"
 cargo fmt --all -- --check

@@ -3,7 +3,8 @@
 //! - [`client`]: a client that goes through a proxy (absolute-form for http, CONNECT + TLS for https);
 //! - [`bin`]: the `webfreeze` binary as a child process, reading its `listening on ADDR` line;
 //! - [`llm`]: a fake OpenAI-compatible model server;
-//! - [`demo_sites`]: the bundled demo sites on loopback.
+//! - [`demo_sites`]: the bundled demo sites on loopback;
+//! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,9 +13,11 @@ pub(crate) mod client;
 pub(crate) mod demo_sites;
 pub(crate) mod llm;
 pub(crate) mod origin;
+pub(crate) mod slurm;
 
 pub(crate) use bin::*;
 pub(crate) use client::*;
 pub(crate) use demo_sites::*;
 pub(crate) use llm::*;
 pub(crate) use origin::*;
+pub(crate) use slurm::*;

@@ -11,6 +11,8 @@
 //!   on the demo sites, browser start time per task.
 //! - `cargo xtask bench fidelity DIR_OF_HARS [--loads N]`: each capture's first page in Chromium under
 //!   webfreeze replay, Playwright's routeFromHAR and mitmproxy server replay: requests served with content.
+//! - `cargo xtask bench throughput [--copies C] [--jobs 1,2,4] [--slurm-bin PATH] [--shards 1,3]`: demo
+//!   tasks per hour in replay at each --jobs, and as Slurm arrays; where a task's time goes.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
@@ -21,6 +23,7 @@ mod gen;
 mod load;
 mod proxy_bench;
 mod store_bench;
+mod throughput;
 
 use anyhow::{bail, Context as _};
 
@@ -45,6 +48,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
+        ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
@@ -57,7 +61,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay|agent [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

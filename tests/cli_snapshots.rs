@@ -173,3 +173,41 @@ fn replay_refuses_a_snapshot_whose_index_no_longer_resolves() {
     assert!(err.contains("damaged") && err.contains("snapshots verify site"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"), "it must not start serving");
 }
+
+#[test]
+fn sharding_and_limit_options_are_checked_before_anything_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let tasks = h.join("t.jsonl");
+    std::fs::write(
+        &tasks,
+        "{\"web_name\":\"S\",\"id\":\"S--1\",\"ques\":\"q\",\"web\":\"https://s.test/\"}\n",
+    )
+    .unwrap();
+    let t = tasks.to_str().unwrap();
+    let never = h.join("never");
+    let x = h.join("x");
+    let (never_s, x_s) = (never.to_str().unwrap(), x.to_str().unwrap());
+    let run = |extra: &[&'static str]| {
+        let mut a = vec!["run", "--tasks", t, "--mode", "live", "--out", never_s];
+        a.extend_from_slice(extra);
+        a
+    };
+    let not_a_run = h.join("not-a-run");
+    std::fs::create_dir_all(&not_a_run).unwrap();
+    for (args, code, needle) in [
+        (run(&["--shard", "3/3"]), 2, "below N"),
+        (run(&["--shard", "1"]), 2, "expected I/N"),
+        (run(&["--jobs", "0"]), 2, "--jobs"),
+        (run(&["--jobs", "many"]), 2, "auto"),
+        (run(&["--task-timeout", "0"]), 2, "--task-timeout"),
+        (vec!["merge", "--out", x_s], 2, "SHARD_RUN"),
+        (vec!["merge", not_a_run.to_str().unwrap(), "--out", x_s], 1, "no run.json"),
+    ] {
+        let out = run_cli(h, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(!never.exists() && !x.exists(), "nothing was written");
+}

@@ -192,7 +192,8 @@ struct Shared {
     run: RunDir,
 }
 
-fn error_trajectory(task: &Task, mode: RunMode, started_ms: i64, e: &SessionError) -> Trajectory {
+/// A task's trajectory before (or without) any step.
+fn blank_trajectory(task: &Task, mode: RunMode, policy: String, started_ms: i64) -> Trajectory {
     Trajectory {
         v: TRAJECTORY_VERSION,
         task_id: task.id.clone(),
@@ -200,10 +201,17 @@ fn error_trajectory(task: &Task, mode: RunMode, started_ms: i64, e: &SessionErro
         question: task.ques.clone(),
         start_url: task.web.clone(),
         mode,
-        outcome: Outcome::Error,
-        error: Some(e.to_string()),
+        policy,
         started_ms,
         ..Default::default()
+    }
+}
+
+fn error_trajectory(sh: &Shared, task: &Task, started_ms: i64, e: &SessionError) -> Trajectory {
+    Trajectory {
+        outcome: Outcome::Error,
+        error: Some(e.to_string()),
+        ..blank_trajectory(task, sh.opts.mode.run_mode(), sh.opts.policy.describe(), started_ms)
     }
 }
 
@@ -219,17 +227,7 @@ fn timed_out_trajectory(
     let mode = sh.opts.mode.run_mode();
     let mut t = match dir.read_trajectory() {
         Ok(Some(t)) => t,
-        _ => Trajectory {
-            v: TRAJECTORY_VERSION,
-            task_id: task.id.clone(),
-            web_name: task.web_name.clone(),
-            question: task.ques.clone(),
-            start_url: task.web.clone(),
-            mode,
-            policy: sh.opts.policy.describe(),
-            started_ms,
-            ..Default::default()
-        },
+        _ => blank_trajectory(task, mode, sh.opts.policy.describe(), started_ms),
     };
     t.outcome = Outcome::Timeout;
     t.error = Some(format!("task timed out after {} s (--task-timeout)", limit.as_secs_f64()));
@@ -255,7 +253,7 @@ async fn one_task(sh: &Shared, task: &Task) -> Trajectory {
     match result {
         Ok(t) => t,
         Err(e) => {
-            let t = error_trajectory(task, sh.opts.mode.run_mode(), started, &e);
+            let t = error_trajectory(sh, task, started, &e);
             if let Err(w) = dir.create().and_then(|()| dir.write_trajectory(&t)) {
                 tracing::error!("task {}: {w}", task.id);
             }

@@ -3,6 +3,7 @@
 //! library crates.
 
 mod cli;
+mod cmd_bundle;
 mod cmd_ca;
 mod cmd_compare;
 mod cmd_demo;
@@ -43,6 +44,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
     match args.command {
         cli::Command::Snapshots(cmd) => cmd_snapshots::run(&cfg, cmd),
         cli::Command::Ca(cmd) => cmd_ca::run(&cfg, cmd),
+        cli::Command::Bundle(cmd) => cmd_bundle::run(&cfg, cmd),
         cli::Command::Proxy(a) => cmd_proxy::run(&cfg, a),
         cli::Command::Record(a) => cmd_record::run(&cfg, a),
         cli::Command::Replay(a) => cmd_replay::run(&cfg, a),

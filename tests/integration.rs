@@ -5,6 +5,7 @@
 mod support;
 
 mod agent_run;
+mod bundle_roundtrip;
 mod cli_snapshots;
 mod eval_compare;
 mod k8s_manifest;

@@ -17,20 +17,6 @@ fn traj(run: &Path, id: &str) -> Trajectory {
         .unwrap_or_else(|| panic!("no trajectory for {id} in {}", run.display()))
 }
 
-fn script_dir(dir: &Path, tasks: &Path) {
-    let mut scripts: std::collections::BTreeMap<String, Vec<String>> =
-        serde_json::from_str(demo::SCRIPTS_JSON).unwrap();
-    let pairs: Vec<_> = agent::tasks::load(tasks)
-        .unwrap()
-        .into_iter()
-        .map(|t| {
-            let replies = scripts.remove(&t.id).unwrap();
-            (t, replies)
-        })
-        .collect();
-    agent::policy::write_script(dir, &pairs).unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_three_shard_slurm_array_and_its_merge_equal_a_single_machine_run() {
     let home = tempfile::tempdir().unwrap();
@@ -40,7 +26,7 @@ async fn a_three_shard_slurm_array_and_its_merge_equal_a_single_machine_run() {
     let tasks = h.join("demo_tasks.jsonl");
     std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
     let script = h.join("script");
-    script_dir(&script, &tasks);
+    write_demo_script(&script, &tasks);
     let ids: Vec<String> = agent::tasks::load(&tasks).unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(ids.len(), 6);
     let policy = format!("trajectory:{}", script.display());

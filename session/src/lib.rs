@@ -15,6 +15,7 @@
 //! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots`, `agent` and
 //! `trajectory`; only the binary, the demo, xtask and tests sit above it.
 
+pub mod bundle;
 mod error;
 mod merge;
 mod probes;

@@ -47,6 +47,9 @@ pub(crate) enum Command {
     /// Manage snapshots in the store: list, show, verify, gc, rm, import, export.
     #[command(subcommand)]
     Snapshots(SnapshotsCmd),
+    /// Share a frozen run: one verifiable file with its snapshots, run directory and task file.
+    #[command(subcommand)]
+    Bundle(BundleCmd),
     /// Run a browser agent over a task file: live, recording one snapshot per task, or replaying them.
     Run(Box<RunArgs>),
     /// Join shard run directories (`run --shard I/N`) and the stores they recorded into into one run;

@@ -104,3 +104,36 @@ pub(crate) enum CertFormat {
     /// DER binary.
     Der,
 }
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BundleCmd {
+    /// Write one file holding a run's snapshots (bodies deduplicated, compressed), its run directory and
+    /// task file, and a manifest with the BLAKE3 of every part and a root hash naming the bundle.
+    Create {
+        /// A run directory (its snapshots are those run.json names), or a snapshot name / prefix
+        /// (every snapshot NAME/...).
+        source: String,
+        /// The bundle file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Check every part of a bundle (hashes, body names, exchange records) without importing it; exit 1
+    /// naming the damaged part.
+    Verify {
+        /// The bundle file.
+        file: PathBuf,
+    },
+    /// Verify a bundle, then load its snapshots into the store (a re-import changes nothing) and its run
+    /// directory beside them; replay then works offline.
+    Import {
+        /// The bundle file.
+        file: PathBuf,
+        /// Import under this run name instead (snapshots NAME/<task-id>); needed when the store holds
+        /// other snapshots of the bundle's names.
+        #[arg(long, value_name = "NAME")]
+        rename: Option<String>,
+        /// Where the run directory goes [default: ./<run name>].
+        #[arg(long, value_name = "DIR")]
+        run_dir: Option<PathBuf>,
+    },
+}

@@ -29,3 +29,19 @@ impl DemoSites {
         self.running.stop();
     }
 }
+
+/// The demo's scripted replies for the tasks in `tasks`, as a run directory the `trajectory:` policy
+/// re-executes.
+pub(crate) fn write_demo_script(dir: &Path, tasks: &Path) {
+    let mut scripts: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(demo::SCRIPTS_JSON).unwrap();
+    let pairs: Vec<_> = agent::tasks::load(tasks)
+        .unwrap()
+        .into_iter()
+        .map(|t| {
+            let replies = scripts.remove(&t.id).unwrap();
+            (t, replies)
+        })
+        .collect();
+    agent::policy::write_script(dir, &pairs).unwrap();
+}

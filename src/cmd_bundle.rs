@@ -1,0 +1,64 @@
+//! `webfreeze bundle create|verify|import`: the format and the checks are `session::bundle`.
+
+use std::path::Path;
+
+use session::bundle::{self, BundleSource};
+use snapshots::Store;
+
+use crate::cli::BundleCmd;
+use crate::config::Config;
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
+    match cmd {
+        BundleCmd::Create { source, out } => {
+            let store = Store::open_read_only(&cfg.store)?;
+            let dir = Path::new(&source);
+            let src = if dir.join("run.json").is_file() {
+                BundleSource::Run(dir)
+            } else {
+                BundleSource::Snapshots(&source)
+            };
+            let r = bundle::create(&store, src, &out)?;
+            let m = &r.manifest;
+            let exchanges: u64 = m.snapshots.iter().map(|s| s.exchanges).sum();
+            let blobs = m.parts.iter().filter(|p| p.path.starts_with("blobs/")).count();
+            eprintln!(
+                "wrote {} ({:.2} MiB): {} snapshot(s), {exchanges} exchanges, {blobs} distinct bodies{}",
+                out.display(),
+                mib(r.bytes),
+                m.snapshots.len(),
+                if m.has_run { ", the run directory and its task file" } else { "" }
+            );
+            println!("{}", m.root);
+        }
+        BundleCmd::Verify { file } => {
+            let r = bundle::verify(&file)?;
+            eprintln!(
+                "{}: whole; {} parts, {} snapshot(s), {} bodies and {} exchange records checked",
+                file.display(),
+                r.manifest.parts.len(),
+                r.manifest.snapshots.len(),
+                r.blobs,
+                r.exchanges
+            );
+            println!("{}", r.manifest.root);
+        }
+        BundleCmd::Import { file, rename, run_dir } => {
+            let store = Store::open(&cfg.store)?;
+            let r = bundle::import(&file, &store, rename.as_deref(), run_dir.as_deref())?;
+            eprintln!(
+                "imported {} snapshot(s) ({} already there from this bundle; {} bodies checked) into {}{}",
+                r.imported.len(),
+                r.already.len(),
+                r.blobs,
+                cfg.store.display(),
+                r.run_dir.map(|d| format!("; run directory {}", d.display())).unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! A recorded run leaves the machine as one bundle and replays step for step from a fresh store on
+//! another WEBFREEZE_HOME, with the sites stopped.
+
+use trajectory::{Outcome, RunDir};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundled_run_replays_step_for_step_in_another_home() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (lab_a, lab_b) = (tmp.path().join("lab-a"), tmp.path().join("lab-b"));
+    std::fs::create_dir_all(&lab_a).unwrap();
+    let mut sites = DemoSites::start(&lab_a).await;
+    let tasks = lab_a.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let script = lab_a.join("script");
+    write_demo_script(&script, &tasks);
+    let rec = lab_a.join("runs/frozen");
+    let mut args =
+        strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "record", "--settle-ms", "300"]);
+    args.extend(strs(&[
+        "--policy",
+        &format!("trajectory:{}", script.display()),
+        "--out",
+        rec.to_str().unwrap(),
+    ]));
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(&lab_a, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    sites.stop();
+
+    let file = tmp.path().join("frozen.wfb");
+    let out = cli(
+        &lab_a,
+        strs(&["bundle", "create", rec.to_str().unwrap(), "--out", file.to_str().unwrap()]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "bundle create: {}", String::from_utf8_lossy(&out.stderr));
+    let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(root.len(), 64, "the bundle's root hash on stdout: {root:?}");
+
+    // Lab B: a fresh home; verify, import, replay.
+    std::fs::create_dir_all(&lab_b).unwrap();
+    let out = cli(&lab_b, strs(&["bundle", "verify", file.to_str().unwrap()]), vec![]).await;
+    assert!(out.status.success(), "verify: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), root);
+    let imported = lab_b.join("runs/frozen");
+    let out = cli(
+        &lab_b,
+        strs(&["bundle", "import", file.to_str().unwrap(), "--run-dir", imported.to_str().unwrap()]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+    let tasks_b = imported.join("../demo_tasks.jsonl");
+    std::fs::write(&tasks_b, demo::TASKS_JSONL).unwrap();
+    let replayed = lab_b.join("runs/replayed");
+    let out = cli(
+        &lab_b,
+        strs(&[
+            "run",
+            "--tasks",
+            tasks_b.to_str().unwrap(),
+            "--mode",
+            "replay",
+            "--settle-ms",
+            "300",
+            "--policy",
+            &format!("trajectory:{}", imported.display()),
+            "--out",
+            replayed.to_str().unwrap(),
+        ]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "replay in lab B: {}", String::from_utf8_lossy(&out.stderr));
+    let rf = RunDir::new(&replayed).read_run_file().unwrap();
+    assert_eq!(rf.tasks.len(), 6);
+    for (id, _) in rf.tasks {
+        let t = RunDir::new(&replayed).task(&id).read_trajectory().unwrap().unwrap();
+        assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
+        assert_eq!(t.reproduced_steps, Some(t.steps.len() as u32), "{id}: not every step reproduced");
+    }
+}

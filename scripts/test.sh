@@ -5,6 +5,15 @@ source "$(dirname "$0")/lib.sh"
 # The sharding test runs a real single-node Slurm cluster (slurmctld, slurmd, munged) on localhost.
 PACKAGES+=(slurm-wlm munge)
 setup
+# The bundle push/pull test runs a real S3-compatible server: moto (PyPI), under pyenv's Python 3.13.
+moto_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/moto-5.1"
+python="${WEBFREEZE_TEST_PYTHON:-$HOME/.pyenv/versions/3.13.0/bin/python}"
+if [ ! -f "$moto_dir/.installed" ]; then
+    log "installing moto (S3-compatible test server) into $moto_dir"
+    "$python" -m pip install -q --root-user-action=ignore --target "$moto_dir" "moto[server]==5.1.*"
+    touch "$moto_dir/.installed"
+fi
+export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYTHON="$python"
 log "cargo fmt --check"
 cargo fmt --all -- --check
 log "cargo clippy -D warnings"

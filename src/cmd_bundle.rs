@@ -6,7 +6,8 @@ use session::bundle::{self, BundleSource};
 use snapshots::Store;
 
 use crate::cli::BundleCmd;
-use crate::config::Config;
+use crate::config::{s3_options, Config};
+use session::remote::{self, Remote};
 
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
@@ -58,6 +59,42 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
                 cfg.store.display(),
                 r.run_dir.map(|d| format!("; run directory {}", d.display())).unwrap_or_default()
             );
+        }
+        BundleCmd::Push { file, url, endpoint } => {
+            let remote = Remote::open(&url, &s3_options(endpoint.as_deref()))?;
+            let bar = crate::output::progress_bar(0, "parts");
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let r = rt.block_on(remote::push(&file, &remote, &|i, n| {
+                bar.set_length(n as u64);
+                bar.set_position(i as u64);
+            }))?;
+            bar.finish_and_clear();
+            eprintln!(
+                "pushed {} to {url}: {} part(s) uploaded ({:.2} MiB), {} already there",
+                file.display(),
+                r.uploaded,
+                mib(r.bytes),
+                r.skipped
+            );
+            println!("{}", r.root);
+        }
+        BundleCmd::Pull { url, which, out, endpoint } => {
+            let remote = Remote::open(&url, &s3_options(endpoint.as_deref()))?;
+            let bar = crate::output::progress_bar(0, "parts");
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let r = rt.block_on(remote::pull(&remote, &which, &out, &|i, n| {
+                bar.set_length(n as u64);
+                bar.set_position(i as u64);
+            }))?;
+            bar.finish_and_clear();
+            eprintln!(
+                "pulled {} into {}: {} part(s) downloaded, {} from an earlier attempt; verified",
+                r.root,
+                out.display(),
+                r.downloaded,
+                r.resumed
+            );
+            println!("{}", r.root);
         }
     }
     Ok(())

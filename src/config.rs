@@ -30,6 +30,31 @@ pub(crate) mod env {
     pub(crate) const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
     /// The model API key: read from the variable --api-key-env names, this one by default.
     pub(crate) const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+    /// Object storage (`bundle push|pull`): an S3-compatible server (--endpoint wins).
+    pub(crate) const AWS_ENDPOINT_URL: &str = "AWS_ENDPOINT_URL";
+    /// Object storage: region (`AWS_DEFAULT_REGION` too; us-east-1 when neither is set).
+    pub(crate) const AWS_REGION: &str = "AWS_REGION";
+    /// Object storage: region, the older name.
+    pub(crate) const AWS_DEFAULT_REGION: &str = "AWS_DEFAULT_REGION";
+    /// Object storage: access key id.
+    pub(crate) const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
+    /// Object storage: secret access key.
+    pub(crate) const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+    /// Object storage: session token of temporary credentials.
+    pub(crate) const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+}
+
+/// Object-storage settings: `--endpoint` > `AWS_ENDPOINT_URL`; credentials and region from the AWS
+/// variables.
+pub(crate) fn s3_options(endpoint: Option<&str>) -> session::remote::S3Options {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    session::remote::S3Options {
+        endpoint: endpoint.map(str::to_string).or_else(|| var(env::AWS_ENDPOINT_URL)),
+        region: var(env::AWS_REGION).or_else(|| var(env::AWS_DEFAULT_REGION)),
+        access_key_id: var(env::AWS_ACCESS_KEY_ID),
+        secret_access_key: var(env::AWS_SECRET_ACCESS_KEY),
+        session_token: var(env::AWS_SESSION_TOKEN),
+    }
 }
 
 /// The resolved configuration.

@@ -6,6 +6,7 @@ mod support;
 
 mod agent_run;
 mod bundle_roundtrip;
+mod bundle_s3;
 mod cli_snapshots;
 mod eval_compare;
 mod k8s_manifest;

@@ -29,7 +29,8 @@ use trajectory::RunDir;
 
 /// Format version of a bundle.
 pub const BUNDLE_VERSION: u32 = 1;
-const MANIFEST_PATH: &str = "webfreeze-bundle.json";
+/// The manifest's path in the archive (its last entry).
+pub const MANIFEST_PATH: &str = "webfreeze-bundle.json";
 /// Label an imported snapshot carries: the BLAKE3 of its exchanges part (what makes a re-import a no-op).
 const BUNDLE_LABEL: &str = "bundle_exchanges";
 
@@ -134,7 +135,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BundleError + '_ {
     move |source| BundleError::Io { path: path.display().to_string(), source }
 }
 
-fn root_of(parts: &[Part]) -> String {
+/// The root hash of a part list: BLAKE3 of its JSON.
+pub fn root_of(parts: &[Part]) -> String {
     blake3::hash(&serde_json::to_vec(parts).unwrap_or_default()).to_hex().to_string()
 }
 
@@ -144,14 +146,24 @@ struct Writer<W: Write> {
     path: PathBuf,
 }
 
+/// Append one part with the fixed header every bundle uses (mode 0644, time 0), so the same parts give
+/// the same file (what lets a pull reassemble the pushed file byte for byte).
+pub(crate) fn append_part<W: Write>(
+    tar: &mut tar::Builder<W>,
+    name: &str,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(bytes.len() as u64);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    h.set_cksum();
+    tar.append_data(&mut h, name, bytes)
+}
+
 impl<W: Write> Writer<W> {
     fn add(&mut self, name: &str, bytes: &[u8]) -> Result<(), BundleError> {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(bytes.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0); // the same content gives the same bundle
-        h.set_cksum();
-        self.tar.append_data(&mut h, name, bytes).map_err(io(&self.path))?;
+        append_part(&mut self.tar, name, bytes).map_err(io(&self.path))?;
         self.parts.push(Part {
             path: name.to_string(),
             size: bytes.len() as u64,
@@ -299,12 +311,7 @@ pub fn create(store: &Store, source: BundleSource<'_>, out: &Path) -> Result<Cre
             parts: w.parts.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&manifest).unwrap_or_default();
-        let mut h = tar::Header::new_gnu();
-        h.set_size(bytes.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        w.tar.append_data(&mut h, MANIFEST_PATH, bytes.as_slice()).map_err(io(&tmp))?;
+        append_part(&mut w.tar, MANIFEST_PATH, &bytes).map_err(io(&tmp))?;
         let mut inner = w.tar.into_inner().map_err(io(&tmp))?;
         inner.flush().map_err(io(&tmp))?;
         inner.get_ref().sync_all().map_err(io(&tmp))?;

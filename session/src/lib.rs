@@ -19,6 +19,7 @@ pub mod bundle;
 mod error;
 mod merge;
 mod probes;
+pub mod remote;
 mod run;
 mod shard;
 mod task_proxy;

@@ -136,4 +136,30 @@ pub(crate) enum BundleCmd {
         #[arg(long, value_name = "DIR")]
         run_dir: Option<PathBuf>,
     },
+    /// Upload a bundle to object storage, content-addressed: parts the bucket already holds are skipped
+    /// (an interrupted push resumes), large parts go up in multipart uploads, the manifest last. Prints
+    /// the root hash. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, AWS_REGION).
+    Push {
+        /// The bundle file.
+        file: PathBuf,
+        /// Where: s3://BUCKET[/PREFIX].
+        url: String,
+        /// An S3-compatible server (MinIO, moto, Ceph...) [env: AWS_ENDPOINT_URL].
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+    },
+    /// Download a bundle pushed before (by root hash, or by the run name it was pushed under), checking
+    /// every part; an interrupted pull resumes from the parts it has (kept in FILE.parts/).
+    Pull {
+        /// Where: s3://BUCKET[/PREFIX].
+        url: String,
+        /// The bundle's root hash, or its name.
+        which: String,
+        /// The bundle file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// An S3-compatible server [env: AWS_ENDPOINT_URL].
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+    },
 }

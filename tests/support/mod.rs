@@ -4,6 +4,7 @@
 //! - [`bin`]: the `webfreeze` binary as a child process, reading its `listening on ADDR` line;
 //! - [`llm`]: a fake OpenAI-compatible model server;
 //! - [`demo_sites`]: the bundled demo sites on loopback;
+//! - [`s3`]: a real S3-compatible server (moto) on loopback;
 //! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +14,7 @@ pub(crate) mod client;
 pub(crate) mod demo_sites;
 pub(crate) mod llm;
 pub(crate) mod origin;
+pub(crate) mod s3;
 pub(crate) mod slurm;
 
 pub(crate) use bin::*;
@@ -20,4 +22,5 @@ pub(crate) use client::*;
 pub(crate) use demo_sites::*;
 pub(crate) use llm::*;
 pub(crate) use origin::*;
+pub(crate) use s3::*;
 pub(crate) use slurm::*;

@@ -13,11 +13,14 @@
 //!   webfreeze replay, Playwright's routeFromHAR and mitmproxy server replay: requests served with content.
 //! - `cargo xtask bench throughput [--copies C] [--jobs 1,2,4] [--slurm-bin PATH] [--shards 1,3]`: demo
 //!   tasks per hour in replay at each --jobs, and as Slurm arrays; where a task's time goes.
+//! - `cargo xtask bench bundle [--entries N] [--demo DIR]`: bundle size vs the store and the HAR export,
+//!   create / verify / import speed, for a generated store and a `webfreeze demo --dir DIR` run.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
 
 mod agent_bench;
+mod bundle_bench;
 mod fidelity;
 mod gen;
 mod load;
@@ -49,6 +52,9 @@ fn main() -> anyhow::Result<()> {
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
         ["bench", "throughput", ..] => throughput::run(&args),
+        ["bench", "bundle", ..] => {
+            bundle_bench::run(arg(&args, "--entries", 10_000), &arg(&args, "--demo", String::new()))
+        }
         ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
@@ -61,7 +67,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput|bundle [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -16,7 +16,7 @@ use snapshots::{request_key, Store};
 use crate::gen;
 use crate::{pct_ms, peak_rss_kib};
 
-fn dir_size(p: &Path) -> u64 {
+pub(crate) fn dir_size(p: &Path) -> u64 {
     let mut total = 0;
     if let Ok(rd) = std::fs::read_dir(p) {
         for e in rd.flatten() {

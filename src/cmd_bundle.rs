@@ -13,6 +13,20 @@ fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
 
+/// A progress bar over a bundle's parts and the callback that moves it.
+fn parts_bar() -> (indicatif::ProgressBar, impl Fn(usize, usize)) {
+    let bar = crate::output::progress_bar(0, "parts");
+    let b = bar.clone();
+    (bar, move |i: usize, n: usize| {
+        b.set_length(n as u64);
+        b.set_position(i as u64);
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
 pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
     match cmd {
         BundleCmd::Create { source, out } => {
@@ -62,13 +76,10 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
         }
         BundleCmd::Push { file, url, endpoint } => {
             let remote = Remote::open(&url, &s3_options(endpoint.as_deref()))?;
-            let bar = crate::output::progress_bar(0, "parts");
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let r = rt.block_on(remote::push(&file, &remote, &|i, n| {
-                bar.set_length(n as u64);
-                bar.set_position(i as u64);
-            }))?;
+            let (bar, progress) = parts_bar();
+            let r = runtime()?.block_on(remote::push(&file, &remote, &progress));
             bar.finish_and_clear();
+            let r = r?;
             eprintln!(
                 "pushed {} to {url}: {} part(s) uploaded ({:.2} MiB), {} already there",
                 file.display(),
@@ -80,13 +91,10 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
         }
         BundleCmd::Pull { url, which, out, endpoint } => {
             let remote = Remote::open(&url, &s3_options(endpoint.as_deref()))?;
-            let bar = crate::output::progress_bar(0, "parts");
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let r = rt.block_on(remote::pull(&remote, &which, &out, &|i, n| {
-                bar.set_length(n as u64);
-                bar.set_position(i as u64);
-            }))?;
+            let (bar, progress) = parts_bar();
+            let r = runtime()?.block_on(remote::pull(&remote, &which, &out, &progress));
             bar.finish_and_clear();
+            let r = r?;
             eprintln!(
                 "pulled {} into {}: {} part(s) downloaded, {} from an earlier attempt; verified",
                 r.root,

@@ -116,3 +116,117 @@ fn the_indexed_job_runs_every_shard_once_and_the_merge_joins_them() {
     assert_eq!(given, outs, "the merge gets every shard directory");
     assert!(value_after(&args, "--out").ends_with("/merged"));
 }
+
+/// Run a pod script for real: `/work` is the pod's own directory (an emptyDir: pods share nothing),
+/// `/config` the task file's, `webfreeze` the real binary.
+fn run_real_pod(script: &str, pod_dir: &Path, config: &Path, env: &[(&str, String)]) {
+    let bin_dir = pod_dir.join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let _ = std::os::unix::fs::symlink(crate::support::bin(), bin_dir.join("webfreeze"));
+    let script =
+        script.replace("/work", pod_dir.to_str().unwrap()).replace("/config", config.to_str().unwrap());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-c", &script])
+        .env("PATH", format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("WEBFREEZE_HOME", pod_dir.join("home"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "pod in {} failed:\n{}",
+        pod_dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_pods_push_bundles_the_merge_pod_joins_them_and_another_lab_replays_the_result() {
+    use crate::support::*;
+    let s3 = S3Server::start();
+    s3.create_bucket("webfreeze-runs");
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let mut sites = DemoSites::start(t).await;
+    let config = t.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("tasks.jsonl"), demo::TASKS_JSONL).unwrap();
+    let replies = t.join("script");
+    write_demo_script(&replies, &config.join("tasks.jsonl"));
+    let mut env: Vec<(&str, String)> = vec![
+        ("BUNDLE_URL", "s3://webfreeze-runs/test-run".to_string()),
+        ("AWS_ACCESS_KEY_ID", "test".into()),
+        ("AWS_SECRET_ACCESS_KEY", "test".into()),
+        ("AWS_ENDPOINT_URL", s3.endpoint.clone()),
+        ("WEBFREEZE_POLICY", format!("trajectory:{}", replies.display())),
+        ("WEBFREEZE_RUN_ARGS", format!("--settle-ms 300 {}", sites.reach.join(" "))),
+        ("SHARDS", "3".into()),
+    ];
+    let shards = manifest("record-shards-job.yaml");
+    let n: u32 = field(&shards, "completions").parse().unwrap();
+    for i in 0..n {
+        let mut e = env.clone();
+        e.push(("JOB_COMPLETION_INDEX", i.to_string()));
+        let (s, pod, cfg) = (script(&shards), t.join(format!("pod-{i}")), config.clone());
+        tokio::task::spawn_blocking(move || run_real_pod(&s, &pod, &cfg, &e)).await.unwrap();
+    }
+    sites.stop();
+    let merge = script(&manifest("record-merge-job.yaml"));
+    let merge_pod = t.join("merge-pod");
+    {
+        let (e, pod, cfg) = (env.clone(), merge_pod.clone(), config.clone());
+        tokio::task::spawn_blocking(move || run_real_pod(&merge, &pod, &cfg, &e)).await.unwrap();
+    }
+    let merged = trajectory::RunDir::new(merge_pod.join("merged")).read_run_file().unwrap();
+    assert_eq!(merged.tasks.len(), 6);
+    assert!(merged.tasks.values().all(|s| s.status == trajectory::TaskState::Answered), "{merged:?}");
+
+    // Another lab: pull the merged bundle by name, import it into a fresh home, replay with the sites down.
+    let lab = t.join("lab-b");
+    std::fs::create_dir_all(&lab).unwrap();
+    env.retain(|(k, _)| k.starts_with("AWS_"));
+    let envs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let file = lab.join("merged.wfb");
+    let ok = |o: std::process::Output| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(run_cli_env(
+        &lab,
+        &["bundle", "pull", "s3://webfreeze-runs/test-run", "merged", "--out", file.to_str().unwrap()],
+        &envs,
+    ));
+    let run_dir = lab.join("runs/merged");
+    ok(run_cli_env(
+        &lab,
+        &["bundle", "import", file.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap()],
+        &envs,
+    ));
+    let replayed = lab.join("runs/replayed");
+    let out = cli(
+        &lab,
+        strs(&[
+            "run",
+            "--tasks",
+            config.join("tasks.jsonl").to_str().unwrap(),
+            "--mode",
+            "replay",
+            "--settle-ms",
+            "300",
+            "--policy",
+            &format!("trajectory:{}", run_dir.display()),
+            "--out",
+            replayed.to_str().unwrap(),
+        ]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
+    for (_, tr) in trajectory::RunDir::new(&replayed).trajectories().unwrap() {
+        assert_eq!(tr.outcome, trajectory::Outcome::Answered, "{}", tr.task_id);
+        assert_eq!(
+            tr.reproduced_steps,
+            Some(tr.steps.len() as u32),
+            "{}: not every step reproduced",
+            tr.task_id
+        );
+    }
+}

@@ -7,14 +7,7 @@ use snapshots::Store;
 use trajectory::{RunDir, RunMode};
 
 use crate::cli::MergeArgs;
-use crate::config::Config;
-
-fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
+use crate::config::{same_dir, Config};
 
 pub(crate) fn run(cfg: &Config, a: MergeArgs) -> anyhow::Result<()> {
     let first = &a.shards[0];

@@ -1,7 +1,7 @@
 //! `webfreeze run`: resolve the command line into `session::RunOptions` and run the task list (the loop
 //! itself is `session::run_tasks`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use snapshots::{Clock, Store, SystemClock};
 use trajectory::{RunConfig, RunDir};
 
 use crate::cli::{MissPolicy, RunArgs, RunMode};
-use crate::config::{llm_config, load_ca, parse_window, upstream_config, Config};
+use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
 use crate::UsageError;
 
 fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
@@ -24,11 +24,7 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     }
     if let Some(dir) = args.policy.strip_prefix("trajectory:") {
         let dir = PathBuf::from(dir);
-        let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => a == b,
-        };
-        if same(&dir, &args.out) {
+        if same_dir(&dir, &args.out) {
             return Err(UsageError(format!(
                 "--out {} is the run --policy re-executes; write the re-run to another directory",
                 args.out.display()

@@ -44,6 +44,14 @@ pub(crate) mod env {
     pub(crate) const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
 }
 
+/// Whether two paths name the same directory (compared canonically when both exist).
+pub(crate) fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// Object-storage settings: `--endpoint` > `AWS_ENDPOINT_URL`; credentials and region from the AWS
 /// variables.
 pub(crate) fn s3_options(endpoint: Option<&str>) -> session::remote::S3Options {

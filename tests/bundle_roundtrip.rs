@@ -1,8 +1,6 @@
 //! A recorded run leaves the machine as one bundle and replays step for step from a fresh store on
 //! another WEBFREEZE_HOME, with the sites stopped.
 
-use trajectory::{Outcome, RunDir};
-
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,31 +53,5 @@ async fn a_bundled_run_replays_step_for_step_in_another_home() {
     assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
     let tasks_b = imported.join("../demo_tasks.jsonl");
     std::fs::write(&tasks_b, demo::TASKS_JSONL).unwrap();
-    let replayed = lab_b.join("runs/replayed");
-    let out = cli(
-        &lab_b,
-        strs(&[
-            "run",
-            "--tasks",
-            tasks_b.to_str().unwrap(),
-            "--mode",
-            "replay",
-            "--settle-ms",
-            "300",
-            "--policy",
-            &format!("trajectory:{}", imported.display()),
-            "--out",
-            replayed.to_str().unwrap(),
-        ]),
-        vec![],
-    )
-    .await;
-    assert!(out.status.success(), "replay in lab B: {}", String::from_utf8_lossy(&out.stderr));
-    let rf = RunDir::new(&replayed).read_run_file().unwrap();
-    assert_eq!(rf.tasks.len(), 6);
-    for (id, _) in rf.tasks {
-        let t = RunDir::new(&replayed).task(&id).read_trajectory().unwrap().unwrap();
-        assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
-        assert_eq!(t.reproduced_steps, Some(t.steps.len() as u32), "{id}: not every step reproduced");
-    }
+    replay_step_for_step(&lab_b, &tasks_b, &imported, &lab_b.join("runs/replayed"), 6).await;
 }

@@ -200,33 +200,5 @@ async fn record_pods_push_bundles_the_merge_pod_joins_them_and_another_lab_repla
         &["bundle", "import", file.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap()],
         &envs,
     ));
-    let replayed = lab.join("runs/replayed");
-    let out = cli(
-        &lab,
-        strs(&[
-            "run",
-            "--tasks",
-            config.join("tasks.jsonl").to_str().unwrap(),
-            "--mode",
-            "replay",
-            "--settle-ms",
-            "300",
-            "--policy",
-            &format!("trajectory:{}", run_dir.display()),
-            "--out",
-            replayed.to_str().unwrap(),
-        ]),
-        vec![],
-    )
-    .await;
-    assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
-    for (_, tr) in trajectory::RunDir::new(&replayed).trajectories().unwrap() {
-        assert_eq!(tr.outcome, trajectory::Outcome::Answered, "{}", tr.task_id);
-        assert_eq!(
-            tr.reproduced_steps,
-            Some(tr.steps.len() as u32),
-            "{}: not every step reproduced",
-            tr.task_id
-        );
-    }
+    replay_step_for_step(&lab, &config.join("tasks.jsonl"), &run_dir, &lab.join("runs/replayed"), 6).await;
 }

@@ -109,37 +109,9 @@ async fn a_three_shard_slurm_array_and_its_merge_equal_a_single_machine_run() {
 
     // The merged snapshots are whole: with the sites stopped, the merged run replays step for step.
     sites.stop();
-    let replayed = h.join("runs/replayed");
-    let out = cli(
-        h,
-        strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "replay",
-            "--policy",
-            &format!("trajectory:{}", merged.display()),
-            "--settle-ms",
-            "300",
-            "--out",
-            replayed.to_str().unwrap(),
-        ]),
-        vec![],
-    )
-    .await;
-    assert!(out.status.success(), "replay of the merged run: {}", String::from_utf8_lossy(&out.stderr));
+    let replayed = replay_step_for_step(h, &tasks, &merged, &h.join("runs/replayed"), ids.len()).await;
     for id in &ids {
-        let t = traj(&replayed, id);
-        assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
-        assert_eq!(
-            t.reproduced_steps,
-            Some(t.steps.len() as u32),
-            "{id}: {:?}",
-            t.steps.iter().map(|s| &s.reproduced).collect::<Vec<_>>()
-        );
-        let merged_t = traj(&merged, id);
-        for (sm, sr) in merged_t.steps.iter().zip(&t.steps) {
+        for (sm, sr) in traj(&merged, id).steps.iter().zip(&replayed[id].steps) {
             assert_eq!(sm.screenshot_blake3, sr.screenshot_blake3, "{id} step {}", sm.n);
         }
     }

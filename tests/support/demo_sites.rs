@@ -45,3 +45,47 @@ pub(crate) fn write_demo_script(dir: &Path, tasks: &Path) {
         .collect();
     agent::policy::write_script(dir, &pairs).unwrap();
 }
+
+/// Re-execute the run in `recorded` with the `trajectory:` policy in replay mode (its snapshots in
+/// `home`'s store, the sites may be stopped) into `out`, and check that all `n` tasks answered with
+/// every step reproduced (URL and screenshot hash). Returns the replayed trajectories by task id.
+pub(crate) async fn replay_step_for_step(
+    home: &Path,
+    tasks: &Path,
+    recorded: &Path,
+    out: &Path,
+    n: usize,
+) -> std::collections::BTreeMap<String, trajectory::Trajectory> {
+    let args = crate::support::strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "replay",
+        "--settle-ms",
+        "300",
+        "--policy",
+        &format!("trajectory:{}", recorded.display()),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let o = crate::support::cli(home, args, vec![]).await;
+    assert!(o.status.success(), "replay of {}: {}", recorded.display(), String::from_utf8_lossy(&o.stderr));
+    let replayed: std::collections::BTreeMap<_, _> = trajectory::RunDir::new(out)
+        .trajectories()
+        .unwrap()
+        .into_iter()
+        .map(|(_, t)| (t.task_id.clone(), t))
+        .collect();
+    assert_eq!(replayed.len(), n, "replayed tasks in {}", out.display());
+    for (id, t) in &replayed {
+        assert_eq!(t.outcome, trajectory::Outcome::Answered, "{id}: {t:?}");
+        assert_eq!(
+            t.reproduced_steps,
+            Some(t.steps.len() as u32),
+            "{id}: not every step reproduced: {:?}",
+            t.steps.iter().map(|s| &s.reproduced).collect::<Vec<_>>()
+        );
+    }
+    replayed
+}

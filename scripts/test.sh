@@ -13,7 +13,14 @@ if [ ! -f "$moto_dir/.installed" ]; then
     "$python" -m pip install -q --root-user-action=ignore --target "$moto_dir" "moto[server]==5.1.*"
     touch "$moto_dir/.installed"
 fi
-export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYTHON="$python"
+# The WARC/WACZ interop test replays our exports in pywb (PyPI), under the same Python.
+pywb_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/pywb-2.10"
+if [ ! -f "$pywb_dir/.installed" ]; then
+    log "installing pywb (web-archive replay, for the interop test) into $pywb_dir"
+    "$python" -m pip install -q --root-user-action=ignore --target "$pywb_dir" "pywb==2.10.*"
+    touch "$pywb_dir/.installed"
+fi
+export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
 log "cargo fmt --check"
 cargo fmt --all -- --check
 log "cargo clippy -D warnings"

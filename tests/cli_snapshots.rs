@@ -101,15 +101,18 @@ fn errors_name_the_thing_and_say_what_to_do() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
-    // A WARC is recognised by content, not name, and refused clearly.
+    // A WARC is recognised by content, not name; one whose only record is damaged imports nothing, says
+    // where the damage is, and leaves no snapshot.
     let warc = h.join("capture.har");
     std::fs::write(&warc, b"WARC/1.0\r\nWARC-Type: warcinfo\r\n\r\n").unwrap();
     let out = run_cli(h, &["snapshots", "import", warc.to_str().unwrap(), "--snapshot", "w"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("WARC"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("no exchanges") && err.contains("offset 0") && err.contains("Content-Length"),
+        "{err}"
     );
+    assert!(!run_cli(h, &["snapshots", "show", "w"]).status.success(), "no snapshot w left behind");
     // A truncated HAR fails and leaves no snapshot behind.
     let cut = h.join("cut.har");
     let full = har(10);

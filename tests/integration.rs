@@ -13,6 +13,7 @@ mod k8s_manifest;
 mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;
+mod pywb_interop;
 mod record_replay;
 mod replay_chromium;
 mod slurm_shards;

@@ -13,6 +13,7 @@
 
 mod decode;
 mod filter;
+pub mod warc;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

@@ -42,7 +42,9 @@ pub(crate) enum SnapshotsCmd {
         /// Snapshot name.
         name: String,
     },
-    /// Import a capture file into a new snapshot (HAR now; the format is sniffed from the content).
+    /// Import a capture file into a new snapshot. The format is sniffed from the content: HAR (JSON), WARC
+    /// (plain or .warc.gz; WARC 1.1, 1.0 and 0.17) or WACZ (zip). Damaged WARC records are reported with
+    /// their offset and the rest is imported.
     Import {
         /// The file to import.
         file: PathBuf,
@@ -60,7 +62,8 @@ pub(crate) enum SnapshotsCmd {
         /// Output format.
         #[arg(long, value_enum, default_value_t = ExportFormat::Har)]
         format: ExportFormat,
-        /// Output file ("-" for stdout).
+        /// Output file ("-" for stdout; not for wacz). With --format warc, a name ending in .gz writes
+        /// each record as its own gzip member (.warc.gz).
         #[arg(long)]
         out: PathBuf,
     },
@@ -70,6 +73,10 @@ pub(crate) enum SnapshotsCmd {
 pub(crate) enum ExportFormat {
     /// HAR 1.2 (bodies as text, or base64 when binary).
     Har,
+    /// WARC 1.1: request, response and revisit records, payload digests.
+    Warc,
+    /// WACZ 1.1.1: the WARC (gzip), a CDXJ index, pages.jsonl and datapackage.json with their hashes.
+    Wacz,
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
+use recorder::warc::{self, WarcImportOptions};
 use serde_json::json;
 use snapshots::har::{self, ImportOptions};
 use snapshots::{Clock, Store, SystemClock, VerifyIssue};

@@ -5,6 +5,7 @@ use super::*;
 enum Sniffed {
     Har,
     Warc,
+    Wacz,
     Unknown,
 }
 
@@ -16,6 +17,8 @@ fn sniff(path: &Path) -> anyhow::Result<Sniffed> {
     let first = buf.iter().find(|b| !b.is_ascii_whitespace()).copied();
     Ok(if buf.starts_with(b"WARC/") || buf.starts_with(&[0x1f, 0x8b]) {
         Sniffed::Warc
+    } else if buf.starts_with(b"PK\x03\x04") {
+        Sniffed::Wacz
     } else if first == Some(b'{') {
         Sniffed::Har
     } else {
@@ -26,11 +29,11 @@ fn sniff(path: &Path) -> anyhow::Result<Sniffed> {
 pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -> anyhow::Result<()> {
     match sniff(file)? {
         Sniffed::Har => {}
-        Sniffed::Warc => bail!(
-            "{} looks like a WARC file (or gzip); WARC import is not implemented yet: convert it to HAR, or wait for WARC support",
-            file.display()
-        ),
-        Sniffed::Unknown => bail!("{} is neither HAR (JSON) nor WARC; nothing was imported", file.display()),
+        Sniffed::Warc => return import_archive(cfg, file, snapshot, as_json, false),
+        Sniffed::Wacz => return import_archive(cfg, file, snapshot, as_json, true),
+        Sniffed::Unknown => {
+            bail!("{} is neither HAR (JSON), WARC nor WACZ; nothing was imported", file.display())
+        }
     }
     let store = open_rw(cfg)?;
     let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
@@ -93,9 +96,160 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
     Ok(())
 }
 
+/// WARC or WACZ import, with a progress line and the report.
+fn import_archive(
+    cfg: &Config,
+    file: &Path,
+    snapshot: &str,
+    as_json: bool,
+    wacz: bool,
+) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let pb = indicatif::ProgressBar::new(total);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} importing {bytes}/{total_bytes} {msg} [{elapsed}]",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let opts = WarcImportOptions {
+        snapshot: snapshot.to_string(),
+        source_file: file.display().to_string(),
+        now_ms: SystemClock.now_ms(),
+    };
+    let progress = |r: &warc::WarcImportReport| {
+        if r.records.is_multiple_of(256) {
+            pb.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
+            pb.set_message(format!("{} records, {} exchanges", r.records, r.imported));
+        }
+    };
+    let report = if wacz {
+        // The zip's entries are read through its central directory: progress counts records only.
+        warc::import_wacz(&store, BufReader::new(f), &opts, progress)?
+    } else {
+        let reader = CountingReader { inner: f, counter: counter.clone() };
+        warc::import_warc(&store, reader, &opts, progress)?
+    };
+    pb.finish_and_clear();
+    if report.imported == 0 {
+        // An empty snapshot would replay as "everything missed": refuse it and say why.
+        let _ = store.remove(snapshot);
+        let damage: Vec<String> = report
+            .damaged
+            .iter()
+            .take(5)
+            .map(|d| format!("{} at offset {}: {}", d.file, d.offset, d.reason))
+            .collect();
+        bail!(
+            "no exchanges in {} ({} records; no HTTP response, resource or revisit record could be imported){}{}",
+            file.display(),
+            report.records,
+            if damage.is_empty() { "" } else { "; damaged: " },
+            damage.join("; ")
+        );
+    }
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "file": file.display().to_string(), "snapshot": snapshot, "format": if wacz { "wacz" } else { "warc" },
+                "warc_files": report.warc_files, "records": report.records, "record_types": report.record_types,
+                "imported": report.imported, "paired": report.paired, "without_request": report.without_request,
+                "requests_without_response": report.requests_without_response,
+                "revisits_resolved": report.revisits_resolved, "revisits_unresolved": report.revisits_unresolved,
+                "body_not_captured": report.body_not_captured, "skipped_not_http": report.skipped_not_http,
+                "skipped": report.skipped.iter().map(|(u, r)| json!({"url": u, "reason": r})).collect::<Vec<_>>(),
+                "damaged": report.damaged.iter().map(|d| json!({"file": d.file, "offset": d.offset, "reason": d.reason})).collect::<Vec<_>>(),
+            }))?
+        );
+        return Ok(());
+    }
+    let types: Vec<String> = report.record_types.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    println!(
+        "imported {} exchanges from {} into snapshot {} ({} records: {})",
+        report.imported,
+        file.display(),
+        snapshot,
+        report.records,
+        types.join(", ")
+    );
+    println!(
+        "  {} paired with their request record, {} with a synthesised GET; revisits: {} resolved, {} unresolved (kept without a body)",
+        report.paired, report.without_request, report.revisits_resolved, report.revisits_unresolved
+    );
+    if report.skipped_not_http > 0 || report.requests_without_response > 0 {
+        println!(
+            "  skipped: {} records of non-HTTP URIs, {} requests without a response",
+            report.skipped_not_http, report.requests_without_response
+        );
+    }
+    for (u, r) in report.skipped.iter().take(20) {
+        println!("  skipped {u}: {r}");
+    }
+    if !report.damaged.is_empty() {
+        println!("  {} damaged records skipped (the rest was imported):", report.damaged.len());
+        for d in report.damaged.iter().take(20) {
+            println!("    {} at offset {}: {}", d.file, d.offset, d.reason);
+        }
+        if report.damaged.len() > 20 {
+            println!("    ... and {} more", report.damaged.len() - 20);
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn export(cfg: &Config, name: &str, format: ExportFormat, out: &Path) -> anyhow::Result<()> {
     let store = open_ro(cfg)?;
     match format {
+        ExportFormat::Warc | ExportFormat::Wacz => {
+            let wacz = matches!(format, ExportFormat::Wacz);
+            let gzip = wacz || out.extension().is_some_and(|e| e == "gz");
+            let file = out.display().to_string();
+            let r = if out == Path::new("-") {
+                if wacz {
+                    bail!("a WACZ is a zip and needs a file: give --out FILE.wacz");
+                }
+                warc::export_warc(&store, name, std::io::stdout().lock(), gzip, "stdout")?
+            } else {
+                // Into a temporary file beside the target, renamed when whole.
+                let tmp = out.with_extension("partial");
+                let f = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+                let r = if wacz {
+                    warc::export_wacz(&store, name, std::io::BufWriter::new(f), &file)
+                } else {
+                    warc::export_warc(&store, name, f, gzip, &file)
+                };
+                let r = match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&tmp);
+                        return Err(e.into());
+                    }
+                };
+                std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+                r
+            };
+            if out != Path::new("-") {
+                println!(
+                    "exported snapshot {name} to {} ({}): {} responses, {} revisits, {} requests{}",
+                    out.display(),
+                    output::bytes(std::fs::metadata(out).map(|m| m.len()).unwrap_or(r.bytes)),
+                    r.responses,
+                    r.revisits,
+                    r.requests,
+                    if wacz { format!(", {} pages", r.pages) } else { String::new() }
+                );
+                if r.not_captured > 0 {
+                    println!(
+                        "  {} exchanges left out: their body was never captured (an empty body would replay as the wrong content)",
+                        r.not_captured
+                    );
+                }
+            }
+        }
         ExportFormat::Har => {
             let n = if out == Path::new("-") {
                 har::export(&store, name, std::io::stdout().lock(), "stdout")?

@@ -5,6 +5,7 @@
 //! - [`llm`]: a fake OpenAI-compatible model server;
 //! - [`demo_sites`]: the bundled demo sites on loopback;
 //! - [`s3`]: a real S3-compatible server (moto) on loopback;
+//! - [`pywb`]: pywb's collection manager, indexer and replay server;
 //! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -14,6 +15,7 @@ pub(crate) mod client;
 pub(crate) mod demo_sites;
 pub(crate) mod llm;
 pub(crate) mod origin;
+pub(crate) mod pywb;
 pub(crate) mod s3;
 pub(crate) mod slurm;
 
@@ -22,5 +24,6 @@ pub(crate) use client::*;
 pub(crate) use demo_sites::*;
 pub(crate) use llm::*;
 pub(crate) use origin::*;
+pub(crate) use pywb::*;
 pub(crate) use s3::*;
 pub(crate) use slurm::*;

@@ -15,6 +15,9 @@
 //!   tasks per hour in replay at each --jobs, and as Slurm arrays; where a task's time goes.
 //! - `cargo xtask bench bundle [--entries N] [--demo DIR]`: bundle size vs the store and the HAR export,
 //!   create / verify / import speed, for a generated store and a `webfreeze demo --dir DIR` run.
+//! - `cargo xtask bench warc [--mib N] [--corpus DIR]`: import speed and peak RSS for a generated N-MiB
+//!   `.warc.gz` and a quarter-size one (flat RSS = bounded streaming), WARC/WACZ export speed; with
+//!   `--corpus`, what each archive in DIR imports as.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
@@ -27,6 +30,7 @@ mod load;
 mod proxy_bench;
 mod store_bench;
 mod throughput;
+mod warc_bench;
 
 use anyhow::{bail, Context as _};
 
@@ -55,6 +59,9 @@ fn main() -> anyhow::Result<()> {
         ["bench", "bundle", ..] => {
             bundle_bench::run(arg(&args, "--entries", 10_000), &arg(&args, "--demo", String::new()))
         }
+        ["bench", "warc", ..] => {
+            warc_bench::run(arg(&args, "--mib", 2048), &arg(&args, "--corpus", String::new()))
+        }
         ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
@@ -67,7 +74,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput|bundle [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput|bundle|warc [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

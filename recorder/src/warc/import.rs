@@ -1,0 +1,780 @@
+//! WARC and WACZ import: records become exchanges of one new snapshot.
+//!
+//! - `response` records (and `resource` records of http(s) URIs) are paired with their `request` record by
+//!   `WARC-Concurrent-To` either way, else by target URI and date. Pairing looks at a window of
+//!   [`WINDOW`] unpaired records, so memory stays bounded whatever the file size: a response whose request
+//!   does not turn up within the window is stored with a synthesised `GET`.
+//! - `revisit` records take the body of the record they point at: by `WARC-Payload-Digest`, then by
+//!   `WARC-Refers-To-Target-URI` (or their own URI). The lookup tables hold ~100 bytes per distinct payload
+//!   and URI, never bodies. A revisit whose original is not in the file is kept as "body not captured".
+//! - HTTP bodies are de-chunked when the block is chunked (a `Transfer-Encoding: chunked` header over an
+//!   already de-chunked body, which some writers produce, is read as is) and decoded from their
+//!   Content-Encoding (gzip, deflate, br, zstd) into the store as they stream.
+//! - Record types that carry no exchange (`warcinfo`, `metadata`, `conversion`, ...) are counted and skipped;
+//!   damaged records are reported with their offset and the rest is imported.
+//!
+//! The HTTP heads inside records are parsed by hand rather than with `httparse`: archived heads carry
+//! what live servers sent years ago (obsolete folding, bytes outside the token grammar, `HTTP/2` status
+//! lines) and a strict parser would drop those records.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{self, BufRead, Read, Seek};
+
+use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::{request_key, BodyRef, Exchange, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
+
+use super::record::{read_records, Handled, RecordHead};
+use super::{ArchiveError, WarcImportOptions, WarcImportReport};
+use crate::Decoding;
+
+/// Unpaired records kept while looking for their partner.
+pub(crate) const WINDOW: usize = 128;
+/// Largest request body kept in memory for the request key.
+const MAX_REQUEST_BODY: u64 = 64 << 20;
+/// Longest HTTP head inside a record.
+const MAX_HTTP_HEAD: u64 = 256 * 1024;
+
+/// A stored payload, for revisit records.
+#[derive(Clone)]
+struct Payload {
+    body: BodyRef,
+    content_encoding: Option<String>,
+    decode_failed: bool,
+    content_type: Option<String>,
+}
+
+struct Resp {
+    id: String,
+    concurrent: Vec<String>,
+    uri: String,
+    date: String,
+    started_ms: i64,
+    status: u16,
+    version: String,
+    headers: Vec<Header>,
+    body: Option<BodyRef>,
+    content_encoding: Option<String>,
+    flags: ExchangeFlags,
+    server_addr: Option<String>,
+}
+
+struct Req {
+    id: String,
+    concurrent: Vec<String>,
+    uri: String,
+    date: String,
+    method: String,
+    version: String,
+    headers: Vec<Header>,
+    body: Vec<u8>,
+}
+
+enum Pending {
+    Resp(Resp),
+    Req(Req),
+}
+
+/// Imports one or more WARC streams into one snapshot.
+pub(crate) struct Importer<'s> {
+    store: &'s Store,
+    writer: SnapshotWriter,
+    pub(crate) report: WarcImportReport,
+    pending: VecDeque<Pending>,
+    by_digest: HashMap<String, Payload>,
+    by_uri: HashMap<[u8; 16], Payload>,
+    first_ms: Option<i64>,
+}
+
+impl<'s> Importer<'s> {
+    pub(crate) fn new(store: &'s Store, opts: &WarcImportOptions) -> Result<Self, ArchiveError> {
+        let writer = store.create_snapshot(NewSnapshot {
+            name: opts.snapshot.clone(),
+            created_ms: opts.now_ms,
+            seed: Seed { start_ms: opts.now_ms, time_zone: "UTC".into() },
+            source: SnapshotSource::Warc { file: opts.source_file.clone() },
+            labels: BTreeMap::new(),
+        })?;
+        Ok(Self {
+            store,
+            writer,
+            report: WarcImportReport::default(),
+            pending: VecDeque::new(),
+            by_digest: HashMap::new(),
+            by_uri: HashMap::new(),
+            first_ms: None,
+        })
+    }
+
+    /// Reads one WARC stream (plain or gzip). `file` names it in damage reports.
+    pub(crate) fn read<R: Read>(
+        &mut self,
+        reader: R,
+        file: &str,
+        progress: &mut dyn FnMut(&WarcImportReport),
+    ) -> Result<(), ArchiveError> {
+        self.report.warc_files += 1;
+        let mut damage = Vec::new();
+        let r = read_records::<_, ArchiveError>(
+            reader,
+            &mut |head, block, at| {
+                let h = self.record(head, block, at);
+                progress(&self.report);
+                h
+            },
+            &mut |at, why| damage.push((at, why)),
+        );
+        for (at, why) in damage {
+            self.report.damaged.push(super::Damage { file: file.to_string(), offset: at, reason: why });
+        }
+        r
+    }
+
+    /// Flushes what is still unpaired and seals the snapshot.
+    pub(crate) fn finish(mut self, now_ms: i64) -> Result<WarcImportReport, ArchiveError> {
+        while let Some(p) = self.pending.pop_front() {
+            self.emit_unpaired(p)?;
+        }
+        self.writer.finalize(now_ms)?;
+        if let Some(start) = self.first_ms.filter(|s| *s > 0) {
+            let mut m = self.store.manifest(&self.report_name())?;
+            m.seed.start_ms = start;
+            self.store.put_manifest(&m)?;
+        }
+        Ok(self.report)
+    }
+
+    /// Abandons the import: nothing half-imported stays visible.
+    pub(crate) fn abandon(self, now_ms: i64) {
+        let name = self.report_name();
+        let _ = self.writer.interrupt(now_ms);
+        let _ = self.store.remove(&name);
+    }
+
+    fn report_name(&self) -> String {
+        self.writer.manifest().map(|m| m.name).unwrap_or_default()
+    }
+
+    fn record(
+        &mut self,
+        head: &RecordHead,
+        block: &mut io::Take<&mut dyn BufRead>,
+        _at: u64,
+    ) -> Result<Handled, ArchiveError> {
+        self.report.records += 1;
+        let kind = head.record_type();
+        *self
+            .report
+            .record_types
+            .entry(if kind.is_empty() { "(none)".into() } else { kind.clone() })
+            .or_insert(0) += 1;
+        let uri = head.uri("WARC-Target-URI").unwrap_or_default();
+        let is_http = uri.starts_with("http://") || uri.starts_with("https://");
+        match kind.as_str() {
+            "response" | "resource" | "revisit" | "request" if !is_http => {
+                self.report.skipped_not_http += 1;
+                Ok(Handled::Ok)
+            }
+            "response" => self.response(head, block, uri),
+            "resource" => self.resource(head, block, uri),
+            "revisit" => self.revisit(head, block, uri),
+            "request" => self.request(head, block, uri),
+            _ => Ok(Handled::Ok),
+        }
+    }
+
+    fn response(
+        &mut self,
+        head: &RecordHead,
+        block: &mut io::Take<&mut dyn BufRead>,
+        uri: String,
+    ) -> Result<Handled, ArchiveError> {
+        let http = match read_http_head(block) {
+            Ok(Some(h)) => h,
+            Ok(None) => return Ok(Handled::Damaged("response record without an HTTP head".into())),
+            Err(e) => return Ok(Handled::Damaged(format!("response record: {e}"))),
+        };
+        let Some((version, status)) = parse_status_line(&http.first) else {
+            return Ok(Handled::Damaged(format!("response record: bad status line {:?}", http.first)));
+        };
+        let content_encoding = header(&http.headers, "content-encoding").map(str::to_string);
+        let chunked = header(&http.headers, "transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+        let mut flags =
+            ExchangeFlags { truncated: head.get("WARC-Truncated").is_some(), ..Default::default() };
+        let (body, decode_failed) =
+            self.store_body(block, chunked, content_encoding.as_deref(), &mut flags)?;
+        flags.decode_failed = decode_failed;
+        let payload = Payload {
+            body: body.clone(),
+            content_encoding: content_encoding.clone(),
+            decode_failed,
+            content_type: header(&http.headers, "content-type").map(str::to_string),
+        };
+        self.remember(head, &uri, payload);
+        let resp = Resp {
+            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
+            concurrent: concurrent(head),
+            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
+            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
+            uri,
+            status,
+            version,
+            headers: http.headers,
+            body: Some(body),
+            content_encoding,
+            flags,
+            server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        };
+        self.add_response(resp)?;
+        Ok(Handled::Ok)
+    }
+
+    fn resource(
+        &mut self,
+        head: &RecordHead,
+        block: &mut io::Take<&mut dyn BufRead>,
+        uri: String,
+    ) -> Result<Handled, ArchiveError> {
+        let mut flags =
+            ExchangeFlags { truncated: head.get("WARC-Truncated").is_some(), ..Default::default() };
+        let (body, _) = self.store_body(block, false, None, &mut flags)?;
+        let ct = head.get("Content-Type").map(|s| s.trim().to_string());
+        self.remember(
+            head,
+            &uri,
+            Payload {
+                body: body.clone(),
+                content_encoding: None,
+                decode_failed: false,
+                content_type: ct.clone(),
+            },
+        );
+        let resp = Resp {
+            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
+            concurrent: concurrent(head),
+            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
+            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
+            uri,
+            status: 200,
+            version: "unknown".into(),
+            headers: ct.into_iter().map(|ct| Header::new("Content-Type", ct)).collect(),
+            body: Some(body),
+            content_encoding: None,
+            flags,
+            server_addr: None,
+        };
+        self.add_response(resp)?;
+        Ok(Handled::Ok)
+    }
+
+    fn revisit(
+        &mut self,
+        head: &RecordHead,
+        block: &mut io::Take<&mut dyn BufRead>,
+        uri: String,
+    ) -> Result<Handled, ArchiveError> {
+        let http = match read_http_head(block) {
+            Ok(h) => h,
+            Err(e) => return Ok(Handled::Damaged(format!("revisit record: {e}"))),
+        };
+        let original = head
+            .get("WARC-Payload-Digest")
+            .and_then(|d| self.by_digest.get(d.trim()))
+            .or_else(|| head.uri("WARC-Refers-To-Target-URI").and_then(|u| self.by_uri.get(&uri_key(&u))))
+            .or_else(|| self.by_uri.get(&uri_key(&uri)))
+            .cloned();
+        let (status, version, mut headers) = match &http {
+            Some(h) => match parse_status_line(&h.first) {
+                Some((v, s)) => (s, v, h.headers.clone()),
+                None => {
+                    return Ok(Handled::Damaged(format!("revisit record: bad status line {:?}", h.first)))
+                }
+            },
+            None => (200, "unknown".to_string(), Vec::new()),
+        };
+        // A "server not modified" revisit answers 304; the body it stands for was a full answer.
+        let status = if status == 304 && original.is_some() { 200 } else { status };
+        let mut flags = ExchangeFlags::default();
+        let (body, content_encoding) = match original {
+            Some(p) => {
+                self.report.revisits_resolved += 1;
+                flags.decode_failed = p.decode_failed;
+                if header(&headers, "content-type").is_none() {
+                    if let Some(ct) = &p.content_type {
+                        headers.push(Header::new("Content-Type", ct.clone()));
+                    }
+                }
+                (Some(p.body), p.content_encoding)
+            }
+            None => {
+                self.report.revisits_unresolved += 1;
+                flags.body_not_captured = true;
+                (None, None)
+            }
+        };
+        let resp = Resp {
+            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
+            concurrent: concurrent(head),
+            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
+            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
+            uri,
+            status,
+            version,
+            headers,
+            body,
+            content_encoding,
+            flags,
+            server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        };
+        self.add_response(resp)?;
+        Ok(Handled::Ok)
+    }
+
+    fn request(
+        &mut self,
+        head: &RecordHead,
+        block: &mut io::Take<&mut dyn BufRead>,
+        uri: String,
+    ) -> Result<Handled, ArchiveError> {
+        let http = match read_http_head(block) {
+            Ok(Some(h)) => h,
+            Ok(None) => return Ok(Handled::Damaged("request record without an HTTP head".into())),
+            Err(e) => return Ok(Handled::Damaged(format!("request record: {e}"))),
+        };
+        let mut parts = http.first.split_whitespace();
+        let method = parts.next().unwrap_or("GET").to_ascii_uppercase();
+        let _target = parts.next();
+        let version = parts.next().unwrap_or("unknown").to_string();
+        let chunked = header(&http.headers, "transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+        let mut body = Vec::new();
+        let r = if chunked && looks_chunked(block) {
+            Dechunk::new(block).take(MAX_REQUEST_BODY).read_to_end(&mut body)
+        } else {
+            Read::take(&mut *block, MAX_REQUEST_BODY).read_to_end(&mut body)
+        };
+        if let Err(e) = r {
+            return Ok(Handled::Damaged(format!("request record body: {e}")));
+        }
+        let req = Req {
+            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
+            concurrent: concurrent(head),
+            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
+            uri,
+            method,
+            version,
+            headers: http.headers,
+            body,
+        };
+        // Its response may already be waiting.
+        let found = self
+            .find_pending(|p| matches!(p, Pending::Resp(r) if pairs_by_id(r, &req)))
+            .or_else(|| self.find_pending(|p| matches!(p, Pending::Resp(r) if pairs_by_uri(r, &req))));
+        if let Some(i) = found {
+            if let Some(Pending::Resp(r)) = self.pending.remove(i) {
+                self.report.paired += 1;
+                return self.emit(r, Some(req)).map(|_| Handled::Ok);
+            }
+        }
+        self.push_pending(Pending::Req(req))?;
+        Ok(Handled::Ok)
+    }
+
+    fn add_response(&mut self, resp: Resp) -> Result<(), ArchiveError> {
+        let found = self
+            .find_pending(|p| matches!(p, Pending::Req(q) if pairs_by_id(&resp, q)))
+            .or_else(|| self.find_pending(|p| matches!(p, Pending::Req(q) if pairs_by_uri(&resp, q))));
+        if let Some(i) = found {
+            if let Some(Pending::Req(q)) = self.pending.remove(i) {
+                self.report.paired += 1;
+                return self.emit(resp, Some(q));
+            }
+        }
+        self.push_pending(Pending::Resp(resp))
+    }
+
+    /// Index of the oldest pending record the predicate accepts.
+    fn find_pending(&self, pred: impl Fn(&Pending) -> bool) -> Option<usize> {
+        self.pending.iter().position(pred)
+    }
+
+    fn push_pending(&mut self, p: Pending) -> Result<(), ArchiveError> {
+        self.pending.push_back(p);
+        while self.pending.len() > WINDOW {
+            if let Some(old) = self.pending.pop_front() {
+                self.emit_unpaired(old)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_unpaired(&mut self, p: Pending) -> Result<(), ArchiveError> {
+        match p {
+            Pending::Resp(r) => {
+                self.report.without_request += 1;
+                self.emit(r, None)
+            }
+            Pending::Req(_) => {
+                self.report.requests_without_response += 1;
+                Ok(())
+            }
+        }
+    }
+
+    fn emit(&mut self, r: Resp, q: Option<Req>) -> Result<(), ArchiveError> {
+        let (method, req_version, req_headers, req_body) = match q {
+            Some(q) => (q.method, q.version, q.headers, q.body),
+            None => ("GET".to_string(), "unknown".to_string(), Vec::new(), Vec::new()),
+        };
+        let ct = header(&req_headers, "content-type").map(str::to_string);
+        let key = match request_key(&method, &r.uri, ct.as_deref(), &req_body) {
+            Ok(k) => k,
+            Err(e) => {
+                self.report.skipped.push((r.uri.clone(), e.to_string()));
+                return Ok(());
+            }
+        };
+        let req_body = if req_body.is_empty() { None } else { Some(self.store.put_blob(&req_body)?) };
+        if r.started_ms > 0 {
+            self.first_ms = Some(self.first_ms.map_or(r.started_ms, |f| f.min(r.started_ms)));
+        }
+        if r.flags.body_not_captured {
+            self.report.body_not_captured += 1;
+        }
+        let x = Exchange {
+            seq: u64::MAX,
+            started_ms: r.started_ms,
+            key: key.hex(),
+            request: RequestRecord {
+                method,
+                url: r.uri,
+                version: req_version,
+                headers: req_headers,
+                body: req_body,
+            },
+            response: ResponseRecord {
+                status: r.status,
+                version: r.version,
+                headers: r.headers,
+                body: r.body,
+                content_encoding: r.content_encoding,
+            },
+            timings: Timings::default(),
+            alpn: None,
+            server_addr: r.server_addr,
+            flags: r.flags,
+        };
+        let seq = self.writer.reserve_seq()?;
+        self.writer.append(Exchange { seq, ..x })?;
+        self.report.imported += 1;
+        Ok(())
+    }
+
+    fn remember(&mut self, head: &RecordHead, uri: &str, p: Payload) {
+        if let Some(d) = head.get("WARC-Payload-Digest").map(str::trim).filter(|d| !d.is_empty()) {
+            self.by_digest.entry(d.to_string()).or_insert_with(|| p.clone());
+        }
+        self.by_uri.insert(uri_key(uri), p);
+    }
+
+    /// Streams an HTTP body into the store: de-chunked if it is chunked, decoded from its content-encoding.
+    /// A read error keeps what arrived and flags the exchange truncated.
+    fn store_body(
+        &mut self,
+        block: &mut io::Take<&mut dyn BufRead>,
+        chunked: bool,
+        content_encoding: Option<&str>,
+        flags: &mut ExchangeFlags,
+    ) -> Result<(BodyRef, bool), ArchiveError> {
+        let mut decoding = Decoding::new(self.store, content_encoding);
+        let mut buf = vec![0u8; 64 * 1024];
+        let chunked = chunked && looks_chunked(block);
+        {
+            let mut src: Box<dyn Read + '_> =
+                if chunked { Box::new(Dechunk::new(&mut *block)) } else { Box::new(&mut *block) };
+            loop {
+                match src.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => decoding.write(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        flags.truncated = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if block.limit() > 0 {
+            // The block ended before its Content-Length: the record was cut short.
+            flags.truncated = true;
+        }
+        Ok(decoding.finish()?)
+    }
+}
+
+/// A request and a response that name each other.
+fn pairs_by_id(r: &Resp, q: &Req) -> bool {
+    (!r.id.is_empty() && q.concurrent.contains(&r.id)) || (!q.id.is_empty() && r.concurrent.contains(&q.id))
+}
+
+/// A request and a response for the same URI at the same time (writers that omit WARC-Concurrent-To).
+fn pairs_by_uri(r: &Resp, q: &Req) -> bool {
+    r.uri == q.uri && !r.date.is_empty() && r.date == q.date
+}
+
+fn concurrent(head: &RecordHead) -> Vec<String> {
+    head.fields
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("WARC-Concurrent-To"))
+        .map(|(_, v)| v.trim().to_string())
+        .collect()
+}
+
+fn uri_key(uri: &str) -> [u8; 16] {
+    let h = blake3::hash(uri.as_bytes());
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&h.as_bytes()[..16]);
+    k
+}
+
+fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
+}
+
+/// An HTTP head inside a record: the first line and the headers.
+pub(crate) struct HttpHead {
+    pub(crate) first: String,
+    pub(crate) headers: Vec<Header>,
+}
+
+/// Reads the HTTP head at the start of a block; `None` for an empty block.
+pub(crate) fn read_http_head(r: &mut dyn BufRead) -> Result<Option<HttpHead>, String> {
+    let mut r = Read::take(r, MAX_HTTP_HEAD);
+    let mut line = Vec::new();
+    let first = loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let l = String::from_utf8_lossy(&line).trim().to_string();
+        if !l.is_empty() {
+            break l;
+        }
+    };
+    let mut headers: Vec<Header> = Vec::new();
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            // A head without its blank line: a block that is only a head (revisits often are).
+            break;
+        }
+        let l = String::from_utf8_lossy(&line);
+        let l = l.trim_end_matches(['\r', '\n']);
+        if l.is_empty() {
+            break;
+        }
+        if l.starts_with([' ', '\t']) {
+            if let Some(h) = headers.last_mut() {
+                h.value.push(' ');
+                h.value.push_str(l.trim());
+            }
+            continue;
+        }
+        if let Some((name, value)) = l.split_once(':') {
+            if !name.trim().is_empty() {
+                headers.push(Header::new(name.trim(), value.trim()));
+            }
+        }
+        // A line without a colon is dropped, as browsers do.
+    }
+    if r.limit() == 0 {
+        return Err(format!("HTTP head longer than {MAX_HTTP_HEAD} bytes"));
+    }
+    Ok(Some(HttpHead { first, headers }))
+}
+
+/// `HTTP/1.1 200 OK` -> ("HTTP/1.1", 200).
+fn parse_status_line(line: &str) -> Option<(String, u16)> {
+    let mut parts = line.split_whitespace();
+    let version = parts.next()?;
+    if !version.to_ascii_uppercase().starts_with("HTTP/") {
+        return None;
+    }
+    let status: u16 = parts.next()?.parse().ok()?;
+    (100..=999).contains(&status).then(|| (version.to_string(), status))
+}
+
+/// A WARC-Date (ISO 8601 / RFC 3339, with or without fractions; WARC 0.17's 14 digits) as Unix ms.
+pub(crate) fn parse_date_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(t) = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339) {
+        return i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok();
+    }
+    if s.len() == 14 && s.bytes().all(|b| b.is_ascii_digit()) {
+        let f = time::macros::format_description!("[year][month][day][hour][minute][second]");
+        let t = time::PrimitiveDateTime::parse(s, &f).ok()?.assume_utc();
+        return i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok();
+    }
+    None
+}
+
+/// Whether the body starts with a chunk-size line (hex digits, optional extension, line end).
+fn looks_chunked(r: &mut dyn BufRead) -> bool {
+    let Ok(buf) = r.fill_buf() else { return false };
+    let digits = buf.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 16 {
+        return false;
+    }
+    let rest = &buf[digits..];
+    let end = rest.iter().position(|b| *b == b'\n');
+    match end {
+        Some(i) => {
+            let ext = &rest[..i];
+            let ext = ext.strip_suffix(b"\r").unwrap_or(ext);
+            ext.is_empty()
+                || ext.iter().all(|b| *b == b' ' || *b == b'\t')
+                || ext.trim_ascii_start().starts_with(b";")
+        }
+        None => false,
+    }
+}
+
+/// De-chunks a chunked body as it streams; trailers are read and dropped.
+struct Dechunk<R> {
+    inner: R,
+    remaining: u64,
+    state: ChunkState,
+}
+
+#[derive(PartialEq)]
+enum ChunkState {
+    Size,
+    Data,
+    DataEnd,
+    Done,
+}
+
+impl<R: BufRead> Dechunk<R> {
+    fn new(inner: R) -> Self {
+        Self { inner, remaining: 0, state: ChunkState::Size }
+    }
+
+    fn line(&mut self) -> io::Result<String> {
+        let mut l = Vec::new();
+        if Read::take(&mut self.inner, 4096).read_until(b'\n', &mut l)? == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "chunked body cut short"));
+        }
+        Ok(String::from_utf8_lossy(&l).trim().to_string())
+    }
+}
+
+impl<R: BufRead> Read for Dechunk<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.state {
+                ChunkState::Done => return Ok(0),
+                ChunkState::Size => {
+                    let l = self.line()?;
+                    let size = l.split(';').next().unwrap_or("").trim();
+                    let n = u64::from_str_radix(size, 16).map_err(|_| {
+                        io::Error::new(io::ErrorKind::InvalidData, format!("bad chunk size line {l:?}"))
+                    })?;
+                    if n == 0 {
+                        // Trailers up to the blank line (or the block's end).
+                        loop {
+                            match self.line() {
+                                Ok(t) if !t.is_empty() => continue,
+                                _ => break,
+                            }
+                        }
+                        self.state = ChunkState::Done;
+                        return Ok(0);
+                    }
+                    self.remaining = n;
+                    self.state = ChunkState::Data;
+                }
+                ChunkState::Data => {
+                    if self.remaining == 0 {
+                        self.state = ChunkState::DataEnd;
+                        continue;
+                    }
+                    let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+                    let n = self.inner.read(&mut buf[..want])?;
+                    if n == 0 {
+                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "chunked body cut short"));
+                    }
+                    self.remaining -= n as u64;
+                    return Ok(n);
+                }
+                ChunkState::DataEnd => {
+                    let _ = self.line()?;
+                    self.state = ChunkState::Size;
+                }
+            }
+        }
+    }
+}
+
+/// Imports every `archive/*.warc[.gz]` of a WACZ (a zip) into the importer, in name order.
+pub(crate) fn read_wacz<R: Read + Seek>(
+    importer: &mut Importer<'_>,
+    reader: R,
+    file: &str,
+    progress: &mut dyn FnMut(&WarcImportReport),
+) -> Result<(), ArchiveError> {
+    let mut zip = zip::ZipArchive::new(reader)
+        .map_err(|e| ArchiveError::Malformed { file: file.to_string(), detail: format!("not a zip: {e}") })?;
+    let mut names: Vec<String> = zip
+        .file_names()
+        .filter_map(|n| n.ok().map(|n| n.into_owned()))
+        .filter(|n| n.starts_with("archive/") && (n.ends_with(".warc") || n.ends_with(".warc.gz")))
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Err(ArchiveError::Malformed {
+            file: file.to_string(),
+            detail: "a zip without archive/*.warc(.gz): not a WACZ".into(),
+        });
+    }
+    for name in names {
+        let entry = zip.by_name(&name).map_err(|e| ArchiveError::Malformed {
+            file: file.to_string(),
+            detail: format!("{name}: {e}"),
+        })?;
+        importer.read(entry, &format!("{file}!{name}"), progress)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        for (s, ms) in [
+            ("2026-01-02T03:04:05Z", Some(1_767_323_045_000)),
+            ("2026-01-02T03:04:05.250Z", Some(1_767_323_045_250)),
+            ("20260102030405", Some(1_767_323_045_000)),
+            ("yesterday", None),
+        ] {
+            assert_eq!(parse_date_ms(s), ms, "{s}");
+        }
+    }
+
+    #[test]
+    fn status_lines() {
+        for (l, want) in [
+            ("HTTP/1.1 200 OK", Some(("HTTP/1.1", 200))),
+            ("HTTP/2 404", Some(("HTTP/2", 404))),
+            ("http/1.0 301 Moved", Some(("http/1.0", 301))),
+            ("ICY 200 OK", None),
+            ("HTTP/1.1 abc", None),
+            ("HTTP/1.1 42 x", None),
+        ] {
+            assert_eq!(parse_status_line(l), want.map(|(v, s)| (v.to_string(), s)), "{l}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! `cargo xtask bench bundle [--entries N] [--demo DIR]`: how big a bundle is next to the store and the
-//! HAR export of the same snapshots, and how fast it is written, verified and imported.
+//! HAR and WACZ exports of the same snapshots, and how fast each is written (bundles also verified and
+//! imported).
 //!
 //! Two inputs: a generated store of N exchanges (the HAR generator's pages, one snapshot), and, with
 //! `--demo DIR`, the run a `webfreeze demo --dir DIR` recorded (`DIR/runs/recorded`, its store
@@ -28,11 +29,22 @@ fn measure(
     work: &Path,
 ) -> anyhow::Result<String> {
     let mut har_bytes = 0;
+    let mut wacz_bytes = 0;
+    let t = Instant::now();
     for n in names {
         let f = work.join("export.har");
         har::export(store, n, std::fs::File::create(&f)?, "export.har")?;
         har_bytes += std::fs::metadata(&f)?.len();
     }
+    let har_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for n in names {
+        let f = work.join("export.wacz");
+        let out = std::io::BufWriter::new(std::fs::File::create(&f)?);
+        recorder::warc::export_wacz(store, n, out, "export.wacz")?;
+        wacz_bytes += std::fs::metadata(&f)?.len();
+    }
+    let wacz_s = t.elapsed().as_secs_f64();
     let file = work.join("b.wfb");
     let t = Instant::now();
     let made = bundle::create(store, source, &file)?;
@@ -56,17 +68,21 @@ fn measure(
     let run_part: u64 =
         made.manifest.parts.iter().filter(|p| p.path.starts_with("run/")).map(|p| p.size).sum();
     Ok(format!(
-        "{what:<22} {exchanges:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>8.2} {:>8.1} {:>8.1} {:>8.1}   (snapshots alone: {:.2}x store, {:.2}x HAR)",
+        "{what:<22} {exchanges:>9} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>8.2} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1}   (snapshots alone: {:.2}x store, {:.2}x HAR, {:.2}x WACZ)",
         mib(body_bytes),
         mib(dir_size(store_dir)),
         mib(har_bytes),
+        mib(wacz_bytes),
         mib(b),
         mib(run_part),
         mib(b) / create_s,
         mib(b) / verify_s,
         mib(b) / import_s,
+        mib(har_bytes) / har_s,
+        mib(wacz_bytes) / wacz_s,
         (b - run_part) as f64 / dir_size(store_dir).max(1) as f64,
-        (b - run_part) as f64 / har_bytes.max(1) as f64
+        (b - run_part) as f64 / har_bytes.max(1) as f64,
+        (b - run_part) as f64 / wacz_bytes.max(1) as f64
     ))
 }
 
@@ -111,10 +127,22 @@ pub(crate) fn run(entries: usize, demo: &str) -> anyhow::Result<()> {
         &["gen".into()],
         &work,
     )?);
-    println!("bundle size and speed (MiB; MiB/s of bundle bytes)");
+    println!("bundle size and speed (MiB; MiB/s of bundle bytes; HAR/WACZ export: MiB/s of their output)");
     println!(
-        "{:<22} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8}",
-        "input", "exchanges", "bodies", "store", "HAR", "bundle", "run dir", "create", "verify", "import"
+        "{:<22} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "input",
+        "exchanges",
+        "bodies",
+        "store",
+        "HAR",
+        "WACZ",
+        "bundle",
+        "run dir",
+        "create",
+        "verify",
+        "import",
+        "HAR out",
+        "WACZ out"
     );
     for r in rows {
         println!("{r}");

@@ -5,8 +5,9 @@
 //!   [`WINDOW`] unpaired records, so memory stays bounded whatever the file size: a response whose request
 //!   does not turn up within the window is stored with a synthesised `GET`.
 //! - `revisit` records take the body of the record they point at: by `WARC-Payload-Digest`, then by
-//!   `WARC-Refers-To-Target-URI` (or their own URI). The lookup tables hold ~100 bytes per distinct payload
-//!   and URI, never bodies. A revisit whose original is not in the file is kept as "body not captured".
+//!   `WARC-Refers-To-Target-URI` (or their own URI). The lookup tables hold the last [`REVISIT_TABLE`]
+//!   payloads (~200 bytes each), never bodies. A revisit whose original is not among them is kept as
+//!   "body not captured".
 //! - HTTP bodies are de-chunked when the block is chunked (a `Transfer-Encoding: chunked` header over an
 //!   already de-chunked body, which some writers produce, is read as is) and decoded from their
 //!   Content-Encoding (gzip, deflate, br, zstd) into the store as they stream.
@@ -17,7 +18,7 @@
 //! what live servers sent years ago (obsolete folding, bytes outside the token grammar, `HTTP/2` status
 //! lines) and a strict parser would drop those records.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead, Read, Seek};
 
 use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
@@ -29,6 +30,13 @@ use crate::Decoding;
 
 /// Unpaired records kept while looking for their partner.
 pub(crate) const WINDOW: usize = 128;
+/// Payloads remembered for revisit records, by digest and by URI (each least-recently-used first out):
+/// about 200 bytes an entry, so at most ~100 MB whatever the archive's size. A revisit of an original
+/// further back is kept as "body not captured" and counted as unresolved.
+const REVISIT_TABLE: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(250_000) {
+    Some(n) => n,
+    None => unreachable!(),
+};
 /// Largest request body kept in memory for the request key.
 const MAX_REQUEST_BODY: u64 = 64 << 20;
 /// Longest HTTP head inside a record.
@@ -80,8 +88,8 @@ pub(crate) struct Importer<'s> {
     writer: SnapshotWriter,
     pub(crate) report: WarcImportReport,
     pending: VecDeque<Pending>,
-    by_digest: HashMap<String, Payload>,
-    by_uri: HashMap<[u8; 16], Payload>,
+    by_digest: lru::LruCache<String, Payload>,
+    by_uri: lru::LruCache<[u8; 16], Payload>,
     first_ms: Option<i64>,
 }
 
@@ -99,8 +107,8 @@ impl<'s> Importer<'s> {
             writer,
             report: WarcImportReport::default(),
             pending: VecDeque::new(),
-            by_digest: HashMap::new(),
-            by_uri: HashMap::new(),
+            by_digest: lru::LruCache::new(REVISIT_TABLE),
+            by_uri: lru::LruCache::new(REVISIT_TABLE),
             first_ms: None,
         })
     }
@@ -277,12 +285,15 @@ impl<'s> Importer<'s> {
             Ok(h) => h,
             Err(e) => return Ok(Handled::Damaged(format!("revisit record: {e}"))),
         };
-        let original = head
-            .get("WARC-Payload-Digest")
-            .and_then(|d| self.by_digest.get(d.trim()))
-            .or_else(|| head.uri("WARC-Refers-To-Target-URI").and_then(|u| self.by_uri.get(&uri_key(&u))))
-            .or_else(|| self.by_uri.get(&uri_key(&uri)))
-            .cloned();
+        let mut original =
+            head.get("WARC-Payload-Digest").and_then(|d| self.by_digest.get(d.trim()).cloned());
+        if original.is_none() {
+            let refers = head.uri("WARC-Refers-To-Target-URI").unwrap_or_else(|| uri.clone());
+            original = self.by_uri.get(&uri_key(&refers)).cloned();
+        }
+        if original.is_none() {
+            original = self.by_uri.get(&uri_key(&uri)).cloned();
+        }
         let (status, version, mut headers) = match &http {
             Some(h) => match parse_status_line(&h.first) {
                 Some((v, s)) => (s, v, h.headers.clone()),
@@ -472,9 +483,11 @@ impl<'s> Importer<'s> {
 
     fn remember(&mut self, head: &RecordHead, uri: &str, p: Payload) {
         if let Some(d) = head.get("WARC-Payload-Digest").map(str::trim).filter(|d| !d.is_empty()) {
-            self.by_digest.entry(d.to_string()).or_insert_with(|| p.clone());
+            if !self.by_digest.contains(d) {
+                self.by_digest.put(d.to_string(), p.clone());
+            }
         }
-        self.by_uri.insert(uri_key(uri), p);
+        self.by_uri.put(uri_key(uri), p);
     }
 
     /// Streams an HTTP body into the store: de-chunked if it is chunked, decoded from its content-encoding.

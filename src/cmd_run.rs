@@ -62,7 +62,24 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     };
     let (width, height) = parse_window(&args.window)?;
     let policy = policy_spec(&args)?;
-    let mut tasks = agent::tasks::load(&args.tasks).map_err(|e| UsageError(e.to_string()))?;
+    let mut sites = match &args.sites_file {
+        Some(f) => agent::tasks::Sites::from_file(f).map_err(UsageError)?,
+        None => agent::tasks::Sites::default(),
+    };
+    sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(UsageError)?);
+    let mut tasks =
+        agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
+    // What the WebVoyager action space does not do yet for WebArena-format tasks: say so before running.
+    let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
+    let with_images = tasks.iter().filter(|t| !t.setup.images.is_empty()).count();
+    if multi_tab > 0 {
+        eprintln!(
+            "note: {multi_tab} task(s) start on several pages (' |AND| '); only the first is opened (tabs need the WebArena action space, not built yet)"
+        );
+    }
+    if with_images > 0 {
+        eprintln!("note: {with_images} task(s) have input images (VWA); they are not given to the model yet");
+    }
     if let Some(re) = &args.task_filter {
         tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
     }

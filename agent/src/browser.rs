@@ -16,8 +16,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::cdp::browser_protocol::emulation::{SetLocaleOverrideParams, SetTimezoneOverrideParams};
+use chromiumoxide::cdp::browser_protocol::browser::{
+    PermissionDescriptor, PermissionSetting, SetPermissionParams,
+};
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    SetGeolocationOverrideParams, SetLocaleOverrideParams, SetTimezoneOverrideParams,
+};
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::network::{
+    CookieParam, CookieSameSite, SetCookiesParams, TimeSinceEpoch,
+};
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, SetBypassServiceWorkerParams,
 };
@@ -87,6 +95,9 @@ pub enum BrowserError {
     /// The page's renderer crashed.
     #[error("the page crashed (renderer gone)")]
     Crashed,
+    /// The task's set-up (storage state, geolocation) could not be applied.
+    #[error("task set-up: {0}")]
+    Setup(String),
 }
 
 impl BrowserError {
@@ -162,6 +173,11 @@ pub struct BrowserOptions {
     /// browser's memory Chromium itself lets one bound; a page past it crashes its tab, which the task
     /// reports as an error.
     pub js_heap_mb: Option<u32>,
+    /// Cookies and localStorage to load before the first navigation (Playwright's storage-state JSON,
+    /// which WebArena's task configs name).
+    pub storage_state: Option<PathBuf>,
+    /// Geolocation to report (latitude, longitude, accuracy in metres), granted to every page.
+    pub geolocation: Option<(f64, f64, f64)>,
 }
 
 #[derive(Default)]
@@ -268,7 +284,29 @@ impl Session {
             let params = SetLocaleOverrideParams { locale: Some(locale.clone()) };
             bounded(t, "setting the locale", p.execute(params)).await?;
         }
-        for js in self.opts.init_scripts.iter().map(String::as_str).chain([som::SAME_TAB_JS]) {
+        if let Some((latitude, longitude, accuracy)) = self.opts.geolocation {
+            let grant = SetPermissionParams::new(
+                PermissionDescriptor::new("geolocation"),
+                PermissionSetting::Granted,
+            );
+            bounded(t, "granting geolocation", self.browser.execute(grant)).await?;
+            let geo = SetGeolocationOverrideParams::builder()
+                .latitude(latitude)
+                .longitude(longitude)
+                .accuracy(accuracy)
+                .build();
+            bounded(t, "setting the geolocation", p.execute(geo)).await?;
+        }
+        let mut scripts = self.opts.init_scripts.clone();
+        if let Some(path) = self.opts.storage_state.clone() {
+            let (cookies, local_storage) = read_storage_state(&path)?;
+            if !cookies.is_empty() {
+                bounded(t, "loading the storage state's cookies", p.execute(SetCookiesParams::new(cookies)))
+                    .await?;
+            }
+            scripts.extend(local_storage);
+        }
+        for js in scripts.iter().map(String::as_str).chain([som::SAME_TAB_JS]) {
             let params = AddScriptToEvaluateOnNewDocumentParams::new(js.to_string());
             bounded(t, "installing a page script", p.execute(params)).await?;
         }
@@ -528,4 +566,59 @@ async fn bounded<T, E: std::fmt::Display>(
         Ok(r) => r.map_err(cdp),
         Err(_) => Err(BrowserError::Timeout { what, secs: limit.as_secs_f64() }),
     }
+}
+
+/// Reads Playwright's storage-state JSON: the cookies, and one page script per origin that fills its
+/// localStorage the first time a document of that origin loads in the tab (later documents keep what the
+/// pages changed).
+fn read_storage_state(path: &Path) -> Result<(Vec<CookieParam>, Option<String>), BrowserError> {
+    let bad = |d: String| BrowserError::Setup(format!("storage_state {}: {d}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let mut cookies = Vec::new();
+    for (i, c) in v.get("cookies").and_then(|c| c.as_array()).into_iter().flatten().enumerate() {
+        let s = |k: &str| c.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let (Some(name), Some(value)) = (s("name"), s("value")) else {
+            return Err(bad(format!("cookie {i} has no name or value")));
+        };
+        let mut p = CookieParam::new(name, value);
+        p.domain = s("domain");
+        p.path = s("path");
+        p.secure = c.get("secure").and_then(|x| x.as_bool());
+        p.http_only = c.get("httpOnly").and_then(|x| x.as_bool());
+        p.same_site = match s("sameSite").as_deref() {
+            Some("Strict") => Some(CookieSameSite::Strict),
+            Some("Lax") => Some(CookieSameSite::Lax),
+            Some("None") => Some(CookieSameSite::None),
+            _ => None,
+        };
+        // Playwright writes -1 for a session cookie.
+        p.expires = c.get("expires").and_then(|x| x.as_f64()).filter(|e| *e > 0.0).map(TimeSinceEpoch::new);
+        if p.domain.is_none() {
+            return Err(bad(format!("cookie {i} ({}) has no domain", p.name)));
+        }
+        cookies.push(p);
+    }
+    let mut by_origin = serde_json::Map::new();
+    for o in v.get("origins").and_then(|o| o.as_array()).into_iter().flatten() {
+        let Some(origin) = o.get("origin").and_then(|x| x.as_str()) else { continue };
+        let items: Vec<serde_json::Value> = o
+            .get("localStorage")
+            .and_then(|x| x.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|kv| Some(serde_json::json!([kv.get("name")?.as_str()?, kv.get("value")?.as_str()?])))
+            .collect();
+        by_origin.insert(origin.trim_end_matches('/').to_string(), serde_json::Value::Array(items));
+    }
+    let script = (!by_origin.is_empty()).then(|| {
+        format!(
+            "(() => {{ const m = {}; const items = m[location.origin]; \
+             try {{ if (items && !sessionStorage.getItem('__webfreeze_storage_state')) {{ \
+             for (const [k, v] of items) localStorage.setItem(k, v); \
+             sessionStorage.setItem('__webfreeze_storage_state', '1'); }} }} catch (e) {{}} }})();",
+            serde_json::Value::Object(by_origin)
+        )
+    });
+    Ok((cookies, script))
 }

@@ -187,6 +187,7 @@ pub async fn run_task(
         snapshot: env.snapshot.clone(),
         policy: policy.describe(),
         started_ms: env.started_ms,
+        task_eval: task.setup.eval.clone(),
         ..Default::default()
     };
     let mut files = Files {
@@ -215,8 +216,8 @@ pub async fn run_task(
         chrome: cfg.chrome.clone(),
         proxy: env.proxy,
         ca_spki: env.ca_spki.clone(),
-        width: cfg.width,
-        height: cfg.height,
+        width: task.setup.viewport.map_or(cfg.width, |v| v.0),
+        height: task.setup.viewport.map_or(cfg.height, |v| v.1),
         init_scripts: env.init_scripts.clone(),
         time_zone: env.time_zone.clone(),
         locale: env.locale.clone(),
@@ -226,6 +227,11 @@ pub async fn run_task(
         search_url: cfg.search_url.clone(),
         profile: profile.path().to_path_buf(),
         js_heap_mb: cfg.js_heap_mb,
+        storage_state: task.setup.storage_state.clone(),
+        geolocation: task.setup.geolocation.as_ref().and_then(|g| {
+            let f = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);
+            Some((f("latitude")?, f("longitude")?, f("accuracy").unwrap_or(100.0)))
+        }),
     };
     files.save(&t);
     let session = match Session::launch(opts).await {

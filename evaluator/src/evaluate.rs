@@ -82,6 +82,9 @@ pub struct TaskEval {
     /// Why the judge could not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<String>,
+    /// Why the task's own eval spec could not be scored (an eval type not built yet, or unknown), by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_error: Option<String>,
     /// False when no judge could score the task (no reference, judge failed).
     pub scored: bool,
     /// The verdict.
@@ -212,12 +215,22 @@ pub async fn evaluate_with_progress(
             reference: None,
             judge: None,
             judge_error: None,
+            reference_error: None,
             scored: false,
             success: false,
         };
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
-            te.reference =
-                reference_result(opts, specs.get(&t.task_id), wv.get(&t.task_id), t, &answer).await;
+            match &t.task_eval {
+                // A WebArena-format task: its spec travels in the trajectory.
+                Some(spec) => match webarena_result(opts, spec, t, &answer).await {
+                    Ok(r) => te.reference = Some(r),
+                    Err(e) => te.reference_error = Some(e),
+                },
+                None => {
+                    te.reference =
+                        reference_result(opts, specs.get(&t.task_id), wv.get(&t.task_id), t, &answer).await
+                }
+            }
         }
         if wants_llm {
             if let Some(llm) = &opts.llm {
@@ -320,6 +333,37 @@ async fn reference_result(
     Some(ReferenceResult { checks, pass, possible_answer })
 }
 
+/// Scores a WebArena-format spec: the checks decided here, then those the model decides.
+async fn webarena_result(
+    opts: &EvalOptions,
+    spec: &serde_json::Value,
+    t: &Trajectory,
+    answer: &str,
+) -> Result<ReferenceResult, String> {
+    let found = crate::webarena::check(spec, answer, &t.final_url)?;
+    let mut checks = found.checks;
+    for m in found.model {
+        let c = match &opts.llm {
+            Some(llm) => match fuzzy_match(llm, &t.question, answer, &m.reference).await {
+                Ok((pass, _)) => Check { matcher: m.matcher, expected: m.reference, pass },
+                Err(e) => Check {
+                    matcher: m.matcher,
+                    expected: format!("{} (model failed: {e})", m.reference),
+                    pass: false,
+                },
+            },
+            None => Check {
+                matcher: m.matcher,
+                expected: format!("{} (not run: needs a model API)", m.reference),
+                pass: false,
+            },
+        };
+        checks.push(c);
+    }
+    let pass = !checks.is_empty() && checks.iter().all(|c| c.pass);
+    Ok(ReferenceResult { checks, pass, possible_answer: None })
+}
+
 /// Write `eval.json` into the run.
 pub fn write_report(run: &Path, r: &EvalReport) -> Result<PathBuf, EvalError> {
     let p = run.join("eval.json");
@@ -372,6 +416,14 @@ pub fn site_table(r: &EvalReport) -> String {
             "\nJudge replies with no SUCCESS / NOT SUCCESS verdict (counted as failures): {}\n",
             unparseable.join(", ")
         ));
+    }
+    let unscorable: Vec<String> = r
+        .tasks
+        .iter()
+        .filter_map(|t| Some(format!("{} ({})", t.id, t.reference_error.as_deref()?)))
+        .collect();
+    if !unscorable.is_empty() {
+        s.push_str(&format!("\nNot scored (their eval spec could not be run): {}\n", unscorable.join("; ")));
     }
     let judge_failed: Vec<&str> =
         r.tasks.iter().filter(|t| t.judge_error.is_some()).map(|t| t.id.as_str()).collect();

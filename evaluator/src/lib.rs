@@ -6,7 +6,8 @@
 //! - [`evaluate`]: a run directory in, `eval.json` out;
 //! - [`compare`]: two evaluated runs side by side, with agreement, Cohen's kappa, exact McNemar, and the
 //!   evidence for every flipped task (Markdown, JSON, one self-contained HTML page);
-//! - [`stats`]: kappa and McNemar.
+//! - [`stats`]: kappa and McNemar;
+//! - [`webarena`]: WebArena / VisualWebArena `eval` specs (string_match, url_match).
 
 pub mod compare;
 pub mod evaluate;
@@ -14,3 +15,4 @@ pub mod judge;
 pub mod matchers;
 pub mod reference;
 pub mod stats;
+pub mod webarena;

@@ -86,12 +86,25 @@ struct TaskLine {
     eval: Option<EvalSpec>,
 }
 
-/// Read the `eval` specs of a task file (tasks without one are absent).
+/// Read the `eval` specs of a WebVoyager-format task file (tasks without one are absent). WebArena-format
+/// files give none here: their specs travel in each trajectory (`task_eval`).
 pub fn load_specs(path: &Path) -> Result<HashMap<String, EvalSpec>, ReferenceError> {
     let p = path.display().to_string();
+    let mut out = HashMap::new();
+    if path.is_dir() {
+        // WebArena config directory: each trajectory carries its task's own spec.
+        return Ok(out);
+    }
     let text =
         std::fs::read_to_string(path).map_err(|source| ReferenceError::Io { path: p.clone(), source })?;
-    let mut out = HashMap::new();
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('[')
+        || (t.starts_with('{')
+            && serde_json::from_str::<serde_json::Value>(t).is_ok_and(|v| v.get("intent").is_some()))
+    {
+        // WebArena-format file: each trajectory carries its task's own spec (placeholders resolved).
+        return Ok(out);
+    }
     for (i, line) in text.lines().enumerate() {
         let line = line.trim().trim_start_matches('\u{feff}');
         if line.is_empty() {

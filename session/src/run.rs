@@ -203,6 +203,7 @@ fn blank_trajectory(task: &Task, mode: RunMode, policy: String, started_ms: i64)
         mode,
         policy,
         started_ms,
+        task_eval: task.setup.eval.clone(),
         ..Default::default()
     }
 }

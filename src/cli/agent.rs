@@ -18,9 +18,19 @@ pub(crate) enum RunMode {
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// WebVoyager task file (JSON Lines with web_name, id, ques, web).
-    #[arg(long, value_name = "FILE")]
+    /// Task file, sniffed from its content: WebVoyager JSON Lines (web_name, id, ques, web), or
+    /// WebArena / VisualWebArena configs (a JSON array like test.raw.json, one config object, or a
+    /// directory of them like config_files/).
+    #[arg(long, value_name = "FILE|DIR")]
     pub tasks: PathBuf,
+    /// A WebArena site: NAME=URL replaces __NAME__ in start URLs and eval specs (repeatable), e.g.
+    /// --site SHOPPING=http://localhost:7770 --site REDDIT=http://localhost:9999.
+    #[arg(long = "site", value_name = "NAME=URL")]
+    pub sites: Vec<String>,
+    /// A file of WebArena sites: a JSON object {"SHOPPING": "http://...", ...} or NAME=URL lines;
+    /// --site entries win over it.
+    #[arg(long = "sites", value_name = "FILE")]
+    pub sites_file: Option<PathBuf>,
     /// Where the pages come from.
     #[arg(long, value_enum)]
     pub mode: RunMode,

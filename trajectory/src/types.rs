@@ -204,6 +204,10 @@ pub struct Trajectory {
     /// Steps whose URL and screenshot both matched the original (trajectory policy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduced_steps: Option<u32>,
+    /// The task's own evaluation spec when its file carries one in WebArena's format (`eval`, site
+    /// placeholders resolved): `webfreeze eval` scores it without the task file or the site list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_eval: Option<serde_json::Value>,
 }
 
 impl Outcome {

@@ -103,6 +103,7 @@ pub(crate) fn run(tasks: usize) -> anyhow::Result<()> {
             id: id.clone(),
             ques: "How many reviews does the Red Mug have?".into(),
             web: "https://shop.test/".into(),
+            setup: Default::default(),
         })
         .collect();
     let script = work.join("script");

@@ -1,9 +1,16 @@
-//! WebVoyager task files: JSON Lines with `web_name`, `id`, `ques`, `web` (GAIA's web subset adds fields,
-//! which are kept). Errors name the file and line.
+//! Task files, sniffed from their content:
+//! - WebVoyager: JSON Lines with `web_name`, `id`, `ques`, `web` (GAIA's web subset adds fields, which are
+//!   kept). Errors name the file and line.
+//! - WebArena / VisualWebArena: config JSON, one task per file (a directory of them, like WebArena's
+//!   `config_files/`) or an array ([`webarena`]). Errors name the file, the task and the field.
 
 use std::path::Path;
 
 use serde::Deserialize;
+
+pub mod webarena;
+
+pub use webarena::{Sites, TaskSetup};
 
 /// One task.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -14,8 +21,11 @@ pub struct Task {
     pub id: String,
     /// The question.
     pub ques: String,
-    /// Start URL.
+    /// Start URL (of the first tab, for a task that opens several).
     pub web: String,
+    /// What a WebArena-format task sets up before its first navigation (empty for WebVoyager tasks).
+    #[serde(skip)]
+    pub setup: TaskSetup,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +69,18 @@ pub enum TaskError {
         /// The id.
         id: String,
     },
+    /// A WebArena-format task with a bad field.
+    #[error("{path}: task {task}: {field}: {detail}")]
+    Field {
+        /// The file.
+        path: String,
+        /// The task id (or its index in the file when it has none).
+        task: String,
+        /// The field.
+        field: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// A --task-filter that is not a regular expression.
     #[error("--task-filter {0:?} is not a valid regular expression: {1}")]
     Filter(String, String),
@@ -93,15 +115,28 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         if !seen.insert(id.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }
-        out.push(Task { web_name, id, ques, web });
+        out.push(Task { web_name, id, ques, web, setup: TaskSetup::default() });
     }
     Ok(out)
 }
 
-/// Read a task file.
+/// Read a WebVoyager task file (WebArena-format files need their sites: [`load_with_sites`]).
 pub fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
+    load_with_sites(path, &Sites::default())
+}
+
+/// Read a task file or a directory of WebArena config files; the format is sniffed: a JSON array, or one
+/// JSON object with an `intent`, is WebArena's; anything else is read as WebVoyager JSON Lines. `sites`
+/// resolves WebArena's `__SHOPPING__`-style placeholders.
+pub fn load_with_sites(path: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
     let p = path.display().to_string();
+    if path.is_dir() {
+        return webarena::load_dir(path, sites);
+    }
     let text = std::fs::read_to_string(path).map_err(|e| TaskError::Io { path: p.clone(), source: e })?;
+    if webarena::looks_like(&text) {
+        return webarena::parse(&text, &p, path.parent().unwrap_or(Path::new(".")), sites);
+    }
     parse(&text, &p)
 }
 

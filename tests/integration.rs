@@ -17,3 +17,4 @@ mod pywb_interop;
 mod record_replay;
 mod replay_chromium;
 mod slurm_shards;
+mod webarena_tasks;

@@ -103,7 +103,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
         &agent::tasks::Sites::from_pairs(&["SHOP=https://shop.test"]).unwrap(),
     )
     .unwrap();
-    assert_eq!(loaded[0].setup.viewport, Some((1280, 1000)));
+    assert_eq!(loaded[0].setup.viewport, (Some(1280), Some(1000)));
     let mut scripts: std::collections::BTreeMap<String, Vec<String>> =
         serde_json::from_str(demo::SCRIPTS_JSON).unwrap();
     let pairs: Vec<_> = loaded

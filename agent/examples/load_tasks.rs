@@ -1,19 +1,53 @@
-//! Load a WebVoyager task file and print counts per site (a by-hand check on real files).
+//! Load a task file (WebVoyager JSON Lines, or WebArena / VWA configs with `NAME=URL` site pairs after
+//! the path) and print counts per site, and for WebArena configs per eval type and set-up field: a
+//! by-hand check on real files, e.g. the `test.raw.json` that PyPI's `libwebarena` ships.
 #![allow(clippy::print_stdout)]
 fn main() {
-    let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: load_tasks FILE.jsonl");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else {
+        eprintln!("usage: load_tasks FILE|DIR [NAME=URL ...]");
         std::process::exit(2);
     };
-    match webfreeze_agent::tasks::load(std::path::Path::new(&path)) {
+    let sites = match webfreeze_agent::tasks::Sites::from_pairs(&args[1..]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    match webfreeze_agent::tasks::load_with_sites(std::path::Path::new(path), &sites) {
         Ok(tasks) => {
             let mut per_site = std::collections::BTreeMap::new();
+            let mut per_type = std::collections::BTreeMap::new();
+            let mut setup = std::collections::BTreeMap::new();
             for t in &tasks {
                 *per_site.entry(t.web_name.clone()).or_insert(0) += 1;
+                let s = &t.setup;
+                for ty in s.eval.as_ref().and_then(|e| e["eval_types"].as_array()).into_iter().flatten() {
+                    *per_type.entry(ty.as_str().unwrap_or("?").to_string()).or_insert(0) += 1;
+                }
+                for (k, on) in [
+                    ("storage_state", s.storage_state.is_some()),
+                    ("several start pages", s.start_urls.len() > 1),
+                    ("input images", !s.images.is_empty()),
+                    ("viewport", s.viewport != (None, None)),
+                    ("geolocation", s.geolocation.is_some()),
+                    ("require_reset", s.require_reset),
+                ] {
+                    if on {
+                        *setup.entry(k).or_insert(0) += 1;
+                    }
+                }
             }
             println!("{} tasks from {path}", tasks.len());
             for (site, n) in per_site {
-                println!("  {site}: {n}");
+                println!("  site {site}: {n}");
+            }
+            for (ty, n) in per_type {
+                println!("  eval type {ty}: {n}");
+            }
+            for (k, n) in setup {
+                println!("  with {k}: {n}");
             }
         }
         Err(e) => {

@@ -111,8 +111,8 @@ pub struct TaskSetup {
     pub start_urls: Vec<String>,
     /// Cookies and localStorage to load (Playwright's storage-state JSON), resolved against the task file.
     pub storage_state: Option<PathBuf>,
-    /// Viewport (width, height), when the task sets one.
-    pub viewport: Option<(u32, u32)>,
+    /// Viewport width and height, where the task sets them (VWA often sets the width alone).
+    pub viewport: (Option<u32>, Option<u32>),
     /// `{"latitude": .., "longitude": .., "accuracy": ..}`, when the task sets one.
     pub geolocation: Option<Value>,
     /// Input images (VWA): URLs or paths, given to the model.
@@ -271,19 +271,23 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
         Some(_) => return Err(err("storage_state", "expected a file path or null".into())),
     };
     let viewport = match v.get("viewport_size") {
-        None | Some(Value::Null) => None,
-        Some(vp) => {
-            let dim = |k: &str| vp.get(k).and_then(Value::as_u64).filter(|n| (100..=10_000).contains(n));
-            match (dim("width"), dim("height")) {
-                (Some(w), Some(h)) => Some((w as u32, h as u32)),
-                _ => {
-                    return Err(err(
-                        "viewport_size",
-                        "expected {\"width\": N, \"height\": N} (100 to 10000)".into(),
-                    ))
+        None | Some(Value::Null) => (None, None),
+        Some(vp @ Value::Object(_)) => {
+            let dim = |k: &str| -> Result<Option<u32>, TaskError> {
+                match vp.get(k) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(n) => match n.as_u64().filter(|n| (100..=10_000).contains(n)) {
+                        Some(n) => Ok(Some(n as u32)),
+                        None => Err(err(
+                            "viewport_size",
+                            format!("{k}: expected a number of pixels (100 to 10000)"),
+                        )),
+                    },
                 }
-            }
+            };
+            (dim("width")?, dim("height")?)
         }
+        Some(_) => return Err(err("viewport_size", "expected {\"width\": N, \"height\": N}".into())),
     };
     let geolocation = match v.get("geolocation") {
         None | Some(Value::Null) => None,
@@ -405,7 +409,7 @@ mod tests {
             ("7", "http://shop.local:7770/", "shopping+reddit")
         );
         assert_eq!(t.setup.start_urls, vec!["http://shop.local:7770/", "http://forum.local:9999/forums"]);
-        assert_eq!(t.setup.viewport, Some((1280, 720)));
+        assert_eq!(t.setup.viewport, (Some(1280), Some(720)));
         assert!(t.setup.require_login && !t.setup.require_reset);
         assert!(t.setup.storage_state.as_ref().unwrap().ends_with(".auth/shopping_state.json"));
         assert_eq!(t.setup.eval.as_ref().unwrap()["reference_url"], "http://shop.local:7770/cart");
@@ -422,7 +426,7 @@ mod tests {
                 format!("[{{{ok}, \"storage_state\": \"./.auth/missing.json\"}}]"),
                 "t.json: task 3: storage_state: ",
             ),
-            (format!("[{{{ok}, \"viewport_size\": {{\"width\": 5}}}}]"), "task 3: viewport_size"),
+            (format!("[{{{ok}, \"viewport_size\": {{\"width\": 5}}}}]"), "task 3: viewport_size: width"),
             (format!("[{{{ok}, \"require_login\": \"yes\"}}]"), "task 3: require_login"),
             (format!("[{{{ok}, \"eval\": [1]}}]"), "task 3: eval"),
             (

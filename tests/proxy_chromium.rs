@@ -10,6 +10,16 @@ pub(crate) async fn launch(
     spki: Option<&str>,
     profile: &std::path::Path,
 ) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
+    launch_via(Some(proxy), spki, profile).await
+}
+
+/// Headless Chromium at 1024x768 with the agent's flags and certificate errors respected; through
+/// `proxy` (loopback included) when given, else direct.
+pub(crate) async fn launch_via(
+    proxy: Option<std::net::SocketAddr>,
+    spki: Option<&str>,
+    profile: &std::path::Path,
+) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
     use chromiumoxide::browser::BrowserConfig;
     let mut b = BrowserConfig::builder()
         .chrome_executable(chromium_path())
@@ -23,9 +33,10 @@ pub(crate) async fn launch(
             height: 768,
             ..Default::default()
         })
-        .args(agent::browser::CHROMIUM_ARGS.iter().copied())
-        .arg(format!("proxy-server=http://{proxy}"))
-        .arg("proxy-bypass-list=<-loopback>");
+        .args(agent::browser::CHROMIUM_ARGS.iter().copied());
+    if let Some(proxy) = proxy {
+        b = b.arg(format!("proxy-server=http://{proxy}")).arg("proxy-bypass-list=<-loopback>");
+    }
     if let Some(spki) = spki {
         b = b.arg(format!("ignore-certificate-errors-spki-list={spki}"));
     }

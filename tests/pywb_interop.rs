@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chromiumoxide::page::ScreenshotParams;
 
-use crate::proxy_chromium::{launch, spki_of};
+use crate::proxy_chromium::{launch, launch_via, spki_of};
 use crate::support::*;
 
 const PAGES: [&str; 2] = ["https://news.test/", "https://news.test/article/heat-record"];
@@ -38,28 +38,6 @@ async fn render(browser: &chromiumoxide::Browser, url: &str) -> Render {
     let png = page.screenshot(ScreenshotParams::builder().build()).await.unwrap();
     page.close().await.unwrap();
     Render { text, margin, png }
-}
-
-/// Chromium without a proxy (pywb is a plain web server on loopback).
-async fn launch_direct(profile: &std::path::Path) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
-    use chromiumoxide::browser::BrowserConfig;
-    use futures_util::StreamExt;
-    let b = BrowserConfig::builder()
-        .chrome_executable(chromium_path())
-        .new_headless_mode()
-        .no_sandbox()
-        .user_data_dir(profile)
-        .window_size(1024, 768)
-        .viewport(chromiumoxide::handler::viewport::Viewport {
-            width: 1024,
-            height: 768,
-            ..Default::default()
-        })
-        .args(agent::browser::CHROMIUM_ARGS.iter().copied());
-    let (browser, mut handler) =
-        chromiumoxide::Browser::launch(b.build().unwrap()).await.expect("launch Chromium");
-    let task = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    (browser, task)
 }
 
 async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {
@@ -169,7 +147,8 @@ async fn pywb_replays_exported_wacz_and_warc_as_webfreeze_does() {
     assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
 
     let profile = tempfile::tempdir().unwrap();
-    let (browser, task) = launch_direct(profile.path()).await;
+    // No proxy: pywb is a plain web server on loopback.
+    let (browser, task) = launch_via(None, None, profile.path()).await;
     for coll in ["wacz", "warc"] {
         for ((url, l), f) in PAGES.iter().zip(&live).zip(&frozen) {
             // The capture's own timestamp (another one redirects to it).

@@ -66,6 +66,27 @@ struct Resp {
     server_addr: Option<String>,
 }
 
+impl Resp {
+    /// What the record's own fields say (id, pairing, date, URI, server address); a 200 with no body
+    /// until the caller fills in the HTTP part.
+    fn of_record(head: &RecordHead, uri: String) -> Resp {
+        Resp {
+            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
+            concurrent: concurrent(head),
+            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
+            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
+            uri,
+            status: 200,
+            version: "unknown".into(),
+            headers: Vec::new(),
+            body: None,
+            content_encoding: None,
+            flags: ExchangeFlags::default(),
+            server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        }
+    }
+}
+
 struct Req {
     id: String,
     concurrent: Vec<String>,
@@ -220,18 +241,13 @@ impl<'s> Importer<'s> {
         };
         self.remember(head, &uri, payload);
         let resp = Resp {
-            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
-            concurrent: concurrent(head),
-            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
-            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
-            uri,
             status,
             version,
             headers: http.headers,
             body: Some(body),
             content_encoding,
             flags,
-            server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+            ..Resp::of_record(head, uri)
         };
         self.add_response(resp)?;
         Ok(Handled::Ok)
@@ -258,18 +274,11 @@ impl<'s> Importer<'s> {
             },
         );
         let resp = Resp {
-            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
-            concurrent: concurrent(head),
-            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
-            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
-            uri,
-            status: 200,
-            version: "unknown".into(),
             headers: ct.into_iter().map(|ct| Header::new("Content-Type", ct)).collect(),
             body: Some(body),
-            content_encoding: None,
             flags,
             server_addr: None,
+            ..Resp::of_record(head, uri)
         };
         self.add_response(resp)?;
         Ok(Handled::Ok)
@@ -323,20 +332,8 @@ impl<'s> Importer<'s> {
                 (None, None)
             }
         };
-        let resp = Resp {
-            id: head.get("WARC-Record-ID").unwrap_or("").trim().to_string(),
-            concurrent: concurrent(head),
-            date: head.get("WARC-Date").unwrap_or("").trim().to_string(),
-            started_ms: head.get("WARC-Date").and_then(parse_date_ms).unwrap_or(0),
-            uri,
-            status,
-            version,
-            headers,
-            body,
-            content_encoding,
-            flags,
-            server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-        };
+        let resp =
+            Resp { status, version, headers, body, content_encoding, flags, ..Resp::of_record(head, uri) };
         self.add_response(resp)?;
         Ok(Handled::Ok)
     }

@@ -1,7 +1,8 @@
 //! WebArena-format tasks end to end on the demo sites: a config array with site placeholders, a
 //! storage_state (cookie + localStorage), a viewport, and string_match / url_match / program_html eval
 //! specs; recorded live with a scripted agent, scored by `webfreeze eval`, then replayed from the
-//! snapshots with the sites stopped and scored the same.
+//! snapshots with the sites stopped (the program_html checks re-run offline, including one on a page
+//! only a check opened) and scored the same.
 
 use std::path::Path;
 
@@ -48,13 +49,31 @@ fn wa_tasks(dir: &Path) -> std::path::PathBuf {
                 "reference_url": "", "program_html": [],
             })
         ),
+        // program_html: one check on the page the agent ended on, one on a page it never opened (loaded,
+        // and recorded, by the check itself), one on the whole HTML of a page.
         common(
             "DemoShop--2",
             "Which product is on promotion today in the Demo Shop?",
             serde_json::json!({
                 "eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
-                "program_html": [{"url": "last", "locator": "document.querySelector('h1').outerText",
-                                  "required_contents": {"must_include": ["Green Teapot"]}}],
+                "program_html": [
+                    {"url": "last", "locator": "document.querySelector('h1').outerText",
+                     "required_contents": {"must_include": ["Green Teapot"]}},
+                    {"url": "__SHOP__/product/red-mug", "locator": "document.querySelector('#price').outerText",
+                     "required_contents": {"exact_match": "$8.50"}},
+                    {"url": "__SHOP__/", "locator": "",
+                     "required_contents": {"must_include": ["Demo Shop |OR| nothing"]}},
+                ],
+            })
+        ),
+        // A check that needs a site API helper: not scorable, by name.
+        common(
+            "DemoShop--3",
+            "Which product is on promotion today in the Demo Shop?",
+            serde_json::json!({
+                "eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+                "program_html": [{"url": "func:shopping_get_latest_order_url()", "locator": "",
+                                  "required_contents": {"must_include": ["x"]}}],
             })
         ),
     ]);
@@ -104,12 +123,14 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     )
     .unwrap();
     assert_eq!(loaded[0].setup.viewport, (Some(1280), Some(1000)));
-    let mut scripts: std::collections::BTreeMap<String, Vec<String>> =
+    let scripts: std::collections::BTreeMap<String, Vec<String>> =
         serde_json::from_str(demo::SCRIPTS_JSON).unwrap();
     let pairs: Vec<_> = loaded
         .into_iter()
         .map(|t| {
-            let r = scripts.remove(&t.id).unwrap();
+            // DemoShop--3 asks DemoShop--2's question: the same replies.
+            let key = if t.id == "DemoShop--3" { "DemoShop--2" } else { t.id.as_str() };
+            let r = scripts.get(key).unwrap().clone();
             (t, r)
         })
         .collect();
@@ -159,7 +180,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     args.extend(sites.reach.iter().cloned());
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
-    for id in ["DemoShop--0", "DemoShop--1", "DemoShop--2"] {
+    for id in ["DemoShop--0", "DemoShop--1", "DemoShop--2", "DemoShop--3"] {
         let t = RunDir::new(&rec).task(id).read_trajectory().unwrap().unwrap();
         assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
         assert!(t.task_eval.is_some(), "{id}: the spec travels with the trajectory");
@@ -188,18 +209,27 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
         vec![
             ("DemoShop--0".into(), true, true, 0, None),
             ("DemoShop--1".into(), true, true, 0, None),
+            ("DemoShop--2".into(), true, true, 0, None),
             (
-                "DemoShop--2".into(),
+                "DemoShop--3".into(),
                 false,
                 false,
                 0,
-                Some("cannot score eval type program_html (not built yet)".into())
+                Some("cannot score eval type program_html (program_html check 0: func:shopping_get_latest_order_url() is not supported (it needs the site's API))".into())
             ),
         ]
     );
     let table = run_cli(h, &["eval", rec.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&table.stdout)
-        .contains("Not scored (their eval spec could not be run): DemoShop--2"));
+        .contains("Not scored (their eval spec could not be run): DemoShop--3"));
+    // The checks' evidence is in the trajectory; the page the agent never opened was recorded.
+    let t2 = RunDir::new(&rec).task("DemoShop--2").read_trajectory().unwrap().unwrap();
+    assert_eq!(t2.html_checks.len(), 3);
+    assert_eq!(t2.html_checks[1].result, "$8.50");
+    assert_eq!(t2.html_checks[1].visited, "https://shop.test/product/red-mug");
+    assert!(t2.html_checks[2].result.starts_with("<!DOCTYPE html><html"), "{}", t2.html_checks[2].result);
+    let show = run_cli(h, &["snapshots", "show", "rec/DemoShop--2", "--json", "--limit", "100"]);
+    assert!(String::from_utf8_lossy(&show.stdout).contains("https://shop.test/product/red-mug"));
 
     // Frozen: the sites go away; the recorded run re-executes against its snapshots, scored the same.
     sites.stop();

@@ -375,6 +375,25 @@ impl Session {
         r.into_value().map_err(cdp)
     }
 
+    /// Evaluates a JavaScript expression in the page; a string result as is, null as "", anything else
+    /// as JSON text (WebArena's `str(page.evaluate(...))`).
+    pub async fn evaluate_text(&self, js: &str) -> Result<String, BrowserError> {
+        let v: serde_json::Value = self.eval(js).await?;
+        Ok(match v {
+            serde_json::Value::String(s) => s,
+            serde_json::Value::Null => String::new(),
+            other => other.to_string(),
+        })
+    }
+
+    /// The page's HTML (Playwright's `page.content()`).
+    pub async fn html(&self) -> Result<String, BrowserError> {
+        self.evaluate_text(
+            "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') + document.documentElement.outerHTML",
+        )
+        .await
+    }
+
     /// Navigate and wait for the page to settle.
     pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
         let nav = async {

@@ -255,6 +255,14 @@ pub async fn run_task(
         .url()
         .await
         .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
+    if let Some(checks) =
+        task.setup.eval.as_ref().and_then(|e| e.get("program_html")).and_then(|p| p.as_array())
+    {
+        if !checks.is_empty() {
+            t.html_checks = html_checks(&session, checks).await;
+            files.save(&t);
+        }
+    }
     session.close().await;
     if let Some(p) = &env.probe {
         t.proxy_report = p.report();
@@ -415,4 +423,50 @@ async fn steps(
         files.save(t);
     }
     t.outcome = Outcome::MaxSteps;
+}
+
+/// Runs a WebArena `program_html` spec's checks at the end of a task, as its harness does: each check
+/// navigates to its `url` unless it is `last`, runs its `prep_actions`, then its `locator` (empty: the
+/// page's HTML). A locator that throws gives `""` (WebArena's rule) with the error kept as evidence;
+/// `func:` helpers (they call a site's REST API) are reported as not supported, by name.
+async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<trajectory::HtmlCheck> {
+    let mut out = Vec::with_capacity(checks.len());
+    for c in checks {
+        let s = |k: &str| c.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+        let (url, locator) = (s("url"), s("locator"));
+        let mut ev =
+            trajectory::HtmlCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
+        if url.starts_with("func:") || locator.trim().starts_with("func:") {
+            let f = if url.starts_with("func:") { &url } else { &locator };
+            ev.error = Some(format!("{} is not supported (it needs the site's API)", f.trim()));
+            out.push(ev);
+            continue;
+        }
+        if url != "last" && !url.is_empty() {
+            if let Err(e) = session.goto(&url).await {
+                ev.error = Some(format!("loading {url}: {e}"));
+            }
+        }
+        ev.visited = session.url().await.unwrap_or_default();
+        for prep in c.get("prep_actions").and_then(serde_json::Value::as_array).into_iter().flatten() {
+            if let Some(js) = prep.as_str() {
+                if let Err(e) = session.evaluate_text(js).await {
+                    ev.error.get_or_insert(format!("prep action {js:?}: {e}"));
+                }
+            }
+        }
+        let r = if locator.trim().is_empty() {
+            session.html().await
+        } else {
+            session.evaluate_text(&locator).await
+        };
+        match r {
+            Ok(text) => ev.result = text,
+            Err(e) => {
+                ev.error.get_or_insert(format!("locator: {e}"));
+            }
+        }
+        out.push(ev);
+    }
+    out
 }

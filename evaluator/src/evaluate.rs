@@ -340,7 +340,7 @@ async fn webarena_result(
     t: &Trajectory,
     answer: &str,
 ) -> Result<ReferenceResult, String> {
-    let found = crate::webarena::check(spec, answer, &t.final_url)?;
+    let found = crate::webarena::check(spec, answer, &t.final_url, &t.html_checks)?;
     let mut checks = found.checks;
     for m in found.model {
         let c = match &opts.llm {

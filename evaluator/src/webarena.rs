@@ -10,12 +10,19 @@
 //!   URL's host+path is contained in the final URL's, and every gold query parameter has one of its gold
 //!   values among the final URL's), VWA's `EXACT` rule (the final URL equals one gold URL); the gold URL
 //!   may list `|OR|` alternatives.
-//! - `program_html` and `page_image_query` need the browser at the end of the task; they are not built
-//!   yet, and a task that needs them is reported as not scorable, by name (as is an unknown eval type).
+//! - `program_html`: the run executed each check at the end of the task (`Trajectory::html_checks`, see
+//!   the agent's runner); here each result (HTML entities unescaped, as their harness does) is matched
+//!   against the check's `required_contents`: `exact_match`, `must_include` (`|OR|` alternatives,
+//!   substring), `must_exclude`. A check that needed a `func:` helper (a site's REST API) makes the task
+//!   not scorable, by name.
+//! - `page_image_query` is not built yet: a task that needs it is reported as not scorable, by name (as
+//!   is an unknown eval type).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use trajectory::HtmlCheck;
 
 use crate::matchers::Check;
 
@@ -189,8 +196,55 @@ pub fn url_match(eval: &Value, final_url: &str) -> Check {
     Check { matcher: "url_match".into(), expected: format!("{gold} ({rule})"), pass }
 }
 
-/// Scores a whole spec's non-model checks. `Err` names the eval types that cannot be scored here.
-pub fn check(eval: &Value, answer: &str, final_url: &str) -> Result<WaChecks, String> {
+/// Scores `program_html` from the evidence the run collected. `Err`: a check that cannot be scored here.
+pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<Vec<Check>, String> {
+    let specs = eval.get("program_html").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let locator = spec.get("locator").and_then(Value::as_str).unwrap_or("");
+        let Some(ev) = evidence.get(i) else {
+            out.push(Check {
+                matcher: format!("program_html[{i}]"),
+                expected: format!("{locator} (the run did not execute this check)"),
+                pass: false,
+            });
+            continue;
+        };
+        if let Some(e) = ev.error.as_deref().filter(|e| e.contains("is not supported")) {
+            return Err(format!("program_html check {i}: {e}"));
+        }
+        let found = html_escape::decode_html_entities(&ev.result).into_owned();
+        let rc = spec.get("required_contents").cloned().unwrap_or(Value::Null);
+        let at = if ev.url == "last" { "the last page".to_string() } else { ev.url.clone() };
+        let mut push = |m: &str, expected: String, pass: bool| {
+            out.push(Check {
+                matcher: format!("program_html[{i}].{m}"),
+                expected: format!("{expected} (at {at}: {locator})"),
+                pass,
+            });
+        };
+        if let Some(e) = rc.get("exact_match").filter(|v| !v.is_null()) {
+            let e = as_list(e).join(" ");
+            push("exact_match", e.clone(), clean(&found) == clean(&e));
+        }
+        for item in rc.get("must_include").map(as_list).unwrap_or_default() {
+            let pass = item.split(" |OR| ").any(|alt| includes(&found, alt, false));
+            push("must_include", item, pass);
+        }
+        for item in rc.get("must_exclude").map(as_list).unwrap_or_default() {
+            let pass = !includes(&found, &item, false);
+            push("must_exclude", item, pass);
+        }
+    }
+    if out.is_empty() {
+        return Err("program_html with no checks".into());
+    }
+    Ok(out)
+}
+
+/// Scores a whole spec's non-model checks, with the `program_html` evidence the run collected. `Err`
+/// names the eval types that cannot be scored here.
+pub fn check(eval: &Value, answer: &str, final_url: &str, html: &[HtmlCheck]) -> Result<WaChecks, String> {
     let types = as_list(eval.get("eval_types").unwrap_or(&Value::Null));
     if types.is_empty() {
         return Err("the eval spec has no eval_types".into());
@@ -205,7 +259,11 @@ pub fn check(eval: &Value, answer: &str, final_url: &str) -> Result<WaChecks, St
                 out.model.extend(s.model);
             }
             "url_match" => out.checks.push(url_match(eval, final_url)),
-            "program_html" | "page_image_query" => unsupported.push(format!("{t} (not built yet)")),
+            "program_html" => match program_html(eval, html) {
+                Ok(c) => out.checks.extend(c),
+                Err(e) => unsupported.push(format!("program_html ({e})")),
+            },
+            "page_image_query" => unsupported.push(format!("{t} (not built yet)")),
             other => unsupported.push(format!("{other} (unknown eval type)")),
         }
     }
@@ -289,18 +347,58 @@ mod tests {
 
     #[test]
     fn unscorable_types_are_named() {
-        let e = check(&json!({"eval_types": ["string_match", "program_html"]}), "a", "http://x").unwrap_err();
-        assert!(e.contains("program_html"), "{e}");
-        let e = check(&json!({"eval_types": ["frobnicate"]}), "a", "http://x").unwrap_err();
+        let e = check(&json!({"eval_types": ["string_match", "page_image_query"]}), "a", "http://x", &[])
+            .unwrap_err();
+        assert!(e.contains("page_image_query (not built yet)"), "{e}");
+        let e = check(&json!({"eval_types": ["frobnicate"]}), "a", "http://x", &[]).unwrap_err();
         assert!(e.contains("frobnicate (unknown eval type)"), "{e}");
-        assert!(check(&json!({}), "a", "http://x").is_err());
+        assert!(check(&json!({}), "a", "http://x", &[]).is_err());
         let ok = check(
             &json!({"eval_types": ["string_match", "url_match"], "reference_answers": {"must_include": ["a"]}, "reference_url": "http://x/"}),
             "a",
             "http://x",
+            &[],
         )
         .unwrap();
         assert_eq!(ok.checks.len(), 2);
         assert!(ok.checks.iter().all(|c| c.pass));
+    }
+
+    #[test]
+    fn program_html_table() {
+        let ev = |result: &str, error: Option<&str>| HtmlCheck {
+            url: "last".into(),
+            visited: "http://x/".into(),
+            locator: "document.title".into(),
+            result: result.into(),
+            error: error.map(str::to_string),
+        };
+        let spec = |rc: Value| json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "document.title", "required_contents": rc}]});
+        // (required_contents, evidence, pass)
+        let cases: Vec<(Value, Vec<HtmlCheck>, bool)> = vec![
+            (json!({"exact_match": "Order #12"}), vec![ev("order #12", None)], true),
+            (json!({"must_include": ["Tom &amp; Jerry"]}), vec![ev("<b>Tom &amp; Jerry</b>", None)], false),
+            (json!({"must_include": ["Tom & Jerry"]}), vec![ev("<b>Tom &amp; Jerry</b>", None)], true),
+            (json!({"must_include": ["red |OR| blue"]}), vec![ev("a blue mug", None)], true),
+            (json!({"must_include": ["5"]}), vec![ev("15", None)], true),
+            (json!({"must_exclude": ["draft"]}), vec![ev("Draft post", None)], false),
+            (json!({"must_include": ["x"]}), vec![ev("", Some("locator: TypeError"))], false),
+            (json!({"must_include": ["x"]}), vec![], false),
+        ];
+        for (rc, evidence, want) in cases {
+            let c = check(&spec(rc.clone()), "", "", &evidence).unwrap();
+            assert_eq!(c.checks.iter().all(|c| c.pass), want, "{rc} {evidence:?}: {:?}", c.checks);
+        }
+        let e = check(
+            &spec(json!({"must_include": ["x"]})),
+            "",
+            "",
+            &[ev(
+                "",
+                Some("func:shopping_get_latest_order_url() is not supported (it needs the site's API)"),
+            )],
+        )
+        .unwrap_err();
+        assert!(e.contains("func:shopping_get_latest_order_url"), "{e}");
     }
 }

@@ -15,4 +15,6 @@ pub mod types;
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
-pub use types::{Outcome, ProxyStats, Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION};
+pub use types::{
+    HtmlCheck, Outcome, ProxyStats, Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION,
+};

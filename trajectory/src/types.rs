@@ -208,6 +208,28 @@ pub struct Trajectory {
     /// placeholders resolved): `webfreeze eval` scores it without the task file or the site list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_eval: Option<serde_json::Value>,
+    /// What the task's `program_html` checks found, in spec order: run at the end of the task in the same
+    /// browser, through the same proxy (so in record mode the pages they load are recorded too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub html_checks: Vec<HtmlCheck>,
+}
+
+/// One `program_html` check's evidence.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HtmlCheck {
+    /// The check's `url` as the spec gives it (`last`, or a URL with placeholders resolved).
+    pub url: String,
+    /// The URL the page was at when the locator ran.
+    #[serde(default)]
+    pub visited: String,
+    /// The locator (a JavaScript expression; empty: the page's HTML).
+    pub locator: String,
+    /// What the locator gave (HTML entities unescaped by the evaluator), `""` if it threw.
+    #[serde(default)]
+    pub result: String,
+    /// Why the check could not run as written (a `func:` helper, a navigation or script error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Outcome {

@@ -46,6 +46,7 @@ fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
         tasks_file: Some(tasks.to_path_buf()),
         reference_file: None,
         score_possible: false,
+        rescored: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =

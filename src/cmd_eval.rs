@@ -3,9 +3,10 @@
 use evaluator::evaluate::{evaluate_with_progress, site_table, write_report, EvalOptions, JudgeKind};
 
 use crate::cli::{EvalArgs, JudgeArg};
+use crate::config::{load_ca, Config};
 use crate::UsageError;
 
-pub(crate) fn run(a: EvalArgs) -> anyhow::Result<()> {
+pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
     let judge = match a.judge {
         JudgeArg::Llm => JudgeKind::Llm,
         JudgeArg::Reference => JudgeKind::Reference,
@@ -21,6 +22,8 @@ pub(crate) fn run(a: EvalArgs) -> anyhow::Result<()> {
         JudgeKind::Reference => None,
         _ => Some(trajectory::llm::Llm::new(crate::config::llm_config(&a.llm)?)?),
     };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rescored = if a.rescore { rescore(cfg, &a, &rt)? } else { Default::default() };
     let opts = EvalOptions {
         judge,
         llm,
@@ -29,8 +32,9 @@ pub(crate) fn run(a: EvalArgs) -> anyhow::Result<()> {
         tasks_file: a.tasks.clone(),
         reference_file: a.reference.clone(),
         score_possible: a.score_possible,
+        rescored,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+
     let bar = crate::output::progress_bar(0, "tasks judged");
     let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {
         bar.set_length(total as u64);
@@ -45,4 +49,35 @@ pub(crate) fn run(a: EvalArgs) -> anyhow::Result<()> {
     }
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+/// `--rescore`: the program_html checks re-run offline against each task's snapshot.
+fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<session::Rescored> {
+    let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
+    let store = snapshots::Store::open_read_only(&cfg.store)?;
+    let ca = load_ca(cfg)?;
+    let agent = agent::runner::AgentConfig::new(chrome);
+    let bar = crate::output::progress_bar(0, "tasks re-scored offline");
+    let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
+    let r = rt.block_on(session::rescore_program_html(
+        &a.run,
+        store,
+        ca,
+        &agent,
+        proxy::ProxyConfig::default(),
+        clock,
+        &|done, total, _id| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    ))?;
+    bar.finish_and_clear();
+    let failed: Vec<String> =
+        r.iter().filter_map(|(id, x)| x.as_ref().err().map(|e| format!("{id}: {e}"))).collect();
+    eprintln!(
+        "re-ran the program_html checks of {} task(s) offline from their snapshots{}",
+        r.len() - failed.len(),
+        if failed.is_empty() { String::new() } else { format!("; could not for {}", failed.join("; ")) }
+    );
+    Ok(r)
 }

@@ -50,7 +50,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Replay(a) => cmd_replay::run(&cfg, a),
         cli::Command::Run(a) => cmd_run::run(&cfg, *a),
         cli::Command::Merge(a) => cmd_merge::run(&cfg, a),
-        cli::Command::Eval(a) => cmd_eval::run(a),
+        cli::Command::Eval(a) => cmd_eval::run(&cfg, a),
         cli::Command::Compare(a) => cmd_compare::run(a),
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),
     }

@@ -231,8 +231,21 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     let show = run_cli(h, &["snapshots", "show", "rec/DemoShop--2", "--json", "--limit", "100"]);
     assert!(String::from_utf8_lossy(&show.stdout).contains("https://shop.test/product/red-mug"));
 
-    // Frozen: the sites go away; the recorded run re-executes against its snapshots, scored the same.
+    // Frozen: the sites go away. First `eval --rescore`: the checks re-run offline against each task's
+    // snapshot in a fresh browser, without the agent, and give the same verdicts.
     sites.stop();
+    let out = run_cli(h, &["eval", rec.to_str().unwrap(), "--rescore", "--json"]);
+    assert!(out.status.success(), "rescore: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("re-ran the program_html checks of 2 task(s) offline"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rescored: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts(&rescored), live);
+    let t2 = rescored["tasks"].as_array().unwrap().iter().find(|t| t["id"] == "DemoShop--2").unwrap();
+    assert_eq!(t2["rescored"], true, "{t2}");
+    // Then the recorded run re-executes against its snapshots, scored the same.
     let rep = h.join("rep");
     let policy = format!("trajectory:{}", rec.display());
     let args = strs(&[

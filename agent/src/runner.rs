@@ -212,27 +212,7 @@ pub async fn run_task(
             return t;
         }
     };
-    let opts = BrowserOptions {
-        chrome: cfg.chrome.clone(),
-        proxy: env.proxy,
-        ca_spki: env.ca_spki.clone(),
-        width: task.setup.viewport.0.unwrap_or(cfg.width),
-        height: task.setup.viewport.1.unwrap_or(cfg.height),
-        init_scripts: env.init_scripts.clone(),
-        time_zone: env.time_zone.clone(),
-        locale: env.locale.clone(),
-        page_timeout: cfg.page_timeout,
-        settle_quiet: cfg.settle_quiet,
-        wait: cfg.wait,
-        search_url: cfg.search_url.clone(),
-        profile: profile.path().to_path_buf(),
-        js_heap_mb: cfg.js_heap_mb,
-        storage_state: task.setup.storage_state.clone(),
-        geolocation: task.setup.geolocation.as_ref().and_then(|g| {
-            let f = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);
-            Some((f("latitude")?, f("longitude")?, f("accuracy").unwrap_or(100.0)))
-        }),
-    };
+    let opts = browser_options(cfg, &env, &task.setup, profile.path().to_path_buf());
     files.save(&t);
     let session = match Session::launch(opts).await {
         Ok(s) => s,
@@ -423,6 +403,60 @@ async fn steps(
         files.save(t);
     }
     t.outcome = Outcome::MaxSteps;
+}
+
+/// The browser for a task: the agent's settings, the proxy's environment, the task's own set-up.
+fn browser_options(
+    cfg: &AgentConfig,
+    env: &TaskEnv,
+    setup: &crate::tasks::TaskSetup,
+    profile: PathBuf,
+) -> BrowserOptions {
+    BrowserOptions {
+        chrome: cfg.chrome.clone(),
+        proxy: env.proxy,
+        ca_spki: env.ca_spki.clone(),
+        width: setup.viewport.0.unwrap_or(cfg.width),
+        height: setup.viewport.1.unwrap_or(cfg.height),
+        init_scripts: env.init_scripts.clone(),
+        time_zone: env.time_zone.clone(),
+        locale: env.locale.clone(),
+        page_timeout: cfg.page_timeout,
+        settle_quiet: cfg.settle_quiet,
+        wait: cfg.wait,
+        search_url: cfg.search_url.clone(),
+        profile,
+        js_heap_mb: cfg.js_heap_mb,
+        storage_state: setup.storage_state.clone(),
+        geolocation: setup.geolocation.as_ref().and_then(|g| {
+            let f = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);
+            Some((f("latitude")?, f("longitude")?, f("accuracy").unwrap_or(100.0)))
+        }),
+    }
+}
+
+/// Re-runs a WebArena `program_html` spec's checks in a fresh browser behind `env`'s proxy (a replay of
+/// the task's snapshot, for `eval --rescore`): the final page is `final_url` loaded again.
+pub async fn rescore_html(
+    cfg: &AgentConfig,
+    env: TaskEnv,
+    task_id: &str,
+    final_url: &str,
+    checks: &[serde_json::Value],
+) -> Result<Vec<trajectory::HtmlCheck>, String> {
+    let profile = tempfile::Builder::new()
+        .prefix(&format!("webfreeze-profile-{}-", trajectory::run_dir::task_dir_name(task_id)))
+        .tempdir()
+        .map_err(|e| format!("cannot create a browser profile directory: {e}"))?;
+    let profile = ProfileGuard(profile);
+    let opts = browser_options(cfg, &env, &crate::tasks::TaskSetup::default(), profile.path().to_path_buf());
+    let session = Session::launch(opts).await.map_err(|e| e.to_string())?;
+    let r = match session.goto(final_url).await {
+        Ok(()) => Ok(html_checks(&session, checks).await),
+        Err(e) => Err(format!("the final page {final_url} did not load: {e}")),
+    };
+    session.close().await;
+    r
 }
 
 /// Runs a WebArena `program_html` spec's checks at the end of a task, as its harness does: each check

@@ -41,6 +41,9 @@ pub struct EvalOptions {
     pub reference_file: Option<PathBuf>,
     /// Score `possible` WebVoyager answers too.
     pub score_possible: bool,
+    /// `eval --rescore`: `program_html` evidence re-run offline from the snapshots, by task id (used instead
+    /// of the trajectory's own; an `Err` says why a task's checks could not be re-run).
+    pub rescored: BTreeMap<String, Result<Vec<trajectory::HtmlCheck>, String>>,
 }
 
 /// Reference-matcher result of one task.
@@ -82,6 +85,9 @@ pub struct TaskEval {
     /// Why the judge could not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<String>,
+    /// The `program_html` checks were re-run offline (`eval --rescore`) for this verdict.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rescored: bool,
     /// Why the task's own eval spec could not be scored (an eval type not built yet, or unknown), by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_error: Option<String>,
@@ -216,13 +222,14 @@ pub async fn evaluate_with_progress(
             judge: None,
             judge_error: None,
             reference_error: None,
+            rescored: false,
             scored: false,
             success: false,
         };
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
                 // A WebArena-format task: its spec travels in the trajectory.
-                Some(spec) => match webarena_result(opts, spec, t, &answer).await {
+                Some(spec) => match webarena_result(opts, spec, t, &answer, &mut te.rescored).await {
                     Ok(r) => te.reference = Some(r),
                     Err(e) => te.reference_error = Some(e),
                 },
@@ -339,8 +346,17 @@ async fn webarena_result(
     spec: &serde_json::Value,
     t: &Trajectory,
     answer: &str,
+    rescored: &mut bool,
 ) -> Result<ReferenceResult, String> {
-    let found = crate::webarena::check(spec, answer, &t.final_url, &t.html_checks)?;
+    let evidence = match opts.rescored.get(&t.task_id) {
+        Some(Ok(fresh)) => {
+            *rescored = true;
+            fresh
+        }
+        Some(Err(e)) => return Err(format!("re-scoring offline failed: {e}")),
+        None => &t.html_checks,
+    };
+    let found = crate::webarena::check(spec, answer, &t.final_url, evidence)?;
     let mut checks = found.checks;
     for m in found.model {
         let c = match &opts.llm {

@@ -20,12 +20,14 @@ mod error;
 mod merge;
 mod probes;
 pub mod remote;
+mod rescore;
 mod run;
 mod shard;
 mod task_proxy;
 
 pub use error::SessionError;
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
+pub use rescore::{rescore_program_html, Rescored};
 pub use run::{
     auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,

@@ -168,6 +168,14 @@ pub(crate) struct EvalArgs {
     /// Print eval.json on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Re-run the program_html checks of WebArena-format tasks offline, each against its task's
+    /// snapshot in a fresh Chromium (no network, no agent), and score with what they find now.
+    #[arg(long)]
+    pub rescore: bool,
+    /// Browser binary for --rescore [default: the first of /usr/bin/chromium, chromium-browser,
+    /// google-chrome].
+    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
     #[command(flatten)]
     pub llm: LlmArgs,
 }

@@ -264,11 +264,17 @@ fn damage_is_reported_with_its_offset_and_the_rest_imported() {
     let m3 = gzip(&good(7));
     let gz_bad_at = m1.len() as u64;
     let gz: Vec<u8> = [m1, m2, m3].concat();
+    // Gzip: a member whose header is already bad (unknown flags, then garbage), between two good ones.
+    let g1 = gzip(&good(8));
+    let bad_header_at = g1.len() as u64;
+    let gz2: Vec<u8> =
+        [g1, vec![0x1f, 0x8b, 0x08, 0xff, 0, 0, 0, 0, 0, 0xff, 1, 2, 3], gzip(&good(9))].concat();
     // (case, bytes, imported, damaged offset)
     let cases: Vec<(&str, Vec<u8>, u64, u64)> = vec![
         ("bad head", plain, 2, bad_at),
         ("cut short", cut, 2, cut_at),
         ("broken gzip member", gz, 2, gz_bad_at),
+        ("bad gzip header", gz2, 2, bad_header_at),
     ];
     for (case, bytes, imported, at) in cases {
         let store = Store::in_memory();

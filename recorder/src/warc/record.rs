@@ -94,8 +94,9 @@ where
                 damaged = true;
             })?;
         }
-        // A member whose deflate stream broke leaves the reader inside it: go on at the next member.
-        if damaged && !raw.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
+        // A member whose deflate stream broke leaves the reader inside it (or, if the decoder took
+        // nothing, where it started: never read the same spot twice): go on at the next member.
+        if damaged && (raw.pos == member_at || !raw.fill_buf()?.starts_with(&[0x1f, 0x8b])) {
             skip_to_gzip_member(&mut raw)?;
         }
     }

@@ -356,10 +356,9 @@ impl<'s> Importer<'s> {
         let chunked = header(&http.headers, "transfer-encoding")
             .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
         let mut body = Vec::new();
-        let r = if chunked && looks_chunked(block) {
-            Dechunk::new(block).take(MAX_REQUEST_BODY).read_to_end(&mut body)
-        } else {
-            Read::take(&mut *block, MAX_REQUEST_BODY).read_to_end(&mut body)
+        let r = match body_reader(block, chunked) {
+            Ok(src) => src.take(MAX_REQUEST_BODY).read_to_end(&mut body),
+            Err(e) => Err(e),
         };
         if let Err(e) = r {
             return Ok(Handled::Damaged(format!("request record body: {e}")));
@@ -498,10 +497,14 @@ impl<'s> Importer<'s> {
     ) -> Result<(BodyRef, bool), ArchiveError> {
         let mut decoding = Decoding::new(self.store, content_encoding);
         let mut buf = vec![0u8; 64 * 1024];
-        let chunked = chunked && looks_chunked(block);
         {
-            let mut src: Box<dyn Read + '_> =
-                if chunked { Box::new(Dechunk::new(&mut *block)) } else { Box::new(&mut *block) };
+            let mut src = match body_reader(&mut *block, chunked) {
+                Ok(src) => src,
+                Err(_) => {
+                    flags.truncated = true;
+                    Box::new(io::empty())
+                }
+            };
             loop {
                 match src.read(&mut buf) {
                     Ok(0) => break,
@@ -630,25 +633,28 @@ pub(crate) fn parse_date_ms(s: &str) -> Option<i64> {
     None
 }
 
-/// Whether the body starts with a chunk-size line (hex digits, optional extension, line end).
-fn looks_chunked(r: &mut dyn BufRead) -> bool {
-    let Ok(buf) = r.fill_buf() else { return false };
-    let digits = buf.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 || digits > 16 {
+/// The body's reader: de-chunked when the head says chunked and the body starts with a chunk-size line
+/// (read whole here, rather than peeked, so a line across the reader's buffer boundary is seen whole).
+fn body_reader<'a>(block: &'a mut dyn BufRead, chunked: bool) -> io::Result<Box<dyn Read + 'a>> {
+    if !chunked {
+        return Ok(Box::new(block));
+    }
+    let mut first = Vec::new();
+    Read::take(&mut *block, 1024).read_until(b'\n', &mut first)?;
+    let is_chunked = is_chunk_size_line(&first);
+    let src = io::Cursor::new(first).chain(block);
+    Ok(if is_chunked { Box::new(Dechunk::new(src)) } else { Box::new(src) })
+}
+
+/// A chunk-size line: hex digits, optional extension, line end.
+fn is_chunk_size_line(line: &[u8]) -> bool {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 16 || !line.ends_with(b"\n") {
         return false;
     }
-    let rest = &buf[digits..];
-    let end = rest.iter().position(|b| *b == b'\n');
-    match end {
-        Some(i) => {
-            let ext = &rest[..i];
-            let ext = ext.strip_suffix(b"\r").unwrap_or(ext);
-            ext.is_empty()
-                || ext.iter().all(|b| *b == b' ' || *b == b'\t')
-                || ext.trim_ascii_start().starts_with(b";")
-        }
-        None => false,
-    }
+    let ext = &line[digits..line.len() - 1];
+    let ext = ext.strip_suffix(b"\r").unwrap_or(ext);
+    ext.iter().all(|b| *b == b' ' || *b == b'\t') || ext.trim_ascii_start().starts_with(b";")
 }
 
 /// De-chunks a chunked body as it streams; trailers are read and dropped.
@@ -771,6 +777,26 @@ mod tests {
             ("yesterday", None),
         ] {
             assert_eq!(parse_date_ms(s), ms, "{s}");
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_are_recognised_across_buffer_boundaries() {
+        // (wire, head says chunked, decoded)
+        let cases: [(&[u8], bool, &[u8]); 5] = [
+            (b"1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n", true, b"abcdefghijklmnopqrstuvwxyz"),
+            (b"5;ext=1\r\nhello\r\n0\r\n\r\n", true, b"hello"),
+            (b"hello, not chunked", true, b"hello, not chunked"),
+            (b"xyz\r\nnot a chunk", true, b"xyz\r\nnot a chunk"),
+            (b"5\r\nhello\r\n0\r\n\r\n", false, b"5\r\nhello\r\n0\r\n\r\n"),
+        ];
+        for (wire, chunked, want) in cases {
+            // A 2-byte buffer: the size line always straddles refills.
+            let mut r = io::BufReader::with_capacity(2, wire);
+            let mut out = Vec::new();
+            let got = body_reader(&mut r, chunked).unwrap().read_to_end(&mut out);
+            assert!(got.is_ok(), "{}: {got:?}", String::from_utf8_lossy(wire));
+            assert_eq!(out, want, "{}", String::from_utf8_lossy(wire));
         }
     }
 

@@ -34,7 +34,6 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         score_possible: a.score_possible,
         rescored,
     };
-
     let bar = crate::output::progress_bar(0, "tasks judged");
     let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {
         bar.set_length(total as u64);

@@ -129,6 +129,8 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.wait = Duration::from_millis(args.wait_ms);
     agent.search_url = args.search_url.clone();
     agent.js_heap_mb = args.browser_js_heap_mb;
+    agent.stop_after_parse_failures = args.early_stop_parse_failures.unwrap_or(0);
+    agent.stop_after_repeats = args.early_stop_repeats.unwrap_or(0);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let opts = RunOptions {
         out: args.out.clone(),
@@ -155,7 +157,14 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             on_miss: format!("{:?}", args.on_miss),
             temperature: args.llm.temperature,
             keep_screenshots: args.llm.keep_screenshots,
-            extra: Default::default(),
+            // Set only when used, so run.json stays as before for runs without them.
+            extra: [
+                ("early_stop_parse_failures", args.early_stop_parse_failures),
+                ("early_stop_repeats", args.early_stop_repeats),
+            ]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), serde_json::json!(v?))))
+            .collect(),
         },
     };
     crate::output::run_with_progress(opts, tasks)?;

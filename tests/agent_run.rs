@@ -493,3 +493,81 @@ async fn a_task_past_its_wall_clock_limit_is_timed_out_and_its_browser_killed() 
         String::from_utf8_lossy(&again.stderr)
     );
 }
+
+/// WebArena's early stop: unparseable replies in a row, and the same action in a row, end a task without
+/// an answer and say why; without the options the same replies run to the step budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn early_stop_on_repeated_parse_failures_and_actions() {
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    let tasks = home.path().join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let first_question = demo::TASKS_JSONL
+        .lines()
+        .next()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["ques"].as_str().unwrap().to_string());
+    let first_question = first_question.unwrap();
+    let llm = FakeLlm::start(move |body: &serde_json::Value| {
+        if first_user_text(body).contains(&first_question) {
+            Reply::Text("I am not sure what to do here.".into())
+        } else {
+            Reply::Text("Thought: Look further down.\nAction: Scroll [WINDOW]; down".into())
+        }
+    })
+    .await;
+    let run = |out: &str, extra: &[&str]| {
+        let mut args = strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--mode",
+            "live",
+            "--task-filter",
+            "^DemoShop--[01]$",
+            "--max-steps",
+            "6",
+            "--settle-ms",
+            "100",
+            "--api-base",
+            &llm.api_base(),
+            "--api-key-env",
+            "NO_SUCH_KEY_VAR",
+            "--out",
+        ]);
+        args.push(home.path().join(out).display().to_string());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(sites.reach.iter().cloned());
+        args
+    };
+    let out = cli(
+        home.path(),
+        run("early", &["--early-stop-parse-failures", "2", "--early-stop-repeats", "3"]),
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let garbled = traj(&home.path().join("early"), "DemoShop--0");
+    assert_eq!((garbled.outcome, garbled.steps.len()), (Outcome::MaxSteps, 2), "{garbled:?}");
+    assert!(
+        garbled.error.as_deref().unwrap_or("").contains("2 unparseable replies in a row"),
+        "{:?}",
+        garbled.error
+    );
+    let stuck = traj(&home.path().join("early"), "DemoShop--1");
+    assert_eq!((stuck.outcome, stuck.steps.len()), (Outcome::MaxSteps, 3), "{stuck:?}");
+    assert!(
+        stuck.error.as_deref().unwrap_or("").contains("the same action 3 times in a row"),
+        "{:?}",
+        stuck.error
+    );
+    let rf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("early/run.json")).unwrap()).unwrap();
+    assert_eq!(rf["config"]["early_stop_repeats"], 3, "{rf}");
+
+    let out = cli(home.path(), run("budget", &[]), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for id in ["DemoShop--0", "DemoShop--1"] {
+        let t = traj(&home.path().join("budget"), id);
+        assert_eq!((t.outcome, t.steps.len(), t.error), (Outcome::MaxSteps, 6, None), "{id}");
+    }
+}

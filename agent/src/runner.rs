@@ -72,6 +72,10 @@ pub struct AgentConfig {
     pub search_url: String,
     /// Cap on each renderer's JavaScript heap, MiB (see [`BrowserOptions::js_heap_mb`]).
     pub js_heap_mb: Option<u32>,
+    /// Stop a task after this many unparseable replies in a row (WebArena uses 3); 0: never.
+    pub stop_after_parse_failures: u32,
+    /// Stop a task after the same action this many times in a row (WebArena uses 5); 0: never.
+    pub stop_after_repeats: u32,
 }
 
 impl AgentConfig {
@@ -87,6 +91,8 @@ impl AgentConfig {
             wait: Duration::from_secs(5),
             search_url: "https://www.google.com/".into(),
             js_heap_mb: None,
+            stop_after_parse_failures: 0,
+            stop_after_repeats: 0,
         }
     }
 }
@@ -269,6 +275,9 @@ async fn steps(
     files: &mut Files,
 ) {
     let mut last_error: Option<String> = None;
+    // WebArena's early stop: unparseable replies in a row, and the same action in a row.
+    let mut parse_failures = 0u32;
+    let mut repeats: (Option<String>, u32) = (None, 0);
     for n in 1..=cfg.max_steps {
         let before = env.probe.as_ref().map(|p| p.counters()).unwrap_or_default();
         let obs = match session.observe().await {
@@ -398,6 +407,41 @@ async fn steps(
         if let Some(e) = fatal {
             t.outcome = Outcome::Error;
             t.error = Some(format!("step {n}: {e}"));
+            return;
+        }
+        let last = t.steps.last();
+        match last.and_then(|s| s.action.clone()) {
+            None => {
+                parse_failures += 1;
+                repeats = (None, 0);
+            }
+            Some(a) => {
+                parse_failures = 0;
+                repeats = if repeats.0.as_deref() == Some(a.as_str()) {
+                    (Some(a), repeats.1 + 1)
+                } else {
+                    (Some(a), 1)
+                };
+            }
+        }
+        let stop = if cfg.stop_after_parse_failures > 0 && parse_failures >= cfg.stop_after_parse_failures {
+            Some(format!(
+                "stopped early: {parse_failures} unparseable replies in a row (--early-stop-parse-failures)"
+            ))
+        } else if cfg.stop_after_repeats > 0 && repeats.1 >= cfg.stop_after_repeats {
+            Some(format!(
+                "stopped early: the same action {} times in a row: {} (--early-stop-repeats)",
+                repeats.1,
+                repeats.0.as_deref().unwrap_or("")
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = stop {
+            // No answer, like running out of steps; the reason stays with the trajectory.
+            t.outcome = Outcome::MaxSteps;
+            t.error = Some(why);
+            files.save(t);
             return;
         }
         files.save(t);

@@ -73,6 +73,12 @@ pub(crate) struct RunArgs {
     /// Step budget per task (a failed action costs a step).
     #[arg(long, default_value_t = 15)]
     pub max_steps: u32,
+    /// Stop a task after N unparseable model replies in a row (WebArena uses 3) [default: never].
+    #[arg(long, value_name = "N")]
+    pub early_stop_parse_failures: Option<u32>,
+    /// Stop a task after the same action N times in a row (WebArena uses 5) [default: never].
+    #[arg(long, value_name = "N")]
+    pub early_stop_repeats: Option<u32>,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,

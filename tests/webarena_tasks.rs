@@ -82,6 +82,26 @@ fn wa_tasks(dir: &Path) -> std::path::PathBuf {
     f
 }
 
+/// `webfreeze run` over the task file with the demo shop as SHOP, re-executing `replies` (a run dir).
+fn run_args(tasks: &Path, mode: &str, replies: &Path, out: &Path) -> Vec<String> {
+    let policy = format!("trajectory:{}", replies.display());
+    strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--site",
+        "SHOP=https://shop.test",
+        "--mode",
+        mode,
+        "--policy",
+        &policy,
+        "--out",
+        out.to_str().unwrap(),
+        "--settle-ms",
+        "200",
+    ])
+}
+
 fn eval_json(home: &Path, run: &Path) -> serde_json::Value {
     let out = run_cli(home, &["eval", run.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
@@ -161,22 +181,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     );
 
     let rec = h.join("rec");
-    let policy = format!("trajectory:{}", script.display());
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--site",
-        "SHOP=https://shop.test",
-        "--mode",
-        "record",
-        "--policy",
-        &policy,
-        "--out",
-        rec.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-    ]);
+    let mut args = run_args(&tasks, "record", &script, &rec);
     args.extend(sites.reach.iter().cloned());
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
@@ -247,22 +252,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     assert_eq!(t2["rescored"], true, "{t2}");
     // Then the recorded run re-executes against its snapshots, scored the same.
     let rep = h.join("rep");
-    let policy = format!("trajectory:{}", rec.display());
-    let args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--site",
-        "SHOP=https://shop.test",
-        "--mode",
-        "replay",
-        "--policy",
-        &policy,
-        "--out",
-        rep.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-    ]);
+    let args = run_args(&tasks, "replay", &rec, &rep);
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(verdicts(&eval_json(h, &rep)), live);

@@ -130,14 +130,7 @@ pub fn import_warc<R: Read>(
     opts: &WarcImportOptions,
     mut progress: impl FnMut(&WarcImportReport),
 ) -> Result<WarcImportReport, ArchiveError> {
-    let mut imp = import::Importer::new(store, opts)?;
-    match imp.read(reader, &opts.source_file, &mut progress) {
-        Ok(()) => imp.finish(opts.now_ms),
-        Err(e) => {
-            imp.abandon(opts.now_ms);
-            Err(fill_file(e, &opts.source_file))
-        }
-    }
+    import_with(store, opts, |imp| imp.read(reader, &opts.source_file, &mut progress))
 }
 
 /// Imports every WARC of a WACZ into a new snapshot.
@@ -147,8 +140,17 @@ pub fn import_wacz<R: Read + Seek>(
     opts: &WarcImportOptions,
     mut progress: impl FnMut(&WarcImportReport),
 ) -> Result<WarcImportReport, ArchiveError> {
+    import_with(store, opts, |imp| import::read_wacz(imp, reader, &opts.source_file, &mut progress))
+}
+
+/// One import into a new snapshot: sealed when `read` succeeds, removed when it fails.
+fn import_with(
+    store: &Store,
+    opts: &WarcImportOptions,
+    read: impl FnOnce(&mut import::Importer<'_>) -> Result<(), ArchiveError>,
+) -> Result<WarcImportReport, ArchiveError> {
     let mut imp = import::Importer::new(store, opts)?;
-    match import::read_wacz(&mut imp, reader, &opts.source_file, &mut progress) {
+    match read(&mut imp) {
         Ok(()) => imp.finish(opts.now_ms),
         Err(e) => {
             imp.abandon(opts.now_ms);

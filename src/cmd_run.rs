@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::browser::{browser_version, find_chrome};
+use agent::action::ActionSpace;
+use agent::browser::{browser_version, find_chrome, ObservationKind};
 use agent::runner::AgentConfig;
 use session::{MissPolicy as Miss, PolicySpec, ProxyMode, RunOptions};
 use snapshots::{Clock, Store, SystemClock};
@@ -39,6 +40,33 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     Err(UsageError(format!("--policy {:?}: expected `llm` or `trajectory:RUN_DIR`", args.policy)).into())
 }
 
+/// The action space and observation: as given, else the re-executed run's (run.json), else WebVoyager's.
+fn action_space(args: &RunArgs, policy: &PolicySpec) -> anyhow::Result<(ActionSpace, ObservationKind)> {
+    let recorded = match policy {
+        PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config.extra),
+        _ => None,
+    };
+    let from_run =
+        |k: &str| recorded.as_ref().and_then(|e| e.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+    let space = match (args.action_space, from_run("action_space")) {
+        (Some(s), _) => s,
+        (None, Some(s)) => s.parse().map_err(UsageError)?,
+        (None, None) => ActionSpace::WebVoyager,
+    };
+    let observation = match (args.observation, from_run("observation")) {
+        (Some(o), _) => o,
+        (None, Some(o)) => o.parse().map_err(UsageError)?,
+        (None, None) => ObservationKind::Som,
+    };
+    if space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
+        return Err(UsageError(format!(
+            "--observation {observation} needs --action-space webarena (WebVoyager's actions name Set-of-Marks labels)"
+        ))
+        .into());
+    }
+    Ok((space, observation))
+}
+
 pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let jobs = match args.jobs.trim() {
         "auto" => session::auto_jobs_here(),
@@ -69,16 +97,13 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(UsageError)?);
     let mut tasks =
         agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
-    // What the WebVoyager action space does not do yet for WebArena-format tasks: say so before running.
+    let (action_space, observation) = action_space(&args, &policy)?;
+    // The WebVoyager action space has one tab: say so before running.
     let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
-    let with_images = tasks.iter().filter(|t| !t.setup.images.is_empty()).count();
-    if multi_tab > 0 {
+    if multi_tab > 0 && action_space == ActionSpace::WebVoyager {
         eprintln!(
-            "note: {multi_tab} task(s) start on several pages (' |AND| '); only the first is opened (tabs need the WebArena action space, not built yet)"
+            "note: {multi_tab} task(s) start on several pages (' |AND| '); only the first is opened (use --action-space webarena for tabs)"
         );
-    }
-    if with_images > 0 {
-        eprintln!("note: {with_images} task(s) have input images (VWA); they are not given to the model yet");
     }
     if let Some(re) = &args.task_filter {
         tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
@@ -131,6 +156,8 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.js_heap_mb = args.browser_js_heap_mb;
     agent.stop_after_parse_failures = args.early_stop_parse_failures.unwrap_or(0);
     agent.stop_after_repeats = args.early_stop_repeats.unwrap_or(0);
+    agent.action_space = action_space;
+    agent.observation = observation;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let opts = RunOptions {
         out: args.out.clone(),
@@ -159,11 +186,19 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             keep_screenshots: args.llm.keep_screenshots,
             // Set only when used, so run.json stays as before for runs without them.
             extra: [
-                ("early_stop_parse_failures", args.early_stop_parse_failures),
-                ("early_stop_repeats", args.early_stop_repeats),
+                ("early_stop_parse_failures", args.early_stop_parse_failures.map(|n| serde_json::json!(n))),
+                ("early_stop_repeats", args.early_stop_repeats.map(|n| serde_json::json!(n))),
+                (
+                    "action_space",
+                    (action_space != ActionSpace::WebVoyager).then(|| action_space.to_string().into()),
+                ),
+                (
+                    "observation",
+                    (observation != ObservationKind::Som).then(|| observation.to_string().into()),
+                ),
             ]
             .into_iter()
-            .filter_map(|(k, v)| Some((k.to_string(), serde_json::json!(v?))))
+            .filter_map(|(k, v)| Some((k.to_string(), v?)))
             .collect(),
         },
     };

@@ -17,4 +17,5 @@ mod pywb_interop;
 mod record_replay;
 mod replay_chromium;
 mod slurm_shards;
+mod webarena_actions;
 mod webarena_tasks;

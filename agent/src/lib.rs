@@ -13,6 +13,7 @@
 //! without a browser).
 
 pub mod action;
+pub mod axtree;
 pub mod browser;
 pub mod policy;
 pub mod runner;

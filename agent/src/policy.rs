@@ -39,6 +39,86 @@ Reply in exactly this format:
 Thought: {a short account of what you see and what you will do}
 Action: {one action in the format above}";
 
+/// Our system prompt for WebArena's action space (`--action-space webarena`), following WebArena's
+/// protocol: a text observation (the accessibility tree, or the labelled elements with a screenshot),
+/// the URL, the objective and the previous action in; reasoning then one action between triple
+/// backticks out.
+pub const WEBARENA_SYSTEM_PROMPT: &str = r#"You are an autonomous intelligent agent tasked with navigating a web browser. You will be given web-based tasks. These tasks will be accomplished through the use of specific actions you can issue.
+
+Here's the information you'll have:
+The user's objective: This is the task you're trying to complete.
+The current web page's observation: the open tabs, then either the page's accessibility tree (each line an element: [id] role 'name' properties) or a list of labelled elements with a screenshot whose labels carry the same ids.
+The current web page's URL: This is the page you're currently navigating.
+The previous action: This is the action you just performed. It may be helpful to track your progress.
+
+The actions you can perform fall into several categories:
+
+Page Operation Actions:
+`click [id]`: click on an element with a specific id on the webpage.
+`type [id] [content] [press_enter_after=0|1]`: type the content into the field with id. By default, the "Enter" key is pressed after typing unless press_enter_after is set to 0.
+`hover [id]`: hover over an element with id.
+`press [key_comb]`: press a key combination on the keyboard (e.g., Control+v).
+`scroll [direction=down|up]`: scroll the page up or down.
+`clear [id]`: empty the field with id.
+`upload [id] [file]`: set the file of the file input with id.
+
+Tab Management Actions:
+`new_tab`: open a new, empty browser tab.
+`tab_focus [tab_index]`: switch the browser's focus to a specific tab using its index.
+`close_tab`: close the currently active tab.
+
+URL Navigation Actions:
+`goto [url]`: navigate to a specific URL.
+`go_back`: navigate to the previously viewed page.
+`go_forward`: navigate to the next page (if a previous 'go_back' action was performed).
+
+Completion Action:
+`stop [answer]`: issue this action when you believe the task is complete. If the objective is to find a text-based answer, provide the answer in the bracket. If you believe the task is impossible to complete, provide the answer as "N/A" in the bracket.
+
+Rules:
+1. Only issue an action that is valid given the current observation.
+2. Only issue one action at a time.
+3. Reason step by step, then issue the action.
+4. Write the action in the correct format: start with "In summary, the next action I will perform is" followed by the action inside ``````. For example, "In summary, the next action I will perform is ```click [1234]```".
+5. Issue the stop action when you think you have achieved the objective. Don't generate anything after stop."#;
+
+/// The user turn at a step in WebArena's space: `OBSERVATION`, `URL`, `OBJECTIVE`, `PREVIOUS ACTION`
+/// (WebArena's template), the tab list first, and the previous action's error when it failed.
+pub fn webarena_user_text(
+    task: &Task,
+    url: &str,
+    tabs: &[String],
+    active_tab: usize,
+    observation: &str,
+    previous: Option<&str>,
+    error: Option<&str>,
+) -> String {
+    let tab_line = tabs
+        .iter()
+        .enumerate()
+        .map(
+            |(i, t)| {
+                if i == active_tab {
+                    format!("Tab {i} (current): {t}")
+                } else {
+                    format!("Tab {i}: {t}")
+                }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let mut s = String::new();
+    if let Some(e) = error {
+        s.push_str(&format!("Your previous action failed: {e}\n\n"));
+    }
+    s.push_str(&format!(
+        "OBSERVATION:\n{tab_line}\n\n{observation}\nURL: {url}\nOBJECTIVE: {}\nPREVIOUS ACTION: {}",
+        task.ques,
+        previous.unwrap_or("None")
+    ));
+    s
+}
+
 /// The text of the user turn at a step.
 pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) -> String {
     let mut s = String::new();
@@ -62,6 +142,14 @@ pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) ->
 
 /// What was omitted from an old turn's text when its screenshot left the context.
 const OMITTED: &str = "Observation: (an earlier screenshot and element list, omitted to save context)";
+
+/// The system prompt for an action space.
+pub fn system_prompt(space: crate::action::ActionSpace) -> &'static str {
+    match space {
+        crate::action::ActionSpace::WebVoyager => SYSTEM_PROMPT,
+        crate::action::ActionSpace::WebArena => WEBARENA_SYSTEM_PROMPT,
+    }
+}
 
 /// What a policy decided.
 #[derive(Debug, Clone)]
@@ -112,13 +200,17 @@ pub struct Prompt<'a> {
     pub step: u32,
     /// The user turn's text.
     pub text: &'a str,
-    /// The labelled screenshot.
-    pub screenshot: &'a [u8],
+    /// The observation's images: the labelled screenshot (none for an accessibility-tree observation).
+    pub images: &'a [&'a [u8]],
+    /// The task's input images (VisualWebArena), given at the first step: they are part of the task
+    /// statement, so they stay in the context when older screenshots leave it.
+    pub task_images: &'a [&'a [u8]],
 }
 
 struct Turn {
     text: String,
-    png: Vec<u8>,
+    images: Vec<Vec<u8>>,
+    pinned: Vec<Vec<u8>>,
     reply: String,
 }
 
@@ -126,27 +218,35 @@ struct Turn {
 pub struct LlmPolicy {
     llm: Llm,
     keep_images: usize,
+    system: &'static str,
     turns: Vec<Turn>,
 }
 
 impl LlmPolicy {
-    /// A fresh conversation (one per task).
+    /// A fresh conversation (one per task), with WebVoyager's system prompt.
     pub fn new(llm: Llm, keep_images: usize) -> Self {
-        Self { llm, keep_images, turns: Vec::new() }
+        Self { llm, keep_images, system: SYSTEM_PROMPT, turns: Vec::new() }
     }
 
     /// The messages for the current turns: system prompt, every turn's text (older ones abridged) and
     /// reply, screenshots only for the last `keep_images` turns.
     fn messages(&self) -> Vec<Message> {
-        let mut out = vec![Message::text("system", SYSTEM_PROMPT)];
+        let mut out = vec![Message::text("system", self.system)];
         let first_with_image = self.turns.len().saturating_sub(self.keep_images);
         for (i, t) in self.turns.iter().enumerate() {
             if i >= first_with_image {
-                out.push(Message::with_images("user", &t.text, &[&t.png]));
+                let images: Vec<&[u8]> = t.pinned.iter().chain(&t.images).map(Vec::as_slice).collect();
+                out.push(Message::with_images("user", &t.text, &images));
             } else {
-                // Keep the task statement and any error; drop the element list with the screenshot.
-                let keep: String = t.text.split("Observation:").next().unwrap_or("").to_string();
-                out.push(Message::text("user", &format!("{keep}{OMITTED}")));
+                // Keep the task statement, its input images and any error; drop the observation.
+                let cut = ["Observation:", "OBSERVATION:"].iter().filter_map(|m| t.text.find(m)).min();
+                let keep = format!("{}{OMITTED}", &t.text[..cut.unwrap_or(t.text.len())]);
+                let images: Vec<&[u8]> = t.pinned.iter().map(Vec::as_slice).collect();
+                out.push(if images.is_empty() {
+                    Message::text("user", &keep)
+                } else {
+                    Message::with_images("user", &keep, &images)
+                });
             }
             if !t.reply.is_empty() {
                 out.push(Message::text("assistant", &t.reply));
@@ -156,7 +256,12 @@ impl LlmPolicy {
     }
 
     async fn decide(&mut self, p: &Prompt<'_>) -> Result<Decision, PolicyError> {
-        self.turns.push(Turn { text: p.text.to_string(), png: p.screenshot.to_vec(), reply: String::new() });
+        self.turns.push(Turn {
+            text: p.text.to_string(),
+            images: p.images.iter().map(|i| i.to_vec()).collect(),
+            pinned: p.task_images.iter().map(|i| i.to_vec()).collect(),
+            reply: String::new(),
+        });
         let msgs = self.messages();
         let images = msgs.iter().map(Message::image_count).sum();
         let temperature = self.llm.config().temperature;
@@ -259,6 +364,13 @@ impl Policy {
         }
     }
 
+    /// Use the system prompt of an action space (the model policy; a recorded run needs none).
+    pub fn set_action_space(&mut self, space: crate::action::ActionSpace) {
+        if let Policy::Llm(l) = self {
+            l.system = system_prompt(space);
+        }
+    }
+
     /// `llm:MODEL` or `trajectory:RUN`.
     pub fn describe(&self) -> String {
         match self {
@@ -279,7 +391,8 @@ mod tests {
         for i in 0..n {
             p.turns.push(Turn {
                 text: format!("Error {i}\n\nObservation: list {i}"),
-                png: vec![i as u8],
+                images: vec![vec![i as u8]],
+                pinned: Vec::new(),
                 reply: format!("Thought: t{i}\nAction: Wait"),
             });
         }

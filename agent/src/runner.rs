@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::action::{parse_reply, Action};
-use crate::browser::{BrowserOptions, Session};
-use crate::policy::{user_text, Policy, Prompt, SYSTEM_PROMPT};
-use crate::som::element_text;
+use crate::action::{ActionSpace, AnyAction};
+use crate::browser::{BrowserOptions, ObservationKind, Session};
+use crate::policy::{system_prompt, user_text, webarena_user_text, Policy, Prompt};
 use crate::tasks::Task;
 use trajectory::llm::Message;
 use trajectory::{
@@ -76,6 +75,10 @@ pub struct AgentConfig {
     pub stop_after_parse_failures: u32,
     /// Stop a task after the same action this many times in a row (WebArena uses 5); 0: never.
     pub stop_after_repeats: u32,
+    /// The grammar of the model's actions (WebArena's has real tabs).
+    pub action_space: ActionSpace,
+    /// What the model observes.
+    pub observation: ObservationKind,
 }
 
 impl AgentConfig {
@@ -93,6 +96,8 @@ impl AgentConfig {
             js_heap_mb: None,
             stop_after_parse_failures: 0,
             stop_after_repeats: 0,
+            action_space: ActionSpace::WebVoyager,
+            observation: ObservationKind::Som,
         }
     }
 }
@@ -130,6 +135,7 @@ pub struct TaskEnv {
 
 struct Files {
     dir: TaskDir,
+    system: &'static str,
     transcript: Vec<Message>,
     messages: Vec<serde_json::Value>,
 }
@@ -140,7 +146,7 @@ impl Files {
         if let Err(e) = self.dir.write_trajectory(t) {
             errs.push(e.to_string());
         }
-        let msgs = serde_json::json!({ "system": SYSTEM_PROMPT, "policy": t.policy, "steps": self.messages });
+        let msgs = serde_json::json!({ "system": self.system, "policy": t.policy, "steps": self.messages });
         for (name, v) in [
             ("messages.json", msgs),
             ("interact_messages.json", serde_json::to_value(&self.transcript).unwrap_or_default()),
@@ -196,9 +202,12 @@ pub async fn run_task(
         task_eval: task.setup.eval.clone(),
         ..Default::default()
     };
+    policy.set_action_space(cfg.action_space);
+    let system = system_prompt(cfg.action_space);
     let mut files = Files {
         dir: dir.clone(),
-        transcript: vec![Message::text("system", SYSTEM_PROMPT)],
+        system,
+        transcript: vec![Message::text("system", system)],
         messages: Vec::new(),
     };
     if let Err(e) = dir.create() {
@@ -231,11 +240,12 @@ pub async fn run_task(
         }
     };
     t.browser_start_ms = session.launch_ms;
-    if let Err(e) = session.goto(&task.web).await {
-        t.outcome = Outcome::Error;
-        t.error = Some(format!("the start page {} did not load: {e}", task.web));
-    } else {
-        steps(cfg, &env, task, &mut policy, &session, &mut t, &mut files).await;
+    match start(cfg, task, &session).await {
+        Err(e) => {
+            t.outcome = Outcome::Error;
+            t.error = Some(e);
+        }
+        Ok(images) => steps(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files).await,
     }
     t.final_url = session
         .url()
@@ -265,10 +275,35 @@ pub async fn run_task(
     t
 }
 
+/// Opens the start pages (with real tabs, one tab each, the first focused; else the first only) and
+/// loads the task's input images (VisualWebArena) through the browser, so they are recorded and replayed
+/// like the pages.
+async fn start(cfg: &AgentConfig, task: &Task, session: &Session) -> Result<Vec<Vec<u8>>, String> {
+    session.goto(&task.web).await.map_err(|e| format!("the start page {} did not load: {e}", task.web))?;
+    if cfg.action_space == ActionSpace::WebArena && task.setup.start_urls.len() > 1 {
+        for u in &task.setup.start_urls[1..] {
+            session.open_tab(u).await.map_err(|e| format!("the start page {u} did not load: {e}"))?;
+        }
+        session.focus_tab(0).await.map_err(|e| e.to_string())?;
+    }
+    let mut images = Vec::with_capacity(task.setup.images.len());
+    for i in &task.setup.images {
+        let bytes = if i.starts_with("http://") || i.starts_with("https://") || i.starts_with("data:") {
+            session.fetch_bytes(i).await.map_err(|e| e.to_string())
+        } else {
+            std::fs::read(i).map_err(|e| e.to_string())
+        };
+        images.push(bytes.map_err(|e| format!("the task's input image {i} could not be loaded: {e}"))?);
+    }
+    Ok(images)
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn steps(
     cfg: &AgentConfig,
     env: &TaskEnv,
     task: &Task,
+    task_images: &[Vec<u8>],
     policy: &mut Policy,
     session: &Session,
     t: &mut Trajectory,
@@ -302,17 +337,36 @@ async fn steps(
                 notes.push(format!("{what} screenshot: {e}"));
             }
         }
-        let elements = element_text(&obs.marks);
-        let text = user_text(task, n, last_error.as_deref(), &elements);
-        let decision =
-            match policy.decide(&Prompt { step: n, text: &text, screenshot: &obs.screenshot }).await {
-                Ok(d) => d,
-                Err(e) => {
-                    t.outcome = Outcome::Error;
-                    t.error = Some(format!("step {n}: {e}"));
-                    return;
-                }
-            };
+        let elements = obs.text.clone();
+        let text = match cfg.action_space {
+            ActionSpace::WebVoyager => user_text(task, n, last_error.as_deref(), &elements),
+            ActionSpace::WebArena => webarena_user_text(
+                task,
+                &obs.url,
+                &obs.tabs,
+                obs.active_tab,
+                &elements,
+                t.steps.last().and_then(|s| s.action.as_deref()),
+                last_error.as_deref(),
+            ),
+        };
+        let mut images: Vec<&[u8]> = Vec::new();
+        if cfg.observation != ObservationKind::AxTree {
+            images.push(&obs.screenshot);
+        }
+        let task_images: Vec<&[u8]> =
+            if n == 1 { task_images.iter().map(Vec::as_slice).collect() } else { Vec::new() };
+        let decision = match policy
+            .decide(&Prompt { step: n, text: &text, images: &images, task_images: &task_images })
+            .await
+        {
+            Ok(d) => d,
+            Err(e) => {
+                t.outcome = Outcome::Error;
+                t.error = Some(format!("step {n}: {e}"));
+                return;
+            }
+        };
         let shot_ref = format!("screenshot{n}.png");
         files.transcript.push(Message {
             role: "user".into(),
@@ -323,7 +377,7 @@ async fn steps(
         });
         // WebVoyager's scripts look for `Action: ANSWER; ...` in the last reply: the transcript carries the
         // canonical form of a readable reply (the raw text is in messages.json and trajectory.json).
-        let parsed = parse_reply(&decision.raw_reply);
+        let parsed = cfg.action_space.parse(&decision.raw_reply);
         let canonical = match &parsed {
             Ok(p) => format!("Thought: {}\nAction: {}", p.thought, p.action),
             Err(_) => decision.raw_reply.clone(),
@@ -370,11 +424,14 @@ async fn steps(
                 step.thought = p.thought.clone();
                 step.raw_action = p.raw_action.clone();
                 step.action = Some(p.action.to_string());
-                if let Action::Answer(a) = &p.action {
-                    answered = Some(a.clone());
+                if let Some(a) = p.action.answer() {
+                    answered = Some(a.to_string());
                 } else {
                     let a0 = Instant::now();
-                    let r = session.perform(&p.action).await;
+                    let r = match &p.action {
+                        AnyAction::WebVoyager(a) => session.perform(a).await,
+                        AnyAction::WebArena(a) => session.perform_webarena(a).await,
+                    };
                     step.timings.act_ms = a0.elapsed().as_millis() as u64;
                     if let Err(e) = r {
                         // A failed action may mean a dead browser: probe it before going on.
@@ -387,8 +444,8 @@ async fn steps(
                 }
             }
             Err(e) => {
-                step.error = Some(e.to_string());
-                last_error = Some(e.to_string());
+                step.error = Some(e.clone());
+                last_error = Some(e);
             }
         }
         if fatal.is_none() {
@@ -471,6 +528,8 @@ fn browser_options(
         search_url: cfg.search_url.clone(),
         profile,
         js_heap_mb: cfg.js_heap_mb,
+        real_tabs: cfg.action_space == ActionSpace::WebArena,
+        observation: cfg.observation,
         storage_state: setup.storage_state.clone(),
         geolocation: setup.geolocation.as_ref().and_then(|g| {
             let f = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);

@@ -118,6 +118,32 @@ pub const SAME_TAB_JS: &str = r#"(() => {
   window.open = function (url) { if (url) { window.location.href = url; } return window; };
 })();"#;
 
+/// Installed on every new document when the agent has real tabs (WebArena): a link or `window.open`
+/// that would open a tab asks the agent to open it instead (the URL is queued in the page and read after
+/// the action), so the new tab gets the same page scripts (the determinism shim) before its first
+/// document, which a tab Chromium opened by itself would not. Forms still submit in the same tab.
+pub const NEW_TAB_JS: &str = r#"(() => {
+  const queue = u => {
+    try { (window.__webfreeze_opened = window.__webfreeze_opened || []).push(new URL(u, location.href).href); } catch (e) {}
+  };
+  document.addEventListener('click', ev => {
+    const a = ev.target && ev.target.closest ? ev.target.closest('a[href]') : null;
+    const t = a ? (a.getAttribute('target') || '').toLowerCase() : '';
+    if (!a || ev.defaultPrevented || !t || t === '_self' || t === '_top' || t === '_parent') return;
+    ev.preventDefault();
+    queue(a.href);
+  });
+  document.addEventListener('submit', ev => {
+    const f = ev.target && ev.target.closest ? ev.target.closest('form[target]') : null;
+    if (f) f.setAttribute('target', '_self');
+  }, true);
+  window.open = function (url) { if (url) { queue(url); } return null; };
+})();"#;
+
+/// Takes the URLs [`NEW_TAB_JS`] queued (evaluates to a JSON array).
+pub const TAKE_OPENED_JS: &str =
+    "(() => { const o = window.__webfreeze_opened || []; window.__webfreeze_opened = []; return JSON.stringify(o); })()";
+
 #[cfg(test)]
 mod tests {
     use super::*;

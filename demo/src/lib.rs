@@ -117,18 +117,56 @@ impl Sites {
         let path = req.uri().path();
         let query = req.uri().query().unwrap_or("");
         let day = self.day();
-        let (status, ctype, body) = match host.as_str() {
-            "shop.test" => shop(path, query, day),
-            "news.test" => news(path, day),
-            _ => (StatusCode::NOT_FOUND, "text/plain", format!("no demo site {host}")),
+        let photo = (host == "shop.test")
+            .then(|| path.strip_prefix("/static/img/")?.strip_suffix(".png"))
+            .flatten()
+            .and_then(|slug| PRODUCTS.iter().find(|p| p.slug == slug));
+        let (status, ctype, body) = match (host.as_str(), photo) {
+            ("shop.test", Some(p)) => (StatusCode::OK, "image/png", Bytes::from(product_photo(p))),
+            ("shop.test", None) => with_bytes(shop(path, query, day)),
+            ("news.test", _) => with_bytes(news(path, day)),
+            _ => (StatusCode::NOT_FOUND, "text/plain", Bytes::from(format!("no demo site {host}"))),
         };
-        let mut res = Response::new(Full::new(Bytes::from(body)));
+        let mut res = Response::new(Full::new(body));
         *res.status_mut() = status;
         let h = res.headers_mut();
         h.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(ctype));
         h.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
         res
     }
+}
+
+fn with_bytes(
+    (status, ctype, body): (StatusCode, &'static str, String),
+) -> (StatusCode, &'static str, Bytes) {
+    (status, ctype, Bytes::from(body))
+}
+
+/// A product's photo: a 96x96 PNG of its own colours and stripes (the same bytes every day), for
+/// VisualWebArena-style image checks.
+pub fn product_photo_of(slug: &str) -> Option<Vec<u8>> {
+    PRODUCTS.iter().find(|p| p.slug == slug).map(product_photo)
+}
+
+fn product_photo(p: &Product) -> Vec<u8> {
+    let h = fnv(&[p.slug, "photo"]);
+    let bg = [(h & 0xff) as u8, ((h >> 8) & 0xff) as u8, ((h >> 16) & 0xff) as u8];
+    let period = 6 + (h >> 24) % 14;
+    let img = image::RgbImage::from_fn(96, 96, |x, y| {
+        let stripe = ((u64::from(x) + u64::from(y) * ((h >> 32) % 3)) / period).is_multiple_of(2);
+        let (dx, dy) = (i64::from(x) - 48, i64::from(y) - 48);
+        if dx * dx + dy * dy < 400 {
+            image::Rgb([255 - bg[0], 255 - bg[1], 255 - bg[2]])
+        } else if stripe {
+            image::Rgb(bg)
+        } else {
+            image::Rgb([bg[0] / 2, bg[1] / 2, bg[2] / 2])
+        }
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    // Writing a PNG into memory cannot fail; an empty body would show as a broken image.
+    let _ = img.write_to(&mut out, image::ImageFormat::Png);
+    out.into_inner()
 }
 
 /// FNV-1a: a stable hash for the sites' daily randomness.
@@ -228,9 +266,16 @@ fn shop(path: &str, query: &str, day: u32) -> (StatusCode, &'static str, String)
         _ => match path.strip_prefix("/product/").and_then(|s| PRODUCTS.iter().find(|p| p.slug == s)) {
             Some(p) => {
                 let reviews = p.reviews + 3 * day;
+                let left = 1 + p.reviews % 7;
                 let body = format!(
-                    "<header><a href=\"/\">Demo Shop</a></header><h1>{}</h1><p>Price: <b id=price>{}</b></p>\
-                     <p><span id=reviews>{reviews}</span> reviews</p><button type=button>Add to cart</button>",
+                    "<header><a href=\"/\">Demo Shop</a></header><h1>{}</h1>\
+                     <img class=photo src=\"/static/img/{}.png\" alt=\"{}\" width=96 height=96>\
+                     <p>Price: <b id=price>{}</b></p>\
+                     <p><span id=reviews>{reviews}</span> reviews</p>\
+                     <p><span class=stock data-hint=\"Only {left} left\">In stock</span> <span id=hint></span></p>\
+                     <button type=button>Add to cart</button>",
+                    p.name,
+                    p.slug,
                     p.name,
                     money(price(p, day))
                 );
@@ -248,6 +293,10 @@ fn shop(path: &str, query: &str, day: u32) -> (StatusCode, &'static str, String)
 const SHOP_JS: &str = r#"document.addEventListener('DOMContentLoaded', () => {
   const asof = document.getElementById('asof');
   if (asof) asof.textContent = new Date().toISOString().slice(0, 10);
+  // Hovering a hint shows it (WebArena's hover action has something to read).
+  for (const el of document.querySelectorAll('[data-hint]')) {
+    el.addEventListener('mouseenter', () => { document.getElementById('hint').textContent = el.dataset.hint; });
+  }
   const form = document.getElementById('search');
   if (!form) return;
   form.addEventListener('submit', ev => {

@@ -73,6 +73,18 @@ pub(crate) struct RunArgs {
     /// Step budget per task (a failed action costs a step).
     #[arg(long, default_value_t = 15)]
     pub max_steps: u32,
+    /// The grammar of the model's actions: `webvoyager` (Click [n], Type [n]; text, ..., one tab) or
+    /// `webarena` (click [id], type [id] [text] [1], hover, press, scroll, goto, go_back, go_forward,
+    /// new_tab, tab_focus, close_tab, stop [answer], VWA's clear and upload; real tabs, one per
+    /// ` |AND| ` start page) [default: webvoyager; with --policy trajectory:RUN, RUN's].
+    #[arg(long, value_name = "webvoyager|webarena")]
+    pub action_space: Option<agent::action::ActionSpace>,
+    /// What the model observes: `som` (the screenshot with numbered labels and the list of labelled
+    /// elements), `axtree` (the accessibility tree as WebArena writes it, no image; needs
+    /// --action-space webarena) or `som+axtree` (the labelled screenshot and the tree, its lines
+    /// carrying the labels) [default: som; with --policy trajectory:RUN, RUN's].
+    #[arg(long, value_name = "som|axtree|som+axtree")]
+    pub observation: Option<agent::browser::ObservationKind>,
     /// Stop a task after N unparseable model replies in a row (WebArena uses 3) [default: never].
     #[arg(long, value_name = "N")]
     pub early_stop_parse_failures: Option<u32>,

@@ -146,6 +146,19 @@ pub(crate) fn first_user_text(body: &serde_json::Value) -> String {
     }
 }
 
+/// The text of a chat request's last user message (the current observation).
+pub(crate) fn last_user_text(body: &serde_json::Value) -> String {
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(m) = msgs.iter().rev().find(|m| m["role"] == "user") else { return String::new() };
+    match &m["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(" ")
+        }
+        _ => String::new(),
+    }
+}
+
 /// Images attached across a chat request.
 pub(crate) fn image_count(body: &serde_json::Value) -> usize {
     body["messages"]

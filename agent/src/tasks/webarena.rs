@@ -308,6 +308,10 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
         Some(_) => return Err(err("image", "expected a URL or path, an array of them, or null".into())),
     };
+    let images = images
+        .iter()
+        .map(|i| sites.resolve(i).map_err(|e| err("image", e)))
+        .collect::<Result<Vec<_>, _>>()?;
     let flag = |k: &str| -> Result<bool, TaskError> {
         match v.get(k) {
             None | Some(Value::Null) => Ok(false),

@@ -5,9 +5,104 @@
 //! Grammar: `Click [n]`, `Type [n]; text`, `Scroll [n|WINDOW]; up|down`, `Wait`, `GoBack`, `Google`,
 //! `ANSWER; text`.
 
+pub mod webarena;
+
 use std::sync::OnceLock;
 
 use regex::Regex;
+
+/// Which grammar the model writes actions in (`--action-space`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ActionSpace {
+    /// WebVoyager's 7 actions, one tab (links that would open a tab stay in it).
+    #[default]
+    WebVoyager,
+    /// WebArena's actions ([`webarena`]), real tabs.
+    WebArena,
+}
+
+impl std::str::FromStr for ActionSpace {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "webvoyager" => Ok(Self::WebVoyager),
+            "webarena" => Ok(Self::WebArena),
+            _ => Err(format!("unknown action space {s:?}: webvoyager or webarena")),
+        }
+    }
+}
+
+impl std::fmt::Display for ActionSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::WebVoyager => "webvoyager",
+            Self::WebArena => "webarena",
+        })
+    }
+}
+
+/// An action of either space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyAction {
+    /// WebVoyager's.
+    WebVoyager(Action),
+    /// WebArena's.
+    WebArena(webarena::Action),
+}
+
+impl AnyAction {
+    /// The answer, when the action ends the task.
+    pub fn answer(&self) -> Option<&str> {
+        match self {
+            AnyAction::WebVoyager(Action::Answer(a)) | AnyAction::WebArena(webarena::Action::Stop(a)) => {
+                Some(a)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AnyAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnyAction::WebVoyager(a) => a.fmt(f),
+            AnyAction::WebArena(a) => a.fmt(f),
+        }
+    }
+}
+
+/// A reply read in either space: thought, the action as written, the action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnyParsed {
+    /// The reasoning.
+    pub thought: String,
+    /// The action text as written.
+    pub raw_action: String,
+    /// The action.
+    pub action: AnyAction,
+}
+
+impl ActionSpace {
+    /// Parse a reply in this space; the error text goes back to the model.
+    pub fn parse(self, reply: &str) -> Result<AnyParsed, String> {
+        match self {
+            ActionSpace::WebVoyager => parse_reply(reply)
+                .map(|p| AnyParsed {
+                    thought: p.thought,
+                    raw_action: p.raw_action,
+                    action: AnyAction::WebVoyager(p.action),
+                })
+                .map_err(|e| e.to_string()),
+            ActionSpace::WebArena => webarena::parse_reply(reply)
+                .map(|p| AnyParsed {
+                    thought: p.thought,
+                    raw_action: p.raw_action,
+                    action: AnyAction::WebArena(p.action),
+                })
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
 
 /// Where a scroll applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,7 +35,10 @@ use chromiumoxide::page::{Page, ScreenshotParams};
 use futures_util::StreamExt as _;
 
 use crate::action::{Action, ScrollTarget};
+use crate::axtree;
 use crate::som::{self, Mark};
+
+mod webarena;
 
 /// Where to look for a browser when none is named.
 pub const CANDIDATES: &[&str] = &[
@@ -178,6 +181,45 @@ pub struct BrowserOptions {
     pub storage_state: Option<PathBuf>,
     /// Geolocation to report (latitude, longitude, accuracy in metres), granted to every page.
     pub geolocation: Option<(f64, f64, f64)>,
+    /// Real tabs (WebArena's action space): links that open a tab open one, and the agent can open,
+    /// focus and close tabs. Otherwise every link stays in the one tab (WebVoyager).
+    pub real_tabs: bool,
+    /// What an observation shows.
+    pub observation: ObservationKind,
+}
+
+/// What the agent observes at a step (`--observation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ObservationKind {
+    /// The screenshot with Set-of-Marks labels and the list of labelled elements (WebVoyager, VWA).
+    #[default]
+    Som,
+    /// The accessibility tree as text (WebArena); the screenshot is kept for the record, unlabelled.
+    AxTree,
+    /// The labelled screenshot and the accessibility tree, whose lines carry the labels (VWA's SoM agent).
+    SomAxTree,
+}
+
+impl std::str::FromStr for ObservationKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "som" => Ok(Self::Som),
+            "axtree" => Ok(Self::AxTree),
+            "som+axtree" | "axtree+som" => Ok(Self::SomAxTree),
+            _ => Err(format!("unknown observation {s:?}: som, axtree or som+axtree")),
+        }
+    }
+}
+
+impl std::fmt::Display for ObservationKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Som => "som",
+            Self::AxTree => "axtree",
+            Self::SomAxTree => "som+axtree",
+        })
+    }
 }
 
 #[derive(Default)]
@@ -192,13 +234,38 @@ struct NetState {
     crashed: bool,
 }
 
-/// A running browser with the one tab the agent drives.
+/// One tab: its page and what is known of its requests.
+struct Tab {
+    page: Page,
+    net: Arc<Mutex<NetState>>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+/// The tabs, in the order they were opened, and the one the agent drives.
+#[derive(Default)]
+struct Tabs {
+    list: Vec<Tab>,
+    active: usize,
+}
+
+/// What the element ids of the latest observation point at.
+#[derive(Debug, Clone, Default)]
+enum Targets {
+    /// Set-of-Marks labels (`data-wf-mark`).
+    #[default]
+    Marks,
+    /// Accessibility-tree ids: id -> backend DOM node id.
+    Nodes(BTreeMap<u32, i64>),
+}
+
+/// A running browser and its tabs (one, unless [`BrowserOptions::real_tabs`]).
 pub struct Session {
     browser: Browser,
-    page: Page,
+    tabs: Mutex<Tabs>,
+    targets: Mutex<Targets>,
+    /// Page scripts every tab gets before its first document.
+    scripts: Vec<String>,
     handler: tokio::task::JoinHandle<()>,
-    watchers: Vec<tokio::task::JoinHandle<()>>,
-    net: Arc<Mutex<NetState>>,
     opts: BrowserOptions,
     /// How long the launch took.
     pub launch_ms: u64,
@@ -211,8 +278,15 @@ pub struct Observation {
     pub url: String,
     /// PNG with the labels drawn.
     pub screenshot: Vec<u8>,
-    /// Labelled elements.
+    /// Labelled elements (empty for an `axtree` observation).
     pub marks: Vec<Mark>,
+    /// The text observation: the element list (`som`) or the accessibility tree.
+    pub text: String,
+    /// Every tab's title, in order, when the session has real tabs (the active one is
+    /// [`Observation::active_tab`]).
+    pub tabs: Vec<String>,
+    /// Index of the tab observed.
+    pub active_tab: usize,
     /// Time to label, screenshot and unlabel.
     pub ms: u64,
     /// Set when the page had not settled within the page timeout (the observation is of what was there):
@@ -257,14 +331,14 @@ impl Session {
         };
         let mut s = Session {
             browser,
-            page,
+            tabs: Mutex::new(Tabs::default()),
+            targets: Mutex::new(Targets::default()),
+            scripts: Vec::new(),
             handler,
-            watchers: Vec::new(),
-            net: Arc::new(Mutex::new(NetState::default())),
             opts,
             launch_ms: 0,
         };
-        if let Err(e) = s.prepare().await {
+        if let Err(e) = s.prepare(page).await {
             s.close().await;
             return Err(e);
         }
@@ -272,9 +346,42 @@ impl Session {
         Ok(s)
     }
 
-    async fn prepare(&mut self) -> Result<(), BrowserError> {
+    /// Browser-wide set-up (permissions, cookies, the page scripts), then the first tab's.
+    async fn prepare(&mut self, page: Page) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
-        let p = &self.page;
+        if self.opts.geolocation.is_some() {
+            let grant = SetPermissionParams::new(
+                PermissionDescriptor::new("geolocation"),
+                PermissionSetting::Granted,
+            );
+            bounded(t, "granting geolocation", self.browser.execute(grant)).await?;
+        }
+        let mut scripts = self.opts.init_scripts.clone();
+        if let Some(path) = self.opts.storage_state.clone() {
+            let (cookies, local_storage) = read_storage_state(&path)?;
+            if !cookies.is_empty() {
+                bounded(
+                    t,
+                    "loading the storage state's cookies",
+                    page.execute(SetCookiesParams::new(cookies)),
+                )
+                .await?;
+            }
+            scripts.extend(local_storage);
+        }
+        scripts.push(if self.opts.real_tabs { som::NEW_TAB_JS } else { som::SAME_TAB_JS }.to_string());
+        self.scripts = scripts;
+        let tab = self.setup_tab(page).await?;
+        if let Ok(mut tabs) = self.tabs.lock() {
+            tabs.list.push(tab);
+        }
+        Ok(())
+    }
+
+    /// One tab's set-up: emulation, page scripts, the request and crash watcher.
+    async fn setup_tab(&self, page: Page) -> Result<Tab, BrowserError> {
+        let t = self.opts.page_timeout;
+        let p = &page;
         bounded(t, "bypassing service workers", p.execute(SetBypassServiceWorkerParams::new(true))).await?;
         if let Some(tz) = &self.opts.time_zone {
             bounded(t, "setting the time zone", p.execute(SetTimezoneOverrideParams::new(tz.clone())))
@@ -285,11 +392,6 @@ impl Session {
             bounded(t, "setting the locale", p.execute(params)).await?;
         }
         if let Some((latitude, longitude, accuracy)) = self.opts.geolocation {
-            let grant = SetPermissionParams::new(
-                PermissionDescriptor::new("geolocation"),
-                PermissionSetting::Granted,
-            );
-            bounded(t, "granting geolocation", self.browser.execute(grant)).await?;
             let geo = SetGeolocationOverrideParams::builder()
                 .latitude(latitude)
                 .longitude(longitude)
@@ -297,17 +399,8 @@ impl Session {
                 .build();
             bounded(t, "setting the geolocation", p.execute(geo)).await?;
         }
-        let mut scripts = self.opts.init_scripts.clone();
-        if let Some(path) = self.opts.storage_state.clone() {
-            let (cookies, local_storage) = read_storage_state(&path)?;
-            if !cookies.is_empty() {
-                bounded(t, "loading the storage state's cookies", p.execute(SetCookiesParams::new(cookies)))
-                    .await?;
-            }
-            scripts.extend(local_storage);
-        }
-        for js in scripts.iter().map(String::as_str).chain([som::SAME_TAB_JS]) {
-            let params = AddScriptToEvaluateOnNewDocumentParams::new(js.to_string());
+        for js in &self.scripts {
+            let params = AddScriptToEvaluateOnNewDocumentParams::new(js.clone());
             bounded(t, "installing a page script", p.execute(params)).await?;
         }
         // Track the tab's requests, to know when a page has settled, and its crashes.
@@ -315,8 +408,9 @@ impl Session {
         let mut done = p.event_listener::<EventLoadingFinished>().await.map_err(cdp)?;
         let mut failed = p.event_listener::<EventLoadingFailed>().await.map_err(cdp)?;
         let mut crashed = p.event_listener::<EventTargetCrashed>().await.map_err(cdp)?;
-        let net = self.net.clone();
-        self.watchers.push(tokio::spawn(async move {
+        let net = Arc::new(Mutex::new(NetState::default()));
+        let tab_net = net.clone();
+        let watcher = tokio::spawn(async move {
             loop {
                 // Starts first: chromiumoxide delivers events in protocol order, so a request's start is
                 // in its channel before its end is in another.
@@ -354,24 +448,111 @@ impl Session {
                     n.last_change = Some(Instant::now());
                 }
             }
-        }));
-        Ok(())
+        });
+        Ok(Tab { page, net: tab_net, watcher })
+    }
+
+    /// The active tab's page and request state.
+    fn active(&self) -> Result<(Page, Arc<Mutex<NetState>>), BrowserError> {
+        let tabs = self.tabs.lock().map_err(|_| BrowserError::Cdp("tab list poisoned".into()))?;
+        let tab = tabs.list.get(tabs.active).ok_or_else(|| BrowserError::Cdp("no tab open".into()))?;
+        Ok((tab.page.clone(), tab.net.clone()))
+    }
+
+    fn page(&self) -> Result<Page, BrowserError> {
+        self.active().map(|(p, _)| p)
     }
 
     /// URLs of requests still in flight (for the note on a page that did not settle).
     pub fn pending(&self) -> Vec<String> {
-        self.net.lock().map(|n| n.inflight.values().take(5).cloned().collect()).unwrap_or_default()
+        self.active()
+            .ok()
+            .and_then(|(_, net)| net.lock().ok().map(|n| n.inflight.values().take(5).cloned().collect()))
+            .unwrap_or_default()
     }
 
     fn crashed(&self) -> bool {
-        self.net.lock().map(|n| n.crashed).unwrap_or(false)
+        self.active().map(|(_, net)| net.lock().map(|n| n.crashed).unwrap_or(true)).unwrap_or(true)
+    }
+
+    /// Open a tab on `url`, make it the active one and let it settle; returns its index.
+    pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
+        let t = self.opts.page_timeout;
+        let page = bounded(t, "opening a tab", self.browser.new_page("about:blank")).await?;
+        let tab = self.setup_tab(page).await?;
+        let n = {
+            let mut tabs = self.tabs.lock().map_err(|_| BrowserError::Cdp("tab list poisoned".into()))?;
+            tabs.list.push(tab);
+            tabs.active = tabs.list.len() - 1;
+            tabs.active
+        };
+        self.front().await?;
+        if url != "about:blank" {
+            self.goto(url).await?;
+        }
+        Ok(n)
+    }
+
+    /// Make tab `n` the active one.
+    pub async fn focus_tab(&self, n: usize) -> Result<(), BrowserError> {
+        {
+            let mut tabs = self.tabs.lock().map_err(|_| BrowserError::Cdp("tab list poisoned".into()))?;
+            if n >= tabs.list.len() {
+                return Err(BrowserError::Action(format!(
+                    "there is no tab {n}: the open tabs are 0 to {}",
+                    tabs.list.len().saturating_sub(1)
+                )));
+            }
+            tabs.active = n;
+        }
+        self.front().await
+    }
+
+    /// Close the active tab; the last one left becomes active (an empty tab opens when none is).
+    pub async fn close_tab(&self) -> Result<(), BrowserError> {
+        let (closed, left) = {
+            let mut tabs = self.tabs.lock().map_err(|_| BrowserError::Cdp("tab list poisoned".into()))?;
+            let i = tabs.active;
+            let tab = tabs.list.remove(i);
+            tabs.active = tabs.list.len().saturating_sub(1);
+            (tab, tabs.list.len())
+        };
+        closed.watcher.abort();
+        let _ = bounded(self.opts.page_timeout, "closing the tab", closed.page.close()).await;
+        if left == 0 {
+            self.open_tab("about:blank").await?;
+        } else {
+            self.front().await?;
+        }
+        Ok(())
+    }
+
+    async fn front(&self) -> Result<(), BrowserError> {
+        let page = self.page()?;
+        bounded(self.opts.page_timeout, "bringing the tab to the front", page.bring_to_front()).await?;
+        Ok(())
+    }
+
+    /// Every tab's title and the active tab's index.
+    async fn tab_titles(&self) -> (Vec<String>, usize) {
+        let (pages, active): (Vec<Page>, usize) = match self.tabs.lock() {
+            Ok(t) => (t.list.iter().map(|x| x.page.clone()).collect(), t.active),
+            Err(_) => return (Vec::new(), 0),
+        };
+        let mut titles = Vec::with_capacity(pages.len());
+        for p in pages {
+            let title = bounded(self.opts.page_timeout, "reading a tab's title", p.get_title()).await;
+            titles.push(title.ok().flatten().unwrap_or_default());
+        }
+        (titles, active)
     }
 
     async fn eval<T: serde::de::DeserializeOwned>(&self, js: &str) -> Result<T, BrowserError> {
         if self.crashed() {
             return Err(BrowserError::Crashed);
         }
-        let r = bounded(self.opts.page_timeout, "a page script", self.page.evaluate(js)).await?;
+        let page = self.page()?;
+        let r = bounded(self.opts.page_timeout, "a page script", page.evaluate(js)).await?;
         r.into_value().map_err(cdp)
     }
 
@@ -386,6 +567,22 @@ impl Session {
         })
     }
 
+    /// Fetches a URL through the browser (so through the task's proxy: recorded in record mode, served
+    /// from the snapshot in replay) in a throwaway tab, and returns its bytes.
+    pub async fn fetch_bytes(&self, url: &str) -> Result<Vec<u8>, BrowserError> {
+        let t = self.opts.page_timeout;
+        let page = bounded(t, "opening a tab", self.browser.new_page(url)).await?;
+        let js = "(async () => { const r = await fetch(location.href); if (!r.ok) throw new Error('HTTP ' + r.status); \
+                  const b = new Uint8Array(await r.arrayBuffer()); let s = ''; \
+                  for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode.apply(null, b.subarray(i, i + 32768)); \
+                  return btoa(s); })()";
+        let r = bounded(t, "fetching the image", page.evaluate(js)).await;
+        let _ = bounded(t, "closing the tab", page.close()).await;
+        let b64: String = r?.into_value().map_err(cdp)?;
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.decode(b64).map_err(cdp)
+    }
+
     /// The page's HTML (Playwright's `page.content()`).
     pub async fn html(&self) -> Result<String, BrowserError> {
         self.evaluate_text(
@@ -396,8 +593,9 @@ impl Session {
 
     /// Navigate and wait for the page to settle.
     pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
+        let page = self.page()?;
         let nav = async {
-            self.page.goto(NavigateParams::new(url)).await.map_err(cdp)?;
+            page.goto(NavigateParams::new(url)).await.map_err(cdp)?;
             Ok::<_, BrowserError>(())
         };
         match tokio::time::timeout(self.opts.page_timeout, nav).await {
@@ -422,13 +620,14 @@ impl Session {
         let start = Instant::now();
         let floor = if after_action { Some(start) } else { None };
         let quiet = self.opts.settle_quiet;
+        let Ok((_, net)) = self.active() else { return false };
         let mut tick = tokio::time::interval(Duration::from_millis(25));
         loop {
             tick.tick().await;
             if self.crashed() || start.elapsed() >= self.opts.page_timeout {
                 return false;
             }
-            let (idle, since) = match self.net.lock() {
+            let (idle, since) = match net.lock() {
                 Ok(n) => {
                     let last = n.last_change.into_iter().chain(floor).max();
                     (n.inflight.is_empty(), last)
@@ -452,25 +651,104 @@ impl Session {
         if self.crashed() {
             return Err(BrowserError::Crashed);
         }
-        let u = bounded(self.opts.page_timeout, "reading the URL", self.page.url()).await?;
+        let page = self.page()?;
+        let u = bounded(self.opts.page_timeout, "reading the URL", page.url()).await?;
         Ok(u.unwrap_or_default())
     }
 
-    /// Label, screenshot, list, unlabel.
+    /// Observe the active tab: with labels, label, screenshot, list, unlabel (the `data-wf-mark` tags
+    /// stay for the actions); with the accessibility tree, read it and keep its ids for the actions.
     pub async fn observe(&self) -> Result<Observation, BrowserError> {
         let unsettled = (!self.settle(false).await).then(|| self.pending());
         let t0 = Instant::now();
         let url = self.url().await?;
-        let json: String = self.eval(som::MARK_JS).await?;
-        let marks: Vec<Mark> = serde_json::from_str(&json).map_err(cdp)?;
+        let page = self.page()?;
+        let kind = self.opts.observation;
+        let marks: Vec<Mark> = if kind == ObservationKind::AxTree {
+            Vec::new()
+        } else {
+            let json: String = self.eval(som::MARK_JS).await?;
+            serde_json::from_str(&json).map_err(cdp)?
+        };
         let shot = bounded(
             self.opts.page_timeout,
             "the screenshot",
-            self.page.screenshot(ScreenshotParams::builder().build()),
+            page.screenshot(ScreenshotParams::builder().build()),
         )
         .await;
-        let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
-        Ok(Observation { url, screenshot: shot?, marks, ms: t0.elapsed().as_millis() as u64, unsettled })
+        if kind != ObservationKind::AxTree {
+            let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
+        }
+        let screenshot = shot?;
+        let (text, targets) = match kind {
+            ObservationKind::Som => (som::element_text(&marks), Targets::Marks),
+            ObservationKind::AxTree => {
+                let tree = self.accessibility_tree(false).await?;
+                (tree.text, Targets::Nodes(tree.nodes))
+            }
+            ObservationKind::SomAxTree => (self.accessibility_tree(true).await?.text, Targets::Marks),
+        };
+        if let Ok(mut t) = self.targets.lock() {
+            *t = targets;
+        }
+        let (tabs, active_tab) = if self.opts.real_tabs { self.tab_titles().await } else { (Vec::new(), 0) };
+        Ok(Observation {
+            url,
+            screenshot,
+            marks,
+            text,
+            tabs,
+            active_tab,
+            ms: t0.elapsed().as_millis() as u64,
+            unsettled,
+        })
+    }
+
+    /// The active tab's accessibility tree in WebArena's text form, the viewport's part of it; `marks`:
+    /// ids are the Set-of-Marks labels of the latest labelling.
+    pub async fn accessibility_tree(&self, marks: bool) -> Result<axtree::AxTree, BrowserError> {
+        let page = self.page()?;
+        let tree = self
+            .raw(
+                &page,
+                "reading the accessibility tree",
+                "Accessibility.getFullAXTree",
+                serde_json::json!({}),
+            )
+            .await?;
+        let snap = self
+            .raw(
+                &page,
+                "reading the layout",
+                "DOMSnapshot.captureSnapshot",
+                serde_json::json!({"computedStyles": []}),
+            )
+            .await?;
+        let viewport: Vec<f64> =
+            self.eval("[window.scrollX, window.scrollY, window.innerWidth, window.innerHeight]").await?;
+        let (boxes, attrs) = axtree::snapshot_tables(&snap, "data-wf-mark");
+        let labels: std::collections::HashMap<i64, u32> =
+            attrs.into_iter().filter_map(|(b, v)| Some((b, v.parse().ok()?))).collect();
+        let nodes = tree.get("nodes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
+        let ids = if marks { axtree::Ids::Marks(&labels) } else { axtree::Ids::Sequential };
+        let vp = match viewport[..] {
+            [x, y, w, h] => Some([x, y, w, h]),
+            _ => None,
+        };
+        Ok(axtree::render(&nodes, &boxes, vp, ids))
+    }
+
+    /// A CDP call by name, for what chromiumoxide's typed protocol reads too strictly (the
+    /// accessibility tree's enums grow with every Chromium).
+    async fn raw(
+        &self,
+        page: &Page,
+        what: &'static str,
+        method: &'static str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let r = bounded(self.opts.page_timeout, what, page.execute(RawCommand { method, params })).await?;
+        Ok(r.result)
     }
 
     async fn marked(&self, n: u32) -> Result<chromiumoxide::Element, BrowserError> {
@@ -478,7 +756,8 @@ impl Session {
             return Err(BrowserError::Crashed);
         }
         let sel = format!("[data-wf-mark=\"{n}\"]");
-        match bounded(self.opts.page_timeout, "finding the element", self.page.find_element(sel)).await {
+        let page = self.page()?;
+        match bounded(self.opts.page_timeout, "finding the element", page.find_element(sel)).await {
             Ok(e) => Ok(e),
             Err(BrowserError::Cdp(_)) => Err(BrowserError::Action(format!(
                 "there is no element labelled [{n}] on this page; use a label from the latest screenshot"
@@ -564,8 +843,10 @@ impl Session {
 
     /// Close the browser (kill it if it does not close) and stop the watchers.
     pub async fn close(mut self) {
-        for w in &self.watchers {
-            w.abort();
+        if let Ok(tabs) = self.tabs.lock() {
+            for t in &tabs.list {
+                t.watcher.abort();
+            }
         }
         let closed = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
         if !matches!(closed, Ok(Ok(_))) {
@@ -574,6 +855,29 @@ impl Session {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
         self.handler.abort();
     }
+}
+
+/// A CDP command by name with JSON parameters and result.
+#[derive(Debug)]
+struct RawCommand {
+    method: &'static str,
+    params: serde_json::Value,
+}
+
+impl serde::Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl chromiumoxide::types::Method for RawCommand {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        self.method.into()
+    }
+}
+
+impl chromiumoxide::types::Command for RawCommand {
+    type Response = serde_json::Value;
 }
 
 async fn bounded<T, E: std::fmt::Display>(

@@ -1,0 +1,257 @@
+//! WebArena's action space and observations end to end on the demo sites (real Chromium): a task that
+//! starts on two pages (` |AND| `, a tab each) with an input image, run with `--action-space webarena
+//! --observation axtree` against a fake model that reads the accessibility tree and answers in WebArena's
+//! grammar: a link that opens a new tab, tab_focus, type without Enter, press, goto, hover, stop.
+//! Recorded live, scored, then replayed twice with the sites stopped: every step reproduces and the
+//! accessibility-tree text is the same in the recording and both replays. A `som+axtree` run shows the
+//! tree with the screenshot's labels as ids.
+
+use std::path::Path;
+
+use trajectory::{Outcome, RunDir};
+
+use crate::support::*;
+
+/// The id of the first line of an accessibility tree that has `role 'name'`.
+fn id_of(tree: &str, role_name: &str) -> u32 {
+    let line = tree
+        .lines()
+        .find(|l| l.contains(role_name))
+        .unwrap_or_else(|| panic!("no {role_name:?} in the observation:\n{tree}"));
+    let l = line.trim_start();
+    l[1..l.find(']').unwrap()].parse().unwrap_or_else(|_| panic!("no id on {line:?}"))
+}
+
+fn task_file(dir: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let tasks = serde_json::json!([{
+        "sites": ["news", "shopping"], "task_id": 7, "require_login": false, "storage_state": null,
+        "start_url": "__NEWS__/ |AND| __SHOPPING__/", "geolocation": null,
+        "intent": "How many Red Mugs are left in stock? (this picture shows a kettle)",
+        "image": "__SHOPPING__/static/img/blue-kettle.png", "require_reset": false,
+        "eval": {
+            "eval_types": ["string_match", "url_match", "program_html"],
+            "reference_answers": {"must_include": ["7 left"]},
+            "reference_url": "__SHOPPING__/product/red-mug", "url_note": "GOLD in PRED",
+            "program_html": [{"url": "last", "locator": "document.querySelector('#hint').outerText",
+                              "required_contents": {"exact_match": "Only 7 left"}}],
+        },
+    }]);
+    let f = dir.join("tasks.json");
+    std::fs::write(&f, tasks.to_string()).unwrap();
+    f
+}
+
+fn reply(a: &str) -> Reply {
+    Reply::Text(format!("Let's think step-by-step. In summary, the next action I will perform is ```{a}```"))
+}
+
+fn run_args(tasks: &Path, mode: &str, policy: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--site",
+        "NEWS=https://news.test",
+        "--site",
+        "SHOPPING=https://shop.test",
+        "--mode",
+        mode,
+        "--policy",
+        policy,
+        "--out",
+        out.to_str().unwrap(),
+        "--settle-ms",
+        "200",
+        "--max-steps",
+        "10",
+    ]);
+    a.extend(strs(extra));
+    a
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webarena_actions_tabs_and_axtree_record_score_and_replay() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = task_file(&h.join("config"));
+    let llm = FakeLlm::start(|body| {
+        let obs = last_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        // The accessibility tree comes without a screenshot; the task's input image comes at step 1 and
+        // stays in the context.
+        assert_eq!(image_count(body), 1, "turn {turn}");
+        match turn {
+            0 => {
+                assert!(obs.contains("Tab 0 (current): The Demo Times | Tab 1: Demo Shop"), "{obs}");
+                assert!(
+                    obs.contains("OBJECTIVE: How many Red Mugs") && obs.contains("PREVIOUS ACTION: None"),
+                    "{obs}"
+                );
+                reply(&format!("click [{}]", id_of(&obs, "link 'Weather desk'")))
+            }
+            1 => {
+                // The target=_blank link opened a third tab, which has the focus.
+                assert!(obs.contains("Tab 2 (current): October heat record broken"), "{obs}");
+                reply("tab_focus [1]")
+            }
+            2 => {
+                assert!(obs.contains("Tab 1 (current): Demo Shop"), "{obs}");
+                reply(&format!("type [{}] [mug] [0]", id_of(&obs, "searchbox 'Search'")))
+            }
+            3 => {
+                assert!(!obs.contains("result(s) for"), "no Enter yet: {obs}");
+                reply("press [Enter]")
+            }
+            4 => {
+                assert!(obs.contains("1 result(s) for \"mug\""), "{obs}");
+                reply("goto [https://shop.test/product/red-mug]")
+            }
+            5 => {
+                assert!(!obs.contains("Only 7 left"), "{obs}");
+                reply(&format!("hover [{}]", id_of(&obs, "StaticText 'In stock'")))
+            }
+            _ => {
+                assert!(obs.contains("StaticText 'Only 7 left'"), "{obs}");
+                reply("stop [Only 7 left]")
+            }
+        }
+    })
+    .await;
+    let key = vec![("OPENAI_API_KEY".to_string(), "k".to_string())];
+    let rec = h.join("rec");
+    let mut args = run_args(
+        &tasks,
+        "record",
+        "llm",
+        &rec,
+        &["--action-space", "webarena", "--observation", "axtree", "--api-base", &llm.api_base()],
+    );
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(h, args, key.clone()).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    llm.check();
+    let t = RunDir::new(&rec).task("7").read_trajectory().unwrap().unwrap();
+    assert_eq!(t.outcome, Outcome::Answered, "{t:?}");
+    let actions: Vec<String> = t.steps.iter().map(|s| s.action.clone().unwrap_or_default()).collect();
+    assert_eq!(actions.len(), 7, "{actions:?}");
+    assert!(
+        actions[1] == "tab_focus [1]" && actions[3] == "press [Enter]" && actions[6] == "stop [Only 7 left]"
+    );
+    assert!(t.steps.iter().all(|s| s.error.is_none()), "{:?}", t.steps);
+    assert_eq!(t.final_url, "https://shop.test/product/red-mug");
+    assert_eq!(t.html_checks[0].result, "Only 7 left");
+    let e = run_cli(h, &["eval", rec.to_str().unwrap(), "--json"]);
+    let e: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    assert_eq!(e["tasks"][0]["success"], true, "{e}");
+    // The input image was fetched through the proxy: it is in the task's snapshot.
+    let show = run_cli(h, &["snapshots", "show", "rec/7", "--json", "--limit", "200"]);
+    assert!(String::from_utf8_lossy(&show.stdout).contains("/static/img/blue-kettle.png"));
+
+    // Frozen: two replays re-execute the recorded replies (action space and observation from run.json).
+    sites.stop();
+    let mut trees = vec![t.steps.iter().map(|s| s.elements.clone()).collect::<Vec<_>>()];
+    for name in ["rep1", "rep2"] {
+        let out_dir = h.join(name);
+        let args = run_args(&tasks, "replay", &format!("trajectory:{}", rec.display()), &out_dir, &[]);
+        let out = cli(h, args, vec![]).await;
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let r = RunDir::new(&out_dir).task("7").read_trajectory().unwrap().unwrap();
+        assert_eq!(r.outcome, Outcome::Answered, "{name}: {r:?}");
+        assert_eq!(
+            r.reproduced_steps,
+            Some(7),
+            "{name}: {:?}",
+            r.steps.iter().map(|s| &s.reproduced).collect::<Vec<_>>()
+        );
+        trees.push(r.steps.iter().map(|s| s.elements.clone()).collect());
+    }
+    assert!(trees[0].iter().all(|t| t.starts_with("[1] RootWebArea")), "{:?}", trees[0]);
+    assert_eq!(trees[0], trees[1], "the accessibility tree differs between recording and replay");
+    assert_eq!(trees[1], trees[2], "the accessibility tree differs between two replays");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = DemoSites::start(h).await;
+    let dir = h.join("config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tasks = dir.join("t.json");
+    std::fs::write(
+        &tasks,
+        serde_json::json!({"task_id": 1, "intent": "Search the shop for a mug.", "start_url": "__SHOPPING__/",
+                           "sites": ["shopping"], "eval": {"eval_types": ["string_match"],
+                           "reference_answers": {"must_include": ["mug"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start(|body| {
+        let obs = last_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        assert_eq!(image_count(body), turn + 1, "one labelled screenshot per turn");
+        if turn == 0 {
+            // The list of marks is replaced by the tree; its interactive lines carry the mark numbers
+            // (the search box is the page's first mark), the others none.
+            assert!(obs.contains("\t[0] searchbox 'Search'"), "{obs}");
+            assert!(obs.contains("heading 'Demo Shop'") && !obs.contains("] heading 'Demo Shop'"), "{obs}");
+            reply("type [0] [mug] [1]")
+        } else {
+            assert!(obs.contains("1 result(s) for \"mug\""), "{obs}");
+            reply("stop [Red Mug]")
+        }
+    })
+    .await;
+    let out_dir = h.join("live");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--site",
+        "SHOPPING=https://shop.test",
+        "--mode",
+        "live",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--settle-ms",
+        "200",
+        "--action-space",
+        "webarena",
+        "--observation",
+        "som+axtree",
+        "--api-base",
+        &llm.api_base(),
+    ]);
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(h, args, vec![("OPENAI_API_KEY".into(), "k".into())]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    llm.check();
+    let t = RunDir::new(&out_dir).task("1").read_trajectory().unwrap().unwrap();
+    assert_eq!((t.outcome, t.answer.as_deref()), (Outcome::Answered, Some("Red Mug")), "{t:?}");
+
+    // WebVoyager's actions name marks: an accessibility-tree observation needs WebArena's.
+    let out = run_cli_env(
+        h,
+        &[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--site",
+            "SHOPPING=https://shop.test",
+            "--mode",
+            "live",
+            "--out",
+            h.join("x").to_str().unwrap(),
+            "--observation",
+            "axtree",
+        ],
+        &[("OPENAI_API_KEY", "k")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--observation axtree needs --action-space webarena"),
+        "{err}"
+    );
+}

@@ -19,7 +19,11 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         ),
     };
     let llm = match judge {
-        JudgeKind::Reference => None,
+        // Reference matchers ask the model only for WebArena's fuzzy_match / ua_match and VWA's eval_vqa:
+        // when a model is configured they get it, otherwise those checks say they need one.
+        JudgeKind::Reference => {
+            crate::config::llm_config(&a.llm).ok().and_then(|c| trajectory::llm::Llm::new(c).ok())
+        }
         _ => Some(trajectory::llm::Llm::new(crate::config::llm_config(&a.llm)?)?),
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -33,6 +37,7 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         reference_file: a.reference.clone(),
         score_possible: a.score_possible,
         rescored,
+        ssim_threshold: a.ssim_threshold,
     };
     let bar = crate::output::progress_bar(0, "tasks judged");
     let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {
@@ -50,15 +55,30 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--rescore`: the program_html checks re-run offline against each task's snapshot.
+/// `--rescore`: the program_html and page_image_query checks re-run offline against each task's snapshot.
 fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<session::Rescored> {
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     let store = snapshots::Store::open_read_only(&cfg.store)?;
     let ca = load_ca(cfg)?;
-    let agent = agent::runner::AgentConfig::new(chrome);
+    // The re-execution uses the run's own settings: action space, observation, window, budget.
+    let rf = trajectory::RunDir::new(&a.run).read_run_file()?;
+    let extra = |k: &str| rf.config.extra.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let mut agent = agent::runner::AgentConfig::new(chrome);
+    [agent.width, agent.height] = rf.config.window;
+    agent.max_steps = rf.config.max_steps;
+    agent.page_timeout = std::time::Duration::from_secs_f64(rf.config.page_timeout_s.max(1.0));
+    agent.settle_quiet = std::time::Duration::from_millis(rf.config.settle_ms);
+    agent.wait = std::time::Duration::from_millis(rf.config.wait_ms);
+    agent.search_url = rf.config.search_url.clone();
+    if let Some(s) = extra("action_space") {
+        agent.action_space = s.parse().map_err(UsageError)?;
+    }
+    if let Some(o) = extra("observation") {
+        agent.observation = o.parse().map_err(UsageError)?;
+    }
     let bar = crate::output::progress_bar(0, "tasks re-scored offline");
     let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
-    let r = rt.block_on(session::rescore_program_html(
+    let r = rt.block_on(session::rescore_run(
         &a.run,
         store,
         ca,
@@ -74,7 +94,7 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     let failed: Vec<String> =
         r.iter().filter_map(|(id, x)| x.as_ref().err().map(|e| format!("{id}: {e}"))).collect();
     eprintln!(
-        "re-ran the program_html checks of {} task(s) offline from their snapshots{}",
+        "re-ran the program_html / page_image_query checks of {} task(s) offline from their snapshots{}",
         r.len() - failed.len(),
         if failed.is_empty() { String::new() } else { format!("; could not for {}", failed.join("; ")) }
     );

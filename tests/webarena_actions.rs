@@ -4,7 +4,9 @@
 //! grammar: a link that opens a new tab, tab_focus, type without Enter, press, goto, hover, stop.
 //! Recorded live, scored, then replayed twice with the sites stopped: every step reproduces and the
 //! accessibility-tree text is the same in the recording and both replays. A `som+axtree` run shows the
-//! tree with the screenshot's labels as ids.
+//! tree with the screenshot's labels as ids. The task's VisualWebArena image checks (SSIM against a gold
+//! photo given as a path and as a URL; a VQA question on a page only the check opened) are scored from
+//! the images the run fetched through the proxy, and re-scored offline with the same verdicts.
 
 use std::path::Path;
 
@@ -23,18 +25,25 @@ fn id_of(tree: &str, role_name: &str) -> u32 {
 }
 
 fn task_file(dir: &Path) -> std::path::PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
+    std::fs::create_dir_all(dir.join("gold")).unwrap();
+    std::fs::write(dir.join("gold/red-mug.png"), demo::product_photo_of("red-mug").unwrap()).unwrap();
     let tasks = serde_json::json!([{
         "sites": ["news", "shopping"], "task_id": 7, "require_login": false, "storage_state": null,
         "start_url": "__NEWS__/ |AND| __SHOPPING__/", "geolocation": null,
         "intent": "How many Red Mugs are left in stock? (this picture shows a kettle)",
         "image": "__SHOPPING__/static/img/blue-kettle.png", "require_reset": false,
         "eval": {
-            "eval_types": ["string_match", "url_match", "program_html"],
+            "eval_types": ["string_match", "url_match", "program_html", "page_image_query"],
             "reference_answers": {"must_include": ["7 left"]},
             "reference_url": "__SHOPPING__/product/red-mug", "url_note": "GOLD in PRED",
             "program_html": [{"url": "last", "locator": "document.querySelector('#hint').outerText",
                               "required_contents": {"exact_match": "Only 7 left"}}],
+            "page_image_query": [
+                {"eval_image_url": "last", "eval_image_class": ".photo",
+                 "eval_fuzzy_image_match": "gold/red-mug.png |OR| __SHOPPING__/static/img/red-mug.png"},
+                {"eval_image_url": "__SHOPPING__/product/blue-kettle", "eval_image_class": "",
+                 "eval_vqa": [{"question": "What is this?", "answer": "kettle"}]},
+            ],
         },
     }]);
     let f = dir.join("tasks.json");
@@ -78,6 +87,11 @@ async fn webarena_actions_tabs_and_axtree_record_score_and_replay() {
     let tasks = task_file(&h.join("config"));
     let llm = FakeLlm::start(|body| {
         let obs = last_user_text(body);
+        if body["messages"][0]["content"].as_str().is_some_and(|s| s.starts_with("Answer the question")) {
+            // eval_vqa: one image per question, VWA's prompt.
+            assert_eq!((image_count(body), obs.as_str()), (1, "Q: What is this? A:"));
+            return Reply::Text("A blue kettle".into());
+        }
         let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
         // The accessibility tree comes without a screenshot; the task's input image comes at step 1 and
         // stays in the context.
@@ -142,15 +156,46 @@ async fn webarena_actions_tabs_and_axtree_record_score_and_replay() {
     assert!(t.steps.iter().all(|s| s.error.is_none()), "{:?}", t.steps);
     assert_eq!(t.final_url, "https://shop.test/product/red-mug");
     assert_eq!(t.html_checks[0].result, "Only 7 left");
-    let e = run_cli(h, &["eval", rec.to_str().unwrap(), "--json"]);
-    let e: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    // The image checks' evidence: the photo on the last page, both golds, the photo of a page only the
+    // check opened; all saved next to the trajectory.
+    let files = |c: &trajectory::ImageCheck| {
+        c.images.iter().chain(&c.gold).map(|f| f.file.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(t.image_checks.len(), 2, "{:?}", t.image_checks);
+    assert_eq!(
+        files(&t.image_checks[0]),
+        ["check-image-0-0.img", "check-gold-0-0.img", "check-gold-0-1.img"]
+    );
+    assert_eq!(t.image_checks[1].images[0].url, "https://shop.test/static/img/blue-kettle.png");
+    let eval = |extra: &'static [&'static str]| {
+        let mut a = strs(&["eval", rec.to_str().unwrap(), "--json", "--api-base", &llm.api_base()]);
+        a.extend(strs(extra));
+        cli(h, a, key.clone())
+    };
+    let out = eval(&[]).await;
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(e["tasks"][0]["success"], true, "{e}");
+    let checks = e["tasks"][0]["reference"]["checks"].to_string();
+    assert!(
+        checks.contains("page_image_query[0].eval_fuzzy_image_match") && checks.contains("best 1.000"),
+        "{checks}"
+    );
+    assert!(checks.contains("page_image_query[1].eval_vqa"), "{checks}");
+    // A threshold above 1 fails the SSIM check.
+    let out = eval(&["--ssim-threshold", "1.01"]).await;
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["tasks"][0]["success"], false, "{e}");
     // The input image was fetched through the proxy: it is in the task's snapshot.
     let show = run_cli(h, &["snapshots", "show", "rec/7", "--json", "--limit", "200"]);
     assert!(String::from_utf8_lossy(&show.stdout).contains("/static/img/blue-kettle.png"));
 
-    // Frozen: two replays re-execute the recorded replies (action space and observation from run.json).
+    // Frozen: the checks re-run offline from the snapshot (their images too), same verdict.
     sites.stop();
+    let out = eval(&["--rescore"]).await;
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&e["tasks"][0]["success"], &e["tasks"][0]["rescored"]), (&true.into(), &true.into()), "{e}");
+    assert!(RunDir::new(&rec).task("7").path().join("rescore/check-image-1-0.img").exists());
+    // Two replays re-execute the recorded replies (action space and observation from run.json).
     let mut trees = vec![t.steps.iter().map(|s| s.elements.clone()).collect::<Vec<_>>()];
     for name in ["rep1", "rep2"] {
         let out_dir = h.join(name);

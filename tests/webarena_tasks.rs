@@ -242,7 +242,8 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     let out = run_cli(h, &["eval", rec.to_str().unwrap(), "--rescore", "--json"]);
     assert!(out.status.success(), "rescore: {}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("re-ran the program_html checks of 2 task(s) offline"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("re-ran the program_html / page_image_query checks of 2 task(s) offline"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

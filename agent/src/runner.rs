@@ -200,6 +200,9 @@ pub async fn run_task(
         policy: policy.describe(),
         started_ms: env.started_ms,
         task_eval: task.setup.eval.clone(),
+        task_setup: (!task.setup.format.is_empty())
+            .then(|| serde_json::to_value(crate::tasks::TaskSetup { eval: None, ..task.setup.clone() }).ok())
+            .flatten(),
         ..Default::default()
     };
     policy.set_action_space(cfg.action_space);
@@ -251,11 +254,10 @@ pub async fn run_task(
         .url()
         .await
         .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
-    if let Some(checks) =
-        task.setup.eval.as_ref().and_then(|e| e.get("program_html")).and_then(|p| p.as_array())
-    {
-        if !checks.is_empty() {
-            t.html_checks = html_checks(&session, checks).await;
+    if let Some(eval) = &task.setup.eval {
+        let (html, images) = final_checks(&session, eval, dir.path()).await;
+        if !html.is_empty() || !images.is_empty() {
+            (t.html_checks, t.image_checks) = (html, images);
             files.save(&t);
         }
     }
@@ -538,28 +540,23 @@ fn browser_options(
     }
 }
 
-/// Re-runs a WebArena `program_html` spec's checks in a fresh browser behind `env`'s proxy (a replay of
-/// the task's snapshot, for `eval --rescore`): the final page is `final_url` loaded again.
-pub async fn rescore_html(
-    cfg: &AgentConfig,
-    env: TaskEnv,
-    task_id: &str,
-    final_url: &str,
-    checks: &[serde_json::Value],
-) -> Result<Vec<trajectory::HtmlCheck>, String> {
-    let profile = tempfile::Builder::new()
-        .prefix(&format!("webfreeze-profile-{}-", trajectory::run_dir::task_dir_name(task_id)))
-        .tempdir()
-        .map_err(|e| format!("cannot create a browser profile directory: {e}"))?;
-    let profile = ProfileGuard(profile);
-    let opts = browser_options(cfg, &env, &crate::tasks::TaskSetup::default(), profile.path().to_path_buf());
-    let session = Session::launch(opts).await.map_err(|e| e.to_string())?;
-    let r = match session.goto(final_url).await {
-        Ok(()) => Ok(html_checks(&session, checks).await),
-        Err(e) => Err(format!("the final page {final_url} did not load: {e}")),
-    };
-    session.close().await;
-    r
+use trajectory::CheckEvidence;
+
+/// Runs a WebArena / VWA spec's end-of-task checks in the order of its `eval_types` (each may move the
+/// page, as in their harnesses): `program_html` ([`html_checks`]) and `page_image_query`
+/// ([`image_checks`], whose images are saved under `dir`).
+async fn final_checks(session: &Session, eval: &serde_json::Value, dir: &std::path::Path) -> CheckEvidence {
+    let (mut html, mut images) = (Vec::new(), Vec::new());
+    let types = eval.get("eval_types").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+    for ty in types.iter().filter_map(|t| t.as_str()) {
+        let list = eval.get(ty).and_then(|p| p.as_array()).filter(|a| !a.is_empty());
+        match (ty, list) {
+            ("program_html", Some(checks)) => html = html_checks(session, checks).await,
+            ("page_image_query", Some(queries)) => images = image_checks(session, queries, dir).await,
+            _ => {}
+        }
+    }
+    (html, images)
 }
 
 /// Runs a WebArena `program_html` spec's checks at the end of a task, as its harness does: each check
@@ -606,4 +603,87 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
         out.push(ev);
     }
     out
+}
+
+/// Collects a VWA `page_image_query` spec's images, as its harness does: each query navigates to its
+/// `eval_image_url` unless it is `last`; `eval_image_class` selects the images (`.class`: the elements
+/// that are images and the images inside the others; empty: every image on the page; anything else is
+/// an error, as in VWA); each image and each `eval_fuzzy_image_match` gold image that is a URL is fetched
+/// through the browser (so through the task's proxy: recorded, then replayed), local gold images are
+/// read; all are saved under `dir` for the evaluator.
+async fn image_checks(
+    session: &Session,
+    queries: &[serde_json::Value],
+    dir: &std::path::Path,
+) -> Vec<trajectory::ImageCheck> {
+    let mut out = Vec::with_capacity(queries.len());
+    for (q, query) in queries.iter().enumerate() {
+        let s = |k: &str| query.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+        let (url, locator) = (s("eval_image_url"), s("eval_image_class"));
+        let mut ev =
+            trajectory::ImageCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
+        if url.starts_with("func:") {
+            ev.error = Some(format!("{url} is not supported (it needs the site's API)"));
+            out.push(ev);
+            continue;
+        }
+        if !locator.trim().is_empty() && !locator.starts_with('.') {
+            ev.error = Some(format!(
+                "unknown eval_image_class {locator:?} (VWA takes a .class selector or nothing)"
+            ));
+            out.push(ev);
+            continue;
+        }
+        if url != "last" && !url.is_empty() {
+            if let Err(e) = session.goto(&url).await {
+                ev.error = Some(format!("loading {url}: {e}"));
+            }
+        }
+        ev.visited = session.url().await.unwrap_or_default();
+        let js = format!(
+            "(() => {{ const loc = {}; let imgs = []; \
+             if (!loc.trim()) {{ imgs = Array.from(document.querySelectorAll('img')).filter(i => i.getAttribute('alt') !== ''); }} \
+             else {{ for (const el of document.querySelectorAll(loc)) {{ if (el.tagName === 'IMG') imgs.push(el); else imgs.push(...el.querySelectorAll('img')); }} }} \
+             return JSON.stringify(imgs.map(i => i.getAttribute('src')).filter(Boolean).map(s => new URL(s, location.href).href)); }})()",
+            serde_json::Value::String(locator.clone())
+        );
+        let srcs: Vec<String> = match session.evaluate_text(&js).await {
+            Ok(j) => serde_json::from_str(&j).unwrap_or_default(),
+            Err(e) => {
+                ev.error.get_or_insert(format!("selecting the images: {e}"));
+                Vec::new()
+            }
+        };
+        for (i, src) in srcs.iter().enumerate() {
+            let name = format!("check-image-{q}-{i}.img");
+            ev.images.push(save_image(session, src, dir, &name).await);
+        }
+        let gold = s("eval_fuzzy_image_match");
+        for (g, alt) in gold.split(" |OR| ").map(str::trim).filter(|g| !g.is_empty()).enumerate() {
+            let name = format!("check-gold-{q}-{g}.img");
+            ev.gold.push(save_image(session, alt, dir, &name).await);
+        }
+        out.push(ev);
+    }
+    out
+}
+
+/// Fetches (a URL, through the browser) or reads (a path) an image and saves it as `dir/name`.
+async fn save_image(
+    session: &Session,
+    src: &str,
+    dir: &std::path::Path,
+    name: &str,
+) -> trajectory::ImageFile {
+    let mut f = trajectory::ImageFile { url: src.to_string(), ..Default::default() };
+    let bytes = if ["http://", "https://", "data:"].iter().any(|p| src.starts_with(p)) {
+        session.fetch_bytes(src).await.map_err(|e| e.to_string())
+    } else {
+        std::fs::read(src).map_err(|e| e.to_string())
+    };
+    match bytes.and_then(|b| trajectory::write_atomic(&dir.join(name), &b).map_err(|e| e.to_string())) {
+        Ok(()) => f.file = name.to_string(),
+        Err(e) => f.error = Some(e),
+    }
+    f
 }

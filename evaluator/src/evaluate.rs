@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use trajectory::llm::Llm;
 use trajectory::{Outcome, RunDir, Trajectory};
 
-use crate::judge::{fuzzy_match, judge, Judgement};
+use crate::judge::{fuzzy_match, judge, vqa, Judgement};
 use crate::matchers::{check, exact_match, includes, Check, EvalSpec};
 use crate::reference::{load_specs, load_webvoyager, ReferenceError, WvAnswer};
 
@@ -41,9 +41,12 @@ pub struct EvalOptions {
     pub reference_file: Option<PathBuf>,
     /// Score `possible` WebVoyager answers too.
     pub score_possible: bool,
-    /// `eval --rescore`: `program_html` evidence re-run offline from the snapshots, by task id (used instead
-    /// of the trajectory's own; an `Err` says why a task's checks could not be re-run).
-    pub rescored: BTreeMap<String, Result<Vec<trajectory::HtmlCheck>, String>>,
+    /// `eval --rescore`: `program_html` and `page_image_query` evidence re-run offline from the
+    /// snapshots, by task id (used instead of the trajectory's own; an `Err` says why a task's checks
+    /// could not be re-run).
+    pub rescored: BTreeMap<String, Result<trajectory::CheckEvidence, String>>,
+    /// SSIM threshold of VWA image queries that set none (VWA: 0.8).
+    pub ssim_threshold: f64,
 }
 
 /// Reference-matcher result of one task.
@@ -229,7 +232,7 @@ pub async fn evaluate_with_progress(
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
                 // A WebArena-format task: its spec travels in the trajectory.
-                Some(spec) => match webarena_result(opts, spec, t, &answer, &mut te.rescored).await {
+                Some(spec) => match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
                     Ok(r) => te.reference = Some(r),
                     Err(e) => te.reference_error = Some(e),
                 },
@@ -345,29 +348,55 @@ async fn webarena_result(
     opts: &EvalOptions,
     spec: &serde_json::Value,
     t: &Trajectory,
+    task_dir: &Path,
     answer: &str,
     rescored: &mut bool,
 ) -> Result<ReferenceResult, String> {
-    let evidence = match opts.rescored.get(&t.task_id) {
-        Some(Ok(fresh)) => {
+    let (html, images) = match opts.rescored.get(&t.task_id) {
+        Some(Ok((html, images))) => {
             *rescored = true;
-            fresh
+            (html, images)
         }
         Some(Err(e)) => return Err(format!("re-scoring offline failed: {e}")),
-        None => &t.html_checks,
+        None => (&t.html_checks, &t.image_checks),
     };
-    let found = crate::webarena::check(spec, answer, &t.final_url, evidence)?;
+    let evidence = crate::webarena::Evidence {
+        answer,
+        final_url: &t.final_url,
+        html,
+        images,
+        task_dir,
+        ssim_threshold: opts.ssim_threshold,
+    };
+    let found = crate::webarena::check(spec, &evidence)?;
     let mut checks = found.checks;
     for m in found.model {
         let c = match &opts.llm {
-            Some(llm) => match fuzzy_match(llm, &t.question, answer, &m.reference).await {
-                Ok((pass, _)) => Check { matcher: m.matcher, expected: m.reference, pass },
-                Err(e) => Check {
-                    matcher: m.matcher,
-                    expected: format!("{} (model failed: {e})", m.reference),
-                    pass: false,
-                },
-            },
+            Some(llm) => {
+                let r = match &m.ask {
+                    crate::webarena::Ask::Fuzzy { pred } => {
+                        let pred = pred.as_deref().unwrap_or(answer);
+                        fuzzy_match(llm, &t.question, pred, &m.reference).await.map(|(pass, _)| pass)
+                    }
+                    crate::webarena::Ask::Vqa { question, images } => {
+                        let bytes: Vec<Vec<u8>> =
+                            images.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+                        vqa(llm, question, &m.reference, &bytes).await.map(|(pass, _)| pass)
+                    }
+                };
+                let expected = match &m.ask {
+                    crate::webarena::Ask::Vqa { question, .. } => format!("{question} -> {}", m.reference),
+                    crate::webarena::Ask::Fuzzy { .. } => m.reference.clone(),
+                };
+                match r {
+                    Ok(pass) => Check { matcher: m.matcher, expected, pass },
+                    Err(e) => Check {
+                        matcher: m.matcher,
+                        expected: format!("{expected} (model failed: {e})"),
+                        pass: false,
+                    },
+                }
+            }
             None => Check {
                 matcher: m.matcher,
                 expected: format!("{} (not run: needs a model API)", m.reference),

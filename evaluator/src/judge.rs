@@ -142,6 +142,27 @@ pub async fn fuzzy_match(
     Ok((t.starts_with("YES") || (t.contains("YES") && !t.contains("NO")), c.text))
 }
 
+/// VisualWebArena's `eval_vqa` through the model: each image with `Q: {question} A:` (VWA asked
+/// BLIP-2 the same prompt); passes when some reply contains `answer` (case-insensitive). Returns the
+/// verdict and the replies.
+pub async fn vqa(
+    llm: &Llm,
+    question: &str,
+    answer: &str,
+    images: &[Vec<u8>],
+) -> Result<(bool, Vec<String>), LlmError> {
+    let mut replies = Vec::with_capacity(images.len());
+    for img in images {
+        let msgs = [
+            Message::text("system", "Answer the question about the image in a few words."),
+            Message::with_images("user", &format!("Q: {question} A:"), &[img.as_slice()]),
+        ];
+        replies.push(llm.chat(&msgs, 0.0).await?.text);
+    }
+    let want = answer.to_lowercase();
+    Ok((replies.iter().any(|r| r.to_lowercase().contains(&want)), replies))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

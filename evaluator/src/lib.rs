@@ -7,10 +7,12 @@
 //! - [`compare`]: two evaluated runs side by side, with agreement, Cohen's kappa, exact McNemar, and the
 //!   evidence for every flipped task (Markdown, JSON, one self-contained HTML page);
 //! - [`stats`]: kappa and McNemar;
-//! - [`webarena`]: WebArena / VisualWebArena `eval` specs (string_match, url_match).
+//! - [`webarena`]: WebArena / VisualWebArena `eval` specs (string_match, url_match, program_html,
+//!   page_image_query); [`image_match`]: VWA's SSIM.
 
 pub mod compare;
 pub mod evaluate;
+pub mod image_match;
 pub mod judge;
 pub mod matchers;
 pub mod reference;

@@ -15,24 +15,92 @@
 //!   against the check's `required_contents`: `exact_match`, `must_include` (`|OR|` alternatives,
 //!   substring), `must_exclude`. A check that needed a `func:` helper (a site's REST API) makes the task
 //!   not scorable, by name.
-//! - `page_image_query` is not built yet: a task that needs it is reported as not scorable, by name (as
-//!   is an unknown eval type).
+//!   `fuzzy_match` there goes to the model with the element's text.
+//! - `required_values` (VWA, in `reference_answers` and in `required_contents`): the answer (or the
+//!   element's text) read as an integer, commas dropped, must satisfy each inequality (`>= 12`,
+//!   `< 700`, `== 3`; ` |OR| ` alternatives); text that is not an integer fails, as in VWA.
+//! - `page_image_query` (VWA): the run collected each query's images and gold images
+//!   (`Trajectory::image_checks`, saved next to the trajectory); `eval_fuzzy_image_match` passes when
+//!   some page image has an SSIM above the threshold (the query's `ssim_threshold`, else 0.8 or
+//!   `--ssim-threshold`) with some gold image ([`crate::image_match`]); each `eval_vqa` question goes
+//!   to the model with each image as `Q: question A:` and passes when some reply contains the answer
+//!   (VWA asked BLIP-2; here the OpenAI-compatible model answers). A query with no image on the page
+//!   fails, as in VWA.
+//!
+//! An unknown eval type, and a check that needs a site's API, make the task not scorable, by name.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use trajectory::HtmlCheck;
+use trajectory::{HtmlCheck, ImageCheck};
 
 use crate::matchers::Check;
 
-/// A check that needs the model: (matcher name, reference text).
+/// VWA's default SSIM threshold.
+pub const DEFAULT_SSIM_THRESHOLD: f64 = 0.8;
+
+/// What the model is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    /// Does this text mean the reference? (`pred` None: the agent's answer.)
+    Fuzzy {
+        /// The text judged.
+        pred: Option<String>,
+    },
+    /// A question about images; passes when a reply for some image contains the reference.
+    Vqa {
+        /// The question.
+        question: String,
+        /// The images (files).
+        images: Vec<PathBuf>,
+    },
+}
+
+/// A check that needs the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelCheck {
-    /// `fuzzy_match` or `ua_match`.
+    /// `string_match.fuzzy_match`, `string_match.ua_match`, `program_html[i].fuzzy_match`,
+    /// `page_image_query[i].eval_vqa`.
     pub matcher: String,
-    /// What the answer should mean.
+    /// What the answer should mean (or contain, for a VQA question).
     pub reference: String,
+    /// What to ask.
+    pub ask: Ask,
+}
+
+/// The answer's check for `required_values`: every inequality (or one of its `|OR|` alternatives)
+/// holds for the text read as an integer (VWA's `str_2_int`: trimmed, commas dropped).
+fn required_values(text: &str, values: &[String]) -> Vec<(String, bool)> {
+    let n: Option<i64> = text.trim().replace(',', "").parse().ok();
+    values
+        .iter()
+        .map(|v| {
+            let pass =
+                n.is_some_and(|n| v.split(" |OR| ").any(|alt| inequality(n as f64, alt) == Some(true)));
+            (v.clone(), pass)
+        })
+        .collect()
+}
+
+/// VWA's `compare_inequality`: `<= x`, `>= x`, `== x`, `< x`, `> x` (tolerance 1e-8); None when the text
+/// is not one.
+fn inequality(value: f64, text: &str) -> Option<bool> {
+    const TOL: f64 = 1e-8;
+    for op in ["<=", ">=", "==", "<", ">"] {
+        if let Some((_, num)) = text.split_once(op) {
+            let y: f64 = num.trim().parse().ok()?;
+            return Some(match op {
+                "<=" => value <= y + TOL,
+                ">=" => value >= y - TOL,
+                "==" => (value - y).abs() <= TOL,
+                "<" => value < y + TOL,
+                _ => value > y - TOL,
+            });
+        }
+    }
+    None
 }
 
 /// What the non-model part of a spec gave.
@@ -128,6 +196,11 @@ pub fn string_match(eval: &Value, answer: &str) -> WaChecks {
         let pass = items.iter().any(|i| includes(answer, i, false));
         push("one_of", items.join(" | "), pass);
     }
+    if let Some(items) = refs.get("required_values").filter(|v| !v.is_null()) {
+        for (v, pass) in required_values(answer, &as_list(items)) {
+            push("required_values", v, pass);
+        }
+    }
     if let Some(f) = refs.get("fuzzy_match").filter(|v| !v.is_null()) {
         if f.as_str() == Some("N/A") {
             let note = eval.get("string_note").and_then(Value::as_str).unwrap_or("").to_string();
@@ -136,10 +209,15 @@ pub fn string_match(eval: &Value, answer: &str) -> WaChecks {
                 reference: format!(
                     "The task cannot be done; the answer should say so, for this reason: {note}"
                 ),
+                ask: Ask::Fuzzy { pred: None },
             });
         } else {
             for r in as_list(f) {
-                out.model.push(ModelCheck { matcher: "string_match.fuzzy_match".into(), reference: r });
+                out.model.push(ModelCheck {
+                    matcher: "string_match.fuzzy_match".into(),
+                    reference: r,
+                    ask: Ask::Fuzzy { pred: None },
+                });
             }
         }
     }
@@ -196,10 +274,12 @@ pub fn url_match(eval: &Value, final_url: &str) -> Check {
     Check { matcher: "url_match".into(), expected: format!("{gold} ({rule})"), pass }
 }
 
-/// Scores `program_html` from the evidence the run collected. `Err`: a check that cannot be scored here.
-pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<Vec<Check>, String> {
+/// Scores `program_html` from the evidence the run collected (its `fuzzy_match` items go to the model).
+/// `Err`: a check that cannot be scored here.
+pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, String> {
     let specs = eval.get("program_html").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out = Vec::new();
+    let mut model = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let locator = spec.get("locator").and_then(Value::as_str).unwrap_or("");
         let Some(ev) = evidence.get(i) else {
@@ -235,16 +315,134 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<Vec<Check>, 
             let pass = !includes(&found, &item, false);
             push("must_exclude", item, pass);
         }
+        for (v, pass) in required_values(&found, &rc.get("required_values").map(as_list).unwrap_or_default())
+        {
+            push("required_values", v, pass);
+        }
+        for target in
+            rc.get("fuzzy_match").and_then(Value::as_str).map(|t| t.split(" |OR| ")).into_iter().flatten()
+        {
+            model.push(ModelCheck {
+                matcher: format!("program_html[{i}].fuzzy_match"),
+                reference: target.to_string(),
+                ask: Ask::Fuzzy { pred: Some(found.clone()) },
+            });
+        }
     }
-    if out.is_empty() {
+    if out.is_empty() && model.is_empty() {
         return Err("program_html with no checks".into());
+    }
+    Ok(WaChecks { checks: out, model })
+}
+
+/// Scores `page_image_query` from the images the run collected (`task_dir` holds their files): SSIM
+/// against the gold images here, VQA questions for the model. `Err`: a query that cannot be scored.
+pub fn page_image_query(
+    eval: &Value,
+    evidence: &[ImageCheck],
+    task_dir: &Path,
+    default_threshold: f64,
+) -> Result<WaChecks, String> {
+    let specs = eval.get("page_image_query").and_then(Value::as_array).cloned().unwrap_or_default();
+    if specs.is_empty() {
+        return Err("page_image_query with no queries".into());
+    }
+    let mut out = WaChecks::default();
+    for (i, spec) in specs.iter().enumerate() {
+        let name = |m: &str| format!("page_image_query[{i}].{m}");
+        let Some(ev) = evidence.get(i) else {
+            out.checks.push(Check {
+                matcher: name("images"),
+                expected: "the run did not execute this query".into(),
+                pass: false,
+            });
+            continue;
+        };
+        if let Some(e) =
+            ev.error.as_deref().filter(|e| e.contains("is not supported") || e.contains("unknown"))
+        {
+            return Err(format!("page_image_query {i}: {e}"));
+        }
+        let files: Vec<PathBuf> =
+            ev.images.iter().filter(|f| !f.file.is_empty()).map(|f| task_dir.join(&f.file)).collect();
+        let at = if ev.url == "last" { "the last page".to_string() } else { ev.url.clone() };
+        if files.is_empty() {
+            // VWA scores a query with no image 0.
+            out.checks.push(Check {
+                matcher: name("images"),
+                expected: format!("images matching {:?} at {at} (none found)", ev.locator),
+                pass: false,
+            });
+            continue;
+        }
+        if let Some(gold) = spec.get("eval_fuzzy_image_match").and_then(Value::as_str) {
+            let threshold = spec.get("ssim_threshold").and_then(Value::as_f64).unwrap_or(default_threshold);
+            let page: Vec<Vec<u8>> = files.iter().filter_map(|f| std::fs::read(f).ok()).collect();
+            let mut best: Option<f64> = None;
+            let mut problems = Vec::new();
+            for g in &ev.gold {
+                let bytes = match (&g.error, std::fs::read(task_dir.join(&g.file))) {
+                    (None, Ok(b)) if !g.file.is_empty() => b,
+                    (Some(e), _) => {
+                        problems.push(format!("gold {}: {e}", g.url));
+                        continue;
+                    }
+                    (_, Err(e)) => {
+                        problems.push(format!("gold {}: {e}", g.url));
+                        continue;
+                    }
+                    _ => continue,
+                };
+                for p in &page {
+                    match crate::image_match::ssim_bytes(p, &bytes) {
+                        Ok(s) => best = Some(best.map_or(s, |b: f64| b.max(s))),
+                        Err(e) => problems.push(e.to_string()),
+                    }
+                }
+            }
+            let pass = best.is_some_and(|b| b > threshold);
+            let best_text = best.map_or("none computed".to_string(), |b| format!("best {b:.3}"));
+            let note = if problems.is_empty() { String::new() } else { format!("; {}", problems.join("; ")) };
+            out.checks.push(Check {
+                matcher: name("eval_fuzzy_image_match"),
+                expected: format!("SSIM > {threshold} with {gold} ({best_text}{note})"),
+                pass,
+            });
+        }
+        for qa in spec.get("eval_vqa").and_then(Value::as_array).into_iter().flatten() {
+            let q = qa.get("question").and_then(Value::as_str).unwrap_or("").to_string();
+            let a = qa.get("answer").and_then(Value::as_str).unwrap_or("").to_string();
+            out.model.push(ModelCheck {
+                matcher: name("eval_vqa"),
+                reference: a,
+                ask: Ask::Vqa { question: q, images: files.clone() },
+            });
+        }
     }
     Ok(out)
 }
 
-/// Scores a whole spec's non-model checks, with the `program_html` evidence the run collected. `Err`
-/// names the eval types that cannot be scored here.
-pub fn check(eval: &Value, answer: &str, final_url: &str, html: &[HtmlCheck]) -> Result<WaChecks, String> {
+/// What a run left for scoring one task.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// The agent's answer.
+    pub answer: &'a str,
+    /// The final URL.
+    pub final_url: &'a str,
+    /// `program_html` checks' results.
+    pub html: &'a [HtmlCheck],
+    /// `page_image_query` queries' images.
+    pub images: &'a [ImageCheck],
+    /// Where the images' files are.
+    pub task_dir: &'a Path,
+    /// SSIM threshold for queries without their own.
+    pub ssim_threshold: f64,
+}
+
+/// Scores a whole spec's non-model checks, with the evidence the run collected. `Err` names the eval
+/// types that cannot be scored here.
+pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, String> {
+    let (answer, final_url, html) = (ev.answer, ev.final_url, ev.html);
     let types = as_list(eval.get("eval_types").unwrap_or(&Value::Null));
     if types.is_empty() {
         return Err("the eval spec has no eval_types".into());
@@ -260,10 +458,19 @@ pub fn check(eval: &Value, answer: &str, final_url: &str, html: &[HtmlCheck]) ->
             }
             "url_match" => out.checks.push(url_match(eval, final_url)),
             "program_html" => match program_html(eval, html) {
-                Ok(c) => out.checks.extend(c),
+                Ok(c) => {
+                    out.checks.extend(c.checks);
+                    out.model.extend(c.model);
+                }
                 Err(e) => unsupported.push(format!("program_html ({e})")),
             },
-            "page_image_query" => unsupported.push(format!("{t} (not built yet)")),
+            "page_image_query" => match page_image_query(eval, ev.images, ev.task_dir, ev.ssim_threshold) {
+                Ok(c) => {
+                    out.checks.extend(c.checks);
+                    out.model.extend(c.model);
+                }
+                Err(e) => unsupported.push(format!("page_image_query ({e})")),
+            },
             other => unsupported.push(format!("{other} (unknown eval type)")),
         }
     }
@@ -277,6 +484,27 @@ pub fn check(eval: &Value, answer: &str, final_url: &str, html: &[HtmlCheck]) ->
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn hc(result: &str, error: Option<&str>) -> HtmlCheck {
+        HtmlCheck {
+            url: "last".into(),
+            visited: "http://x/".into(),
+            locator: "document.title".into(),
+            result: result.into(),
+            error: error.map(str::to_string),
+        }
+    }
+
+    fn ev<'a>(answer: &'a str, url: &'a str, html: &'a [HtmlCheck]) -> Evidence<'a> {
+        Evidence {
+            answer,
+            final_url: url,
+            html,
+            images: &[],
+            task_dir: Path::new("."),
+            ssim_threshold: DEFAULT_SSIM_THRESHOLD,
+        }
+    }
 
     #[test]
     fn string_match_table() {
@@ -294,6 +522,13 @@ mod tests {
             (json!({"must_exclude": ["mug"]}), "The kettle", true),
             (json!({"one_of": ["red", "blue"]}), "blue", true),
             (json!({"one_of": ["red", "blue"]}), "green", false),
+            (json!({"required_values": [">= 12"]}), "12", true),
+            (json!({"required_values": [">= 12"]}), "1,204", true),
+            (json!({"required_values": [">= 12"]}), "11", false),
+            (json!({"required_values": ["< 700", "> 5"]}), " 699 ", true),
+            (json!({"required_values": ["== 3 |OR| == 4"]}), "4", true),
+            (json!({"required_values": ["== 3"]}), "3 items", false),
+            (json!({"required_values": ["about 3"]}), "3", false),
         ];
         for (refs, answer, want) in cases {
             let s = string_match(&json!({"reference_answers": refs}), answer);
@@ -309,7 +544,8 @@ mod tests {
             s.model,
             vec![ModelCheck {
                 matcher: "string_match.fuzzy_match".into(),
-                reference: "about 20 dollars".into()
+                reference: "about 20 dollars".into(),
+                ask: Ask::Fuzzy { pred: None },
             }]
         );
         let s = string_match(
@@ -347,17 +583,16 @@ mod tests {
 
     #[test]
     fn unscorable_types_are_named() {
-        let e = check(&json!({"eval_types": ["string_match", "page_image_query"]}), "a", "http://x", &[])
-            .unwrap_err();
-        assert!(e.contains("page_image_query (not built yet)"), "{e}");
-        let e = check(&json!({"eval_types": ["frobnicate"]}), "a", "http://x", &[]).unwrap_err();
+        let e =
+            check(&json!({"eval_types": ["string_match", "page_image_query"]}), &ev("a", "http://x", &[]))
+                .unwrap_err();
+        assert!(e.contains("page_image_query (page_image_query with no queries)"), "{e}");
+        let e = check(&json!({"eval_types": ["frobnicate"]}), &ev("a", "http://x", &[])).unwrap_err();
         assert!(e.contains("frobnicate (unknown eval type)"), "{e}");
-        assert!(check(&json!({}), "a", "http://x", &[]).is_err());
+        assert!(check(&json!({}), &ev("a", "http://x", &[])).is_err());
         let ok = check(
             &json!({"eval_types": ["string_match", "url_match"], "reference_answers": {"must_include": ["a"]}, "reference_url": "http://x/"}),
-            "a",
-            "http://x",
-            &[],
+            &ev("a", "http://x", &[]),
         )
         .unwrap();
         assert_eq!(ok.checks.len(), 2);
@@ -366,39 +601,106 @@ mod tests {
 
     #[test]
     fn program_html_table() {
-        let ev = |result: &str, error: Option<&str>| HtmlCheck {
-            url: "last".into(),
-            visited: "http://x/".into(),
-            locator: "document.title".into(),
-            result: result.into(),
-            error: error.map(str::to_string),
-        };
         let spec = |rc: Value| json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "document.title", "required_contents": rc}]});
         // (required_contents, evidence, pass)
         let cases: Vec<(Value, Vec<HtmlCheck>, bool)> = vec![
-            (json!({"exact_match": "Order #12"}), vec![ev("order #12", None)], true),
-            (json!({"must_include": ["Tom &amp; Jerry"]}), vec![ev("<b>Tom &amp; Jerry</b>", None)], false),
-            (json!({"must_include": ["Tom & Jerry"]}), vec![ev("<b>Tom &amp; Jerry</b>", None)], true),
-            (json!({"must_include": ["red |OR| blue"]}), vec![ev("a blue mug", None)], true),
-            (json!({"must_include": ["5"]}), vec![ev("15", None)], true),
-            (json!({"must_exclude": ["draft"]}), vec![ev("Draft post", None)], false),
-            (json!({"must_include": ["x"]}), vec![ev("", Some("locator: TypeError"))], false),
+            (json!({"exact_match": "Order #12"}), vec![hc("order #12", None)], true),
+            (json!({"must_include": ["Tom &amp; Jerry"]}), vec![hc("<b>Tom &amp; Jerry</b>", None)], false),
+            (json!({"must_include": ["Tom & Jerry"]}), vec![hc("<b>Tom &amp; Jerry</b>", None)], true),
+            (json!({"must_include": ["red |OR| blue"]}), vec![hc("a blue mug", None)], true),
+            (json!({"must_include": ["5"]}), vec![hc("15", None)], true),
+            (json!({"must_exclude": ["draft"]}), vec![hc("Draft post", None)], false),
+            (json!({"must_include": ["x"]}), vec![hc("", Some("locator: TypeError"))], false),
             (json!({"must_include": ["x"]}), vec![], false),
+            (json!({"required_values": [">= 12"]}), vec![hc("1,024", None)], true),
+            (json!({"required_values": ["< 700"]}), vec![hc("$699", None)], false),
         ];
         for (rc, evidence, want) in cases {
-            let c = check(&spec(rc.clone()), "", "", &evidence).unwrap();
+            let c = check(&spec(rc.clone()), &ev("", "", &evidence)).unwrap();
             assert_eq!(c.checks.iter().all(|c| c.pass), want, "{rc} {evidence:?}: {:?}", c.checks);
         }
-        let e = check(
-            &spec(json!({"must_include": ["x"]})),
-            "",
-            "",
-            &[ev(
-                "",
-                Some("func:shopping_get_latest_order_url() is not supported (it needs the site's API)"),
-            )],
-        )
-        .unwrap_err();
+        let func =
+            [hc("", Some("func:shopping_get_latest_order_url() is not supported (it needs the site's API)"))];
+        let e = check(&spec(json!({"must_include": ["x"]})), &ev("", "", &func)).unwrap_err();
         assert!(e.contains("func:shopping_get_latest_order_url"), "{e}");
+    }
+
+    #[test]
+    fn program_html_fuzzy_goes_to_the_model_with_the_element_text() {
+        let spec = json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "x",
+            "required_contents": {"fuzzy_match": "a cheap mug |OR| a mug"}}]});
+        let html = [hc("The Red Mug, $8.50", None)];
+        let c = check(&spec, &ev("", "", &html)).unwrap();
+        assert!(c.checks.is_empty());
+        assert_eq!(c.model.len(), 2);
+        assert_eq!(c.model[0].ask, Ask::Fuzzy { pred: Some("The Red Mug, $8.50".into()) });
+    }
+
+    #[test]
+    fn page_image_query_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let png = |name: &str, f: &dyn Fn(u32, u32) -> u8| {
+            let img = image::GrayImage::from_fn(32, 32, |x, y| image::Luma([f(x, y)]));
+            img.save(dir.path().join(name)).unwrap();
+            trajectory::ImageFile { url: format!("https://shop.test/{name}"), file: name.into(), error: None }
+        };
+        let mug = png("mug.png", &|x, y| ((x * 8) ^ (y * 5)) as u8);
+        let kettle = png("kettle.png", &|x, y| if (x / 4 + y / 4) % 2 == 0 { 10 } else { 240 });
+        let gold = png("gold.png", &|x, y| ((x * 8) ^ (y * 5)) as u8);
+        let q = |extra: Value| {
+            let mut q = json!({"eval_image_url": "last", "eval_image_class": ".photo"});
+            q.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            json!({"eval_types": ["page_image_query"], "page_image_query": [q]})
+        };
+        let found = |images: Vec<trajectory::ImageFile>, gold: Vec<trajectory::ImageFile>| ImageCheck {
+            url: "last".into(),
+            visited: "https://shop.test/p".into(),
+            locator: ".photo".into(),
+            images,
+            gold,
+            error: None,
+        };
+        let score = |spec: &Value, e: &ImageCheck, threshold: f64| {
+            let images = [e.clone()];
+            let evidence = Evidence {
+                images: &images,
+                task_dir: dir.path(),
+                ssim_threshold: threshold,
+                ..ev("", "", &[])
+            };
+            check(spec, &evidence)
+        };
+        let fuzzy = q(json!({"eval_fuzzy_image_match": "https://x/gold.png"}));
+        // (spec, page images, gold, threshold, pass)
+        let cases = [
+            (fuzzy.clone(), vec![kettle.clone(), mug.clone()], vec![gold.clone()], 0.8, true),
+            (fuzzy.clone(), vec![kettle.clone()], vec![gold.clone()], 0.8, false),
+            (fuzzy.clone(), vec![], vec![gold.clone()], 0.8, false),
+            // The query's own threshold wins over the default.
+            (
+                q(json!({"eval_fuzzy_image_match": "g", "ssim_threshold": 1.5})),
+                vec![mug.clone()],
+                vec![gold.clone()],
+                0.8,
+                false,
+            ),
+            (fuzzy.clone(), vec![kettle.clone()], vec![gold.clone()], -1.0, true),
+        ];
+        for (i, (spec, images, g, threshold, want)) in cases.into_iter().enumerate() {
+            let c = score(&spec, &found(images, g), threshold).unwrap();
+            assert!(!c.checks.is_empty(), "case {i}");
+            assert_eq!(c.checks.iter().all(|c| c.pass), want, "case {i}: {:?}", c.checks);
+        }
+        // VQA questions go to the model with the page's images.
+        let vqa = q(json!({"eval_vqa": [{"question": "Is it a mug?", "answer": "yes"}]}));
+        let c = score(&vqa, &found(vec![mug.clone()], vec![]), 0.8).unwrap();
+        assert_eq!(
+            c.model[0].ask,
+            Ask::Vqa { question: "Is it a mug?".into(), images: vec![dir.path().join("mug.png")] }
+        );
+        // A func: URL or a locator VWA does not take: not scorable, by name.
+        let mut bad = found(vec![], vec![]);
+        bad.error = Some("func:get_image() is not supported (it needs the site's API)".into());
+        assert!(score(&fuzzy, &bad, 0.8).unwrap_err().contains("func:get_image()"));
     }
 }

@@ -27,7 +27,7 @@ mod task_proxy;
 
 pub use error::SessionError;
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
-pub use rescore::{rescore_program_html, Rescored};
+pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
 pub use run::{
     auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,

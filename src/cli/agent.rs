@@ -190,6 +190,10 @@ pub(crate) struct EvalArgs {
     /// snapshot in a fresh Chromium (no network, no agent), and score with what they find now.
     #[arg(long)]
     pub rescore: bool,
+    /// SSIM above which a VisualWebArena `eval_fuzzy_image_match` image counts as the gold one, for
+    /// queries that set no `ssim_threshold` of their own (VWA uses 0.8).
+    #[arg(long, default_value_t = evaluator::webarena::DEFAULT_SSIM_THRESHOLD, value_name = "X")]
+    pub ssim_threshold: f64,
     /// Browser binary for --rescore [default: the first of /usr/bin/chromium, chromium-browser,
     /// google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]

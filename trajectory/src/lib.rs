@@ -16,5 +16,6 @@ pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
 pub use types::{
-    HtmlCheck, Outcome, ProxyStats, Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION,
+    CheckEvidence, HtmlCheck, ImageCheck, ImageFile, Outcome, ProxyStats, Reproduction, RunMode, Step,
+    Timings, Trajectory, TRAJECTORY_VERSION,
 };

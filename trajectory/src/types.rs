@@ -208,10 +208,57 @@ pub struct Trajectory {
     /// placeholders resolved): `webfreeze eval` scores it without the task file or the site list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_eval: Option<serde_json::Value>,
+    /// The task's set-up as its file gave it (start pages, viewport, storage state, ...; WebArena format
+    /// only, without `eval`, which is [`Trajectory::task_eval`]): what `eval --rescore` needs to
+    /// re-execute the task against its snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_setup: Option<serde_json::Value>,
     /// What the task's `program_html` checks found, in spec order: run at the end of the task in the same
     /// browser, through the same proxy (so in record mode the pages they load are recorded too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub html_checks: Vec<HtmlCheck>,
+    /// What the task's `page_image_query` checks (VisualWebArena) found, in spec order: the images on
+    /// the page and the gold images, fetched through the task's proxy at the end of the task and saved
+    /// next to the trajectory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_checks: Vec<ImageCheck>,
+}
+
+/// What a task's end-of-task checks found: `program_html`'s and `page_image_query`'s evidence.
+pub type CheckEvidence = (Vec<HtmlCheck>, Vec<ImageCheck>);
+
+/// One `page_image_query` check's evidence.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageCheck {
+    /// The query's `eval_image_url` (`last`, or a URL with placeholders resolved).
+    pub url: String,
+    /// The URL the page was at when the images were collected.
+    #[serde(default)]
+    pub visited: String,
+    /// The query's `eval_image_class` (a `.class` selector; empty: every image on the page).
+    pub locator: String,
+    /// The images the locator selected, in page order.
+    #[serde(default)]
+    pub images: Vec<ImageFile>,
+    /// The `eval_fuzzy_image_match` gold images (its ` |OR| ` alternatives), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gold: Vec<ImageFile>,
+    /// Why the query could not run as written (a `func:` URL, an unknown locator, a navigation error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An image fetched for a check.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageFile {
+    /// Where it came from (a URL, or the gold image's path).
+    pub url: String,
+    /// Its bytes, relative to the task's directory ("" when it could not be fetched).
+    #[serde(default)]
+    pub file: String,
+    /// Why it could not be fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One `program_html` check's evidence.

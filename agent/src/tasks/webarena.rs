@@ -103,7 +103,8 @@ impl Sites {
 }
 
 /// What a WebArena-format task sets up before its first navigation.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TaskSetup {
     /// The task file's format: "webarena" for these tasks, empty for WebVoyager ones.
     pub format: String,
@@ -319,11 +320,30 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
             Some(_) => Err(err(k, "expected true or false".into())),
         }
     };
-    let eval = match v.get("eval") {
+    let mut eval = match v.get("eval") {
         None | Some(Value::Null) => None,
         Some(e @ Value::Object(_)) => Some(resolve_value(e, sites).map_err(|d| err("eval", d))?),
         Some(_) => return Err(err("eval", "expected an object".into())),
     };
+    // VWA's gold images may be paths relative to the task file (`coco_images/...jpg`).
+    let queries = eval.as_mut().and_then(|e| e.get_mut("page_image_query")).and_then(Value::as_array_mut);
+    for q in queries.into_iter().flatten() {
+        if let Some(Value::String(gold)) = q.get_mut("eval_fuzzy_image_match") {
+            *gold = gold
+                .split(" |OR| ")
+                .map(|g| {
+                    let g = g.trim();
+                    let url = ["http://", "https://", "data:"].iter().any(|p| g.starts_with(p));
+                    if url || g.is_empty() || Path::new(g).is_absolute() {
+                        g.to_string()
+                    } else {
+                        base.join(g).display().to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" |OR| ");
+        }
+    }
     let web = start_urls[0].clone();
     let web_name = if site_names.is_empty() {
         web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()

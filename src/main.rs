@@ -7,6 +7,7 @@ mod cmd_bundle;
 mod cmd_ca;
 mod cmd_compare;
 mod cmd_demo;
+mod cmd_demo_webarena;
 mod cmd_eval;
 mod cmd_merge;
 mod cmd_proxy;
@@ -52,6 +53,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Merge(a) => cmd_merge::run(&cfg, a),
         cli::Command::Eval(a) => cmd_eval::run(&cfg, a),
         cli::Command::Compare(a) => cmd_compare::run(a),
+        cli::Command::Demo(a) if a.webarena => cmd_demo_webarena::run(&cfg, a),
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),
     }
 }

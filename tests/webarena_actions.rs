@@ -124,7 +124,7 @@ async fn webarena_actions_tabs_and_axtree_record_score_and_replay() {
             }
             5 => {
                 assert!(!obs.contains("Only 7 left"), "{obs}");
-                reply(&format!("hover [{}]", id_of(&obs, "StaticText 'In stock'")))
+                reply(&format!("hover [{}]", id_of(&obs, "link 'In stock'")))
             }
             _ => {
                 assert!(obs.contains("StaticText 'Only 7 left'"), "{obs}");
@@ -298,5 +298,29 @@ async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
     assert!(
         !out.status.success() && err.contains("--observation axtree needs --action-space webarena"),
         "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let dir = h.join("demo");
+    let out = cli(h, strs(&["demo", "--webarena", "--dir", dir.to_str().unwrap()]), vec![]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("6/6 tasks succeed live, 6/6 re-scored offline, 6/6 replayed"), "{stdout}");
+    // The forum's state came from the agent: the vote and the post are in the recorded pages.
+    let t =
+        RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-0").read_trajectory().unwrap().unwrap();
+    assert_eq!(t.html_checks[0].result, "6");
+    let t =
+        RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-1").read_trajectory().unwrap().unwrap();
+    assert!(
+        t.html_checks[1]
+            .result
+            .contains("Descaling a kettle</a> <span class=\"votes\">1</span> points by bob"),
+        "{}",
+        t.html_checks[1].result
     );
 }

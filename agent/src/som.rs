@@ -102,6 +102,19 @@ pub const MARK_JS: &str = r#"(() => {
   return JSON.stringify(out);
 })()"#;
 
+/// The caret-hiding part of [`MARK_JS`] alone (for observations without labels); [`UNMARK_JS`] undoes it.
+pub const CARET_OFF_JS: &str = r#"(() => {
+  const old = document.getElementById('__webfreeze_som'); if (old) old.remove();
+  const layer = document.createElement('div');
+  layer.id = '__webfreeze_som';
+  layer.setAttribute('style', 'position:fixed;left:0;top:0;width:0;height:0;pointer-events:none');
+  const style = document.createElement('style');
+  style.textContent = '*{caret-color:transparent!important}';
+  layer.appendChild(style);
+  document.documentElement.appendChild(layer);
+  return true;
+})()"#;
+
 /// Removes the drawing.
 pub const UNMARK_JS: &str =
     "(() => { const l = document.getElementById('__webfreeze_som'); if (l) l.remove(); return true; })()";

@@ -5,7 +5,9 @@
 //! - `shop.test`: products whose prices drift day by day (so the price-sorted list reorders), a daily
 //!   promotion picked at random (seeded by the day), cache-busted assets (`app.js?v=DAY`), and a search
 //!   box backed by an XHR JSON API whose requests carry a `Math.random()` cache-buster;
-//! - `news.test`: headlines that rotate daily, article pages with author and section.
+//! - `news.test`: headlines that rotate daily, article pages with author and section;
+//! - `forum.test` and `shop.test`'s cart and admin page: state the agent changes (votes, posts, a cart;
+//!   logins by cookie), for WebArena-format tasks ([`state`]).
 //!
 //! Sites are served over TLS with certificates from a throwaway CA of their own ([`Sites::ca_pem`]);
 //! clients reach them with `--resolve shop.test:443:ADDR` and `--upstream-ca FILE`.
@@ -23,10 +25,11 @@ use proxy::CertificateAuthority;
 use tokio::net::TcpListener;
 
 mod running;
+pub mod state;
 pub use running::RunningSites;
 
 /// Host names the demo serves.
-pub const HOSTS: &[&str] = &["shop.test", "news.test"];
+pub const HOSTS: &[&str] = &["shop.test", "news.test", "forum.test"];
 
 /// The `--resolve` values (`HOST:443:ADDR`) that send every demo host to sites served at `addr`.
 pub fn resolve_args(addr: std::net::SocketAddr) -> Vec<String> {
@@ -48,6 +51,7 @@ pub enum DemoError {
 pub struct Sites {
     ca: CertificateAuthority,
     day: AtomicU32,
+    state: state::State,
 }
 
 impl std::fmt::Debug for Sites {
@@ -59,7 +63,11 @@ impl std::fmt::Debug for Sites {
 impl Sites {
     /// New sites at day 0 with a fresh CA kept in `ca_dir` (created).
     pub fn new(ca_dir: &Path, now: time::OffsetDateTime) -> Result<Self, DemoError> {
-        Ok(Self { ca: CertificateAuthority::init(ca_dir, true, now)?, day: AtomicU32::new(0) })
+        Ok(Self {
+            ca: CertificateAuthority::init(ca_dir, true, now)?,
+            day: AtomicU32::new(0),
+            state: state::State::default(),
+        })
     }
 
     /// PEM of the sites' CA (pass it to the proxy as `--upstream-ca`).
@@ -95,7 +103,7 @@ impl Sites {
                 let Ok(tls) = start.into_stream(cfg).await else { return };
                 let svc = hyper::service::service_fn(move |req| {
                     let sites = sites.clone();
-                    async move { Ok::<_, std::convert::Infallible>(sites.handle(&req)) }
+                    async move { Ok::<_, std::convert::Infallible>(sites.handle(req).await) }
                 });
                 let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
                     .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
@@ -104,19 +112,35 @@ impl Sites {
         }
     }
 
-    fn handle(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-        let host = req
-            .uri()
+    async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        use http_body_util::BodyExt as _;
+        let (parts, body) = req.into_parts();
+        let host = parts
+            .uri
             .host()
             .map(str::to_string)
             .or_else(|| {
-                req.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string)
+                parts.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string)
             })
             .unwrap_or_default();
         let host = host.split(':').next().unwrap_or("").to_string();
-        let path = req.uri().path();
-        let query = req.uri().query().unwrap_or("");
+        let path = parts.uri.path();
+        let query = parts.uri.query().unwrap_or("");
         let day = self.day();
+        // Form posts are small; a body past 1 MiB is refused.
+        let body = match http_body_util::Limited::new(body, 1 << 20).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => Bytes::new(),
+        };
+        let stateful = match host.as_str() {
+            "forum.test" => Some(self.state.forum(&parts.method, path, &parts.headers, &body)),
+            "shop.test" => self.state.shop(&parts.method, path, &parts.headers, &body, day),
+            _ => None,
+        };
+        if let Some(mut res) = stateful {
+            res.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+            return res;
+        }
         let photo = (host == "shop.test")
             .then(|| path.strip_prefix("/static/img/")?.strip_suffix(".png"))
             .flatten()
@@ -181,7 +205,7 @@ fn fnv(parts: &[&str]) -> u64 {
     h
 }
 
-struct Product {
+pub(crate) struct Product {
     slug: &'static str,
     name: &'static str,
     cents: u64,
@@ -206,6 +230,22 @@ fn price(p: &Product, day: u32) -> u64 {
     ((p.cents as i64) * (100 + pct) / 100).max(99) as u64
 }
 
+/// A product by its slug.
+pub(crate) fn product(slug: &str) -> Option<&'static Product> {
+    PRODUCTS.iter().find(|p| p.slug == slug)
+}
+
+/// A cart's lines (`<li>`s) and total on `day`.
+pub(crate) fn cart_lines(slugs: &[String], day: u32) -> (String, String) {
+    let mut total = 0;
+    let mut lines = String::new();
+    for p in slugs.iter().filter_map(|s| product(s)) {
+        total += price(p, day);
+        lines.push_str(&format!("<li>{} <span class=price>{}</span></li>", p.name, money(price(p, day))));
+    }
+    (lines, money(total))
+}
+
 fn money(cents: u64) -> String {
     format!("${}.{:02}", cents / 100, cents % 100)
 }
@@ -214,7 +254,7 @@ fn promo(day: u32) -> &'static Product {
     &PRODUCTS[(fnv(&["promo", &day.to_string()]) % PRODUCTS.len() as u64) as usize]
 }
 
-fn html_page(title: &str, head: &str, body: &str) -> String {
+pub(crate) fn html_page(title: &str, head: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>{head}</head><body>{body}</body></html>"
     )
@@ -272,12 +312,13 @@ fn shop(path: &str, query: &str, day: u32) -> (StatusCode, &'static str, String)
                      <img class=photo src=\"/static/img/{}.png\" alt=\"{}\" width=96 height=96>\
                      <p>Price: <b id=price>{}</b></p>\
                      <p><span id=reviews>{reviews}</span> reviews</p>\
-                     <p><span class=stock data-hint=\"Only {left} left\">In stock</span> <span id=hint></span></p>\
-                     <button type=button>Add to cart</button>",
+                     <p><a class=stock href=\"#stock\" data-hint=\"Only {left} left\">In stock</a> <span id=hint></span></p>\
+                     <form method=post action=\"/cart/add\"><input type=hidden name=slug value=\"{}\"><button type=submit>Add to cart</button></form>",
                     p.name,
                     p.slug,
                     p.name,
-                    money(price(p, day))
+                    money(price(p, day)),
+                    p.slug
                 );
                 (StatusCode::OK, "text/html; charset=utf-8", html_page(p.name, &head, &body))
             }
@@ -427,6 +468,24 @@ fn news(path: &str, day: u32) -> (StatusCode, &'static str, String) {
 
 /// The demo's task file (WebVoyager's jsonl, plus an `eval` spec per task for the reference matchers).
 pub const TASKS_JSONL: &str = include_str!("../tasks/demo_tasks.jsonl");
+
+/// WebArena-format demo tasks (a `test.raw.json`-style array; sites `__SHOPPING__`, `__REDDIT__`,
+/// `__NEWS__`): a login, an upvote and a post on the forum, a cart filled from the second of two start
+/// tabs, a storage-state admin page, hover, press, goto, an input image; every eval type but the ones that
+/// need a model (string_match, url_match, program_html, page_image_query).
+pub const WEBARENA_TASKS_JSON: &str = include_str!("../tasks/webarena_tasks.json");
+
+/// The storage-state file [`WEBARENA_TASKS_JSON`] names (`./.auth/state.json`): bob's forum session and
+/// the shop admin's.
+pub const WEBARENA_AUTH_JSON: &str = include_str!("../tasks/webarena_auth.json");
+
+/// Scripted replies for [`WEBARENA_TASKS_JSON`] in WebArena's grammar (ids are the day-0 pages'
+/// Set-of-Marks labels).
+pub const WEBARENA_SCRIPTS_JSON: &str = include_str!("../tasks/webarena_scripts.json");
+
+/// Where the WebArena demo tasks' sites are.
+pub const WEBARENA_SITES: &[&str] =
+    &["SHOPPING=https://shop.test", "REDDIT=https://forum.test", "NEWS=https://news.test"];
 
 /// Scripted trajectories: per task id, the model replies the trajectory policy replays (labels as the
 /// day-0 pages number them).

@@ -246,6 +246,11 @@ pub(crate) struct DemoArgs {
     /// Tasks run in parallel.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub jobs: usize,
+    /// Run the WebArena-format demo instead: a stateful forum and shop (login, votes, a post, a cart, an
+    /// admin page by storage state), WebArena's action space with tabs, hover, press and goto, an input
+    /// image; recorded live, scored, re-scored offline with the sites stopped, and replayed (DIR/webarena).
+    #[arg(long)]
+    pub webarena: bool,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,

@@ -58,7 +58,8 @@ pub const CHROMIUM_ARGS: &[&str] = &[
     "disable-background-networking",
     "disable-component-update",
     "disable-sync",
-    "disable-features=NetworkTimeServiceQuerying",
+    // Chromium's own calls home: network time, and the password leak check after a login form.
+    "disable-features=NetworkTimeServiceQuerying,PasswordLeakDetection",
 ];
 
 /// The command that installs the browser on Debian/Ubuntu.
@@ -665,6 +666,8 @@ impl Session {
         let page = self.page()?;
         let kind = self.opts.observation;
         let marks: Vec<Mark> = if kind == ObservationKind::AxTree {
+            // No labels, but the caret is hidden all the same (its blink would reach the screenshot).
+            let _: bool = self.eval(som::CARET_OFF_JS).await?;
             Vec::new()
         } else {
             let json: String = self.eval(som::MARK_JS).await?;
@@ -676,9 +679,7 @@ impl Session {
             page.screenshot(ScreenshotParams::builder().build()),
         )
         .await;
-        if kind != ObservationKind::AxTree {
-            let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
-        }
+        let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
         let screenshot = shot?;
         let (text, targets) = match kind {
             ObservationKind::Som => (som::element_text(&marks), Targets::Marks),

@@ -197,7 +197,7 @@ impl Session {
         for c in text.chars() {
             let s = if c == '\n' { "Enter".to_string() } else { c.to_string() };
             match chromiumoxide::keys::get_key_definition(&s) {
-                Some(_) => self.press(page, &s).await?,
+                Some(def) => self.key(page, def, 0).await?,
                 None => {
                     bounded(t, "typing", page.execute(InsertTextParams::new(s))).await?;
                 }
@@ -209,7 +209,6 @@ impl Session {
     /// Presses a key combination, Playwright's way of naming it: `Enter`, `Control+Enter`, `Meta+a`,
     /// `Shift+ArrowDown`. Modifiers go down in order and up in reverse.
     async fn press(&self, page: &Page, combo: &str) -> Result<(), BrowserError> {
-        let t = self.opts.page_timeout;
         let parts: Vec<&str> = if combo.len() > 1 && combo.ends_with("++") {
             let mut p: Vec<&str> = combo[..combo.len() - 2].split('+').collect();
             p.push("+");
@@ -237,6 +236,23 @@ impl Session {
                 "unknown key {key:?} in {combo:?}: use names like Enter, Tab, ArrowDown, PageDown, a"
             ))
         })?;
+        self.key(page, def, bits).await?;
+        for name in held.iter().rev() {
+            let bit = MODIFIERS.iter().find(|(_, n, _)| n == name).map_or(0, |m| m.2);
+            bits &= !bit;
+            self.key_event(page, name, DispatchKeyEventType::KeyUp, bits).await?;
+        }
+        Ok(())
+    }
+
+    /// Presses and releases one key with the modifiers in `bits` held.
+    async fn key(
+        &self,
+        page: &Page,
+        def: &chromiumoxide::keys::KeyDefinition,
+        bits: i64,
+    ) -> Result<(), BrowserError> {
+        let t = self.opts.page_timeout;
         // Text goes in only without Control/Alt/Meta (which make it a shortcut).
         let text =
             if bits & 7 == 0 { def.text.or((def.key.chars().count() == 1).then_some(def.key)) } else { None };
@@ -254,11 +270,6 @@ impl Session {
         let ev = |ty| b.clone().r#type(ty).build().map_err(BrowserError::Cdp);
         bounded(t, "pressing a key", page.execute(ev(down)?)).await?;
         bounded(t, "releasing a key", page.execute(ev(DispatchKeyEventType::KeyUp)?)).await?;
-        for name in held.iter().rev() {
-            let bit = MODIFIERS.iter().find(|(_, n, _)| n == name).map_or(0, |m| m.2);
-            bits &= !bit;
-            self.key_event(page, name, DispatchKeyEventType::KeyUp, bits).await?;
-        }
         Ok(())
     }
 

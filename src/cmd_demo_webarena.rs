@@ -1,0 +1,179 @@
+//! `webfreeze demo --webarena`: WebArena-format tasks live and frozen on the bundled demo sites, with
+//! no network and no API key.
+//!
+//! 1. serve the demo sites (a fresh forum and shop: WebArena's reset) and run the demo's WebArena tasks
+//!    (`demo::WEBARENA_TASKS_JSON`: login, upvote, post, cart, admin page by storage state, two start
+//!    tabs, hover, press, goto, an input image) in WebArena's action space while recording, with their
+//!    scripted replies; 2. score them with their own eval specs; 3. stop the sites and re-score offline
+//!    (`eval --rescore`: each task re-executed against its snapshot, its checks run again); 4. replay
+//!    the recorded run and score it. The three must agree task by task.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::action::ActionSpace;
+use agent::runner::AgentConfig;
+use anyhow::Context as _;
+use evaluator::evaluate::{evaluate, write_report, EvalOptions, EvalReport, JudgeKind};
+use session::{PolicySpec, ProxyMode, RunOptions};
+use snapshots::{Clock, Store, SystemClock};
+use trajectory::RunConfig;
+
+use crate::cli::DemoArgs;
+use crate::config::{load_ca, Config};
+
+fn score(run: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> {
+    let opts = EvalOptions {
+        judge: JudgeKind::Reference,
+        llm: None,
+        k: Some(3),
+        repeats: 1,
+        tasks_file: None,
+        reference_file: None,
+        score_possible: false,
+        rescored,
+        ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let report =
+        rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
+    write_report(run, &report)?;
+    Ok(report)
+}
+
+/// Task id -> success.
+fn verdicts(r: &EvalReport) -> BTreeMap<String, bool> {
+    r.tasks.iter().map(|t| (t.id.clone(), t.success)).collect()
+}
+
+pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
+    let dir = a.dir.join("webarena");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir.join(".auth")).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("gold"))?;
+    let dir = std::fs::canonicalize(&dir)?;
+    let tasks_path = dir.join("tasks.json");
+    trajectory::write_atomic(&tasks_path, demo::WEBARENA_TASKS_JSON.as_bytes())?;
+    trajectory::write_atomic(&dir.join(".auth/state.json"), demo::WEBARENA_AUTH_JSON.as_bytes())?;
+    let gold = demo::product_photo_of("red-mug").context("the demo's red mug photo")?;
+    trajectory::write_atomic(&dir.join("gold/red-mug.png"), &gold)?;
+    let sites = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES).map_err(anyhow::Error::msg)?;
+    let tasks = agent::tasks::load_with_sites(&tasks_path, &sites)?;
+    let mut scripts: BTreeMap<String, Vec<String>> = serde_json::from_str(demo::WEBARENA_SCRIPTS_JSON)?;
+    let pairs = tasks
+        .iter()
+        .map(|t| {
+            Ok((t.clone(), scripts.remove(&t.id).with_context(|| format!("no demo script for {}", t.id))?))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let runs = dir.join("runs");
+    let script_dir = runs.join("script");
+    agent::policy::write_script(&script_dir, &pairs)?;
+
+    #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
+    let now = time::OffsetDateTime::now_utc();
+    let mut running = demo::RunningSites::start(&dir, now)?;
+    let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut agent = AgentConfig::new(chrome.clone());
+    agent.settle_quiet = Duration::from_millis(300);
+    agent.action_space = ActionSpace::WebArena;
+    let ca = load_ca(cfg)?;
+    let base = RunOptions {
+        out: PathBuf::new(),
+        mode: ProxyMode::Live,
+        policy: PolicySpec::Trajectory(script_dir.clone()),
+        config: RunConfig {
+            max_steps: agent.max_steps,
+            window: [agent.width, agent.height],
+            page_timeout_s: agent.page_timeout.as_secs_f64(),
+            settle_ms: 300,
+            wait_ms: agent.wait.as_millis() as u64,
+            search_url: agent.search_url.clone(),
+            on_miss: "NotFound".into(),
+            temperature: 0.0,
+            keep_screenshots: 3,
+            extra: [("action_space".to_string(), serde_json::json!("webarena"))].into(),
+        },
+        agent: agent.clone(),
+        ca: ca.clone(),
+        proxy: running.proxy_config(),
+        clock: clock.clone(),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        // The tasks share the sites' state (the forum's posts): one at a time, in file order.
+        jobs: 1,
+        tasks_file: tasks_path.display().to_string(),
+        chrome_version: agent::browser::browser_version(&chrome),
+        shard: None,
+        task_timeout: None,
+    };
+    let recorded = runs.join("recorded");
+    let replayed = runs.join("replayed");
+    let store_dir = dir.join("store");
+
+    eprintln!(
+        "== 1/4 running {} WebArena-format demo tasks live (action space: webarena) while recording",
+        tasks.len()
+    );
+    {
+        let mode = ProxyMode::record(Store::open(&store_dir)?, &recorded)?;
+        crate::output::run_with_progress(
+            RunOptions { out: recorded.clone(), mode, ..base.clone() },
+            tasks.clone(),
+        )?;
+    }
+    eprintln!("== 2/4 scoring with the tasks' eval specs");
+    let live = score(&recorded, Default::default())?;
+    running.stop();
+    eprintln!("== 3/4 sites stopped: re-scoring offline (each task re-executed against its snapshot, checks re-run)");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rescored = rt.block_on(session::rescore_run(
+        &recorded,
+        Store::open_read_only(&store_dir)?,
+        ca,
+        &agent,
+        proxy::ProxyConfig::default(),
+        clock,
+        &|_, _, _| {},
+    ))?;
+    let offline = score(&recorded, rescored)?;
+    eprintln!("== 4/4 replaying the recorded run from its snapshots and scoring it");
+    let mode = ProxyMode::Replay {
+        store: Store::open_read_only(&store_dir)?,
+        run: "recorded".into(),
+        on_miss: session::MissPolicy::NotFound,
+    };
+    let policy = PolicySpec::Trajectory(recorded.clone());
+    crate::output::run_with_progress(RunOptions { out: replayed.clone(), mode, policy, ..base }, tasks)?;
+    let replay = score(&replayed, Default::default())?;
+
+    println!("| task | recorded live | re-scored offline | replayed |\n|---|---|---|---|");
+    let (l, o, r) = (verdicts(&live), verdicts(&offline), verdicts(&replay));
+    let mark = |v: Option<&bool>| match v {
+        Some(true) => "success",
+        Some(false) => "FAIL",
+        None => "-",
+    };
+    for id in l.keys() {
+        println!("| {id} | {} | {} | {} |", mark(l.get(id)), mark(o.get(id)), mark(r.get(id)));
+    }
+    println!(
+        "\n{}/{} tasks succeed live, {}/{} re-scored offline, {}/{} replayed\nruns: {}",
+        live.overall.success,
+        live.overall.n,
+        offline.overall.success,
+        offline.overall.n,
+        replay.overall.success,
+        replay.overall.n,
+        runs.display()
+    );
+    if l != o || l != r {
+        anyhow::bail!("the frozen verdicts differ from the live ones (see the table)");
+    }
+    Ok(())
+}

@@ -1,6 +1,7 @@
 //! VisualWebArena's `eval_fuzzy_image_match`: the structural similarity (SSIM) of two images, computed
 //! as their harness does (`image_utils.get_image_ssim`): both resized with Lanczos to the larger width
-//! and the larger height, converted to 8-bit grayscale, then scikit-image's `structural_similarity`
+//! and the larger height, converted to 8-bit grayscale (Pillow's weights), then scikit-image's
+//! `structural_similarity`
 //! with its defaults (a 7x7 uniform window, K1 = 0.01, K2 = 0.03, sample covariance, data range 255),
 //! averaged over the pixels whose window lies inside the image.
 //!
@@ -34,11 +35,21 @@ pub fn ssim_bytes(a: &[u8], b: &[u8]) -> Result<f64, ImageMatchError> {
     if (w as usize) < WIN || (h as usize) < WIN {
         return Err(ImageMatchError::TooSmall(w, h));
     }
-    let ga = a.resize_exact(w, h, FilterType::Lanczos3).to_luma8();
-    let gb = b.resize_exact(w, h, FilterType::Lanczos3).to_luma8();
-    let fa: Vec<f64> = ga.as_raw().iter().map(|&p| f64::from(p)).collect();
-    let fb: Vec<f64> = gb.as_raw().iter().map(|&p| f64::from(p)).collect();
+    let fa = luma(&a.resize_exact(w, h, FilterType::Lanczos3));
+    let fb = luma(&b.resize_exact(w, h, FilterType::Lanczos3));
     Ok(ssim_gray(&fa, &fb, w as usize, h as usize))
+}
+
+/// 8-bit grayscale as Pillow's `convert("L")` computes it (ITU-R 601-2 weights in 16-bit fixed point,
+/// rounded), not the `image` crate's Rec. 709 weights: the SSIM depends on it.
+fn luma(img: &image::DynamicImage) -> Vec<f64> {
+    img.to_rgb8()
+        .pixels()
+        .map(|p| {
+            let [r, g, b] = p.0.map(u32::from);
+            f64::from(((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16) as u8)
+        })
+        .collect()
 }
 
 /// Summed-area table of `f(x)` with a zero first row and column.

@@ -20,7 +20,28 @@ fn main() {
             let mut per_site = std::collections::BTreeMap::new();
             let mut per_type = std::collections::BTreeMap::new();
             let mut setup = std::collections::BTreeMap::new();
+            // func: helpers in the eval specs: run here (per name) or not (per name), and the tasks
+            // left unscorable.
+            let mut helpers = std::collections::BTreeMap::new();
+            let mut unscorable = 0;
             for t in &tasks {
+                let e = t.setup.eval.clone().unwrap_or_default();
+                let mut calls = Vec::new();
+                for c in e["program_html"].as_array().into_iter().flatten() {
+                    calls.extend([c["url"].as_str(), c["locator"].as_str()].into_iter().flatten());
+                }
+                for q in e["page_image_query"].as_array().into_iter().flatten() {
+                    calls.extend(q["eval_image_url"].as_str());
+                }
+                let mut bad = false;
+                for call in calls.into_iter().filter(|c| c.starts_with("func:")) {
+                    use webfreeze_agent::tasks::helpers::{helper, Helper};
+                    let name = call[5..].split('(').next().unwrap_or("").to_string();
+                    let ok = !matches!(helper(call, "http://x/f/forum/1/x"), Helper::Unsupported(_));
+                    bad |= !ok;
+                    *helpers.entry((ok, name)).or_insert(0) += 1;
+                }
+                unscorable += usize::from(bad);
                 *per_site.entry(t.web_name.clone()).or_insert(0) += 1;
                 let s = &t.setup;
                 for ty in s.eval.as_ref().and_then(|e| e["eval_types"].as_array()).into_iter().flatten() {
@@ -49,6 +70,10 @@ fn main() {
             for (k, n) in setup {
                 println!("  with {k}: {n}");
             }
+            for ((ok, name), n) in helpers {
+                println!("  func:{name}: {n} ({})", if ok { "run here" } else { "not supported" });
+            }
+            println!("  tasks with a helper not supported here: {unscorable}");
         }
         Err(e) => {
             eprintln!("error: {e}");

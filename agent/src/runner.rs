@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::action::{ActionSpace, AnyAction};
 use crate::browser::{BrowserOptions, ObservationKind, Session};
 use crate::policy::{system_prompt, user_text, webarena_user_text, Policy, Prompt};
+use crate::tasks::helpers::{helper, Helper};
 use crate::tasks::Task;
 use trajectory::llm::Message;
 use trajectory::{
@@ -559,10 +560,23 @@ async fn final_checks(session: &Session, eval: &serde_json::Value, dir: &std::pa
     (html, images)
 }
 
+/// A check's URL: as given, or what a `func:` URL helper computes (`Err`: a helper not run here).
+fn helper_url(url: &str, last: &str) -> Result<String, String> {
+    if !url.starts_with("func:") {
+        return Ok(url.to_string());
+    }
+    match helper(url, last) {
+        Helper::Url(u) => Ok(u),
+        Helper::Unsupported(e) => Err(e),
+        Helper::Page(_) => Err(format!("{url} is not supported as a URL")),
+    }
+}
+
 /// Runs a WebArena `program_html` spec's checks at the end of a task, as its harness does: each check
 /// navigates to its `url` unless it is `last`, runs its `prep_actions`, then its `locator` (empty: the
 /// page's HTML). A locator that throws gives `""` (WebArena's rule) with the error kept as evidence;
-/// `func:` helpers (they call a site's REST API) are reported as not supported, by name.
+/// `func:` helpers run when they read the page or the URL ([`crate::tasks::helpers`]); those that call a
+/// site's REST API are reported as not supported, by name.
 async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<trajectory::HtmlCheck> {
     let mut out = Vec::with_capacity(checks.len());
     for c in checks {
@@ -570,15 +584,31 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
         let (url, locator) = (s("url"), s("locator"));
         let mut ev =
             trajectory::HtmlCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
-        if url.starts_with("func:") || locator.trim().starts_with("func:") {
-            let f = if url.starts_with("func:") { &url } else { &locator };
-            ev.error = Some(format!("{} is not supported (it needs the site's API)", f.trim()));
-            out.push(ev);
-            continue;
-        }
-        if url != "last" && !url.is_empty() {
-            if let Err(e) = session.goto(&url).await {
-                ev.error = Some(format!("loading {url}: {e}"));
+        let last = session.url().await.unwrap_or_default();
+        let target = match helper_url(&url, &last) {
+            Ok(u) => u,
+            Err(e) => {
+                ev.error = Some(e);
+                out.push(ev);
+                continue;
+            }
+        };
+        let page_helper = match locator.trim().starts_with("func:").then(|| helper(&locator, &last)) {
+            None => None,
+            Some(Helper::Page(js)) => Some(js),
+            Some(Helper::Unsupported(e)) | Some(Helper::Url(e)) => {
+                ev.error = Some(if e.contains("is not supported") {
+                    e
+                } else {
+                    format!("{locator} is not supported here")
+                });
+                out.push(ev);
+                continue;
+            }
+        };
+        if target != "last" && !target.is_empty() {
+            if let Err(e) = session.goto(&target).await {
+                ev.error = Some(format!("loading {target}: {e}"));
             }
         }
         ev.visited = session.url().await.unwrap_or_default();
@@ -589,13 +619,13 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
                 }
             }
         }
-        let r = if locator.trim().is_empty() {
-            session.html().await
-        } else {
-            session.evaluate_text(&locator).await
+        let r = match (&page_helper, locator.trim().is_empty()) {
+            (Some(js), _) => session.evaluate_value(js).await,
+            (None, true) => session.html().await.map(|h| (false, h)),
+            (None, false) => session.evaluate_value(&locator).await,
         };
         match r {
-            Ok(text) => ev.result = text,
+            Ok((numeric, text)) => (ev.numeric, ev.result) = (numeric, text),
             Err(e) => {
                 ev.error.get_or_insert(format!("locator: {e}"));
             }
@@ -622,11 +652,15 @@ async fn image_checks(
         let (url, locator) = (s("eval_image_url"), s("eval_image_class"));
         let mut ev =
             trajectory::ImageCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
-        if url.starts_with("func:") {
-            ev.error = Some(format!("{url} is not supported (it needs the site's API)"));
-            out.push(ev);
-            continue;
-        }
+        let last = session.url().await.unwrap_or_default();
+        let url = match helper_url(&url, &last) {
+            Ok(u) => u,
+            Err(e) => {
+                ev.error = Some(e);
+                out.push(ev);
+                continue;
+            }
+        };
         if !locator.trim().is_empty() && !locator.starts_with('.') {
             ev.error = Some(format!(
                 "unknown eval_image_class {locator:?} (VWA takes a .class selector or nothing)"

@@ -71,14 +71,18 @@ pub struct ModelCheck {
 }
 
 /// The answer's check for `required_values`: every inequality (or one of its `|OR|` alternatives)
-/// holds for the text read as an integer (VWA's `str_2_int`: trimmed, commas dropped).
-fn required_values(text: &str, values: &[String]) -> Vec<(String, bool)> {
-    let n: Option<i64> = text.trim().replace(',', "").parse().ok();
+/// holds for the value: a number a helper returned as is, text read as an integer (VWA's `str_2_int`:
+/// trimmed, commas dropped; anything else fails).
+fn required_values(text: &str, numeric: bool, values: &[String]) -> Vec<(String, bool)> {
+    let n: Option<f64> = if numeric {
+        text.trim().parse().ok()
+    } else {
+        text.trim().replace(',', "").parse::<i64>().ok().map(|n| n as f64)
+    };
     values
         .iter()
         .map(|v| {
-            let pass =
-                n.is_some_and(|n| v.split(" |OR| ").any(|alt| inequality(n as f64, alt) == Some(true)));
+            let pass = n.is_some_and(|n| v.split(" |OR| ").any(|alt| inequality(n, alt) == Some(true)));
             (v.clone(), pass)
         })
         .collect()
@@ -197,7 +201,7 @@ pub fn string_match(eval: &Value, answer: &str) -> WaChecks {
         push("one_of", items.join(" | "), pass);
     }
     if let Some(items) = refs.get("required_values").filter(|v| !v.is_null()) {
-        for (v, pass) in required_values(answer, &as_list(items)) {
+        for (v, pass) in required_values(answer, false, &as_list(items)) {
             push("required_values", v, pass);
         }
     }
@@ -315,8 +319,8 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, St
             let pass = !includes(&found, &item, false);
             push("must_exclude", item, pass);
         }
-        for (v, pass) in required_values(&found, &rc.get("required_values").map(as_list).unwrap_or_default())
-        {
+        let values = rc.get("required_values").map(as_list).unwrap_or_default();
+        for (v, pass) in required_values(&found, ev.numeric, &values) {
             push("required_values", v, pass);
         }
         for target in
@@ -491,6 +495,7 @@ mod tests {
             visited: "http://x/".into(),
             locator: "document.title".into(),
             result: result.into(),
+            numeric: false,
             error: error.map(str::to_string),
         }
     }
@@ -614,6 +619,12 @@ mod tests {
             (json!({"must_include": ["x"]}), vec![], false),
             (json!({"required_values": [">= 12"]}), vec![hc("1,024", None)], true),
             (json!({"required_values": ["< 700"]}), vec![hc("$699", None)], false),
+            (json!({"required_values": ["< 700"]}), vec![hc("699.5", None)], false),
+            (
+                json!({"required_values": ["< 700"]}),
+                vec![HtmlCheck { numeric: true, ..hc("699.5", None) }],
+                true,
+            ),
         ];
         for (rc, evidence, want) in cases {
             let c = check(&spec(rc.clone()), &ev("", "", &evidence)).unwrap();

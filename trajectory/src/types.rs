@@ -274,6 +274,10 @@ pub struct HtmlCheck {
     /// What the locator gave (HTML entities unescaped by the evaluator), `""` if it threw.
     #[serde(default)]
     pub result: String,
+    /// The locator gave a number (a helper like `shopping_get_product_price`), written in `result`:
+    /// `required_values` compares it as a number, as VWA does, not as text read as an integer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub numeric: bool,
     /// Why the check could not run as written (a `func:` helper, a navigation or script error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

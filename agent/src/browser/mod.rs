@@ -560,11 +560,17 @@ impl Session {
     /// Evaluates a JavaScript expression in the page; a string result as is, null as "", anything else
     /// as JSON text (WebArena's `str(page.evaluate(...))`).
     pub async fn evaluate_text(&self, js: &str) -> Result<String, BrowserError> {
+        Ok(self.evaluate_value(js).await?.1)
+    }
+
+    /// As [`Session::evaluate_text`], and whether the value was a number.
+    pub async fn evaluate_value(&self, js: &str) -> Result<(bool, String), BrowserError> {
         let v: serde_json::Value = self.eval(js).await?;
         Ok(match v {
-            serde_json::Value::String(s) => s,
-            serde_json::Value::Null => String::new(),
-            other => other.to_string(),
+            serde_json::Value::String(s) => (false, s),
+            serde_json::Value::Null => (false, String::new()),
+            n @ serde_json::Value::Number(_) => (true, n.to_string()),
+            other => (false, other.to_string()),
         })
     }
 

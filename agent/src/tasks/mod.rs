@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+pub mod helpers;
 pub mod webarena;
 
 pub use webarena::{Sites, TaskSetup};

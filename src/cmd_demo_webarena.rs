@@ -48,7 +48,9 @@ fn verdicts(r: &EvalReport) -> BTreeMap<String, bool> {
     r.tasks.iter().map(|t| (t.id.clone(), t.success)).collect()
 }
 
-pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
+/// The demo's WebArena task file, its storage state and gold image, and the scripted replies as a run
+/// directory, written under `a.dir/webarena` (replaced); returns (dir, task file, script run, tasks).
+fn prepare(a: &DemoArgs) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, Vec<agent::tasks::Task>)> {
     let dir = a.dir.join("webarena");
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
@@ -70,9 +72,48 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
             Ok((t.clone(), scripts.remove(&t.id).with_context(|| format!("no demo script for {}", t.id))?))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let runs = dir.join("runs");
-    let script_dir = runs.join("script");
+    let script_dir = dir.join("runs").join("script");
     agent::policy::write_script(&script_dir, &pairs)?;
+    Ok((dir, tasks_path, script_dir, tasks))
+}
+
+/// `demo --serve`: the demo sites until Ctrl-C, and the command lines that run the WebArena demo tasks
+/// against them by hand.
+pub(crate) fn serve(a: DemoArgs) -> anyhow::Result<()> {
+    let (dir, tasks_path, script_dir, _) = prepare(&a)?;
+    #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
+    let now = time::OffsetDateTime::now_utc();
+    let running = demo::RunningSites::start(&dir, now)?;
+    println!("listening on {}", running.addr());
+    let reach = running.reach_args().join(" ");
+    let sites: String = demo::WEBARENA_SITES.iter().map(|s| format!(" --site {s}")).collect();
+    eprintln!(
+        "demo sites {} served on {} until Ctrl-C (the forum and the cart keep their state until then).
+         Run the WebArena demo tasks against them, with their scripted replies (or --policy llm):
+
+           webfreeze run --tasks {}{sites} --action-space webarena \
+    --policy trajectory:{}          --mode record --out runs/wa {reach}
+  webfreeze eval runs/wa
+
+         then stop the sites (Ctrl-C) and re-score offline from the snapshots:
+
+  webfreeze eval runs/wa --rescore
+",
+        demo::HOSTS.join(", "),
+        running.addr(),
+        tasks_path.display(),
+        script_dir.display(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(tokio::signal::ctrl_c())?;
+    drop(running);
+    eprintln!("demo sites stopped");
+    Ok(())
+}
+
+pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
+    let (dir, tasks_path, script_dir, tasks) = prepare(&a)?;
+    let runs = dir.join("runs");
 
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
     let now = time::OffsetDateTime::now_utc();

@@ -324,3 +324,78 @@ async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() 
         t.html_checks[1].result
     );
 }
+
+/// README's by-hand path: `demo --serve` keeps the sites up, `run --mode record` and `eval` go through the
+/// command line, Ctrl-C stops the sites, `eval --rescore` re-scores offline with the same verdicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_hand_on_served_demo_sites_record_eval_then_rescore_offline() {
+    use std::io::BufRead as _;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let dir = h.join("demo");
+    let mut child = std::process::Command::new(bin())
+        .args(["demo", "--serve", "--dir", dir.to_str().unwrap()])
+        .env("WEBFREEZE_HOME", h)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).trim().to_string();
+    let wa = dir.join("webarena");
+    let mut args = strs(&["run", "--tasks", wa.join("tasks.json").to_str().unwrap()]);
+    for s in demo::WEBARENA_SITES {
+        args.extend(strs(&["--site", s]));
+    }
+    let script = format!("trajectory:{}", wa.join("runs/script").display());
+    let out_dir = h.join("runs/wa");
+    args.extend(strs(&[
+        "--action-space",
+        "webarena",
+        "--policy",
+        &script,
+        "--mode",
+        "record",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--upstream-ca",
+        wa.join("sites-ca.pem").to_str().unwrap(),
+    ]));
+    for host in demo::HOSTS {
+        args.extend(strs(&["--resolve", &format!("{host}:443:{addr}")]));
+    }
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let eval = |rescore: bool| {
+        let mut a = strs(&["eval", out_dir.to_str().unwrap(), "--json"]);
+        if rescore {
+            a.push("--rescore".into());
+        }
+        cli(h, a, vec![])
+    };
+    let success = |o: &std::process::Output| -> Vec<(String, bool)> {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
+            panic!("{}", String::from_utf8_lossy(&o.stderr));
+        });
+        v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["id"].as_str().unwrap().into(), t["success"] == true))
+            .collect()
+    };
+    let live = success(&eval(false).await);
+    assert_eq!(live.len(), 6);
+    assert!(live.iter().all(|(_, ok)| *ok), "{live:?}");
+    // Ctrl-C stops the sites.
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(child.wait().unwrap().success());
+    let offline = eval(true).await;
+    assert!(
+        String::from_utf8_lossy(&offline.stderr).contains("checks of 5 task(s) offline"),
+        "{}",
+        String::from_utf8_lossy(&offline.stderr)
+    );
+    assert_eq!(success(&offline), live);
+}

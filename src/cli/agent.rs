@@ -251,6 +251,10 @@ pub(crate) struct DemoArgs {
     /// image; recorded live, scored, re-scored offline with the sites stopped, and replayed (DIR/webarena).
     #[arg(long)]
     pub webarena: bool,
+    /// Only serve the demo sites (until Ctrl-C) and print the command lines that run the WebArena demo
+    /// tasks against them by hand: `webfreeze run --tasks ... --mode record`, `eval`, `eval --rescore`.
+    #[arg(long, conflicts_with = "webarena")]
+    pub serve: bool,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,

@@ -8,8 +8,7 @@
 //! Everything runs in process through `session::run_tasks` and the evaluator; this module only chooses
 //! the settings and prints.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::Duration;
 
 use agent::runner::AgentConfig;
@@ -17,11 +16,10 @@ use anyhow::Context as _;
 use evaluator::compare::{compare, html, markdown, reproduction};
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, JudgeKind};
 use session::{PolicySpec, ProxyMode, RunOptions};
-use snapshots::{Clock, Store, SystemClock};
-use trajectory::RunConfig;
+use snapshots::Store;
 
 use crate::cli::DemoArgs;
-use crate::config::{load_ca, Config};
+use crate::config::Config;
 
 /// Write the scripted trajectories as a run directory the `trajectory:` policy can re-execute.
 fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
@@ -88,39 +86,19 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let now = time::OffsetDateTime::now_utc();
     let mut sites = demo::RunningSites::start(&dir, now)?;
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut agent = AgentConfig::new(chrome.clone());
     agent.settle_quiet = Duration::from_millis(300);
     agent.wait = Duration::from_millis(1000);
     agent.search_url = "https://shop.test/".into();
-    let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script_dir.clone()),
-        config: RunConfig {
-            max_steps: agent.max_steps,
-            window: [agent.width, agent.height],
-            page_timeout_s: agent.page_timeout.as_secs_f64(),
-            settle_ms: 300,
-            wait_ms: 1000,
-            search_url: agent.search_url.clone(),
-            on_miss: "NotFound".into(),
-            temperature: 0.0,
-            keep_screenshots: 3,
-            extra: Default::default(),
-        },
+    let base = crate::demo_runs::scripted_run_options(
+        cfg,
         agent,
-        ca: load_ca(cfg)?,
-        proxy: sites.proxy_config(),
-        clock,
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
-        jobs: a.jobs.max(1),
-        tasks_file: tasks_path.display().to_string(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-    };
+        &script_dir,
+        &sites,
+        &tasks_path,
+        a.jobs.max(1),
+        Default::default(),
+    )?;
     let recorded = runs.join("recorded");
     let drifted = runs.join("live-drifted");
     let replayed = runs.join("replayed");

@@ -19,10 +19,9 @@ use anyhow::Context as _;
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, EvalReport, JudgeKind};
 use session::{PolicySpec, ProxyMode, RunOptions};
 use snapshots::{Clock, Store, SystemClock};
-use trajectory::RunConfig;
 
 use crate::cli::DemoArgs;
-use crate::config::{load_ca, Config};
+use crate::config::Config;
 
 fn score(run: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> {
     let opts = EvalOptions {
@@ -123,36 +122,18 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let mut agent = AgentConfig::new(chrome.clone());
     agent.settle_quiet = Duration::from_millis(300);
     agent.action_space = ActionSpace::WebArena;
-    let ca = load_ca(cfg)?;
-    let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script_dir.clone()),
-        config: RunConfig {
-            max_steps: agent.max_steps,
-            window: [agent.width, agent.height],
-            page_timeout_s: agent.page_timeout.as_secs_f64(),
-            settle_ms: 300,
-            wait_ms: agent.wait.as_millis() as u64,
-            search_url: agent.search_url.clone(),
-            on_miss: "NotFound".into(),
-            temperature: 0.0,
-            keep_screenshots: 3,
-            extra: [("action_space".to_string(), serde_json::json!("webarena"))].into(),
-        },
-        agent: agent.clone(),
-        ca: ca.clone(),
-        proxy: running.proxy_config(),
-        clock: clock.clone(),
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
-        // The tasks share the sites' state (the forum's posts): one at a time, in file order.
-        jobs: 1,
-        tasks_file: tasks_path.display().to_string(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-    };
+    // The tasks share the sites' state (the forum's posts): one at a time, in file order.
+    let extra = [("action_space".to_string(), serde_json::json!("webarena"))].into();
+    let base = crate::demo_runs::scripted_run_options(
+        cfg,
+        agent.clone(),
+        &script_dir,
+        &running,
+        &tasks_path,
+        1,
+        extra,
+    )?;
+    let ca = base.ca.clone();
     let recorded = runs.join("recorded");
     let replayed = runs.join("replayed");
     let store_dir = dir.join("store");

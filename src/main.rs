@@ -16,6 +16,7 @@ mod cmd_replay;
 mod cmd_run;
 mod cmd_snapshots;
 mod config;
+mod demo_runs;
 mod output;
 mod serve;
 

@@ -189,7 +189,8 @@ pub enum ParseError {
     },
 }
 
-fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
+/// A regex compiled once (a pattern that does not compile matches nothing; they are constants here).
+pub(super) fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
     cell.get_or_init(|| {
         Regex::new(pat).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| std::process::abort()))
     })

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::re;
+
 /// One WebArena action. Element ids are those of the latest observation (accessibility-tree ids, or
 /// Set-of-Marks labels when the observation is `som`/`som+axtree`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,12 +112,6 @@ pub enum ParseError {
         /// What is missing.
         detail: &'static str,
     },
-}
-
-fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
-    cell.get_or_init(|| {
-        Regex::new(pat).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| std::process::abort()))
-    })
 }
 
 /// A verb at the start of the text, its spellings folded (`go back`, `go-back`, `tabfocus`).

@@ -1,0 +1,53 @@
+//! What `demo` and `demo --webarena` share: the options of a scripted run on the demo sites (the
+//! `trajectory:` policy over the scripts, the sites reached through their own CA, run.json's config
+//! taken from the agent's settings).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent::runner::AgentConfig;
+use session::{PolicySpec, ProxyMode, RunOptions};
+use snapshots::SystemClock;
+use trajectory::RunConfig;
+
+use crate::config::{load_ca, Config};
+
+/// Live-mode options for scripted runs of `tasks_path` on `sites` (callers set `out` and `mode`).
+pub(crate) fn scripted_run_options(
+    cfg: &Config,
+    agent: AgentConfig,
+    script_dir: &Path,
+    sites: &demo::RunningSites,
+    tasks_path: &Path,
+    jobs: usize,
+    extra: std::collections::BTreeMap<String, serde_json::Value>,
+) -> anyhow::Result<RunOptions> {
+    Ok(RunOptions {
+        out: PathBuf::new(),
+        mode: ProxyMode::Live,
+        policy: PolicySpec::Trajectory(script_dir.to_path_buf()),
+        config: RunConfig {
+            max_steps: agent.max_steps,
+            window: [agent.width, agent.height],
+            page_timeout_s: agent.page_timeout.as_secs_f64(),
+            settle_ms: agent.settle_quiet.as_millis() as u64,
+            wait_ms: agent.wait.as_millis() as u64,
+            search_url: agent.search_url.clone(),
+            on_miss: "NotFound".into(),
+            temperature: 0.0,
+            keep_screenshots: 3,
+            extra,
+        },
+        chrome_version: agent::browser::browser_version(&agent.chrome),
+        agent,
+        ca: load_ca(cfg)?,
+        proxy: sites.proxy_config(),
+        clock: Arc::new(SystemClock),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        jobs,
+        tasks_file: tasks_path.display().to_string(),
+        shard: None,
+        task_timeout: None,
+    })
+}

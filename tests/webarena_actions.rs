@@ -399,3 +399,87 @@ async fn by_hand_on_served_demo_sites_record_eval_then_rescore_offline() {
     );
     assert_eq!(success(&offline), live);
 }
+
+/// VWA's `clear` and `upload` on the demo forum's submit form (signed in by a storage-state cookie),
+/// checked by program_html on the form's state; and `compare` reads WebArena-format runs as any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_and_upload_then_compare() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = DemoSites::start(h).await;
+    let dir = h.join("config");
+    std::fs::create_dir_all(dir.join(".auth")).unwrap();
+    std::fs::write(dir.join(".auth/state.json"), demo::WEBARENA_AUTH_JSON).unwrap();
+    let photo = dir.join("photo.png");
+    std::fs::write(&photo, demo::product_photo_of("oak-board").unwrap()).unwrap();
+    let tasks = dir.join("t.json");
+    std::fs::write(
+        &tasks,
+        serde_json::json!({"task_id": "up", "intent": "Attach the photo to a new post, but leave the title empty.",
+            "start_url": "__REDDIT__/submit", "sites": ["reddit"], "storage_state": "./.auth/state.json",
+            "eval": {"eval_types": ["program_html"], "program_html": [
+                {"url": "last", "locator": "document.querySelector('#title').value", "required_contents": {"exact_match": ""}},
+                {"url": "last", "locator": "document.querySelector('#image').files[0].name", "required_contents": {"exact_match": "photo.png"}}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let upload = format!("upload [4] [{}]", photo.display());
+    let llm = FakeLlm::start(move |body| {
+        let obs = last_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        match turn {
+            0 => {
+                assert!(obs.contains("[4]: <input type=file>"), "{obs}");
+                reply("type [1] [draft title] [0]")
+            }
+            1 => {
+                assert!(obs.contains("[1]: <input> \"draft title\""), "{obs}");
+                reply("clear [1]")
+            }
+            2 => reply(&upload),
+            3 => reply("clear [3]"), // a button: refused with a reason, the run goes on
+            _ => {
+                assert!(obs.contains("is a <button>, not a text field"), "{obs}");
+                reply("stop []")
+            }
+        }
+    })
+    .await;
+    let run = |out: &Path| {
+        let mut a = strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--site",
+            "REDDIT=https://forum.test",
+            "--mode",
+            "live",
+            "--out",
+            out.to_str().unwrap(),
+            "--settle-ms",
+            "200",
+            "--action-space",
+            "webarena",
+            "--api-base",
+            &llm.api_base(),
+        ]);
+        a.extend(sites.reach.iter().cloned());
+        cli(h, a, vec![("OPENAI_API_KEY".into(), "k".into())])
+    };
+    let (a, b) = (h.join("a"), h.join("b"));
+    for d in [&a, &b] {
+        let out = run(d).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let t = RunDir::new(d).task("up").read_trajectory().unwrap().unwrap();
+        let results: Vec<&str> = t.html_checks.iter().map(|c| c.result.as_str()).collect();
+        assert_eq!(results, ["", "photo.png"], "{:?}", t.html_checks);
+        let e = run_cli(h, &["eval", d.to_str().unwrap(), "--json"]);
+        let e: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+        assert_eq!(e["tasks"][0]["success"], true, "{e}");
+    }
+    llm.check();
+    let c = run_cli(h, &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let c: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+    assert_eq!((c["pairs"]["both"].as_u64(), c["agreement"].as_f64()), (Some(1), Some(1.0)), "{c}");
+}

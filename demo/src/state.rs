@@ -175,7 +175,8 @@ impl State {
                     "Submit a post",
                     &format!(
                         "<h1>Submit a post</h1>{who}<form method=post action=\"/submit\"><label>Title <input name=title id=title></label> \
-                         <label>Text <textarea name=body id=body></textarea></label> <button type=submit>Post</button></form>"
+                         <label>Text <textarea name=body id=body></textarea></label> <button type=submit>Post</button> \
+                         <label>Image (optional) <input type=file name=image id=image accept=\"image/*\"></label></form>"
                     ),
                 ),
             },

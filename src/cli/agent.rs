@@ -137,7 +137,9 @@ pub(crate) struct LlmArgs {
     /// Sampling temperature.
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
-    /// Screenshots kept in the model's context (older turns keep their text).
+    /// Screenshots kept in the model's context (older turns keep their text, without the observation);
+    /// with `--observation axtree` it bounds the whole observations kept (WebArena shows the latest
+    /// only: 1).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub keep_screenshots: usize,
     /// Attempts per model call on 429, 5xx and timeouts (exponential backoff).

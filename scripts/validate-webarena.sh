@@ -2,7 +2,10 @@
 # Validates webfreeze's WebArena / VisualWebArena parts against the benchmarks' own code, from PyPI:
 #  - the task loader on WebArena's test.raw.json (812 tasks) and VWA's test_raw.json (910);
 #  - the action parser against WebArena's create_id_based_action;
-#  - the SSIM of eval_fuzzy_image_match against VWA's get_image_ssim (Pillow + scikit-image).
+#  - the SSIM of eval_fuzzy_image_match against VWA's get_image_ssim (Pillow + scikit-image);
+#  - the accessibility-tree text against WebArena's renderer on the same CDP data, for the pages in
+#    scripts/validate/pages and any HTML files given as arguments.
+# Usage: scripts/validate-webarena.sh [PAGE.html ...]
 # Needs pyenv's Python 3.13 and PyPI; installs into $WEBFREEZE_BUILD_CACHE (default target/validate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +18,7 @@ if [ ! -e "$CACHE/.installed" ]; then
   "$PY" -m pip install -q --target "$CACHE/lib" scikit-image pillow
   touch "$CACHE/.installed"
 fi
-cargo build -q -p webfreeze-agent --example load_tasks --example parse_actions
+cargo build -q -p webfreeze-agent --example load_tasks --example parse_actions --example axtree_dump
 cargo build -q -p webfreeze-evaluator --example ssim
 BIN=${CARGO_TARGET_DIR:-target}/debug/examples
 echo "== task files"
@@ -39,3 +42,6 @@ echo "== action parser vs WebArena's create_id_based_action"
 "$PY" scripts/validate/webarena_actions.py "$CACHE/x/webarena/browser_env/actions.py" "$BIN/parse_actions"
 echo "== SSIM vs VWA's get_image_ssim"
 "$PY" scripts/validate/vwa_ssim.py "$CACHE/lib" "$BIN/ssim" "$CACHE/ssim"
+echo "== accessibility-tree text vs WebArena's renderer"
+"$BIN/axtree_dump" "${WEBFREEZE_CHROME:-/usr/bin/chromium}" scripts/validate/pages/*.html "$@" \
+  | "$PY" scripts/validate/webarena_axtree.py "$CACHE/x/webarena/browser_env" "$CACHE/lib"

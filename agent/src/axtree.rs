@@ -5,8 +5,10 @@
 //! As WebArena does: nodes that are ignored, have no role, or are empty containers (a nameless
 //! `generic`, `list`, `paragraph`, ... without properties) are not printed but their children are, one
 //! level up; the properties WebArena ignores (`focusable`, `editable`, ...) are left out; names are
-//! written as Python's `repr` writes them; a `StaticText` that is empty or already said by one of the three lines
-//! above it is dropped; with a viewport, nodes less than 60% inside it are dropped (the root always stays).
+//! written as Python's `repr` writes them; a `StaticText` that is empty or already said by one of the
+//! three lines kept above it is dropped (compared with those lines' text without their ids, since the
+//! ids differ); with a viewport, nodes outside it are dropped by WebArena's own ratio
+//! ([`in_viewport`]; the root always stays).
 //!
 //! Ids differ from WebArena's on purpose: WebArena prints Chromium's AX node ids, which depend on the
 //! renderer's history; here they are numbered 1, 2, ... in the order the lines are printed, so the same
@@ -114,8 +116,13 @@ pub fn render(
     viewport: Option<[f64; 4]>,
     ids: Ids<'_>,
 ) -> AxTree {
-    let by_id: HashMap<&str, usize> =
-        nodes.iter().enumerate().filter_map(|(i, n)| Some((n.get("nodeId")?.as_str()?, i))).collect();
+    // Chromium repeats a few nodes; the first occurrence counts (as in WebArena).
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(id) = n.get("nodeId").and_then(Value::as_str) {
+            by_id.entry(id).or_insert(i);
+        }
+    }
     let mut lines = Vec::new();
     if !nodes.is_empty() {
         // Depth-first, children in order; an explicit stack keeps deep pages off the call stack.
@@ -143,20 +150,22 @@ pub fn render(
             }
         }
     }
-    // WebArena's clean-up: a StaticText said by one of the lines just above goes.
-    let keep: Vec<bool> = (0..lines.len())
-        .map(|i| {
-            let l = &lines[i];
-            if l.role != "StaticText" {
-                return true;
-            }
+    // WebArena's clean-up: a StaticText said by one of the three lines kept just above goes.
+    let mut keep = vec![false; lines.len()];
+    let mut kept: Vec<usize> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.role == "StaticText" {
             // Compared as printed (WebArena matches the repr's inside against the lines above).
             let r = py_repr(&l.name);
             let inner = &r[1..r.len() - 1];
-            let from = i.saturating_sub(STATIC_TEXT_LOOKBACK);
-            !inner.is_empty() && !lines[from..i].iter().any(|p| p.body.contains(inner))
-        })
-        .collect();
+            let from = kept.len().saturating_sub(STATIC_TEXT_LOOKBACK);
+            if inner.is_empty() || kept[from..].iter().any(|&p| lines[p].body.contains(inner)) {
+                continue;
+            }
+        }
+        keep[i] = true;
+        kept.push(i);
+    }
     let mut out = AxTree::default();
     let mut next = 1u32;
     let mut text = Vec::new();
@@ -233,14 +242,30 @@ fn line_of(
     Some(Line { depth, role, name, body, backend })
 }
 
+/// WebArena's viewport test, as its code computes the ratio: `overlap_w * overlap_h / w * h`, which
+/// Python reads as `(overlap_w * overlap_h / w) * h` (not the visible share of the box), so in practice
+/// a node stays when it touches the viewport by more than a sliver. Kept as it is so the observations
+/// are the ones WebArena's agents saw.
 fn in_viewport(b: [f64; 4], vp: [f64; 4]) -> bool {
     let [x, y, w, h] = b;
     if w <= 0.0 || h <= 0.0 {
         return false;
     }
-    let ox = (x + w).min(vp[0] + vp[2]) - x.max(vp[0]);
-    let oy = (y + h).min(vp[1] + vp[3]) - y.max(vp[1]);
-    ox > 0.0 && oy > 0.0 && (ox * oy) / (w * h) >= IN_VIEWPORT
+    let ox = ((x + w).min(vp[0] + vp[2]) - x.max(vp[0])).max(0.0);
+    let oy = ((y + h).min(vp[1] + vp[3]) - y.max(vp[1])).max(0.0);
+    ox * oy / w * h >= IN_VIEWPORT
+}
+
+/// Backend ids of the nodes that would be printed (not ignored, a role and a name) but have no box in
+/// `bounds`: the caller measures them another way.
+pub fn unmeasured(nodes: &[Value], bounds: &HashMap<i64, [f64; 4]>) -> Vec<i64> {
+    nodes
+        .iter()
+        .filter(|n| !n.get("ignored").and_then(Value::as_bool).unwrap_or(false))
+        .filter(|n| n.pointer("/role/value").is_some() && n.pointer("/name/value").is_some())
+        .filter_map(|n| n.get("backendDOMNodeId").and_then(Value::as_i64))
+        .filter(|b| !bounds.contains_key(b))
+        .collect()
 }
 
 /// Reads `DOMSnapshot.captureSnapshot`'s first document: backend DOM node id -> layout box, and
@@ -263,11 +288,21 @@ pub fn snapshot_tables(snapshot: &Value, attribute: &str) -> (HashMap<i64, [f64;
         .flatten()
         .map(|v| v.as_i64().unwrap_or(-1))
         .collect();
+    // Pseudo-elements (a list's `::marker`) have boxes but no DOM object: WebArena cannot measure them
+    // and leaves them out; so do we.
+    let pseudo: std::collections::HashSet<u64> = doc
+        .pointer("/nodes/pseudoType/index")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .collect();
     let index = doc.pointer("/layout/nodeIndex").and_then(Value::as_array);
     let rects = doc.pointer("/layout/bounds").and_then(Value::as_array);
     if let (Some(index), Some(rects)) = (index, rects) {
         for (i, r) in index.iter().zip(rects) {
-            let Some(b) = i.as_u64().and_then(|i| backend.get(i as usize)) else { continue };
+            let Some(i) = i.as_u64().filter(|i| !pseudo.contains(i)) else { continue };
+            let Some(b) = backend.get(i as usize) else { continue };
             let r: Vec<f64> = r.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
             if let [x, y, w, h] = r[..] {
                 // A node with several layout objects (an inline split over lines): their union.
@@ -354,9 +389,13 @@ mod tests {
         for (id, y) in [(20, 0.0), (30, 10.0), (40, 10.0), (50, 40.0), (60, 40.0), (80, 80.0), (90, 90.0)] {
             b.insert(id, [0.0, y, 100.0, 20.0]);
         }
-        b.insert(100, [0.0, 750.0, 100.0, 40.0]); // 45% inside a 768px viewport: dropped
+        b.insert(100, [0.0, 790.0, 100.0, 40.0]); // below a 768px viewport: dropped
         let t = render(&page(), &b, Some([0.0, 0.0, 1024.0, 768.0]), Ids::Sequential);
         assert!(!t.text.contains("Below the fold"), "{}", t.text);
+        // 45% inside: WebArena's ratio keeps it (18 * 100 / 100 * 40 >= 0.6).
+        b.insert(100, [0.0, 750.0, 100.0, 40.0]);
+        let t2 = render(&page(), &b, Some([0.0, 0.0, 1024.0, 768.0]), Ids::Sequential);
+        assert!(t2.text.contains("Below the fold"), "{}", t2.text);
         assert!(t.text.contains("[5] checkbox"), "{}", t.text);
         let marks: HashMap<i64, u32> = [(50, 0), (90, 1)].into();
         let t = render(&page(), &b, Some([0.0, 0.0, 1024.0, 768.0]), Ids::Marks(&marks));
@@ -381,16 +420,25 @@ mod tests {
     #[test]
     fn snapshot_boxes_and_attributes() {
         let snap = json!({
-            "strings": ["DIV", "data-wf-mark", "3", "class", "x"],
+            "strings": ["DIV", "data-wf-mark", "3", "class", "x", "marker"],
             "documents": [{
-                "nodes": {"backendNodeId": [7, 8, 9], "attributes": [[], [3, 4, 1, 2], []]},
-                "layout": {"nodeIndex": [1, 2, 2], "bounds": [[1, 2, 3, 4], [0, 0, 10, 10], [0, 20, 30, 10]]}
+                "nodes": {"backendNodeId": [7, 8, 9, 10], "attributes": [[], [3, 4, 1, 2], [], []],
+                          "pseudoType": {"index": [3], "value": [5]}},
+                "layout": {"nodeIndex": [1, 2, 2, 3], "bounds": [[1, 2, 3, 4], [0, 0, 10, 10], [0, 20, 30, 10], [0, 0, 5, 5]]}
             }]
         });
         let (boxes, attrs) = snapshot_tables(&snap, "data-wf-mark");
         assert_eq!(boxes.get(&8), Some(&[1.0, 2.0, 3.0, 4.0]));
         assert_eq!(boxes.get(&9), Some(&[0.0, 0.0, 30.0, 30.0]));
+        assert_eq!(boxes.get(&10), None, "a pseudo-element has no box here");
         assert_eq!(attrs.get(&8).map(String::as_str), Some("3"));
         assert_eq!(attrs.len(), 1);
+        // Printable nodes without a box are the ones to measure another way.
+        let nodes = page();
+        let mut b: HashMap<i64, [f64; 4]> =
+            [1, 20, 30, 40, 50, 60, 80].iter().map(|&i| (i, [0.0; 4])).collect();
+        assert_eq!(unmeasured(&nodes, &b), vec![90, 100]);
+        b.insert(90, [0.0; 4]);
+        assert_eq!(unmeasured(&nodes, &b), vec![100]);
     }
 }

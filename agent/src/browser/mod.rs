@@ -733,16 +733,52 @@ impl Session {
             .await?;
         let viewport: Vec<f64> =
             self.eval("[window.scrollX, window.scrollY, window.innerWidth, window.innerHeight]").await?;
-        let (boxes, attrs) = axtree::snapshot_tables(&snap, "data-wf-mark");
+        let (mut boxes, attrs) = axtree::snapshot_tables(&snap, "data-wf-mark");
         let labels: std::collections::HashMap<i64, u32> =
             attrs.into_iter().filter_map(|(b, v)| Some((b, v.parse().ok()?))).collect();
         let nodes = tree.get("nodes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
+        // A node the layout snapshot has no box for (a textarea's text, ...): its box the way WebArena
+        // measures every node, one call each, only for the nodes that would be printed.
+        let (sx, sy) = (viewport.first().copied().unwrap_or(0.0), viewport.get(1).copied().unwrap_or(0.0));
+        for b in axtree::unmeasured(&nodes, &boxes) {
+            if let Some([x, y, w, h]) = self.client_rect(&page, b).await {
+                boxes.insert(b, [x + sx, y + sy, w, h]);
+            }
+        }
         let ids = if marks { axtree::Ids::Marks(&labels) } else { axtree::Ids::Sequential };
         let vp = match viewport[..] {
             [x, y, w, h] => Some([x, y, w, h]),
             _ => None,
         };
         Ok(axtree::render(&nodes, &boxes, vp, ids))
+    }
+
+    /// A DOM node's `getBoundingClientRect` (a range's for a text node), by backend id; None when it
+    /// cannot be resolved (pseudo-elements) or measured.
+    async fn client_rect(&self, page: &Page, backend: i64) -> Option<[f64; 4]> {
+        let obj = self
+            .raw(page, "finding a node", "DOM.resolveNode", serde_json::json!({"backendNodeId": backend}))
+            .await
+            .ok()?;
+        let id = obj.pointer("/object/objectId")?.as_str()?.to_string();
+        let f = "function() { let b; if (this.nodeType === 3) { const r = document.createRange(); r.selectNode(this); b = r.getBoundingClientRect(); } else { b = this.getBoundingClientRect(); } return [b.x, b.y, b.width, b.height]; }";
+        let params = serde_json::json!({"objectId": id, "functionDeclaration": f, "returnByValue": true});
+        let r = self.raw(page, "measuring a node", "Runtime.callFunctionOn", params).await.ok()?;
+        let v: Vec<f64> = r.pointer("/result/value")?.as_array()?.iter().filter_map(|x| x.as_f64()).collect();
+        match v[..] {
+            [x, y, w, h] => Some([x, y, w, h]),
+            _ => None,
+        }
+    }
+
+    /// A CDP call by name on the active tab (for tools that need what the session does not wrap).
+    pub async fn cdp(
+        &self,
+        method: &'static str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let page = self.page()?;
+        self.raw(&page, "a CDP call", method, params).await
     }
 
     /// A CDP call by name, for what chromiumoxide's typed protocol reads too strictly (the

@@ -128,6 +128,16 @@ pub struct TaskSetup {
     pub sites: Vec<String>,
 }
 
+/// A URL as it is; a relative path joined to `base` (the task file's directory).
+fn local_to(base: &Path, s: &str) -> String {
+    let url = ["http://", "https://", "data:"].iter().any(|p| s.starts_with(p));
+    if url || s.is_empty() || Path::new(s).is_absolute() {
+        s.to_string()
+    } else {
+        base.join(s).display().to_string()
+    }
+}
+
 /// Whether the text is WebArena-format: a JSON array, or a single object with an `intent`.
 pub(crate) fn looks_like(text: &str) -> bool {
     let t = text.trim_start_matches('\u{feff}').trim_start();
@@ -309,9 +319,10 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
         Some(_) => return Err(err("image", "expected a URL or path, an array of them, or null".into())),
     };
+    // URLs as they are (placeholders resolved), paths relative to the task file, like gold images.
     let images = images
         .iter()
-        .map(|i| sites.resolve(i).map_err(|e| err("image", e)))
+        .map(|i| sites.resolve(i).map(|i| local_to(base, &i)).map_err(|e| err("image", e)))
         .collect::<Result<Vec<_>, _>>()?;
     let flag = |k: &str| -> Result<bool, TaskError> {
         match v.get(k) {
@@ -329,19 +340,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     let queries = eval.as_mut().and_then(|e| e.get_mut("page_image_query")).and_then(Value::as_array_mut);
     for q in queries.into_iter().flatten() {
         if let Some(Value::String(gold)) = q.get_mut("eval_fuzzy_image_match") {
-            *gold = gold
-                .split(" |OR| ")
-                .map(|g| {
-                    let g = g.trim();
-                    let url = ["http://", "https://", "data:"].iter().any(|p| g.starts_with(p));
-                    if url || g.is_empty() || Path::new(g).is_absolute() {
-                        g.to_string()
-                    } else {
-                        base.join(g).display().to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" |OR| ");
+            *gold = gold.split(" |OR| ").map(|g| local_to(base, g.trim())).collect::<Vec<_>>().join(" |OR| ");
         }
     }
     let web = start_urls[0].clone();

@@ -173,12 +173,15 @@ pub struct Parsed {
     pub action: Action,
 }
 
-/// Why a reply has no usable action. The message goes back to the model.
+/// How to write a WebVoyager action (the model reads it after a reply without one).
+const HOW: &str = "reply with `Thought: ...` then `Action: ...` using one of Click [n], Type [n]; text, Scroll [n|WINDOW]; up|down, Wait, GoBack, Google, ANSWER; text";
+
+/// Why a reply has no usable action (both action spaces). The message goes back to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
-    /// No action found at all.
-    #[error("no action found: reply with `Thought: ...` then `Action: ...` using one of Click [n], Type [n]; text, Scroll [n|WINDOW]; up|down, Wait, GoBack, Google, ANSWER; text")]
-    NoAction,
+    /// No action found at all; the text says how to write one in the reply's action space.
+    #[error("no action found: {0}")]
+    NoAction(&'static str),
     /// An action verb with unusable arguments.
     #[error("could not read the action {raw:?}: {detail}")]
     Malformed {
@@ -224,7 +227,7 @@ fn clean_text(s: &str) -> String {
 }
 
 fn parse_action(raw: &str) -> Result<Action, ParseError> {
-    let caps = verb_re().captures(raw).ok_or(ParseError::NoAction)?;
+    let caps = verb_re().captures(raw).ok_or(ParseError::NoAction(HOW))?;
     let verb = caps
         .get(1)
         .map(|m| m.as_str().to_ascii_lowercase().replace(char::is_whitespace, ""))
@@ -270,7 +273,7 @@ fn parse_action(raw: &str) -> Result<Action, ParseError> {
             }
             Ok(Action::Answer(text))
         }
-        _ => Err(ParseError::NoAction),
+        _ => Err(ParseError::NoAction(HOW)),
     }
 }
 
@@ -325,7 +328,7 @@ pub fn parse_reply(reply: &str) -> Result<Parsed, ParseError> {
             .rev()
             .find(|l| verb_re().is_match(l))
             .map(|l| l.trim().to_string())
-            .ok_or(ParseError::NoAction)?,
+            .ok_or(ParseError::NoAction(HOW))?,
     };
     let action = parse_action(&action_line)?;
     Ok(Parsed { thought: thought.join(" ").trim().to_string(), raw_action: action_line, action })

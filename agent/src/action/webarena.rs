@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::re;
+use super::{re, ParseError};
 
 /// One WebArena action. Element ids are those of the latest observation (accessibility-tree ids, or
 /// Set-of-Marks labels when the observation is `som`/`som+axtree`).
@@ -98,21 +98,8 @@ pub struct Parsed {
     pub action: Action,
 }
 
-/// Why a reply has no usable action. The message goes back to the model.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParseError {
-    /// No action found at all.
-    #[error("no action found: end the reply with the action between triple backticks, e.g. ```click [12]```; actions: click [id], hover [id], type [id] [text] [0|1], press [keys], scroll [up|down], new_tab, tab_focus [n], close_tab, goto [url], go_back, go_forward, stop [answer], clear [id], upload [id] [file]")]
-    NoAction,
-    /// An action verb with unusable arguments.
-    #[error("could not read the action {raw:?}: {detail}")]
-    Malformed {
-        /// The action text.
-        raw: String,
-        /// What is missing.
-        detail: &'static str,
-    },
-}
+/// How to write a WebArena action (the model reads it after a reply without one).
+const HOW: &str = "end the reply with the action between triple backticks, e.g. ```click [12]```; actions: click [id], hover [id], type [id] [text] [0|1], press [keys], scroll [up|down], new_tab, tab_focus [n], close_tab, goto [url], go_back, go_forward, stop [answer], clear [id], upload [id] [file]";
 
 /// A verb at the start of the text, its spellings folded (`go back`, `go-back`, `tabfocus`).
 fn verb_re() -> &'static Regex {
@@ -163,7 +150,7 @@ fn number(s: &str) -> Option<u32> {
 }
 
 fn parse_action(raw: &str) -> Result<Action, ParseError> {
-    let caps = verb_re().captures(raw).ok_or(ParseError::NoAction)?;
+    let caps = verb_re().captures(raw).ok_or(ParseError::NoAction(HOW))?;
     let verb: String = caps
         .get(1)
         .map(|m| m.as_str().to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphabetic()).collect())
@@ -220,7 +207,7 @@ fn parse_action(raw: &str) -> Result<Action, ParseError> {
                 })?,
             }
         }
-        _ => return Err(ParseError::NoAction),
+        _ => return Err(ParseError::NoAction(HOW)),
     })
 }
 
@@ -278,7 +265,7 @@ pub fn parse_reply(reply: &str) -> Result<Parsed, ParseError> {
         .rev()
         .map(|l| l.trim().trim_matches('`').trim())
         .find(|l| verb_re().is_match(l))
-        .ok_or(ParseError::NoAction)?;
+        .ok_or(ParseError::NoAction(HOW))?;
     let action = parse_action(line)?;
     let thought: Vec<&str> =
         lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty() && !l.ends_with(line)).collect();

@@ -15,7 +15,7 @@ use agent::runner::AgentConfig;
 use anyhow::Context as _;
 use evaluator::compare::{compare, html, markdown, reproduction};
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, JudgeKind};
-use session::{PolicySpec, ProxyMode, RunOptions};
+use session::{ProxyMode, RunOptions};
 use snapshots::Store;
 
 use crate::cli::DemoArgs;
@@ -120,13 +120,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     eprintln!("== 4/5 running the tasks live again on the drifted sites, then replaying the recording with the sites stopped");
     crate::output::run_with_progress(RunOptions { out: drifted.clone(), ..base.clone() }, tasks.clone())?;
     sites.stop();
-    let mode = ProxyMode::Replay {
-        store: Store::open_read_only(&store_dir)?,
-        run: "recorded".into(),
-        on_miss: session::MissPolicy::NotFound,
-    };
-    let policy = PolicySpec::Trajectory(recorded.clone());
-    crate::output::run_with_progress(RunOptions { out: replayed.clone(), mode, policy, ..base }, tasks)?;
+    crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
     eprintln!("== 5/5 evaluating and comparing");
     evaluate_quietly(&drifted, &tasks_path)?;
     evaluate_quietly(&replayed, &tasks_path)?;

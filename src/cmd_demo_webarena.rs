@@ -17,7 +17,7 @@ use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, EvalReport, JudgeKind};
-use session::{PolicySpec, ProxyMode, RunOptions};
+use session::{ProxyMode, RunOptions};
 use snapshots::{Clock, Store, SystemClock};
 
 use crate::cli::DemoArgs;
@@ -165,13 +165,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     ))?;
     let offline = score(&recorded, rescored)?;
     eprintln!("== 4/4 replaying the recorded run from its snapshots and scoring it");
-    let mode = ProxyMode::Replay {
-        store: Store::open_read_only(&store_dir)?,
-        run: "recorded".into(),
-        on_miss: session::MissPolicy::NotFound,
-    };
-    let policy = PolicySpec::Trajectory(recorded.clone());
-    crate::output::run_with_progress(RunOptions { out: replayed.clone(), mode, policy, ..base }, tasks)?;
+    crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
     let replay = score(&replayed, Default::default())?;
 
     println!("| task | recorded live | re-scored offline | replayed |\n|---|---|---|---|");

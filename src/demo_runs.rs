@@ -51,3 +51,23 @@ pub(crate) fn scripted_run_options(
         task_timeout: None,
     })
 }
+
+/// Re-executes the run in `recorded` (its directory name is its recording's name) against its snapshots
+/// in `store_dir`, sealed, into `out`.
+pub(crate) fn replay_recorded(
+    base: RunOptions,
+    store_dir: &Path,
+    recorded: &Path,
+    out: &Path,
+    tasks: Vec<agent::tasks::Task>,
+) -> anyhow::Result<()> {
+    let run = recorded.file_name().and_then(|n| n.to_str()).unwrap_or("recorded").to_string();
+    let mode = ProxyMode::Replay {
+        store: snapshots::Store::open_read_only(store_dir)?,
+        run,
+        on_miss: session::MissPolicy::NotFound,
+    };
+    let policy = PolicySpec::Trajectory(recorded.to_path_buf());
+    crate::output::run_with_progress(RunOptions { out: out.to_path_buf(), mode, policy, ..base }, tasks)?;
+    Ok(())
+}

@@ -52,7 +52,7 @@ fn io_err(file: &str) -> impl Fn(io::Error) -> ArchiveError + '_ {
 }
 
 /// Writes the snapshot as WARC 1.1 (each record its own gzip member when `gzip`).
-pub(crate) fn export_warc<W: Write>(
+pub fn export_warc<W: Write>(
     store: &Store,
     name: &str,
     out: W,
@@ -68,7 +68,7 @@ pub(crate) fn export_warc<W: Write>(
 
 /// Writes the snapshot as a WACZ: `archive/data.warc.gz`, `indexes/index.cdx`, `pages/pages.jsonl`,
 /// `datapackage.json` (with the SHA-256 of each) and `datapackage-digest.json`.
-pub(crate) fn export_wacz<W: Write + Seek>(
+pub fn export_wacz<W: Write + Seek>(
     store: &Store,
     name: &str,
     out: W,
@@ -458,7 +458,7 @@ fn ts14(ms: i64) -> String {
 /// The SURT form CDX indexes sort by, as pywb's canonicaliser writes it: scheme and `www.` dropped, host
 /// labels reversed and comma-joined, default port dropped, the whole key lower-cased, query arguments
 /// sorted.
-pub(crate) fn surt(url: &str) -> String {
+pub fn surt(url: &str) -> String {
     let Ok(u) = url::Url::parse(url) else { return url.to_ascii_lowercase() };
     let host = u.host_str().unwrap_or("").trim_end_matches('.').to_ascii_lowercase();
     let host = strip_www(&host);

@@ -15,7 +15,7 @@ mod import;
 mod record;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
 
 use snapshots::{Store, StoreError};
 
@@ -159,31 +159,7 @@ fn import_with(
     }
 }
 
-/// Writes a snapshot as WARC 1.1; `gzip` makes each record its own gzip member (`.warc.gz`).
-pub fn export_warc<W: Write>(
-    store: &Store,
-    name: &str,
-    out: W,
-    gzip: bool,
-    file: &str,
-) -> Result<WarcExportReport, ArchiveError> {
-    export::export_warc(store, name, out, gzip, file)
-}
-
-/// Writes a snapshot as a WACZ 1.1.1 file.
-pub fn export_wacz<W: Write + Seek>(
-    store: &Store,
-    name: &str,
-    out: W,
-    file: &str,
-) -> Result<WarcExportReport, ArchiveError> {
-    export::export_wacz(store, name, out, file)
-}
-
-/// The SURT key of a URL, as CDX(J) indexes sort by.
-pub fn surt(url: &str) -> String {
-    export::surt(url)
-}
+pub use export::{export_wacz, export_warc, surt};
 
 fn fill_file(e: ArchiveError, file: &str) -> ArchiveError {
     match e {

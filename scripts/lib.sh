@@ -51,3 +51,21 @@ setup() {
     install_packages
     rocksdb_cache
 }
+
+# Python build and lint tools (maturin, ruff, mypy, pytest), pinned, in a virtualenv kept in the build cache.
+# Prints its directory.
+PY_TOOLS=(maturin==1.16.0 ruff==0.17.6 mypy==2.4.1 pytest==9.2.0)
+python_tools() {
+    local base="${WEBFREEZE_PYTHON:-python3}"
+    local key
+    key="$(printf '%s\n' "${PY_TOOLS[@]}" "$("$base" -c 'import sys; print(sys.version)')" | sha256sum | cut -c1-12)"
+    local dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/py-tools-$key"
+    if [ ! -f "$dir/.installed" ]; then
+        log "installing Python build tools (${PY_TOOLS[*]}) into $dir"
+        rm -rf "$dir"
+        "$base" -m venv "$dir"
+        "$dir/bin/pip" install -q --disable-pip-version-check "${PY_TOOLS[@]}" >&2
+        touch "$dir/.installed"
+    fi
+    printf '%s\n' "$dir"
+}

@@ -30,10 +30,16 @@ out="$(mktemp)"
 set +e
 cargo test --workspace -- --test-threads "${WEBFREEZE_TEST_THREADS:-2}" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
+# The Python package: lint, types, the wheel in a fresh virtualenv, the harnesses against the demo sites.
+bash "$ROOT/scripts/python-test.sh" 2>&1 | tee -a "$out"
+py_status=${PIPESTATUS[0]}
+[ "$status" -ne 0 ] || status=$py_status
 set -e
 # One closing line over every test binary (cargo prints one result line per binary, the last often a
 # doc-test run with 0 tests).
+# pytest's summary line ("3 failed, 20 passed in 80.1s") counts too.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     / in [0-9.]+s( \([0-9:]+\))? ?=*$/ && /(passed|failed|error)/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed,?$/) p += $(i-1); if ($(i) ~ /^(failed|errors?),?$/) f += $(i-1) } }
      END { printf "total: %d passed, %d failed\n", p, f }' "$out"
 rm -f "$out"
 exit "$status"

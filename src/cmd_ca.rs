@@ -1,6 +1,7 @@
 //! `webfreeze ca init|show|export`.
 
 use std::path::Path;
+use std::process::Command;
 
 use anyhow::{bail, Context as _};
 use proxy::CertificateAuthority;
@@ -13,9 +14,7 @@ pub(crate) fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
     let dir = cfg.ca_dir();
     match cmd {
         CaCmd::Init { force } => {
-            #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
-            let now = time::OffsetDateTime::now_utc();
-            let ca = CertificateAuthority::init(&dir, force, now)?;
+            let ca = CertificateAuthority::init(&dir, force, now_utc())?;
             println!("created CA in {} (private key mode 0600)", dir.display());
             println!("SPKI sha256: {}", ca.info().spki_sha256);
             println!("trust it in a client with `webfreeze ca export --out webfreeze-ca.pem`");
@@ -40,6 +39,21 @@ pub(crate) fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
                 println!("chromium     --ignore-certificate-errors-spki-list={}", i.spki_sha256);
             }
         }
+        CaCmd::Install { nssdb } => {
+            let ca = CertificateAuthority::load_or_init(&dir, now_utc())?;
+            let db = match nssdb.filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => p,
+                None => std::env::var_os(crate::config::env::HOME)
+                    .map(|h| Path::new(&h).join(".pki/nssdb"))
+                    .context("HOME is not set; pass --nssdb DIR")?,
+            };
+            install_nssdb(&db, ca.info())?;
+            println!(
+                "trusted the webfreeze CA (SPKI sha256 {}) in the NSS database {}",
+                ca.info().spki_sha256,
+                db.display()
+            );
+        }
         CaCmd::Export { format, out } => {
             let ca = CertificateAuthority::load(&dir)?;
             let bytes = match format {
@@ -60,6 +74,53 @@ pub(crate) fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+#[allow(clippy::disallowed_methods)] // certificate validity needs the real time
+fn now_utc() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
+/// The nickname webfreeze's CA gets in an NSS database (one entry per install, replaced on reinstall).
+const NSS_NICKNAME: &str = "webfreeze local CA";
+
+/// Add the CA certificate to the NSS database `db` as a trusted TLS issuer with Debian's `certutil`
+/// (libnss3-tools): NSS's database format is NSS's own, and certutil is the tool it documents for this.
+fn install_nssdb(db: &Path, info: &proxy::CaInfo) -> anyhow::Result<()> {
+    std::fs::create_dir_all(db).with_context(|| format!("cannot create {}", db.display()))?;
+    let sql = format!("sql:{}", db.display());
+    let certutil = |args: &[&str]| -> anyhow::Result<std::process::Output> {
+        Command::new("certutil").args(args).output().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                anyhow::anyhow!("certutil not found: install it with `apt-get install -y libnss3-tools`")
+            } else {
+                anyhow::anyhow!("cannot run certutil: {e}")
+            }
+        })
+    };
+    if !db.join("cert9.db").exists() {
+        let out = certutil(&["-N", "-d", &sql, "--empty-password"])?;
+        if !out.status.success() {
+            bail!(
+                "certutil could not create the NSS database {}: {}",
+                db.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    // An earlier install (perhaps of another CA after `ca init --force`): replace it. Absent is fine.
+    let _ = certutil(&["-D", "-d", &sql, "-n", NSS_NICKNAME])?;
+    let cert = info.cert_path.display().to_string();
+    let out = certutil(&["-A", "-d", &sql, "-n", NSS_NICKNAME, "-t", "C,,", "-i", &cert])?;
+    if !out.status.success() {
+        bail!(
+            "certutil could not add {} to {}: {}",
+            cert,
+            db.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(())
 }

@@ -76,6 +76,12 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     if let Some(o) = extra("observation") {
         agent.observation = o.parse().map_err(UsageError)?;
     }
+    // Early stops end a task where the run ended it; without them the re-execution would ask for a reply
+    // the run never had.
+    let extra_u32 =
+        |k: &str| rf.config.extra.get(k).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok());
+    agent.stop_after_parse_failures = extra_u32("early_stop_parse_failures").unwrap_or(0);
+    agent.stop_after_repeats = extra_u32("early_stop_repeats").unwrap_or(0);
     let bar = crate::output::progress_bar(0, "tasks re-scored offline");
     let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
     let r = rt.block_on(session::rescore_run(

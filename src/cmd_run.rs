@@ -40,6 +40,55 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     Err(UsageError(format!("--policy {:?}: expected `llm` or `trajectory:RUN_DIR`", args.policy)).into())
 }
 
+/// The settings that shape a trajectory: as given, else (re-executing `--policy trajectory:RUN`) RUN's
+/// `run.json`, else the defaults. A re-execution then steps, waits and stops as the original did.
+struct Settings {
+    max_steps: u32,
+    window: (u32, u32),
+    page_timeout_s: f64,
+    settle_ms: u64,
+    wait_ms: u64,
+    search_url: String,
+    early_stop_parse_failures: Option<u32>,
+    early_stop_repeats: Option<u32>,
+}
+
+impl Settings {
+    fn resolve(args: &RunArgs, policy: &PolicySpec) -> anyhow::Result<Self> {
+        let rc = match policy {
+            PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config),
+            _ => None,
+        };
+        // A run.json without a config section (older runs) reads as zeros: those are not settings.
+        let rc = rc.filter(|c| c.max_steps > 0);
+        let rc = rc.as_ref();
+        let extra_u32 = |k: &str| {
+            rc.and_then(|c| c.extra.get(k)).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok())
+        };
+        let window = match (&args.window, rc) {
+            (Some(w), _) => parse_window(w)?,
+            (None, Some(c)) if c.window[0] >= 200 && c.window[1] >= 200 => (c.window[0], c.window[1]),
+            _ => (1024, 768),
+        };
+        Ok(Self {
+            max_steps: args.max_steps.or(rc.map(|c| c.max_steps)).unwrap_or(15).max(1),
+            window,
+            page_timeout_s: args.page_timeout.or(rc.map(|c| c.page_timeout_s)).unwrap_or(30.0),
+            settle_ms: args.settle_ms.or(rc.map(|c| c.settle_ms)).unwrap_or(500),
+            wait_ms: args.wait_ms.or(rc.map(|c| c.wait_ms)).unwrap_or(5000),
+            search_url: args
+                .search_url
+                .clone()
+                .or(rc.map(|c| c.search_url.clone()).filter(|u| !u.is_empty()))
+                .unwrap_or_else(|| "https://www.google.com/".into()),
+            early_stop_parse_failures: args
+                .early_stop_parse_failures
+                .or(extra_u32("early_stop_parse_failures")),
+            early_stop_repeats: args.early_stop_repeats.or(extra_u32("early_stop_repeats")),
+        })
+    }
+}
+
 /// The action space and observation: as given, else the re-executed run's (run.json), else WebVoyager's.
 fn action_space(args: &RunArgs, policy: &PolicySpec) -> anyhow::Result<(ActionSpace, ObservationKind)> {
     let recorded = match policy {
@@ -88,8 +137,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         Some(s) => Some(Duration::from_secs_f64(s)),
         None => None,
     };
-    let (width, height) = parse_window(&args.window)?;
     let policy = policy_spec(&args)?;
+    let settings = Settings::resolve(&args, &policy)?;
+    let (width, height) = settings.window;
     let mut sites = match &args.sites_file {
         Some(f) => agent::tasks::Sites::from_file(f).map_err(UsageError)?,
         None => agent::tasks::Sites::default(),
@@ -98,6 +148,21 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let mut tasks =
         agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
     let (action_space, observation) = action_space(&args, &policy)?;
+    // A text-only model behind a vision observation cannot be told from its replies: warn once when the
+    // server's model listing says so.
+    if let PolicySpec::Llm { config, .. } = &policy {
+        if observation != ObservationKind::AxTree {
+            let llm = trajectory::llm::Llm::new(config.clone())?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            if rt.block_on(llm.vision_support()) == Some(false) {
+                eprintln!(
+                    "warning: {}/models lists {:?} without image input: it will not see the screenshots the \
+                     observation sends (for a text-only model use --action-space webarena --observation axtree)",
+                    config.api_base, config.model
+                );
+            }
+        }
+    }
     // The WebVoyager action space has one tab: say so before running.
     let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
     if multi_tab > 0 && action_space == ActionSpace::WebVoyager {
@@ -148,17 +213,18 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let mut agent = AgentConfig::new(chrome.clone());
     agent.width = width;
     agent.height = height;
-    agent.max_steps = args.max_steps.max(1);
-    agent.page_timeout = Duration::from_secs_f64(args.page_timeout.max(1.0));
-    agent.settle_quiet = Duration::from_millis(args.settle_ms);
-    agent.wait = Duration::from_millis(args.wait_ms);
-    agent.search_url = args.search_url.clone();
+    agent.max_steps = settings.max_steps;
+    agent.page_timeout = Duration::from_secs_f64(settings.page_timeout_s.max(1.0));
+    agent.settle_quiet = Duration::from_millis(settings.settle_ms);
+    agent.wait = Duration::from_millis(settings.wait_ms);
+    agent.search_url = settings.search_url.clone();
     agent.js_heap_mb = args.browser_js_heap_mb;
-    agent.stop_after_parse_failures = args.early_stop_parse_failures.unwrap_or(0);
-    agent.stop_after_repeats = args.early_stop_repeats.unwrap_or(0);
+    agent.stop_after_parse_failures = settings.early_stop_parse_failures.unwrap_or(0);
+    agent.stop_after_repeats = settings.early_stop_repeats.unwrap_or(0);
     agent.action_space = action_space;
     agent.observation = observation;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let policy_is_llm = matches!(policy, PolicySpec::Llm { .. });
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -175,19 +241,30 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
         config: RunConfig {
-            max_steps: args.max_steps.max(1),
+            max_steps: settings.max_steps,
             window: [width, height],
-            page_timeout_s: args.page_timeout,
-            settle_ms: args.settle_ms,
-            wait_ms: args.wait_ms,
-            search_url: args.search_url.clone(),
+            page_timeout_s: settings.page_timeout_s,
+            settle_ms: settings.settle_ms,
+            wait_ms: settings.wait_ms,
+            search_url: settings.search_url.clone(),
             on_miss: format!("{:?}", args.on_miss),
             temperature: args.llm.temperature,
             keep_screenshots: args.llm.keep_screenshots,
             // Set only when used, so run.json stays as before for runs without them.
             extra: [
-                ("early_stop_parse_failures", args.early_stop_parse_failures.map(|n| serde_json::json!(n))),
-                ("early_stop_repeats", args.early_stop_repeats.map(|n| serde_json::json!(n))),
+                (
+                    "early_stop_parse_failures",
+                    settings.early_stop_parse_failures.map(|n| serde_json::json!(n)),
+                ),
+                ("early_stop_repeats", settings.early_stop_repeats.map(|n| serde_json::json!(n))),
+                (
+                    "max_tokens",
+                    policy_is_llm.then(|| {
+                        serde_json::json!({
+                            "field": crate::config::max_tokens_field(&args.llm), "value": args.llm.max_tokens
+                        })
+                    }),
+                ),
                 (
                     "action_space",
                     (action_space != ActionSpace::WebVoyager).then(|| action_space.to_string().into()),

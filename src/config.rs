@@ -171,7 +171,17 @@ pub(crate) fn llm_config(a: &LlmArgs) -> anyhow::Result<LlmConfig> {
     c.attempts = a.api_attempts.max(1);
     c.timeout = Duration::from_secs_f64(a.api_timeout.max(1.0));
     c.backoff = Duration::from_secs_f64(a.api_backoff.clamp(0.0, 300.0));
+    c.max_tokens = a.max_tokens.max(1);
+    c.max_tokens_field = max_tokens_field(a);
     Ok(c)
+}
+
+/// The request field `--max-tokens` is sent in.
+pub(crate) fn max_tokens_field(a: &LlmArgs) -> &'static str {
+    match a.max_tokens_field {
+        crate::cli::MaxTokensField::MaxTokens => "max_tokens",
+        crate::cli::MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+    }
 }
 
 /// `--window WxH`.
@@ -197,5 +207,11 @@ pub(crate) fn init_logging(verbose: u8, agent_run: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env(env::RUST_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Colour only on a terminal: warnings redirected to a file stay plain text.
+    use std::io::IsTerminal as _;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .try_init();
 }

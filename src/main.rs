@@ -8,6 +8,7 @@ mod cmd_ca;
 mod cmd_compare;
 mod cmd_demo;
 mod cmd_demo_webarena;
+mod cmd_env;
 mod cmd_eval;
 mod cmd_merge;
 mod cmd_proxy;
@@ -54,6 +55,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Merge(a) => cmd_merge::run(&cfg, a),
         cli::Command::Eval(a) => cmd_eval::run(&cfg, a),
         cli::Command::Compare(a) => cmd_compare::run(a),
+        cli::Command::Env(a) => cmd_env::run(&cfg, a),
         cli::Command::Demo(a) if a.serve => cmd_demo_webarena::serve(a),
         cli::Command::Demo(a) if a.webarena => cmd_demo_webarena::run(&cfg, a),
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),

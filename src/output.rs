@@ -137,7 +137,14 @@ impl session::Progress for RunProgress {
             t.task_id,
             t.outcome.as_str(),
             t.steps.len(),
-            t.answer.as_deref().or(t.error.as_deref()).unwrap_or("").chars().take(70).collect::<String>()
+            // Whole (an error says what to do at its end), on one line.
+            t.answer
+                .as_deref()
+                .or(t.error.as_deref())
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         );
         if let Some(b) = self.bar() {
             progress_line(&b, &line);

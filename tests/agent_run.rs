@@ -571,3 +571,121 @@ async fn early_stop_on_repeated_parse_failures_and_actions() {
         assert_eq!((t.outcome, t.steps.len(), t.error), (Outcome::MaxSteps, 6, None), "{id}");
     }
 }
+
+/// A run whose tasks ended early (parse failures, repeats), timed out and errored re-executes task for
+/// task with nothing on the command line but the run directory: early stops, step budget, window and
+/// waits come from its run.json, and a task re-executed past where the run stopped ends as the run did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reexecution_reads_the_runs_settings_and_ends_where_it_ended() {
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    let tasks = home.path().join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let questions: Vec<String> = demo::TASKS_JSONL
+        .lines()
+        .take(4)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["ques"].as_str().unwrap().to_string())
+        .collect();
+    let q = questions.clone();
+    let llm = FakeLlm::start(move |body: &serde_json::Value| {
+        let first = first_user_text(body);
+        let turns = body["messages"].as_array().map(|m| m.len()).unwrap_or(0);
+        if first.contains(&q[0]) {
+            Reply::Text("I am not sure what to do here.".into())
+        } else if first.contains(&q[1]) {
+            Reply::Text("Thought: Look further down.\nAction: Scroll [WINDOW]; down".into())
+        } else if first.contains(&q[2]) {
+            // One step, then a model call that never returns: the task times out.
+            if turns <= 2 {
+                Reply::Text("Thought: Look.\nAction: Scroll [WINDOW]; down".into())
+            } else {
+                Reply::Hang
+            }
+        } else {
+            Reply::Status(400)
+        }
+    })
+    .await;
+    let base = |out: &str| {
+        let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "live", "--out"]);
+        args.push(home.path().join(out).display().to_string());
+        args.extend(strs(&["--task-filter", "^DemoShop--[0-3]$", "--api-base", &llm.api_base()]));
+        args.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR", "--api-attempts", "1"]));
+        args.extend(sites.reach.iter().cloned());
+        args
+    };
+    let mut first = base("original");
+    first.extend(strs(&[
+        "--early-stop-parse-failures",
+        "2",
+        "--early-stop-repeats",
+        "3",
+        "--max-steps",
+        "7",
+        "--settle-ms",
+        "100",
+        "--window",
+        "900x700",
+        "--task-timeout",
+        "8",
+        "--max-tokens",
+        "321",
+        "--max-tokens-field",
+        "max_completion_tokens",
+    ]));
+    let out = cli(home.path(), first, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let original = home.path().join("original");
+    let expect = [
+        ("DemoShop--0", Outcome::MaxSteps, 2),
+        ("DemoShop--1", Outcome::MaxSteps, 3),
+        ("DemoShop--2", Outcome::Timeout, 1),
+        ("DemoShop--3", Outcome::Error, 0),
+    ];
+    for (id, outcome, steps) in expect {
+        let t = traj(&original, id);
+        assert_eq!((t.outcome, t.steps.len()), (outcome, steps), "{id}: {:?}", t.error);
+    }
+    // Re-execute: only the run directory (and how to reach the sites).
+    let mut again = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "live", "--out"]);
+    again.push(home.path().join("again").display().to_string());
+    again.push("--policy".into());
+    again.push(format!("trajectory:{}", original.display()));
+    again.extend(strs(&["--task-filter", "^DemoShop--[0-3]$"]));
+    again.extend(sites.reach.iter().cloned());
+    let out = cli(home.path(), again, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (id, outcome, steps) in expect {
+        let t = traj(&home.path().join("again"), id);
+        assert_eq!((t.outcome, t.steps.len()), (outcome, steps), "{id} re-executed: {:?}", t.error);
+    }
+    let again_rf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("again/run.json")).unwrap()).unwrap();
+    for (key, want) in [
+        ("early_stop_parse_failures", serde_json::json!(2)),
+        ("early_stop_repeats", serde_json::json!(3)),
+        ("max_steps", serde_json::json!(7)),
+        ("window", serde_json::json!([900, 700])),
+        ("settle_ms", serde_json::json!(100)),
+    ] {
+        assert_eq!(again_rf["config"][key], want, "{key}: {again_rf}");
+    }
+    // The budget went in the field asked for; every request's roles alternate (an unparseable reply keeps
+    // its assistant turn).
+    let seen = llm.requests();
+    assert!(!seen.is_empty());
+    for r in &seen {
+        assert_eq!(r.body["max_completion_tokens"], 321, "{}", r.body);
+        assert!(r.body.get("max_tokens").is_none(), "{}", r.body);
+        let roles: Vec<&str> = r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(1)
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert!(roles.windows(2).all(|w| w[0] != w[1]), "roles must alternate: {roles:?}");
+        assert_eq!(r.body["messages"][0]["content"].as_str().map(|_| "string"), Some("string"));
+    }
+    llm.check();
+}

@@ -212,6 +212,7 @@ struct Turn {
     images: Vec<Vec<u8>>,
     pinned: Vec<Vec<u8>>,
     reply: String,
+    answered: bool,
 }
 
 /// The model policy.
@@ -242,13 +243,11 @@ impl LlmPolicy {
                 let cut = ["Observation:", "OBSERVATION:"].iter().filter_map(|m| t.text.find(m)).min();
                 let keep = format!("{}{OMITTED}", &t.text[..cut.unwrap_or(t.text.len())]);
                 let images: Vec<&[u8]> = t.pinned.iter().map(Vec::as_slice).collect();
-                out.push(if images.is_empty() {
-                    Message::text("user", &keep)
-                } else {
-                    Message::with_images("user", &keep, &images)
-                });
+                out.push(Message::with_images("user", &keep, &images));
             }
-            if !t.reply.is_empty() {
+            // Every answered turn keeps its assistant message, an empty reply too: strict chat templates
+            // (Gemma's) refuse two user turns in a row. Only the turn being asked has no reply yet.
+            if i + 1 < self.turns.len() || t.answered {
                 out.push(Message::text("assistant", &t.reply));
             }
         }
@@ -261,6 +260,7 @@ impl LlmPolicy {
             images: p.images.iter().map(|i| i.to_vec()).collect(),
             pinned: p.task_images.iter().map(|i| i.to_vec()).collect(),
             reply: String::new(),
+            answered: false,
         });
         let msgs = self.messages();
         let images = msgs.iter().map(Message::image_count).sum();
@@ -268,6 +268,7 @@ impl LlmPolicy {
         let c = self.llm.chat(&msgs, temperature).await?;
         if let Some(t) = self.turns.last_mut() {
             t.reply = c.text.clone();
+            t.answered = true;
         }
         Ok(Decision { raw_reply: c.text, usage: c.usage, ms: c.ms, images_sent: images })
     }
@@ -371,6 +372,19 @@ impl Policy {
         }
     }
 
+    /// Re-executing a recorded run: where that run stopped without an answer (a `--task-timeout`, an
+    /// error, an early stop or the step budget), step `step` is past its last reply, and the
+    /// re-execution ends there the same way. None for the model, and for steps the run has.
+    pub fn recorded_end(&self, step: u32) -> Option<(Outcome, String)> {
+        let Policy::Trajectory(t) = self else { return None };
+        let o = &t.original;
+        if (step as usize) <= o.steps.len() || o.outcome == Outcome::Answered {
+            return None;
+        }
+        let why = o.error.clone().unwrap_or_else(|| format!("{:?}", o.outcome));
+        Some((o.outcome, format!("the re-executed run stopped here after {} step(s): {why}", o.steps.len())))
+    }
+
     /// `llm:MODEL` or `trajectory:RUN`.
     pub fn describe(&self) -> String {
         match self {
@@ -394,9 +408,65 @@ mod tests {
                 images: vec![vec![i as u8]],
                 pinned: Vec::new(),
                 reply: format!("Thought: t{i}\nAction: Wait"),
+                answered: true,
             });
         }
         p
+    }
+
+    fn turn(text: &str, images: usize, pinned: usize, reply: Option<&str>) -> Turn {
+        Turn {
+            text: text.into(),
+            images: (0..images).map(|i| vec![i as u8]).collect(),
+            pinned: (0..pinned).map(|i| vec![100 + i as u8]).collect(),
+            reply: reply.unwrap_or_default().into(),
+            answered: reply.is_some(),
+        }
+    }
+
+    /// What each message's content is: "s" a plain string, "pN" a list of parts with N images.
+    fn shapes(msgs: &[Message]) -> Vec<String> {
+        msgs.iter()
+            .map(|m| match &m.content {
+                serde_json::Value::String(_) => format!("{}:s", m.role),
+                _ => format!("{}:p{}", m.role, m.image_count()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn message_shapes_per_observation_kind() {
+        // (turns, keep_images, expected shapes): text-only turns are plain strings (llama.cpp's string
+        // templates drop lists of parts), images make parts, task images stay pinned, and an empty reply
+        // keeps its assistant turn so roles alternate.
+        let cases: Vec<(Vec<Turn>, usize, Vec<&str>)> = vec![
+            (vec![turn("Observation: tree", 0, 0, None)], 3, vec!["system:s", "user:s"]),
+            (vec![turn("Observation: som", 1, 0, None)], 3, vec!["system:s", "user:p1"]),
+            (vec![turn("Observation: som", 1, 2, None)], 3, vec!["system:s", "user:p3"]),
+            (
+                vec![turn("Observation: a", 0, 0, Some("")), turn("Observation: b", 0, 0, None)],
+                3,
+                vec!["system:s", "user:s", "assistant:s", "user:s"],
+            ),
+            (
+                vec![
+                    turn("Task\nObservation: a", 1, 1, Some("Action: Wait")),
+                    turn("Observation: b", 1, 0, Some("")),
+                    turn("Observation: c", 1, 0, None),
+                ],
+                1,
+                vec!["system:s", "user:p1", "assistant:s", "user:s", "assistant:s", "user:p1"],
+            ),
+        ];
+        for (i, (turns, keep, want)) in cases.into_iter().enumerate() {
+            let llm = Llm::new(LlmConfig::new("http://127.0.0.1:9/v1", "m", "")).unwrap();
+            let mut p = LlmPolicy::new(llm, keep);
+            p.turns = turns;
+            let msgs = p.messages();
+            assert_eq!(shapes(&msgs), want, "case {i}");
+            let roles: Vec<&str> = msgs.iter().skip(1).map(|m| m.role.as_str()).collect();
+            assert!(roles.windows(2).all(|w| w[0] != w[1]), "case {i}: roles must alternate: {roles:?}");
+        }
     }
 
     #[test]

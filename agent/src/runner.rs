@@ -317,6 +317,12 @@ async fn steps(
     let mut parse_failures = 0u32;
     let mut repeats: (Option<String>, u32) = (None, 0);
     for n in 1..=cfg.max_steps {
+        // Re-executing a run that stopped without an answer: stop where it stopped, as it did.
+        if let Some((outcome, why)) = policy.recorded_end(n) {
+            t.outcome = outcome;
+            t.error = Some(why);
+            return;
+        }
         let before = env.probe.as_ref().map(|p| p.counters()).unwrap_or_default();
         let obs = match session.observe().await {
             Ok(o) => o,
@@ -370,13 +376,18 @@ async fn steps(
                 return;
             }
         };
-        let shot_ref = format!("screenshot{n}.png");
-        files.transcript.push(Message {
-            role: "user".into(),
-            content: serde_json::json!([
-                {"type": "text", "text": text},
-                {"type": "image_url", "image_url": {"url": shot_ref}}
-            ]),
+        // The transcript names the screenshot only when one was sent (not with axtree observations).
+        files.transcript.push(if images.is_empty() {
+            Message::text("user", &text)
+        } else {
+            let shot_ref = format!("screenshot{n}.png");
+            Message {
+                role: "user".into(),
+                content: serde_json::json!([
+                    {"type": "text", "text": text},
+                    {"type": "image_url", "image_url": {"url": shot_ref}}
+                ]),
+            }
         });
         // WebVoyager's scripts look for `Action: ANSWER; ...` in the last reply: the transcript carries the
         // canonical form of a readable reply (the raw text is in messages.json and trajectory.json).

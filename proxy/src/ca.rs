@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 const CERT_FILE: &str = "ca.pem";
 const KEY_FILE: &str = "ca.key";
+const BUNDLE_FILE: &str = "client-bundle.pem";
 const CA_COMMON_NAME: &str = "webfreeze local CA";
 /// How many hosts' leaf configurations are kept.
 pub const LEAF_CACHE: usize = 1024;
@@ -218,6 +219,25 @@ impl CertificateAuthority {
     /// Public facts about the CA.
     pub fn info(&self) -> &CaInfo {
         &self.info
+    }
+
+    /// Write `client-bundle.pem` beside the CA certificate: the system's trusted roots followed by this
+    /// CA's certificate (never the key), for clients that take one CA file (Python `requests` and `ssl`,
+    /// curl, Node) and reach both the proxy and hosts it does not see (a model API). Rewritten on each
+    /// call, atomically. Returns its path and how many system roots it holds.
+    pub fn write_client_bundle(&self) -> Result<(PathBuf, usize), CaError> {
+        let dir = self.info.cert_path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let path = dir.join(BUNDLE_FILE);
+        let native = rustls_native_certs::load_native_certs();
+        let mut out = String::new();
+        for c in &native.certs {
+            out.push_str(&pem::encode(&pem::Pem::new("CERTIFICATE", c.as_ref())));
+        }
+        out.push_str(&self.cert_pem);
+        let tmp = dir.join(format!(".{BUNDLE_FILE}.tmp"));
+        fs::write(&tmp, out).map_err(io(format!("cannot write {}", tmp.display())))?;
+        fs::rename(&tmp, &path).map_err(io(format!("cannot write {}", path.display())))?;
+        Ok((path, native.certs.len()))
     }
 
     /// The CA certificate in PEM.

@@ -33,7 +33,9 @@ impl Replay {
                 if name == header::CONTENT_TYPE && hd.value.to_ascii_lowercase().contains("text/html") {
                     is_html = true;
                 }
-                if name == header::CONTENT_SECURITY_POLICY {
+                if name == header::CONTENT_SECURITY_POLICY
+                    || name == header::CONTENT_SECURITY_POLICY_REPORT_ONLY
+                {
                     csp.push((name, hd.value.clone()));
                     continue;
                 }

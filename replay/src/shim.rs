@@ -6,7 +6,7 @@
 //!
 //! [`for_snapshot`] is a library function: the agent installs it with `Page.addScriptToEvaluateOnNewDocument`
 //! before any page script runs; `webfreeze replay --inject-shim` puts it first in each HTML `<head>` and
-//! adds a nonce for it to the page's Content-Security-Policy so the inline script may run.
+//! lets it through the page's Content-Security-Policy (see [`patch_csp`]) so the inline script may run.
 
 /// The nonce the injected script carries; CSP headers get `'nonce-<this>'` added.
 pub const NONCE: &str = "webfreeze-shim";
@@ -109,31 +109,55 @@ pub fn inject_html(html: &[u8], js: &str) -> Vec<u8> {
     out
 }
 
-/// Allow the shim's nonce in a Content-Security-Policy value: added to `script-src-elem`, `script-src`,
-/// or `default-src` (the first of those the policy has); a policy without them already allows it.
-pub fn patch_csp(policy: &str) -> String {
+/// Allow the shim's inline script under a Content-Security-Policy (or `-Report-Only`) header value, and
+/// change nothing else the page's policy allows or forbids. A value may hold several policies
+/// (comma-separated); each must allow the shim, so each is patched. In a policy, the directive that
+/// governs `<script>` elements is `script-src-elem`, else `script-src`, else `default-src`:
+/// - none of them, or one that allows every inline script (`'unsafe-inline'` with no nonce, hash or
+///   `'strict-dynamic'`): the shim runs already; the policy is left as it is. (Adding a nonce there would
+///   make the browser ignore `'unsafe-inline'` and stop the page's own inline scripts.)
+/// - `script-src-elem`: the nonce is added to it (`'none'` dropped, as it cannot combine).
+/// - `script-src` or `default-src`: a `script-src-elem` with the same sources plus the nonce is added, so
+///   the nonce touches only script elements: inline event handlers (`script-src-attr`) and styles (which
+///   fall back to `default-src`) keep their `'unsafe-inline'`.
+pub fn patch_csp(value: &str) -> String {
+    value.split(',').map(|p| patch_policy(p.trim())).collect::<Vec<_>>().join(", ")
+}
+
+fn patch_policy(policy: &str) -> String {
     let nonce = format!("'nonce-{NONCE}'");
-    let directives: Vec<String> =
-        policy.split(';').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
-    let names: Vec<String> =
-        directives.iter().map(|d| d.split_whitespace().next().unwrap_or("").to_ascii_lowercase()).collect();
-    let targets: Vec<&str> = if names.iter().any(|n| n == "script-src" || n == "script-src-elem") {
-        vec!["script-src", "script-src-elem"]
-    } else {
-        vec!["default-src"]
+    let mut directives: Vec<(String, Vec<String>)> = policy
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace();
+            let name = words.next()?.to_ascii_lowercase();
+            Some((name, words.map(str::to_string).collect()))
+        })
+        .collect();
+    // The first of a repeated directive is the one that counts.
+    let first = |name: &str| directives.iter().position(|(n, _)| n == name);
+    let Some(at) = first("script-src-elem").or_else(|| first("script-src")).or_else(|| first("default-src"))
+    else {
+        return policy.to_string();
     };
+    let sources = &directives[at].1;
+    let lower: Vec<String> = sources.iter().map(|s| s.to_ascii_lowercase()).collect();
+    let has = |w: &str| lower.iter().any(|s| s == w);
+    let keyed = lower.iter().any(|s| s.starts_with("'nonce-") || s.starts_with("'sha"));
+    if sources.contains(&nonce) || (has("'unsafe-inline'") && !keyed && !has("'strict-dynamic'")) {
+        return policy.to_string();
+    }
+    let mut with_nonce: Vec<String> =
+        sources.iter().filter(|s| !s.eq_ignore_ascii_case("'none'")).cloned().collect();
+    with_nonce.push(nonce);
+    if directives[at].0 == "script-src-elem" {
+        directives[at].1 = with_nonce;
+    } else {
+        directives.push(("script-src-elem".into(), with_nonce));
+    }
     directives
         .iter()
-        .zip(&names)
-        .map(|(d, n)| {
-            if targets.contains(&n.as_str()) && !d.contains(&nonce) {
-                // 'none' cannot be combined with sources.
-                let d = d.replace("'none'", "");
-                format!("{} {nonce}", d.trim())
-            } else {
-                d.clone()
-            }
-        })
+        .map(|(n, s)| if s.is_empty() { n.clone() } else { format!("{n} {}", s.join(" ")) })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -161,20 +185,56 @@ mod tests {
     #[test]
     fn csp_table() {
         let n = format!("'nonce-{NONCE}'");
-        for (input, expected) in [
-            ("default-src 'self'", format!("default-src 'self' {n}")),
+        let same = |p: &str| (p.to_string(), p.to_string());
+        let cases: Vec<(String, String)> = vec![
+            // No script directive at all: the shim runs already.
+            same("img-src *"),
+            same(""),
+            // default-src fallback: a script-src-elem of its own, so styles keep default-src as it was.
+            ("default-src 'self'".into(), format!("default-src 'self'; script-src-elem 'self' {n}")),
+            // 'unsafe-inline' without nonces or hashes allows every inline script: untouched (a nonce would
+            // switch the page's own inline scripts off).
+            same("script-src 'self' 'unsafe-inline'"),
+            same("default-src 'self' 'unsafe-inline' data:"),
+            same("script-src-elem 'unsafe-inline'; script-src 'self'"),
+            // A nonce or hash already makes the browser ignore 'unsafe-inline': ours joins them.
             (
-                "script-src 'self' 'nonce-abc'; img-src *",
-                format!("script-src 'self' 'nonce-abc' {n}; img-src *"),
+                "script-src 'self' 'nonce-abc'; img-src *".into(),
+                format!("script-src 'self' 'nonce-abc'; img-src *; script-src-elem 'self' 'nonce-abc' {n}"),
             ),
             (
-                "default-src 'none'; script-src-elem 'self'",
-                format!("default-src 'none'; script-src-elem 'self' {n}"),
+                "script-src 'unsafe-inline' 'sha256-AAAA'".into(),
+                format!("script-src 'unsafe-inline' 'sha256-AAAA'; script-src-elem 'unsafe-inline' 'sha256-AAAA' {n}"),
             ),
-            ("img-src *", "img-src *".to_string()),
-            ("script-src 'none'", format!("script-src {n}")),
-        ] {
-            assert_eq!(patch_csp(input), expected, "{input}");
+            // 'strict-dynamic': allowlists and 'unsafe-inline' are ignored, nonces are not.
+            (
+                "script-src 'strict-dynamic' 'nonce-xyz' 'unsafe-inline' https:".into(),
+                format!(
+                    "script-src 'strict-dynamic' 'nonce-xyz' 'unsafe-inline' https:; script-src-elem 'strict-dynamic' 'nonce-xyz' 'unsafe-inline' https: {n}"
+                ),
+            ),
+            // script-src-elem governs elements: patched in place; script-src stays for attributes.
+            (
+                "default-src 'none'; script-src-elem 'self'; script-src 'unsafe-inline'".into(),
+                format!("default-src 'none'; script-src-elem 'self' {n}; script-src 'unsafe-inline'"),
+            ),
+            ("script-src 'none'".into(), format!("script-src 'none'; script-src-elem {n}")),
+            // The first of a repeated directive counts.
+            (
+                "script-src 'self'; script-src 'unsafe-inline'".into(),
+                format!("script-src 'self'; script-src 'unsafe-inline'; script-src-elem 'self' {n}"),
+            ),
+            // Already allowed: unchanged (idempotent).
+            same(&format!("script-src-elem 'self' {n}")),
+            // Several policies in one header: each must allow the shim.
+            (
+                "script-src 'self', default-src 'unsafe-inline'".into(),
+                format!("script-src 'self'; script-src-elem 'self' {n}, default-src 'unsafe-inline'"),
+            ),
+        ];
+        for (input, expected) in &cases {
+            assert_eq!(&patch_csp(input), expected, "{input}");
+            assert_eq!(&patch_csp(expected), expected, "patching twice changes nothing: {expected}");
         }
     }
 

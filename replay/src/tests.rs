@@ -246,7 +246,10 @@ async fn html_gets_the_shim_and_csp_is_patched() {
     assert!(body.starts_with("<html><head><script nonce=\"webfreeze-shim\">"), "{body}");
     assert!(body.contains("var seed = 1700000000000"));
     assert_eq!(h.get("content-length").unwrap().to_str().unwrap(), body.len().to_string());
-    assert_eq!(h.get("content-security-policy").unwrap(), "script-src 'self' 'nonce-webfreeze-shim'");
+    assert_eq!(
+        h.get("content-security-policy").unwrap(),
+        "script-src 'self'; script-src-elem 'self' 'nonce-webfreeze-shim'"
+    );
 }
 
 #[tokio::test]

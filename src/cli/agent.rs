@@ -70,9 +70,10 @@ pub(crate) struct RunArgs {
     /// Only tasks whose id or site name matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub task_filter: Option<String>,
-    /// Step budget per task (a failed action costs a step).
-    #[arg(long, default_value_t = 15)]
-    pub max_steps: u32,
+    /// Step budget per task (a failed action costs a step) [default: 15; with --policy trajectory:RUN,
+    /// RUN's].
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
     /// The grammar of the model's actions: `webvoyager` (Click [n], Type [n]; text, ..., one tab) or
     /// `webarena` (click [id], type [id] [text] [1], hover, press, scroll, goto, go_back, go_forward,
     /// new_tab, tab_focus, close_tab, stop [answer], VWA's clear and upload; real tabs, one per
@@ -85,30 +86,36 @@ pub(crate) struct RunArgs {
     /// carrying the labels) [default: som; with --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "som|axtree|som+axtree")]
     pub observation: Option<agent::browser::ObservationKind>,
-    /// Stop a task after N unparseable model replies in a row (WebArena uses 3) [default: never].
+    /// Stop a task after N unparseable model replies in a row (WebArena uses 3) [default: never; with
+    /// --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "N")]
     pub early_stop_parse_failures: Option<u32>,
-    /// Stop a task after the same action N times in a row (WebArena uses 5) [default: never].
+    /// Stop a task after the same action N times in a row (WebArena uses 5) [default: never; with
+    /// --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "N")]
     pub early_stop_repeats: Option<u32>,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
-    /// Window and viewport size.
-    #[arg(long, default_value = "1024x768", value_name = "WxH")]
-    pub window: String,
-    /// Seconds a page load or a browser call may take before the step (or task) fails.
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
-    pub page_timeout: f64,
-    /// A page has settled when no request has been in flight for this many milliseconds.
-    #[arg(long, default_value_t = 500, value_name = "MS")]
-    pub settle_ms: u64,
-    /// How long the `Wait` action waits, in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    pub wait_ms: u64,
-    /// Where the `Google` action goes.
-    #[arg(long, default_value = "https://www.google.com/", value_name = "URL")]
-    pub search_url: String,
+    /// Window and viewport size [default: 1024x768; with --policy trajectory:RUN, RUN's].
+    #[arg(long, value_name = "WxH")]
+    pub window: Option<String>,
+    /// Seconds a page load or a browser call may take before the step (or task) fails [default: 30;
+    /// with --policy trajectory:RUN, RUN's].
+    #[arg(long, value_name = "SECS")]
+    pub page_timeout: Option<f64>,
+    /// A page has settled when no request has been in flight for this many milliseconds [default: 500;
+    /// with --policy trajectory:RUN, RUN's].
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
+    /// How long the `Wait` action waits, in milliseconds [default: 5000; with --policy
+    /// trajectory:RUN, RUN's].
+    #[arg(long, value_name = "MS")]
+    pub wait_ms: Option<u64>,
+    /// Where the `Google` action goes [default: https://www.google.com/; with --policy
+    /// trajectory:RUN, RUN's].
+    #[arg(long, value_name = "URL")]
+    pub search_url: Option<String>,
     /// Record: the time zone stored in each snapshot and emulated in the browser [default: $TZ,
     /// /etc/timezone, else UTC]. Replay always uses the snapshot's.
     #[arg(long, value_name = "IANA_ZONE")]
@@ -151,6 +158,24 @@ pub(crate) struct LlmArgs {
     /// Seconds per model call before it counts as a timeout.
     #[arg(long, default_value_t = 120.0, value_name = "SECS")]
     pub api_timeout: f64,
+    /// Completion budget per model call (tokens).
+    #[arg(long, default_value_t = 1000, value_name = "TOKENS")]
+    pub max_tokens: u32,
+    /// The request field that carries --max-tokens: `max_tokens` (most servers, llama.cpp, vLLM) or
+    /// `max_completion_tokens` (newer OpenAI models, which refuse `max_tokens`).
+    #[arg(long, value_enum, default_value_t = MaxTokensField::MaxTokens)]
+    pub max_tokens_field: MaxTokensField,
+}
+
+/// `--max-tokens-field`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MaxTokensField {
+    /// `"max_tokens": N`.
+    #[value(name = "max_tokens")]
+    MaxTokens,
+    /// `"max_completion_tokens": N`.
+    #[value(name = "max_completion_tokens")]
+    MaxCompletionTokens,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

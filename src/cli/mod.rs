@@ -59,9 +59,39 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// Compare two evaluated runs: success per site, agreement, Cohen's kappa, McNemar, flipped tasks.
     Compare(CompareArgs),
+    /// How a client is told to use a running proxy: proxy variables with a NO_PROXY that keeps loopback
+    /// and the model API out, a CA bundle (system roots + this install's CA) for Python, curl and Node, and
+    /// Chromium's flags. As shell `export` lines or JSON; what the Python package's `Proxy.env()` uses.
+    Env(EnvArgs),
     /// The whole loop on the bundled demo sites, no network or API key: record live, drift the sites,
     /// run live again, replay the recording, evaluate and compare.
     Demo(DemoArgs),
+}
+
+/// `webfreeze env`.
+#[derive(Debug, Args)]
+pub(crate) struct EnvArgs {
+    /// The proxy's address, as its `listening on ADDR` line printed it.
+    #[arg(long, value_name = "ADDR")]
+    pub proxy: String,
+    /// Output format: `shell` (export lines, for `eval "$(webfreeze env --proxy ADDR)"`) or `json` (the
+    /// variables, Chromium's flags, the CA's SPKI hash and files).
+    #[arg(long, value_enum, default_value_t = EnvFormat::Shell)]
+    pub format: EnvFormat,
+    /// A host (or URL, whose host is taken) that must not go through the proxy, e.g. the model API.
+    /// Repeatable. Loopback (localhost, 127.0.0.1, ::1) and the host of $OPENAI_BASE_URL are always
+    /// left out.
+    #[arg(long, value_name = "HOST|URL")]
+    pub no_proxy: Vec<String>,
+}
+
+/// `webfreeze env --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EnvFormat {
+    /// `export NAME='value'` lines.
+    Shell,
+    /// One JSON object.
+    Json,
 }
 
 /// Options shared by every command that runs the proxy.

@@ -93,6 +93,15 @@ pub(crate) enum CaCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Trust the CA certificate (never the key) in an NSS database, the store Chromium and Firefox read on
+    /// Linux: for harnesses that launch the browser themselves and take no certificate flag. Needs
+    /// `certutil` (Debian: `apt-get install -y libnss3-tools`). Replaces an earlier webfreeze entry.
+    Install {
+        /// The NSS database directory, created when missing [default: ~/.pki/nssdb, Chromium's on Linux;
+        /// a browser started with another HOME reads $HOME/.pki/nssdb of that HOME].
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "", required = true)]
+        nssdb: Option<PathBuf>,
+    },
     /// Write the CA certificate (never the key), to trust it in a browser or curl (--cacert).
     Export {
         /// Certificate encoding.

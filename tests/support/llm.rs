@@ -19,6 +19,8 @@ pub(crate) enum Reply {
     Text(String),
     /// An HTTP error status.
     Status(u16),
+    /// Never answer (a model call that hangs until the client gives up).
+    Hang,
 }
 
 /// One request the fake model received.
@@ -118,6 +120,7 @@ impl FakeLlm {
                                         .status(s)
                                         .body(full(format!("{{\"error\": \"scripted {s}\"}}")))
                                         .unwrap(),
+                                    Reply::Hang => std::future::pending().await,
                                 }
                             };
                             Ok::<_, Infallible>(res)

@@ -19,6 +19,9 @@ pub struct LlmConfig {
     pub temperature: f64,
     /// Completion budget per call.
     pub max_tokens: u32,
+    /// The request field carrying `max_tokens`: `max_tokens`, or `max_completion_tokens` for newer
+    /// OpenAI models.
+    pub max_tokens_field: &'static str,
     /// Per-call timeout.
     pub timeout: Duration,
     /// Attempts on 429, 5xx and timeouts (1 = no retry).
@@ -36,6 +39,7 @@ impl LlmConfig {
             api_key: api_key.to_string(),
             temperature: 1.0,
             max_tokens: 1000,
+            max_tokens_field: "max_tokens",
             timeout: Duration::from_secs(120),
             attempts: 5,
             backoff: Duration::from_secs(2),
@@ -129,8 +133,12 @@ impl Message {
         Self { role: role.into(), content: serde_json::Value::String(text.into()) }
     }
 
-    /// Text plus PNG images, inlined as data URLs.
+    /// Text plus PNG images, inlined as data URLs. With no image it is plain text: servers that render
+    /// chat templates from strings (llama.cpp's fallback formats) drop a text-only list of parts.
     pub fn with_images(role: &str, text: &str, pngs: &[&[u8]]) -> Self {
+        if pngs.is_empty() {
+            return Self::text(role, text);
+        }
         let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
         for png in pngs {
             let b64 = base64::engine::general_purpose::STANDARD.encode(png);
@@ -193,15 +201,33 @@ impl Llm {
         &self.cfg
     }
 
+    /// Whether the server's `/models` listing says the model takes images: `Some(false)` only when the
+    /// listing names the model with capabilities or input modalities and none is an image (llama.cpp's
+    /// `capabilities`, `input_modalities` / `modalities` of other servers); None when it does not say,
+    /// cannot be read, or the server has no such endpoint (OpenAI's listing does not say).
+    pub async fn vision_support(&self) -> Option<bool> {
+        let url = format!("{}/models", self.cfg.api_base);
+        let mut req = self.http.get(&url).timeout(Duration::from_secs(10));
+        if !self.cfg.api_key.is_empty() {
+            req = req.bearer_auth(&self.cfg.api_key);
+        }
+        let resp = req.send().await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(&resp.text().await.ok()?).ok()?;
+        vision_from_models(&v, &self.cfg.model)
+    }
+
     /// One chat completion, retried on 429 / 5xx / timeouts / connection errors with exponential backoff.
     pub async fn chat(&self, messages: &[Message], temperature: f64) -> Result<Completion, LlmError> {
         let url = format!("{}/chat/completions", self.cfg.api_base);
-        let body = serde_json::json!({
+        let mut body = serde_json::json!({
             "model": self.cfg.model,
             "messages": messages,
             "temperature": temperature,
-            "max_tokens": self.cfg.max_tokens,
         });
+        body[self.cfg.max_tokens_field] = self.cfg.max_tokens.into();
         let t0 = std::time::Instant::now();
         let mut delay = self.cfg.backoff;
         let mut last = String::new();
@@ -257,5 +283,62 @@ impl Llm {
             }
         }
         Err(LlmError::Exhausted { url, attempts, last })
+    }
+}
+
+/// What a `/models` listing says of `model` taking images (see [`Llm::vision_support`]).
+pub fn vision_from_models(listing: &serde_json::Value, model: &str) -> Option<bool> {
+    let entries = ["data", "models"]
+        .iter()
+        .filter_map(|k| listing.get(*k).and_then(|d| d.as_array()))
+        .flatten()
+        .filter(|e| {
+            ["id", "name", "model"].iter().any(|k| e.get(*k).and_then(|v| v.as_str()) == Some(model))
+        });
+    let mut verdict = None;
+    for e in entries {
+        for key in ["capabilities", "input_modalities", "modalities"] {
+            let Some(list) = e.get(key).and_then(|c| c.as_array()) else { continue };
+            let words: Vec<String> =
+                list.iter().filter_map(|w| w.as_str()).map(|w| w.to_ascii_lowercase()).collect();
+            let images =
+                words.iter().any(|w| matches!(w.as_str(), "vision" | "multimodal" | "image" | "images"));
+            verdict = Some(verdict.unwrap_or(false) || images);
+        }
+    }
+    verdict
+}
+
+#[cfg(test)]
+mod vision_tests {
+    use super::*;
+
+    #[test]
+    fn model_listings_that_say_and_that_do_not() {
+        let cases = [
+            (serde_json::json!({"data": [{"id": "gpt-4o", "object": "model"}]}), "gpt-4o", None),
+            (
+                serde_json::json!({"models": [{"name": "gemma", "model": "gemma", "capabilities": ["completion"]}],
+                                   "data": [{"id": "gemma"}]}),
+                "gemma",
+                Some(false),
+            ),
+            (
+                serde_json::json!({"models": [{"model": "qwen-vl", "capabilities": ["completion", "multimodal"]}]}),
+                "qwen-vl",
+                Some(true),
+            ),
+            (
+                serde_json::json!({"data": [{"id": "m", "input_modalities": ["text", "image"]}]}),
+                "m",
+                Some(true),
+            ),
+            (serde_json::json!({"data": [{"id": "m", "modalities": ["text"]}]}), "m", Some(false)),
+            (serde_json::json!({"data": [{"id": "other", "modalities": ["text"]}]}), "m", None),
+            (serde_json::json!({"error": "no"}), "m", None),
+        ];
+        for (i, (listing, model, want)) in cases.iter().enumerate() {
+            assert_eq!(vision_from_models(listing, model), *want, "case {i}");
+        }
     }
 }

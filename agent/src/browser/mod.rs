@@ -62,6 +62,18 @@ pub const CHROMIUM_ARGS: &[&str] = &[
     "disable-features=NetworkTimeServiceQuerying,PasswordLeakDetection",
 ];
 
+/// The flags that send a Chromium through a webfreeze proxy at `proxy` (HOST:PORT) and trust its CA by
+/// SPKI hash (without leading dashes, as chromiumoxide takes them): the proxy for every scheme, loopback
+/// included (Chromium bypasses loopback by default), and the pin. `webfreeze env` gives the same to other
+/// harnesses.
+pub fn proxy_args(proxy: &str, ca_spki: &str) -> [String; 3] {
+    [
+        format!("proxy-server=http://{proxy}"),
+        "proxy-bypass-list=<-loopback>".to_string(),
+        format!("ignore-certificate-errors-spki-list={ca_spki}"),
+    ]
+}
+
 /// The command that installs the browser on Debian/Ubuntu.
 pub const INSTALL_HINT: &str = "apt-get install -y chromium";
 
@@ -313,9 +325,7 @@ impl Session {
             .launch_timeout(Duration::from_secs(30))
             .args(CHROMIUM_ARGS.iter().copied())
             .arg("lang=en-US")
-            .arg(format!("proxy-server=http://{}", opts.proxy))
-            .arg("proxy-bypass-list=<-loopback>")
-            .arg(format!("ignore-certificate-errors-spki-list={}", opts.ca_spki))
+            .args(proxy_args(&opts.proxy.to_string(), &opts.ca_spki))
             .args(opts.js_heap_mb.map(|mb| format!("js-flags=--max-old-space-size={mb}")))
             .build()
             .map_err(launch_err)?;

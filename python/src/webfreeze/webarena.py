@@ -1,0 +1,98 @@
+"""WebArena / VisualWebArena harnesses, process-wide: no hook in ``ScriptBrowserEnv`` is needed.
+
+::
+
+    with webfreeze.use_snapshot("wa/task-27", record_mode="once") as proxy:
+        webfreeze.webarena.activate(proxy)
+        env = ScriptBrowserEnv(headless=True, ...)     # WebArena's own code, unchanged
+        ...
+
+:func:`activate` does three things, for this process and every Python subprocess it starts (WebArena's
+login helper ``auto_login.py`` runs as one): it sets :meth:`Proxy.env` in ``os.environ`` (so ``requests``,
+as VisualWebArena fetches images, goes through the proxy and trusts its CA), puts an autoload directory on
+``PYTHONPATH`` whose ``sitecustomize`` applies the next point in subprocesses, and wraps Playwright's
+Chromium ``launch`` and ``launch_persistent_context`` (sync and async) to add webfreeze's flags.
+:func:`deactivate` undoes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+from ._proxy import Proxy
+
+_AUTOLOAD = str(Path(__file__).parent / "_autoload")
+_SAVED: dict[str, str | None] = {}
+_PATCHED: list[tuple[Any, str, Any]] = []
+
+
+def chromium_args_from_env() -> list[str]:
+    """Webfreeze's Chromium flags from ``$WEBFREEZE_PROXY`` and ``$WEBFREEZE_CA_SPKI`` (set by
+    :func:`activate`, inherited by subprocesses); empty when they are not set."""
+    addr = os.environ.get("WEBFREEZE_PROXY")
+    spki = os.environ.get("WEBFREEZE_CA_SPKI")
+    if not addr or not spki:
+        return []
+    return [
+        f"--proxy-server=http://{addr}",
+        "--proxy-bypass-list=<-loopback>",
+        f"--ignore-certificate-errors-spki-list={spki}",
+        "--disable-quic",
+    ]
+
+
+def activate(proxy: Proxy) -> None:
+    """Route this process, its Python subprocesses and their Playwright Chromiums through ``proxy``."""
+    variables = proxy.env()
+    path = os.environ.get("PYTHONPATH", "")
+    if _AUTOLOAD not in path.split(os.pathsep):
+        variables["PYTHONPATH"] = os.pathsep.join(filter(None, [_AUTOLOAD, path]))
+    for k, v in variables.items():
+        _SAVED.setdefault(k, os.environ.get(k))
+        os.environ[k] = v
+    patch_playwright()
+
+
+def deactivate() -> None:
+    """Undo :func:`activate`: the environment as it was, Playwright unwrapped."""
+    for k, v in _SAVED.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    _SAVED.clear()
+    while _PATCHED:
+        cls, name, original = _PATCHED.pop()
+        setattr(cls, name, original)
+
+
+def patch_playwright() -> bool:
+    """Wrap Playwright's ``BrowserType.launch`` and ``launch_persistent_context`` (sync and async) so a
+    Chromium gets the flags of :func:`chromium_args_from_env`. False when Playwright is not installed."""
+    if _PATCHED:
+        return True
+    try:
+        from playwright.async_api import BrowserType as AsyncBrowserType
+        from playwright.sync_api import BrowserType as SyncBrowserType
+    except ImportError:
+        return False
+    for cls in (SyncBrowserType, AsyncBrowserType):
+        for name in ("launch", "launch_persistent_context"):
+            original = getattr(cls, name)
+            setattr(cls, name, _with_flags(original))
+            _PATCHED.append((cls, name, original))
+    return True
+
+
+def _with_flags(original: Any) -> Any:
+    @functools.wraps(original)
+    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        extra = chromium_args_from_env()
+        if extra and getattr(self, "name", "chromium") == "chromium":
+            kwargs["args"] = [*(kwargs.get("args") or []), *extra]
+        return original(self, *args, **kwargs)
+
+    return launch

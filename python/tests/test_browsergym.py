@@ -1,0 +1,106 @@
+"""A BrowserGym task registered on the demo sites runs record -> replay through webfreeze with identical
+observations (the accessibility-tree text) at every step."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+import webfreeze.browsergym
+
+
+def _register() -> str:
+    import playwright.sync_api
+    from browsergym.core.registration import register_task
+    from browsergym.core.task import AbstractBrowserTask
+
+    class DemoShopTask(AbstractBrowserTask):
+        @classmethod
+        def get_task_id(cls) -> str:
+            return "webfreeze-demo-shop"
+
+        def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict[str, Any]]:
+            page.goto("https://shop.test/")
+            return "Put the red mug in the cart, then read today's news.", {}
+
+        def teardown(self) -> None:
+            pass
+
+        def validate(
+            self, page: playwright.sync_api.Page, chat_messages: list[Any]
+        ) -> tuple[float, bool, str, dict[str, Any]]:
+            return (1.0 if page.url.endswith("/cart") else 0.0), False, "", {}
+
+    import gymnasium as gym
+
+    env_id = "browsergym/webfreeze-demo-shop"
+    if env_id not in gym.registry:
+        register_task("webfreeze-demo-shop", DemoShopTask)
+    return env_id
+
+
+def _bid(obs: dict[str, Any], role: str, name: str) -> str:
+    for node in obs["axtree_object"]["nodes"]:
+        if node.get("role", {}).get("value") == role and node.get("name", {}).get("value") == name:
+            return str(node["browsergym_id"])
+    raise AssertionError(f"no {role} named {name!r} in the observation")
+
+
+def episode(env: Any) -> list[tuple[str, str]]:
+    from browsergym.utils.obs import flatten_axtree_to_str
+
+    seen: list[tuple[str, str]] = []
+    obs, _ = env.reset(seed=7)
+    seen.append((obs["url"], flatten_axtree_to_str(obs["axtree_object"])))
+    actions = [
+        lambda o: 'goto("https://shop.test/product/red-mug")',
+        lambda o: f'click("{_bid(o, "button", "Add to cart")}")',
+        lambda o: 'goto("https://news.test/")',
+        lambda o: "go_back()",
+    ]
+    for act in actions:
+        obs, _, _, _, _info = env.step(act(obs))
+        assert not obs["last_action_error"], obs["last_action_error"]
+        seen.append((obs["url"], flatten_axtree_to_str(obs["axtree_object"])))
+    env.close()
+    return seen
+
+
+def test_browsergym_task_records_and_replays_with_identical_observations(sites, home, chrome):
+    import gymnasium as gym
+
+    env_id = _register()
+    settings = webfreeze.browsergym.Settings(
+        record_mode="once", snapshot_prefix="bgym", home=home, chrome=chrome, proxy_options=sites.proxy_options
+    )
+    # Settings travel to AgentLab's Ray workers by pickling.
+    settings = pickle.loads(pickle.dumps(settings))
+    recorded = episode(settings.wrap(gym.make(env_id, headless=True)))
+    assert [u for u, _ in recorded] == [
+        "https://shop.test/",
+        "https://shop.test/product/red-mug",
+        "https://shop.test/cart",
+        "https://news.test/",
+        "https://shop.test/cart",
+    ]
+    assert "Red Mug" in recorded[2][1]
+    sites.stop()
+    replay = webfreeze.browsergym.Settings(record_mode="none", snapshot_prefix="bgym", home=home, chrome=chrome)
+    env = replay.wrap(gym.make(env_id, headless=True))
+    assert env.snapshot_name(7) == "bgym/webfreeze-demo-shop/seed-7"
+    replayed = episode(env)
+    for i, (r, p) in enumerate(zip(recorded, replayed)):
+        assert p == r, f"step {i} differs"
+
+
+def test_browsergym_replay_of_an_unrecorded_seed_is_a_clear_error(home, chrome):
+    import gymnasium as gym
+
+    env_id = _register()
+    env = webfreeze.browsergym.Settings(record_mode="none", snapshot_prefix="bgym", home=home, chrome=chrome).wrap(
+        gym.make(env_id, headless=True)
+    )
+    with pytest.raises(webfreeze.SnapshotNotFound, match="bgym/webfreeze-demo-shop/seed-3"):
+        env.reset(seed=3)

@@ -31,7 +31,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 log "building the wheel (profile dev, the test build's)"
-"$tools/bin/maturin" build -q --profile dev -m python/pyproject.toml --out "$work/dist" >&2
+(cd python && "$tools/bin/maturin" build -q --profile dev --out "$work/dist") >&2
 wheel="$(ls "$work"/dist/webfreeze-*.whl)"
 log "installing $(basename "$wheel") into a fresh virtualenv"
 "$base" -m venv "$work/venv"

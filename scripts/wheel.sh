@@ -12,9 +12,9 @@ profile="${WHEEL_PROFILE:-release}"
 tools="$(python_tools)"
 mkdir -p "$out"
 log "maturin build --profile $profile (wheel into $out)"
-"$tools/bin/maturin" build -q --profile "$profile" -m python/pyproject.toml --out "$out"
+(cd python && "$tools/bin/maturin" build -q --profile "$profile" --out "$out")
 if [ "$profile" = release ]; then
     log "maturin sdist (into $out)"
-    "$tools/bin/maturin" sdist -q -m python/pyproject.toml --out "$out"
+    (cd python && "$tools/bin/maturin" sdist -q --out "$out")
 fi
 ls -l "$out"/webfreeze-* >&2

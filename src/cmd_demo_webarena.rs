@@ -83,6 +83,12 @@ pub(crate) fn serve(a: DemoArgs) -> anyhow::Result<()> {
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
     let now = time::OffsetDateTime::now_utc();
     let running = demo::RunningSites::start(&dir, now)?;
+    // The Ctrl-C handler before the line a script waits for (a stop right after it is then graceful).
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut interrupt = {
+        let _in_runtime = rt.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+    };
     println!("listening on {}", running.addr());
     let reach = running.reach_args().join(" ");
     let sites: String = demo::WEBARENA_SITES.iter().map(|s| format!(" --site {s}")).collect();
@@ -103,8 +109,7 @@ pub(crate) fn serve(a: DemoArgs) -> anyhow::Result<()> {
         tasks_path.display(),
         script_dir.display(),
     );
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(tokio::signal::ctrl_c())?;
+    rt.block_on(interrupt.recv());
     drop(running);
     eprintln!("demo sites stopped");
     Ok(())

@@ -14,13 +14,14 @@ pub(crate) fn run(cfg: &Config, args: ProxyArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = bind(&args).await?;
+        let shutdown = shutdown_signal();
         announce(&listener)?;
         eprintln!(
             "pass-through proxy; clients must trust the CA (Chromium: --ignore-certificate-errors-spki-list={})",
             ca.info().spki_sha256
         );
         let proxy = Proxy::new(Arc::new(PassThrough), ca, pcfg)?;
-        proxy.serve(listener, shutdown_signal()).await?;
+        proxy.serve(listener, shutdown).await?;
         Ok(())
     })
 }

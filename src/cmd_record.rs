@@ -36,6 +36,7 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
+        let shutdown = shutdown_signal();
         announce(&listener)?;
         eprintln!(
             "recording into snapshot {:?} (store {}); Ctrl-C to finish",
@@ -43,7 +44,7 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             cfg.store.display()
         );
         let proxy = Proxy::new(recorder.clone(), ca, pcfg)?;
-        proxy.serve(listener, shutdown_signal()).await?;
+        proxy.serve(listener, shutdown).await?;
         anyhow::Ok(())
     });
     let m = match &served {

@@ -64,13 +64,14 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
+        let shutdown = shutdown_signal();
         announce(&listener)?;
         eprintln!(
             "replaying snapshot {:?} ({} exchanges, {}); misses: {:?}; Ctrl-C to stop",
             manifest.name, manifest.counts.exchanges, manifest.state, args.on_miss
         );
         let proxy = Proxy::new(replay.clone(), ca, pcfg)?;
-        proxy.serve(listener, shutdown_signal()).await?;
+        proxy.serve(listener, shutdown).await?;
         anyhow::Ok(())
     });
     if let Some(w) = miss_writer {

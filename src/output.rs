@@ -163,8 +163,11 @@ pub(crate) fn run_with_progress(
 ) -> anyhow::Result<trajectory::RunFile> {
     let progress = std::sync::Arc::new(RunProgress::new(&opts.out));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let outcome =
-        rt.block_on(session::run_tasks(opts, tasks, crate::serve::shutdown_signal(), progress.clone()))?;
+    let shutdown = {
+        let _in_runtime = rt.enter();
+        crate::serve::shutdown_signal()
+    };
+    let outcome = rt.block_on(session::run_tasks(opts, tasks, shutdown, progress.clone()))?;
     progress.finish(&outcome.run_file);
     if outcome.interrupted {
         return Err(session::SessionError::Interrupted.into());

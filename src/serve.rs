@@ -36,19 +36,24 @@ pub(crate) fn announce(listener: &tokio::net::TcpListener) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called, not when the
+/// future is first polled: call it before `announce`, so a client that stops the process as soon as it
+/// reads `listening on ADDR` (the Python wrapper, a script) always gets the graceful path that seals a
+/// recording. Must be called inside the runtime.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let int = signal(SignalKind::interrupt());
+    let term = signal(SignalKind::terminate());
+    async move {
+        let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+            match s {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    eprintln!("shutting down: finishing in-flight requests");
+        };
+        tokio::select! { _ = wait(int) => {}, _ = wait(term) => {} }
+        eprintln!("shutting down: finishing in-flight requests");
+    }
 }

@@ -55,7 +55,8 @@ def test_record_then_replay_sealed_with_the_sites_stopped(sites, home, tmp_path)
             assert recorded[url][0] == 200, recorded[url]
     sites.stop()
     report_file = tmp_path / "report.json"
-    with webfreeze.Proxy("replay", "api/browse", home=home, report=report_file) as proxy:
+    # Without the determinism shim the bytes are the recorded ones (browsers get the shim in HTML).
+    with webfreeze.Proxy("replay", "api/browse", home=home, report=report_file, no_inject_shim=True) as proxy:
         for url in PAGES:
             assert fetch(proxy, url) == recorded[url], url
         live = proxy.report()
@@ -124,8 +125,12 @@ def test_bad_options_raise_with_the_binarys_message(home):
         webfreeze.Proxy("live", home=home, listen="0.0.0.0:0").start()
 
 
-def test_missing_snapshot_in_replay(home):
-    with pytest.raises(webfreeze.SnapshotNotFound, match="no snapshot named"):
+def test_missing_snapshot_in_replay(home, sites):
+    with pytest.raises(webfreeze.SnapshotNotFound, match="no store here"):
+        webfreeze.Proxy("replay", "nothing-here", home=home).start()
+    with webfreeze.Proxy("record", "something", home=home, **sites.proxy_options):
+        pass
+    with pytest.raises(webfreeze.SnapshotNotFound, match='no snapshot named "nothing-here"'):
         webfreeze.Proxy("replay", "nothing-here", home=home).start()
 
 

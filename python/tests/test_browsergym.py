@@ -3,12 +3,25 @@ observations (the accessibility-tree text) at every step."""
 
 from __future__ import annotations
 
+import difflib
 import pickle
 from typing import Any
 
 import pytest
 
 import webfreeze.browsergym
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _stop_browsergyms_playwright():
+    """BrowserGym keeps one sync Playwright for the process (its event loop stays on this thread); stop it
+    after these tests so the other harnesses' tests can start their own."""
+    yield
+    import browsergym.core
+
+    if browsergym.core._PLAYWRIGHT is not None:
+        browsergym.core._PLAYWRIGHT.stop()
+        browsergym.core._set_global_playwright(None)
 
 
 def _register() -> str:
@@ -92,7 +105,9 @@ def test_browsergym_task_records_and_replays_with_identical_observations(sites, 
     assert env.snapshot_name(7) == "bgym/webfreeze-demo-shop/seed-7"
     replayed = episode(env)
     for i, (r, p) in enumerate(zip(recorded, replayed)):
-        assert p == r, f"step {i} differs"
+        if p != r:
+            diff = "\n".join(difflib.unified_diff(r[1].splitlines(), p[1].splitlines(), lineterm=""))
+            raise AssertionError(f"step {i} differs ({r[0]} vs {p[0]}):\n{diff}")
 
 
 def test_browsergym_replay_of_an_unrecorded_seed_is_a_clear_error(home, chrome):

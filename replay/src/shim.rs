@@ -82,9 +82,13 @@ fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Insert `<script nonce=..>js</script>` first thing in the document's `<head>` (or after `<html>`, or at
-/// the start after any doctype), so it runs before every page script.
+/// the start after any doctype), so it runs before every page script. The element removes itself once it
+/// has run: the DOM the page and the harness see is the recorded one (harnesses that number elements,
+/// BrowserGym's `bid`s, would otherwise count one more).
 pub fn inject_html(html: &[u8], js: &str) -> Vec<u8> {
-    let tag = format!("<script nonce=\"{NONCE}\">{js}</script>");
+    let tag = format!(
+        "<script nonce=\"{NONCE}\">{js}\n;(function(s){{if(s&&s.parentNode)s.parentNode.removeChild(s)}})(document.currentScript);</script>"
+    );
     let scan = &html[..html.len().min(64 * 1024)];
     let after_tag = |name: &[u8]| -> Option<usize> {
         let mut from = 0;
@@ -178,7 +182,7 @@ mod tests {
         ] {
             let out = String::from_utf8(inject_html(html.as_bytes(), "X")).unwrap();
             assert!(out.starts_with(expect_prefix), "{html} -> {out}");
-            assert!(out.contains(&format!("<script nonce=\"{NONCE}\">X</script>")));
+            assert!(out.contains(&format!("<script nonce=\"{NONCE}\">X\n;(function(s)")), "{out}");
         }
     }
 

@@ -37,7 +37,7 @@ class StartupTimeout(WebfreezeError):
 def classify(message: str, *, command: list[str], returncode: int | None, stderr: str) -> WebfreezeError:
     """The most specific exception for what the binary said."""
     kind: type[WebfreezeError] = WebfreezeError
-    if "no snapshot named" in message:
+    if "no snapshot named" in message or "no store here" in message:
         kind = SnapshotNotFound
     elif "is open for writing by another process" in message:
         kind = StoreBusy

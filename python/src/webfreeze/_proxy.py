@@ -96,7 +96,7 @@ class Runner:
         if p.returncode == 0:
             return True
         message = _error_message(p.stderr)
-        if "no snapshot named" in message or "does not exist" in message:
+        if "no snapshot named" in message or "no store here" in message:
             return False
         raise classify(message, command=cmd, returncode=p.returncode, stderr=p.stderr)
 
@@ -214,6 +214,14 @@ class Proxy:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if proc.returncode < 0:
+            raise WebfreezeError(
+                f"webfreeze was ended by signal {-proc.returncode} before it could finish (a recording "
+                f"is then marked interrupted); its stderr:\n{err.strip()}",
+                command=cmd,
+                returncode=proc.returncode,
+                stderr=err,
+            )
         if proc.returncode != 0:
             raise classify(_error_message(err), command=cmd, returncode=proc.returncode, stderr=err)
         self.log = err

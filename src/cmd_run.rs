@@ -137,6 +137,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         Some(s) => Some(Duration::from_secs_f64(s)),
         None => None,
     };
+    if let Some(w) = &args.window {
+        parse_window(w)?; // a usage error before anything else is looked at
+    }
     let policy = policy_spec(&args)?;
     let settings = Settings::resolve(&args, &policy)?;
     let (width, height) = settings.window;

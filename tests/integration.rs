@@ -10,6 +10,7 @@ mod bundle_s3;
 mod cli_snapshots;
 mod eval_compare;
 mod k8s_manifest;
+mod llama_server;
 mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;

@@ -3,6 +3,7 @@
 //! - [`client`]: a client that goes through a proxy (absolute-form for http, CONNECT + TLS for https);
 //! - [`bin`]: the `webfreeze` binary as a child process, reading its `listening on ADDR` line;
 //! - [`llm`]: a fake OpenAI-compatible model server;
+//! - [`llama`]: a real one (llama-cpp-python's server with a small model);
 //! - [`demo_sites`]: the bundled demo sites on loopback;
 //! - [`s3`]: a real S3-compatible server (moto) on loopback;
 //! - [`pywb`]: pywb's collection manager, indexer and replay server;
@@ -13,6 +14,7 @@
 pub(crate) mod bin;
 pub(crate) mod client;
 pub(crate) mod demo_sites;
+pub(crate) mod llama;
 pub(crate) mod llm;
 pub(crate) mod origin;
 pub(crate) mod pywb;
@@ -22,6 +24,7 @@ pub(crate) mod slurm;
 pub(crate) use bin::*;
 pub(crate) use client::*;
 pub(crate) use demo_sites::*;
+pub(crate) use llama::*;
 pub(crate) use llm::*;
 pub(crate) use origin::*;
 pub(crate) use pywb::*;

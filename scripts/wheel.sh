@@ -15,6 +15,6 @@ log "maturin build --profile $profile (wheel into $out)"
 (cd python && "$tools/bin/maturin" build -q --profile "$profile" --out "$out")
 if [ "$profile" = release ]; then
     log "maturin sdist (into $out)"
-    (cd python && "$tools/bin/maturin" sdist -q --out "$out")
+    (cd python && "$tools/bin/maturin" sdist --out "$out")
 fi
 ls -l "$out"/webfreeze-* >&2

@@ -690,3 +690,56 @@ async fn reexecution_reads_the_runs_settings_and_ends_where_it_ended() {
     }
     llm.check();
 }
+
+/// `eval --rescore` re-executes a WebArena-format task that its run stopped early with the run's own
+/// early-stop settings (from run.json, nothing on the command line): the task is re-scored, not left
+/// unscored for want of a reply the run never had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rescore_reads_early_stops_from_the_run() {
+    let home = tempfile::tempdir().unwrap();
+    let mut sites = DemoSites::start(home.path()).await;
+    let tasks = home.path().join("wa.json");
+    std::fs::write(
+        &tasks,
+        serde_json::json!([{
+            "sites": ["shopping"], "task_id": 3, "require_login": false, "storage_state": null,
+            "start_url": "__SHOPPING__/", "geolocation": null, "require_reset": false,
+            "intent": "What does the shop sell?",
+            "eval": {"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+                     "url_note": "",
+                     "program_html": [{"url": "last", "locator": "document.title",
+                                       "required_contents": {"must_include": ["Demo Shop"]}}]},
+        }])
+        .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start(|_: &serde_json::Value| Reply::Text("I am not sure.".into())).await;
+    let run = home.path().join("wa-early");
+    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--site", "SHOPPING=https://shop.test"]);
+    args.extend(strs(&["--mode", "record", "--action-space", "webarena", "--observation", "axtree"]));
+    args.extend(strs(&[
+        "--early-stop-parse-failures",
+        "2",
+        "--settle-ms",
+        "100",
+        "--api-base",
+        &llm.api_base(),
+    ]));
+    args.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR", "--out", run.to_str().unwrap()]));
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(home.path(), args, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&run, "3");
+    assert_eq!((t.outcome, t.steps.len()), (Outcome::MaxSteps, 2), "{:?}", t.error);
+    sites.stop();
+    let out = cli(home.path(), strs(&["eval", run.to_str().unwrap(), "--rescore"]), vec![]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("could not"), "{stderr}");
+    let eval: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("eval.json")).unwrap()).unwrap();
+    assert_eq!(eval["unscored"], serde_json::json!([]), "{eval}");
+    assert_eq!(eval["tasks"][0]["rescored"], true, "{eval}");
+    assert_eq!(eval["overall"]["n"], 1, "{eval}");
+    llm.check();
+}

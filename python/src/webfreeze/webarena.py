@@ -18,6 +18,7 @@ Chromium ``launch`` and ``launch_persistent_context`` (sync and async) to add we
 from __future__ import annotations
 
 import functools
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -29,24 +30,25 @@ _SAVED: dict[str, str | None] = {}
 _PATCHED: list[tuple[Any, str, Any]] = []
 
 
+#: Environment variable carrying the Chromium flags (a JSON list) to subprocesses.
+ARGS_ENV = "WEBFREEZE_CHROMIUM_ARGS"
+
+
 def chromium_args_from_env() -> list[str]:
-    """Webfreeze's Chromium flags from ``$WEBFREEZE_PROXY`` and ``$WEBFREEZE_CA_SPKI`` (set by
-    :func:`activate`, inherited by subprocesses); empty when they are not set."""
-    addr = os.environ.get("WEBFREEZE_PROXY")
-    spki = os.environ.get("WEBFREEZE_CA_SPKI")
-    if not addr or not spki:
+    """Webfreeze's Chromium flags as :func:`activate` put them in ``$WEBFREEZE_CHROMIUM_ARGS`` (inherited by
+    subprocesses); empty when it is not set."""
+    raw = os.environ.get(ARGS_ENV)
+    if not raw:
         return []
-    return [
-        f"--proxy-server=http://{addr}",
-        "--proxy-bypass-list=<-loopback>",
-        f"--ignore-certificate-errors-spki-list={spki}",
-        "--disable-quic",
-    ]
+    args = json.loads(raw)
+    return [str(a) for a in args] if isinstance(args, list) else []
 
 
 def activate(proxy: Proxy) -> None:
     """Route this process, its Python subprocesses and their Playwright Chromiums through ``proxy``."""
     variables = proxy.env()
+    # Playwright sets its own --disable-features (HTTPS-Upgrades included); Chromium keeps only one.
+    variables[ARGS_ENV] = json.dumps(proxy.chromium_args(features=False))
     path = os.environ.get("PYTHONPATH", "")
     if _AUTOLOAD not in path.split(os.pathsep):
         variables["PYTHONPATH"] = os.pathsep.join(filter(None, [_AUTOLOAD, path]))

@@ -6,7 +6,7 @@ import importlib.util
 import os
 import sys
 
-if os.environ.get("WEBFREEZE_PROXY"):
+if os.environ.get("WEBFREEZE_CHROMIUM_ARGS"):
     try:
         from webfreeze.webarena import patch_playwright
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's checks (run by scripts/test.sh after the Rust suite; also alone):
 # ruff and mypy on python/, then the wheel built with the test build's profile, installed into a fresh
-# virtualenv beside the harness packages from PyPI (Playwright, browsergym-core, Selenium, browser-use;
+# virtualenv beside the harness packages from PyPI (Playwright, browsergym-core and -experiments, Selenium, browser-use;
 # cached after the first run, no browser download: Debian's Chromium and chromedriver), and pytest over
 # python/tests against the demo sites. As root, pytest runs in a network namespace of its own that has only
 # loopback, so nothing can leave the machine.
@@ -15,8 +15,8 @@ log "ruff check python/"
 log "mypy --strict python/src"
 (cd python && "$tools/bin/mypy" --no-error-summary)
 
-# Harness packages, pinned, installed once into a directory the fresh virtualenvs see through a .pth file.
-HARNESS=(playwright==1.44.0 browsergym-core==0.14.3 selenium==4.51.0 browser-use==0.13.14 requests pytest==9.2.0)
+# Harness packages, pinned (tqdm: browsergym-experiments imports it without declaring it), installed once into a directory the fresh virtualenvs see through a .pth file.
+HARNESS=(playwright==1.44.0 browsergym-core==0.14.3 browsergym-experiments==0.14.3 tqdm selenium==4.51.0 browser-use==0.13.14 requests pytest==9.2.0)
 base="${WEBFREEZE_PYTHON:-python3}"
 key="$(printf '%s\n' "${HARNESS[@]}" "$("$base" -c 'import sys; print(sys.version)')" | sha256sum | cut -c1-12)"
 harness="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/py-harness-$key"

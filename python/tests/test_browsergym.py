@@ -3,6 +3,7 @@ observations (the accessibility-tree text) at every step."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import pickle
 from typing import Any
@@ -119,3 +120,34 @@ def test_browsergym_replay_of_an_unrecorded_seed_is_a_clear_error(home, chrome):
     )
     with pytest.raises(webfreeze.SnapshotNotFound, match="bgym/webfreeze-demo-shop/seed-3"):
         env.reset(seed=3)
+
+
+def test_agentlab_env_args_carry_the_settings_to_a_worker(sites, home, chrome, tmp_path):
+    """AgentLab's loop pickles EnvArgs into a worker and calls make_env there; a task with a storage state
+    gets pw_context_kwargs replaced wholesale (which is why webfreeze is not in them)."""
+    from browsergym.core.action.highlevel import HighLevelActionSet
+    from browsergym.experiments.loop import EnvArgs
+
+    import webfreeze.agentlab
+
+    _register()
+    plain = EnvArgs(
+        task_name="webfreeze-demo-shop",
+        task_seed=7,
+        max_steps=10,
+        headless=True,
+        storage_state={"cookies": [], "origins": []},
+    )
+    settings = webfreeze.browsergym.Settings(
+        record_mode="once", snapshot_prefix="agentlab", home=home, chrome=chrome, proxy_options=sites.proxy_options
+    )
+    (args,) = webfreeze.agentlab.with_webfreeze([plain], settings)
+    args = pickle.loads(pickle.dumps(args))  # what reaches a Ray worker
+    assert args.to_dict()["webfreeze"]["snapshot_prefix"] == "agentlab"
+    mapping = HighLevelActionSet(subsets=["chat", "bid", "nav"]).to_python_code
+    recorded = episode(args.make_env(action_mapping=mapping, exp_dir=tmp_path))
+    sites.stop()
+    args.webfreeze = dataclasses.replace(args.webfreeze, record_mode="none", proxy_options={})
+    replayed = episode(pickle.loads(pickle.dumps(args)).make_env(action_mapping=mapping, exp_dir=tmp_path))
+    assert [u for u, _ in recorded] == [u for u, _ in replayed]
+    assert recorded == replayed

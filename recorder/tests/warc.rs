@@ -237,6 +237,89 @@ fn revisits_take_their_originals_body() {
     assert!(lost.flags.body_not_captured && lost.response.body.is_none());
 }
 
+/// An archive may hold a revisit before its original (concatenated crawls, re-sorted files): the revisit
+/// waits and takes the body once the original has been read, keeping its place in the sequence.
+#[test]
+fn revisits_before_their_original_are_resolved_forward() {
+    let store = Store::in_memory();
+    let revisit = |id: &str, uri: &str, status: &str, extra: &[(&str, &str)]| {
+        let mut f = vec![
+            ("WARC-Type", "revisit"),
+            ("WARC-Record-ID", id),
+            ("WARC-Date", "2024-05-06T07:09:00Z"),
+            ("WARC-Target-URI", uri),
+            ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/server-not-modified"),
+        ];
+        f.extend_from_slice(extra);
+        record("1.1", &f, format!("HTTP/1.1 {status}\r\nX-Again: yes\r\n\r\n").as_bytes())
+    };
+    let mut warc = Vec::new();
+    // Forward by digest (a 304 that stands for the full answer), forward by refers-to URI, and one whose
+    // original never comes.
+    warc.extend(revisit(
+        "<urn:uuid:f1>",
+        "http://cdn.example/app.js",
+        "304 Not Modified",
+        &[("WARC-Payload-Digest", "sha1:BBBB")],
+    ));
+    warc.extend(revisit(
+        "<urn:uuid:f2>",
+        "http://site.example/app.js?v=2",
+        "200 OK",
+        &[("WARC-Refers-To-Target-URI", "http://site.example/app.js")],
+    ));
+    warc.extend(revisit(
+        "<urn:uuid:f3>",
+        "http://gone.example/x",
+        "200 OK",
+        &[("WARC-Payload-Digest", "sha1:ZZZZ")],
+    ));
+    let mut orig = response(
+        "<urn:uuid:o>",
+        "http://site.example/app.js",
+        &http_response(&[("Content-Type", "text/javascript")], b"console.log(1)"),
+    );
+    let at = orig.windows(12).position(|w| w == b"Content-Type").unwrap();
+    orig.splice(at..at, b"WARC-Payload-Digest: sha1:BBBB\r\n".iter().copied());
+    warc.extend(orig);
+    let r = import(&store, "fwd", &warc);
+    assert_eq!(
+        (
+            r.revisits_resolved,
+            r.revisits_resolved_forward,
+            r.revisits_unresolved,
+            r.body_not_captured,
+            r.imported
+        ),
+        (2, 2, 1, 1, 4),
+        "{r:?}"
+    );
+    let xs = exchanges(&store, "fwd");
+    // Archive order is kept: the revisits hold the sequence numbers they were read at.
+    let order: Vec<&str> = xs.iter().map(|x| x.request.url.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "http://cdn.example/app.js",
+            "http://site.example/app.js?v=2",
+            "http://gone.example/x",
+            "http://site.example/app.js"
+        ]
+    );
+    for (url, status) in [("http://cdn.example/app.js", 200), ("http://site.example/app.js?v=2", 200)] {
+        let x = xs.iter().find(|x| x.request.url == url).unwrap();
+        assert_eq!(body(&store, x), b"console.log(1)", "{url}");
+        assert_eq!(x.response.status, status, "{url}");
+        assert!(!x.flags.body_not_captured, "{url}");
+        assert!(
+            x.response.headers.iter().any(|h| h.value == "text/javascript"),
+            "{url}: the original's type"
+        );
+    }
+    let lost = xs.iter().find(|x| x.request.url == "http://gone.example/x").unwrap();
+    assert!(lost.flags.body_not_captured && lost.response.body.is_none());
+}
+
 #[test]
 fn damage_is_reported_with_its_offset_and_the_rest_imported() {
     let good = |n: u32| {

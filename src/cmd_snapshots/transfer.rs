@@ -160,6 +160,7 @@ fn import_archive(
                 "imported": report.imported, "paired": report.paired, "without_request": report.without_request,
                 "requests_without_response": report.requests_without_response,
                 "revisits_resolved": report.revisits_resolved, "revisits_unresolved": report.revisits_unresolved,
+                "revisits_resolved_forward": report.revisits_resolved_forward,
                 "body_not_captured": report.body_not_captured, "skipped_not_http": report.skipped_not_http,
                 "skipped": report.skipped.iter().map(|(u, r)| json!({"url": u, "reason": r})).collect::<Vec<_>>(),
                 "damaged": report.damaged.iter().map(|d| json!({"file": d.file, "offset": d.offset, "reason": d.reason})).collect::<Vec<_>>(),
@@ -177,8 +178,8 @@ fn import_archive(
         types.join(", ")
     );
     println!(
-        "  {} paired with their request record, {} with a synthesised GET; revisits: {} resolved, {} unresolved (kept without a body)",
-        report.paired, report.without_request, report.revisits_resolved, report.revisits_unresolved
+        "  {} paired with their request record, {} with a synthesised GET; revisits: {} resolved ({} from an original later in the archive), {} unresolved (kept without a body)",
+        report.paired, report.without_request, report.revisits_resolved, report.revisits_resolved_forward, report.revisits_unresolved
     );
     if report.skipped_not_http > 0 || report.requests_without_response > 0 {
         println!(

@@ -6,8 +6,10 @@
 //!   does not turn up within the window is stored with a synthesised `GET`.
 //! - `revisit` records take the body of the record they point at: by `WARC-Payload-Digest`, then by
 //!   `WARC-Refers-To-Target-URI` (or their own URI). The lookup tables hold the last [`REVISIT_TABLE`]
-//!   payloads (~200 bytes each), never bodies. A revisit whose original is not among them is kept as
-//!   "body not captured".
+//!   payloads (~200 bytes each), never bodies. A revisit read before its original waits (its head only,
+//!   [`MAX_DEFERRED`] at most, its sequence number reserved at its place) and is resolved against what
+//!   came after it when the import finishes; one whose original never turns up is kept as "body not
+//!   captured".
 //! - HTTP bodies are de-chunked when the block is chunked (a `Transfer-Encoding: chunked` header over an
 //!   already de-chunked body, which some writers produce, is read as is) and decoded from their
 //!   Content-Encoding (gzip, deflate, br, zstd) into the store as they stream.
@@ -37,6 +39,9 @@ const REVISIT_TABLE: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(
     Some(n) => n,
     None => unreachable!(),
 };
+/// Revisits kept waiting for an original later in the archive (heads only, a few hundred bytes each:
+/// ~50 MB at most); past it a revisit with no original so far is stored as "body not captured" at once.
+const MAX_DEFERRED: usize = 100_000;
 /// Largest request body kept in memory for the request key.
 const MAX_REQUEST_BODY: u64 = 64 << 20;
 /// Longest HTTP head inside a record.
@@ -64,6 +69,14 @@ struct Resp {
     content_encoding: Option<String>,
     flags: ExchangeFlags,
     server_addr: Option<String>,
+    /// A revisit whose original was not read yet: where to look for it once the archive has been read.
+    revisit: Option<RevisitRef>,
+}
+
+/// What a revisit names its original by (payload digest, then URIs), kept to resolve it later.
+struct RevisitRef {
+    digest: Option<String>,
+    uris: Vec<[u8; 16]>,
 }
 
 impl Resp {
@@ -83,6 +96,7 @@ impl Resp {
             content_encoding: None,
             flags: ExchangeFlags::default(),
             server_addr: head.get("WARC-IP-Address").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+            revisit: None,
         }
     }
 }
@@ -112,6 +126,9 @@ pub(crate) struct Importer<'s> {
     by_digest: lru::LruCache<String, Payload>,
     by_uri: lru::LruCache<[u8; 16], Payload>,
     first_ms: Option<i64>,
+    /// Revisits whose original had not been read when they were, with the sequence number reserved at
+    /// their place in the archive: resolved against what came after them when the import finishes.
+    deferred: Vec<(Exchange, RevisitRef)>,
 }
 
 impl<'s> Importer<'s> {
@@ -131,6 +148,7 @@ impl<'s> Importer<'s> {
             by_digest: lru::LruCache::new(REVISIT_TABLE),
             by_uri: lru::LruCache::new(REVISIT_TABLE),
             first_ms: None,
+            deferred: Vec::new(),
         })
     }
 
@@ -162,6 +180,32 @@ impl<'s> Importer<'s> {
     pub(crate) fn finish(mut self, now_ms: i64) -> Result<WarcImportReport, ArchiveError> {
         while let Some(p) = self.pending.pop_front() {
             self.emit_unpaired(p)?;
+        }
+        // Revisits read before their original: the original may have come later in the archive.
+        for (mut x, r) in std::mem::take(&mut self.deferred) {
+            let found = r
+                .digest
+                .as_deref()
+                .and_then(|d| self.by_digest.get(d).cloned())
+                .or_else(|| r.uris.iter().find_map(|u| self.by_uri.get(u).cloned()));
+            if let Some(p) = found {
+                self.report.revisits_resolved += 1;
+                self.report.revisits_resolved_forward += 1;
+                self.report.revisits_unresolved -= 1;
+                x.flags.body_not_captured = false;
+                x.flags.decode_failed = p.decode_failed;
+                if x.response.status == 304 {
+                    x.response.status = 200;
+                }
+                if header(&x.response.headers, "content-type").is_none() {
+                    if let Some(ct) = &p.content_type {
+                        x.response.headers.push(Header::new("Content-Type", ct.clone()));
+                    }
+                }
+                x.response.body = Some(p.body);
+                x.response.content_encoding = p.content_encoding;
+            }
+            self.append(x)?;
         }
         self.writer.finalize(now_ms)?;
         if let Some(start) = self.first_ms.filter(|s| *s > 0) {
@@ -332,8 +376,26 @@ impl<'s> Importer<'s> {
                 (None, None)
             }
         };
-        let resp =
-            Resp { status, version, headers, body, content_encoding, flags, ..Resp::of_record(head, uri) };
+        let revisit = flags.body_not_captured.then(|| {
+            let refers = head.uri("WARC-Refers-To-Target-URI");
+            RevisitRef {
+                digest: head
+                    .get("WARC-Payload-Digest")
+                    .map(|d| d.trim().to_string())
+                    .filter(|d| !d.is_empty()),
+                uris: refers.iter().chain(std::iter::once(&uri)).map(|u| uri_key(u)).collect(),
+            }
+        });
+        let resp = Resp {
+            status,
+            version,
+            headers,
+            body,
+            content_encoding,
+            flags,
+            revisit,
+            ..Resp::of_record(head, uri)
+        };
         self.add_response(resp)?;
         Ok(Handled::Ok)
     }
@@ -445,9 +507,6 @@ impl<'s> Importer<'s> {
         if r.started_ms > 0 {
             self.first_ms = Some(self.first_ms.map_or(r.started_ms, |f| f.min(r.started_ms)));
         }
-        if r.flags.body_not_captured {
-            self.report.body_not_captured += 1;
-        }
         let x = Exchange {
             seq: u64::MAX,
             started_ms: r.started_ms,
@@ -472,7 +531,22 @@ impl<'s> Importer<'s> {
             flags: r.flags,
         };
         let seq = self.writer.reserve_seq()?;
-        self.writer.append(Exchange { seq, ..x })?;
+        let x = Exchange { seq, ..x };
+        match r.revisit {
+            // Kept (head only, no body) until the archive has been read, within a bound.
+            Some(rr) if self.deferred.len() < MAX_DEFERRED => {
+                self.deferred.push((x, rr));
+                Ok(())
+            }
+            _ => self.append(x),
+        }
+    }
+
+    fn append(&mut self, x: Exchange) -> Result<(), ArchiveError> {
+        if x.flags.body_not_captured {
+            self.report.body_not_captured += 1;
+        }
+        self.writer.append(x)?;
         self.report.imported += 1;
         Ok(())
     }

@@ -62,6 +62,8 @@ pub struct WarcImportReport {
     pub revisits_resolved: u64,
     /// Revisit records whose original is not in the archive (stored as "body not captured").
     pub revisits_unresolved: u64,
+    /// Of the resolved revisits, those whose original came after them in the archive.
+    pub revisits_resolved_forward: u64,
     /// Exchanges stored without a body.
     pub body_not_captured: u64,
     /// Request/response/revisit records of non-HTTP URIs (`dns:`, `urn:`, ...), skipped.

@@ -59,6 +59,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
                 NotCapturedArg::NotFound => NotCaptured::NotFound,
                 NotCapturedArg::Empty => NotCaptured::Empty,
             },
+            refresh: (!args.no_refresh).then(|| replay::Refresh(clock.clone())),
         },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

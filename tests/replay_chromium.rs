@@ -162,3 +162,116 @@ async fn chromium_replays_a_changing_site_identically() {
     close(browser, task).await;
     assert!(rep.signal_and_wait("INT").success());
 }
+
+/// A HAR of two pages sharing a stylesheet, recorded an hour before `now`: the stylesheet had
+/// `max-age=300` and the first page set a cookie for ten minutes.
+fn stale_har(now: time::OffsetDateTime) -> String {
+    let then = now - time::Duration::hours(1);
+    let http_date = |t: time::OffsetDateTime| {
+        let f = time::format_description::parse_borrowed::<2>(
+            "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT",
+        )
+        .unwrap();
+        t.to_offset(time::UtcOffset::UTC).format(&f).unwrap()
+    };
+    let started = then.format(&time::format_description::well_known::Rfc3339).unwrap();
+    let date = http_date(then);
+    let cookie = format!("sid=1; Expires={}; Path=/", http_date(then + time::Duration::minutes(10)));
+    let entry = |url: &str, mime: &str, body: &str, extra: Vec<serde_json::Value>| {
+        let mut headers = vec![
+            serde_json::json!({"name": "content-type", "value": mime}),
+            serde_json::json!({"name": "date", "value": date}),
+        ];
+        headers.extend(extra);
+        serde_json::json!({
+            "startedDateTime": started, "time": 5.0,
+            "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": [], "queryString": [],
+                        "cookies": [], "headersSize": -1, "bodySize": 0},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": headers,
+                         "cookies": [], "content": {"size": body.len(), "mimeType": mime, "text": body},
+                         "redirectURL": "", "headersSize": -1, "bodySize": -1},
+            "cache": {}, "timings": {"send": 0.1, "wait": 4.0, "receive": 0.9}
+        })
+    };
+    let entries = vec![
+        entry(
+            "https://fresh.test/a.html",
+            "text/html",
+            "<!doctype html><link rel=stylesheet href=/s.css><p>first</p>",
+            vec![serde_json::json!({"name": "set-cookie", "value": cookie})],
+        ),
+        entry(
+            "https://fresh.test/s.css",
+            "text/css",
+            "p { color: rgb(1, 2, 3) }",
+            vec![serde_json::json!({"name": "cache-control", "value": "max-age=300"})],
+        ),
+        entry(
+            "https://fresh.test/b.html",
+            "text/html",
+            "<!doctype html><link rel=stylesheet href=/s.css><p id=c></p><script>document.getElementById('c').textContent = document.cookie</script>",
+            vec![],
+        ),
+    ];
+    serde_json::json!({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": entries}})
+        .to_string()
+}
+
+/// A replay an hour after its recording presents the freshness of recording time: the stylesheet the
+/// second page shares with the first is fresh, so the replay makes the requests the recording made (one
+/// for it); served as stored (`--no-refresh`) it is stale and fetched again. The first page's header
+/// cookie reaches the second page either way (Chromium measures `Expires` against the response's `Date`,
+/// which is shifted with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_hours_later_keeps_recorded_freshness_and_cookies() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    #[allow(clippy::disallowed_methods)] // the test's "an hour ago" is relative to the browser's real clock
+    let now = time::OffsetDateTime::now_utc();
+    let har = h.join("stale.har");
+    std::fs::write(&har, stale_har(now)).unwrap();
+    let out = run_cli(h, &["snapshots", "import", har.to_str().unwrap(), "--snapshot", "stale"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut served = Vec::new();
+    for extra in [&[][..], &["--no-refresh"][..]] {
+        let mut args = vec!["replay", "--snapshot", "stale"];
+        args.extend_from_slice(extra);
+        let wf = Webfreeze::spawn(h, &args);
+        let spki = spki_of(h);
+        let profile = tempfile::tempdir().unwrap();
+        let (browser, task) = launch(wf.addr, Some(&spki), profile.path()).await;
+        let page = browser.new_page("about:blank").await.unwrap();
+        for url in ["https://fresh.test/a.html", "https://fresh.test/b.html"] {
+            page.goto(url).await.unwrap();
+            page.wait_for_navigation().await.unwrap();
+        }
+        let cookie: String =
+            page.evaluate("document.getElementById('c').textContent").await.unwrap().into_value().unwrap();
+        assert_eq!(cookie, "sid=1", "{extra:?}: the header cookie did not survive");
+        let report: serde_json::Value = {
+            let c = proxy_get(wf.addr, "/__webfreeze/report").await;
+            serde_json::from_str(&c).unwrap()
+        };
+        served.push(report["exact"].as_u64().unwrap());
+        close(browser, task).await;
+    }
+    assert_eq!(
+        served,
+        [3, 4],
+        "exact answers with refresh, then as stored: a.html, s.css (+ again when stale), b.html"
+    );
+}
+
+/// GET a path of the proxy itself (its `/__webfreeze/` endpoints).
+async fn proxy_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use http_body_util::BodyExt as _;
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut s, c) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(c);
+    let req = http::Request::get(path)
+        .header("host", "x")
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let body = s.send_request(req).await.unwrap().into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(body.to_vec()).unwrap()
+}

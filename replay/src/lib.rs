@@ -12,6 +12,7 @@
 //!   HTML gets the [`shim`] injected when asked, with the page's CSP patched to allow it.
 
 pub mod matcher;
+pub mod refresh;
 pub mod rules;
 pub mod shim;
 
@@ -74,6 +75,19 @@ pub struct ReplayConfig {
     pub fuzzy_min_score: f64,
     /// Exchanges recorded without their body.
     pub not_captured: NotCaptured,
+    /// Serve freshness as recorded, relative to this clock's now ([`refresh`]: `Date`, `Expires`,
+    /// `Last-Modified` and cookies' `Expires` shifted by one offset); None serves them as stored.
+    pub refresh: Option<Refresh>,
+}
+
+/// The clock [`ReplayConfig::refresh`] measures "now" with.
+#[derive(Clone)]
+pub struct Refresh(pub Arc<dyn snapshots::Clock>);
+
+impl std::fmt::Debug for Refresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Refresh(clock)")
+    }
 }
 
 impl Default for ReplayConfig {
@@ -85,6 +99,7 @@ impl Default for ReplayConfig {
             shim_step_ms: 1,
             fuzzy_min_score: 0.0,
             not_captured: NotCaptured::NotFound,
+            refresh: None,
         }
     }
 }

@@ -42,6 +42,9 @@ impl Replay {
                 h.append(name, value);
             }
             proxy::headers::clean_response(h);
+            if let Some(r) = &self.cfg.refresh {
+                refresh::refresh(h, x.started_ms, r.0.now_ms());
+            }
             for n in [header::CONTENT_ENCODING, header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
                 h.remove(n);
             }

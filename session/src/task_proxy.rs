@@ -237,6 +237,8 @@ impl TaskProxy {
                         rules: Rules::builtin(),
                         inject_shim: false,
                         shim_step_ms: SHIM_STEP_MS,
+                        // Caches and cookies see recording-time freshness whenever the replay runs.
+                        refresh: Some(replay::Refresh(opts.clock.clone())),
                         ..ReplayConfig::default()
                     },
                 ));

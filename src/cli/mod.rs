@@ -209,6 +209,11 @@ pub(crate) struct ReplayArgs {
     /// report counts them as served without a body, never as hits.
     #[arg(long, value_enum, default_value_t = NotCapturedArg::NotFound)]
     pub not_captured: NotCapturedArg,
+    /// Serve `Date`, `Expires`, `Last-Modified` and cookies' `Expires` as recorded (by default they are
+    /// shifted by one offset to now, so caches and cookies see the freshness and lifetimes of recording
+    /// time: a replay months later makes the requests the recording made).
+    #[arg(long)]
+    pub no_refresh: bool,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

@@ -164,7 +164,7 @@ async fn chromium_replays_a_changing_site_identically() {
 }
 
 /// A HAR of two pages sharing a stylesheet, recorded an hour before `now`: the stylesheet had
-/// `max-age=300` and the first page set a cookie for ten minutes.
+/// `max-age=300`, and the first page set a cookie for ten minutes by header and one by script.
 fn stale_har(now: time::OffsetDateTime) -> String {
     let then = now - time::Duration::hours(1);
     let http_date = |t: time::OffsetDateTime| {
@@ -197,7 +197,7 @@ fn stale_har(now: time::OffsetDateTime) -> String {
         entry(
             "https://fresh.test/a.html",
             "text/html",
-            "<!doctype html><link rel=stylesheet href=/s.css><p>first</p>",
+            "<!doctype html><link rel=stylesheet href=/s.css><p>first</p><script>document.cookie = 'js=1; expires=' + new Date(Date.now() + 600000).toUTCString() + '; path=/'</script>",
             vec![serde_json::json!({"name": "set-cookie", "value": cookie})],
         ),
         entry(
@@ -221,7 +221,8 @@ fn stale_har(now: time::OffsetDateTime) -> String {
 /// second page shares with the first is fresh, so the replay makes the requests the recording made (one
 /// for it); served as stored (`--no-refresh`) it is stale and fetched again. The first page's header
 /// cookie reaches the second page either way (Chromium measures `Expires` against the response's `Date`,
-/// which is shifted with it).
+/// which is shifted with it), and so does its script cookie, whose expiry the page computed from the
+/// frozen clock (an hour ago) and the shim moved to the real one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_hours_later_keeps_recorded_freshness_and_cookies() {
     let home = tempfile::tempdir().unwrap();
@@ -247,7 +248,10 @@ async fn a_replay_hours_later_keeps_recorded_freshness_and_cookies() {
         }
         let cookie: String =
             page.evaluate("document.getElementById('c').textContent").await.unwrap().into_value().unwrap();
-        assert_eq!(cookie, "sid=1", "{extra:?}: the header cookie did not survive");
+        assert_eq!(
+            cookie, "sid=1; js=1",
+            "{extra:?}: the header cookie and the script cookie must both survive"
+        );
         let report: serde_json::Value = {
             let c = proxy_get(wf.addr, "/__webfreeze/report").await;
             serde_json::from_str(&c).unwrap()

@@ -3,6 +3,8 @@
 //! - `Date`: the clock starts at the snapshot's seed (the recording's start) and advances by a fixed step on
 //!   every read (`Date.now()`, `new Date()`), so a page reads the same sequence of times on every replay.
 //! - `Math.random` and `crypto.getRandomValues`: a seeded PRNG (sfc32), same sequence every replay.
+//! - Cookies set by script (`document.cookie`, the Cookie Store API): their absolute expiry, computed by the
+//!   page from the frozen clock, is shifted to the real clock, so they live as long as on the recording day.
 //!
 //! [`for_snapshot`] is a library function: the agent installs it with `Page.addScriptToEvaluateOnNewDocument`
 //! before any page script runs; `webfreeze replay --inject-shim` puts it first in each HTML `<head>` and
@@ -58,6 +60,31 @@ function sfc32() {{
 }}
 for (var i = 0; i < 15; i++) sfc32();
 Math.random = function() {{ return sfc32() / 4294967296; }};
+// Cookies set by script: the page computes an absolute expiry from the frozen clock, the cookie jar judges
+// it by the real one. Shift it by (real now - frozen now), without reading the frozen clock, so a cookie
+// lives as long as it did on the recording day (max-age is relative and needs nothing).
+function offset() {{ return RealDate.now() - (seed + reads * step); }}
+var cd = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie');
+if (cd && cd.get && cd.set) {{
+  Object.defineProperty(Document.prototype, 'cookie', {{ configurable: true, enumerable: cd.enumerable,
+    get: function() {{ return cd.get.call(this); }},
+    set: function(v) {{
+      v = String(v).replace(/(;\s*expires\s*=\s*)([^;]*)/i, function(m, k, d) {{
+        var t = RealDate.parse(d); return isNaN(t) ? m : k + new RealDate(t + offset()).toUTCString();
+      }});
+      cd.set.call(this, v);
+    }} }});
+}}
+if (window.CookieStore && CookieStore.prototype.set) {{
+  var cset = CookieStore.prototype.set;
+  CookieStore.prototype.set = function(a, b) {{
+    if (a && typeof a === 'object' && a.expires != null) {{
+      var e = typeof a.expires === 'number' ? a.expires : new RealDate(a.expires).getTime();
+      if (!isNaN(e)) a = Object.assign({{}}, a, {{ expires: e + offset() }});
+    }}
+    return arguments.length > 1 ? cset.call(this, a, b) : cset.call(this, a);
+  }};
+}}
 if (window.crypto && window.crypto.getRandomValues) {{
   var fill = function(arr) {{
     var bytes = new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength);

@@ -1,4 +1,4 @@
-//! `webfreeze ca init|show|export`.
+//! `webfreeze ca init|show|export|install`.
 
 use std::path::Path;
 use std::process::Command;

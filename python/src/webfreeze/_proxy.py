@@ -111,7 +111,9 @@ class Proxy:
     ``rules="rules.json"``, ``report="report.json"``, ``exclude=[...]``, ``label=["task=x"]``...
 
     The proxy listens on ``127.0.0.1:0``; on exit it is stopped as Ctrl-C stops it, which seals a
-    recording, and a failure raises :class:`WebfreezeError` with the binary's message.
+    recording, and a failure raises :class:`WebfreezeError` with the binary's message. ``home`` is
+    ``$WEBFREEZE_HOME`` for the binary (CA and store), ``store`` a store directory of its own, ``binary`` a
+    ``webfreeze`` to run instead of the installed one, ``no_proxy`` hosts :meth:`env` keeps off the proxy.
     """
 
     def __init__(
@@ -152,6 +154,8 @@ class Proxy:
         self._address: str | None = None
         self._settings: dict[str, Any] | None = None
         self._nss_home: str | None = None
+        #: What the binary wrote on stderr, once it has stopped cleanly (its summary of the session).
+        self.log = ""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 

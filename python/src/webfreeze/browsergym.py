@@ -104,8 +104,11 @@ class WebfreezeEnv:
     def task_name(self) -> str:
         """The task's name in snapshot names: the gym id without ``browsergym/``."""
         spec = getattr(self.env, "spec", None)
-        name = spec.id if spec is not None else type(self.env.unwrapped.task_entrypoint).__name__
-        return str(name).removeprefix("browsergym/")
+        if spec is not None:
+            return str(spec.id).removeprefix("browsergym/")
+        entry = self.env.unwrapped.task_entrypoint
+        get_id = getattr(entry, "get_task_id", None)
+        return str(get_id() if callable(get_id) else getattr(entry, "__name__", "task"))
 
     def snapshot_name(self, seed: int | None) -> str:
         """``{prefix}/{task}/seed-{seed}``."""

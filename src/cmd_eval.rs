@@ -62,7 +62,6 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     let ca = load_ca(cfg)?;
     // The re-execution uses the run's own settings: action space, observation, window, budget.
     let rf = trajectory::RunDir::new(&a.run).read_run_file()?;
-    let extra = |k: &str| rf.config.extra.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let mut agent = agent::runner::AgentConfig::new(chrome);
     [agent.width, agent.height] = rf.config.window;
     agent.max_steps = rf.config.max_steps;
@@ -70,18 +69,16 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     agent.settle_quiet = std::time::Duration::from_millis(rf.config.settle_ms);
     agent.wait = std::time::Duration::from_millis(rf.config.wait_ms);
     agent.search_url = rf.config.search_url.clone();
-    if let Some(s) = extra("action_space") {
+    if let Some(s) = rf.config.extra_str("action_space") {
         agent.action_space = s.parse().map_err(UsageError)?;
     }
-    if let Some(o) = extra("observation") {
+    if let Some(o) = rf.config.extra_str("observation") {
         agent.observation = o.parse().map_err(UsageError)?;
     }
     // Early stops end a task where the run ended it; without them the re-execution would ask for a reply
     // the run never had.
-    let extra_u32 =
-        |k: &str| rf.config.extra.get(k).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok());
-    agent.stop_after_parse_failures = extra_u32("early_stop_parse_failures").unwrap_or(0);
-    agent.stop_after_repeats = extra_u32("early_stop_repeats").unwrap_or(0);
+    agent.stop_after_parse_failures = rf.config.extra_u32("early_stop_parse_failures").unwrap_or(0);
+    agent.stop_after_repeats = rf.config.extra_u32("early_stop_repeats").unwrap_or(0);
     let bar = crate::output::progress_bar(0, "tasks re-scored offline");
     let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
     let r = rt.block_on(session::rescore_run(

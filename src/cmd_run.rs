@@ -54,17 +54,9 @@ struct Settings {
 }
 
 impl Settings {
-    fn resolve(args: &RunArgs, policy: &PolicySpec) -> anyhow::Result<Self> {
-        let rc = match policy {
-            PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config),
-            _ => None,
-        };
+    fn resolve(args: &RunArgs, recorded: Option<&RunConfig>) -> anyhow::Result<Self> {
         // A run.json without a config section (older runs) reads as zeros: those are not settings.
-        let rc = rc.filter(|c| c.max_steps > 0);
-        let rc = rc.as_ref();
-        let extra_u32 = |k: &str| {
-            rc.and_then(|c| c.extra.get(k)).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok())
-        };
+        let rc = recorded.filter(|c| c.max_steps > 0);
         let window = match (&args.window, rc) {
             (Some(w), _) => parse_window(w)?,
             (None, Some(c)) if c.window[0] >= 200 && c.window[1] >= 200 => (c.window[0], c.window[1]),
@@ -83,20 +75,20 @@ impl Settings {
                 .unwrap_or_else(|| "https://www.google.com/".into()),
             early_stop_parse_failures: args
                 .early_stop_parse_failures
-                .or(extra_u32("early_stop_parse_failures")),
-            early_stop_repeats: args.early_stop_repeats.or(extra_u32("early_stop_repeats")),
+                .or(rc.and_then(|c| c.extra_u32("early_stop_parse_failures"))),
+            early_stop_repeats: args
+                .early_stop_repeats
+                .or(rc.and_then(|c| c.extra_u32("early_stop_repeats"))),
         })
     }
 }
 
 /// The action space and observation: as given, else the re-executed run's (run.json), else WebVoyager's.
-fn action_space(args: &RunArgs, policy: &PolicySpec) -> anyhow::Result<(ActionSpace, ObservationKind)> {
-    let recorded = match policy {
-        PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config.extra),
-        _ => None,
-    };
-    let from_run =
-        |k: &str| recorded.as_ref().and_then(|e| e.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+fn action_space(
+    args: &RunArgs,
+    recorded: Option<&RunConfig>,
+) -> anyhow::Result<(ActionSpace, ObservationKind)> {
+    let from_run = |k: &str| recorded.and_then(|c| c.extra_str(k));
     let space = match (args.action_space, from_run("action_space")) {
         (Some(s), _) => s,
         (None, Some(s)) => s.parse().map_err(UsageError)?,
@@ -141,7 +133,12 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         parse_window(w)?; // a usage error before anything else is looked at
     }
     let policy = policy_spec(&args)?;
-    let settings = Settings::resolve(&args, &policy)?;
+    // Re-executing a run: its run.json, read once, supplies every setting not given here.
+    let recorded = match &policy {
+        PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config),
+        _ => None,
+    };
+    let settings = Settings::resolve(&args, recorded.as_ref())?;
     let (width, height) = settings.window;
     let mut sites = match &args.sites_file {
         Some(f) => agent::tasks::Sites::from_file(f).map_err(UsageError)?,
@@ -150,7 +147,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(UsageError)?);
     let mut tasks =
         agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
-    let (action_space, observation) = action_space(&args, &policy)?;
+    let (action_space, observation) = action_space(&args, recorded.as_ref())?;
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the
     // server's model listing says so.
     if let PolicySpec::Llm { config, .. } = &policy {

@@ -160,3 +160,11 @@ impl Drop for Elapsed {
 pub(crate) fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
+
+/// The Python the tests run PyPI tools with (moto, pywb, llama-cpp-python): $WEBFREEZE_TEST_PYTHON, which
+/// scripts/test.sh sets, else pyenv's 3.13.
+pub(crate) fn test_python() -> PathBuf {
+    std::env::var_os("WEBFREEZE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions/3.13.0/bin/python")
+    })
+}

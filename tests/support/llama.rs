@@ -36,9 +36,7 @@ impl LlamaServer {
             .unwrap_or_else(|| panic!("WEBFREEZE_TEST_LLAMA_MODEL is not set: {INSTALL}"));
         assert!(dir.join("llama_cpp").is_dir(), "no llama_cpp in {}: {INSTALL}", dir.display());
         assert!(model.is_file(), "no model at {}: {INSTALL}", model.display());
-        let python = std::env::var_os("WEBFREEZE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions/3.13.0/bin/python")
-        });
+        let python = super::test_python();
         // Port 0: uvicorn binds a free port and names it in its start-up line.
         let mut child = Command::new(python)
             .args(["-m", "llama_cpp.server", "--host", "127.0.0.1", "--port", "0", "--n_ctx", "8192"])

@@ -24,9 +24,7 @@ impl Pywb {
             panic!("WEBFREEZE_TEST_PYWB is not set: the interop test needs pywb: {INSTALL}")
         });
         assert!(dir.join("pywb").is_dir(), "no pywb in {}: {INSTALL}", dir.display());
-        let python = std::env::var_os("WEBFREEZE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions/3.13.0/bin/python")
-        });
+        let python = super::test_python();
         Pywb { dir, python }
     }
 

@@ -21,9 +21,7 @@ impl S3Server {
             .map(PathBuf::from)
             .unwrap_or_else(|| panic!("WEBFREEZE_TEST_MOTO is not set: the S3 test needs moto: {INSTALL}"));
         assert!(dir.join("moto").is_dir(), "no moto in {}: {INSTALL}", dir.display());
-        let python = std::env::var_os("WEBFREEZE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions/3.13.0/bin/python")
-        });
+        let python = super::test_python();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(&python)
             .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])

@@ -210,6 +210,18 @@ pub struct RunConfig {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+impl RunConfig {
+    /// A string setting kept among the extra keys (`action_space`, `observation`).
+    pub fn extra_str(&self, key: &str) -> Option<&str> {
+        self.extra.get(key).and_then(|v| v.as_str())
+    }
+
+    /// A count kept among the extra keys (`early_stop_parse_failures`, `early_stop_repeats`).
+    pub fn extra_u32(&self, key: &str) -> Option<u32> {
+        self.extra.get(key).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok())
+    }
+}
+
 /// `run.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFile {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use proxy::{parse_resolve, CertificateAuthority, ProxyConfig, UpstreamConfig};
+use proxy::{parse_resolve, CertificateAuthority, ProxyConfig, TlsStack, UpstreamConfig};
 use trajectory::llm::LlmConfig;
 
 use crate::cli::{GlobalArgs, LlmArgs, ProxyArgs, UpstreamArgs};
@@ -144,14 +144,20 @@ pub(crate) fn upstream_config(args: &UpstreamArgs) -> anyhow::Result<ProxyConfig
         let (k, v) = parse_resolve(r).map_err(|e| UsageError(e.to_string()))?;
         resolve.insert(k, v);
     }
+    let mut upstream = UpstreamConfig {
+        extra_ca_files: args.upstream_ca.clone(),
+        resolve,
+        insecure: args.insecure_upstream,
+        ..UpstreamConfig::default()
+    };
+    if args.upstream_tls == crate::cli::UpstreamTls::Boring {
+        let boring = upstream_boring::BoringBackend::new(&upstream).map_err(|e| UsageError(e.to_string()))?;
+        upstream.tls = Some(TlsStack(Arc::new(boring)));
+    }
     Ok(ProxyConfig {
-        upstream: UpstreamConfig {
-            extra_ca_files: args.upstream_ca.clone(),
-            resolve,
-            insecure: args.insecure_upstream,
-            ..UpstreamConfig::default()
-        },
+        upstream,
         upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+        forward_browser_background: args.forward_browser_background,
         ..ProxyConfig::default()
     })
 }

@@ -6,13 +6,15 @@
 //! - [`Handler`]: the phases recorder and replay implement; [`PassThrough`] forwards everything.
 //! - [`headers`]: hop-by-hop and Alt-Svc hygiene.
 //! - [`live`]: the browser's background hosts and the counting pass-through handler of live runs.
-//! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin).
+//! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin) over a [`TlsBackend`].
+//! - [`hello`]: the client's ClientHello and h2 preface, read to be mirrored to origins (JA4).
 
 pub mod body;
 pub mod ca;
 mod error;
 mod handler;
 pub mod headers;
+pub mod hello;
 pub mod live;
 mod server;
 pub mod upstream;
@@ -21,9 +23,10 @@ pub use body::{Body, BoxError};
 pub use ca::{CaError, CaInfo, CertificateAuthority};
 pub use error::{ErrorKind, ProxyError, ServeError, Side};
 pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
+pub use hello::{ClientHello, ClientProfile, H2Preface};
 pub use live::CountingPassThrough;
 pub use server::{text_response, Proxy, ProxyConfig};
-pub use upstream::{parse_resolve, UpstreamConfig};
+pub use upstream::{parse_resolve, TlsBackend, TlsStack, UpstreamConfig};
 
 /// The one rustls crypto provider webfreeze uses (aws-lc-rs), for both sides.
 pub fn crypto_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {

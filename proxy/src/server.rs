@@ -32,6 +32,7 @@ use crate::ca::CertificateAuthority;
 use crate::error::{ErrorKind, ProxyError, ServeError, Side};
 use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
 use crate::headers::{clean_response, is_websocket_upgrade, strip_hop_by_hop};
+use crate::hello::{hello_needs, ClientHello, ClientProfile, H2Preface};
 use crate::upstream::{ConnectError, Upstream, UpstreamConfig};
 
 mod completion;
@@ -59,6 +60,9 @@ pub struct ProxyConfig {
     pub max_header_bytes: usize,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace: Duration,
+    /// Forward the browser's own background traffic ([`crate::live::BROWSER_BACKGROUND`]) in live and
+    /// record modes; by default it is answered 204 here, never dialed (replay handlers answer it themselves).
+    pub forward_browser_background: bool,
 }
 
 impl Default for ProxyConfig {
@@ -71,6 +75,7 @@ impl Default for ProxyConfig {
             max_connections: 1024,
             max_header_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            forward_browser_background: false,
         }
     }
 }
@@ -204,6 +209,56 @@ struct ConnCtx {
     tunnel: Option<String>,
     tls: bool,
     alpn: Option<String>,
+    /// What the client presented (its ClientHello when it is a browser's, its h2 preface).
+    profile: Arc<ClientProfile>,
+}
+
+/// Read TLS records into `buf` (which holds the first bytes) until it holds the whole ClientHello; the
+/// parsed hello when it is a browser's. A malformed hello is left for rustls to refuse.
+async fn read_hello<S: AsyncRead + Unpin>(
+    io: &mut S,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<ClientHello>> {
+    loop {
+        match hello_needs(buf) {
+            Ok(None) => return Ok(ClientHello::from_records(buf).ok().filter(ClientHello::is_browser)),
+            Err(_) => return Ok(None),
+            Ok(Some(more)) => {
+                let at = buf.len();
+                buf.resize(at + more.max(1), 0);
+                let n = io.read(&mut buf[at..]).await?;
+                buf.truncate(at + n);
+                if n == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "closed inside its ClientHello",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Read the h2 preface and SETTINGS (and a WINDOW_UPDATE if it came with them) into `buf`.
+async fn read_h2_preface<S: AsyncRead + Unpin>(
+    io: &mut S,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<H2Preface>> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        match H2Preface::parse(buf) {
+            Ok(Some(p)) => return Ok(Some(p)),
+            Err(_) => return Ok(None),
+            Ok(None) if buf.len() > 64 * 1024 => return Ok(None),
+            Ok(None) => {
+                let n = io.read(&mut chunk).await?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+        }
+    }
 }
 
 fn host_of(authority: &str) -> String {
@@ -243,7 +298,7 @@ fn classify(host: &str, e: &hyper_util::client::legacy::Error) -> ProxyError {
 impl<H: Handler> Shared<H> {
     async fn serve_outer(self: Arc<Self>, tcp: TcpStream, peer: SocketAddr, outer: Watcher, tunnel: Watcher) {
         let tunnel = Arc::new(Mutex::new(Some(tunnel)));
-        let conn = ConnCtx { peer, tunnel: None, tls: false, alpn: None };
+        let conn = ConnCtx { peer, tunnel: None, tls: false, alpn: None, profile: Default::default() };
         let this = self.clone();
         let svc = service_fn(move |req: Request<Incoming>| {
             let this = this.clone();
@@ -269,6 +324,12 @@ impl<H: Handler> Shared<H> {
         }
     }
 
+    /// The browser's background traffic is answered here (live and record modes) unless forwarding it
+    /// was asked for.
+    fn answers_background_locally(&self, host: &str) -> bool {
+        !self.cfg.forward_browser_background && crate::live::is_browser_background(host)
+    }
+
     async fn connect(
         self: &Arc<Self>,
         mut req: Request<Incoming>,
@@ -279,7 +340,7 @@ impl<H: Handler> Shared<H> {
             return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
         };
         let authority = auth.to_string();
-        if self.handler.dial_on_connect() {
+        if self.handler.dial_on_connect() && !self.answers_background_locally(auth.host()) {
             // Live and record: answer 200 only once the origin takes a connection.
             let port = auth.port_u16().unwrap_or(443);
             if let Err(e) = self.upstream.probe(auth.host(), port).await {
@@ -318,7 +379,21 @@ impl<H: Handler> Shared<H> {
                 return;
             }
         };
-        let pre = Prefixed { prefix: first[..n].to_vec(), pos: 0, inner: io };
+        let mut prefix = first[..n].to_vec();
+        let mut hello = None;
+        if first[0] == 0x16 {
+            // Read the whole ClientHello first: it is what origin connections mirror.
+            let read = read_hello(&mut io, &mut prefix);
+            match tokio::time::timeout(self.cfg.header_timeout, read).await {
+                Ok(Ok(h)) => hello = h,
+                Ok(Err(e)) => {
+                    tracing::debug!("tunnel {authority} from {peer}: {e}");
+                    return;
+                }
+                Err(_) => return,
+            }
+        }
+        let pre = Prefixed { prefix, pos: 0, inner: io };
         if first[0] == 0x16 {
             let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), pre);
             let start = match tokio::time::timeout(self.cfg.header_timeout, acceptor).await {
@@ -354,10 +429,28 @@ impl<H: Handler> Shared<H> {
                 }
             };
             let alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
-            let conn = ConnCtx { peer, tunnel: Some(authority), tls: true, alpn };
+            let mut tls = Prefixed { prefix: Vec::new(), pos: 0, inner: tls };
+            let mut profile = ClientProfile { hello, h2: None };
+            // A non-browser client's h2 settings are not mirrored either: it gets Chrome's, like its hello.
+            if alpn.as_deref() == Some("h2") && profile.hello.is_some() {
+                let read = read_h2_preface(&mut tls.inner, &mut tls.prefix);
+                match tokio::time::timeout(self.cfg.header_timeout, read).await {
+                    Ok(Ok(p)) => profile.h2 = p,
+                    Ok(Err(e)) => tracing::debug!("tunnel {authority} from {peer}: {e}"),
+                    Err(_) => return,
+                }
+            }
+            let profile = Arc::new(profile);
+            let conn = ConnCtx { peer, tunnel: Some(authority), tls: true, alpn, profile };
             self.serve_inner(tls, conn, watcher).await;
         } else if first[0].is_ascii_uppercase() {
-            let conn = ConnCtx { peer, tunnel: Some(authority), tls: false, alpn: None };
+            let conn = ConnCtx {
+                peer,
+                tunnel: Some(authority),
+                tls: false,
+                alpn: None,
+                profile: Default::default(),
+            };
             self.serve_inner(pre, conn, watcher).await;
         } else {
             let hex: String = first[..n].iter().map(|b| format!("{b:02x}")).collect();
@@ -417,6 +510,11 @@ impl<H: Handler> Shared<H> {
         };
         *req.uri_mut() = uri;
         let host = req.uri().host().unwrap_or_default().to_string();
+        if self.handler.dial_on_connect() && self.answers_background_locally(&host) {
+            let mut r = Response::new(crate::body::empty());
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            return r;
+        }
         let info = RequestInfo {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             client_addr: conn.peer,
@@ -441,7 +539,7 @@ impl<H: Handler> Shared<H> {
                 let body = Observed::new(body, |_| {}, done.at_body_end());
                 Response::from_parts(parts, boxed(body))
             }
-            Decision::Forward(req) => self.forward(req, done, host, client_upgrade).await,
+            Decision::Forward(req) => self.forward(req, done, host, client_upgrade, &conn.profile).await,
         }
     }
 
@@ -451,6 +549,7 @@ impl<H: Handler> Shared<H> {
         done: Completion<H>,
         host: String,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+        profile: &Arc<ClientProfile>,
     ) -> Response<Body> {
         let ctx = done.ctx.clone();
         let (mut parts, body) = req.into_parts();
@@ -459,7 +558,8 @@ impl<H: Handler> Shared<H> {
         let (h, c) = (self.handler.clone(), ctx.clone());
         let body = Observed::new(body, move |chunk| h.request_chunk(&c, chunk), |_| {});
         let req = Request::from_parts(parts, boxed(body));
-        let client = if client_upgrade.is_some() { &self.upstream.client_h1 } else { &self.upstream.client };
+        let clients = self.upstream.clients(profile);
+        let client = if client_upgrade.is_some() { &clients.client_h1 } else { &clients.client };
         let res = match tokio::time::timeout(self.cfg.upstream_timeout, client.request(req)).await {
             Err(_) => {
                 let e = ProxyError::new(

@@ -7,13 +7,20 @@
 //!
 //! Trust: the webpki roots, the system roots, and `--upstream-ca` files. Verification can only be turned
 //! off with an explicit `insecure` setting, which logs a warning.
+//!
+//! The TLS stack is a seam, [`TlsBackend`]: rustls here ([`RustlsBackend`], the default of the library),
+//! BoringSSL in its own crate (`webfreeze-upstream-boring`), which presents the browser's own ClientHello
+//! ([`ClientProfile`]) so origins see the browser's fingerprint, not the proxy's. A backend that mirrors
+//! also gets the browser's HTTP/2 SETTINGS and WINDOW_UPDATE; [`Upstream`] keeps one pooled client per
+//! distinct client profile (a connection made with one fingerprint is never reused for another).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,12 +33,12 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::body::{Body, BoxError};
 use crate::error::ServeError;
 use crate::handler::UpstreamInfo;
+use crate::hello::{ClientHello, ClientProfile, H2Preface};
 
 /// How the proxy reaches origins.
 #[derive(Debug, Clone)]
@@ -46,6 +53,52 @@ pub struct UpstreamConfig {
     pub system_roots: bool,
     /// TCP connect timeout.
     pub connect_timeout: Duration,
+    /// The TLS stack for origins; None: rustls.
+    pub tls: Option<TlsStack>,
+}
+
+/// A [`TlsBackend`] in a config (Debug shows its name).
+#[derive(Clone)]
+pub struct TlsStack(pub Arc<dyn TlsBackend>);
+
+impl std::fmt::Debug for TlsStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+/// An origin stream of any TLS backend.
+pub trait OriginIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> OriginIo for T {}
+
+/// A finished client handshake with an origin.
+pub struct TlsConnected {
+    /// The encrypted stream.
+    pub io: Box<dyn OriginIo>,
+    /// The protocol the origin chose.
+    pub alpn: Option<String>,
+}
+
+/// The future of [`TlsBackend::handshake`].
+pub type HandshakeFuture = Pin<Box<dyn Future<Output = Result<TlsConnected, String>> + Send>>;
+
+/// A TLS stack for origin connections: the upstream-connector seam. Each backend lives in its own crate
+/// (pingora's layout), so a build carries only the stacks it uses.
+pub trait TlsBackend: Send + Sync + 'static {
+    /// The name `--upstream-tls` takes.
+    fn name(&self) -> &'static str;
+    /// Whether handshakes present the client's ClientHello (and, by the same switch, the upstream h2
+    /// connection the client's SETTINGS).
+    fn mirrors(&self) -> bool;
+    /// TLS over `tcp` to `host` (SNI and certificate name), offering `alpn`. `hello` is the browser's
+    /// ClientHello to present; None: the backend's fixed browser profile (if it mirrors at all).
+    fn handshake(
+        &self,
+        tcp: TcpStream,
+        host: String,
+        alpn: Vec<String>,
+        hello: Option<Arc<ClientHello>>,
+    ) -> HandshakeFuture;
 }
 
 impl Default for UpstreamConfig {
@@ -56,6 +109,7 @@ impl Default for UpstreamConfig {
             insecure: false,
             system_roots: true,
             connect_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -116,6 +170,59 @@ impl ServerCertVerifier for NoVerify {
     }
 }
 
+/// rustls for origins: today's default, and the choice when mirroring is not wanted. It presents rustls's
+/// own ClientHello whatever the browser sent.
+pub struct RustlsBackend {
+    /// By ALPN list offered.
+    connectors: Mutex<HashMap<Vec<String>, TlsConnector>>,
+    cfg: UpstreamConfig,
+}
+
+impl RustlsBackend {
+    /// Load the trust roots of `cfg` (checked here, so a bad `--upstream-ca` fails at start).
+    pub fn new(cfg: &UpstreamConfig) -> Result<Self, ServeError> {
+        let this = Self { connectors: Mutex::new(HashMap::new()), cfg: cfg.clone() };
+        this.connector(&["h2".into(), "http/1.1".into()])?;
+        Ok(this)
+    }
+
+    fn connector(&self, alpn: &[String]) -> Result<TlsConnector, ServeError> {
+        let mut map = self.connectors.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = map.get(alpn) {
+            return Ok(c.clone());
+        }
+        let protos: Vec<&[u8]> = alpn.iter().map(|a| a.as_bytes()).collect();
+        let c = TlsConnector::from(Arc::new(client_tls(&self.cfg, &protos)?));
+        map.insert(alpn.to_vec(), c.clone());
+        Ok(c)
+    }
+}
+
+impl TlsBackend for RustlsBackend {
+    fn name(&self) -> &'static str {
+        "rustls"
+    }
+    fn mirrors(&self) -> bool {
+        false
+    }
+    fn handshake(
+        &self,
+        tcp: TcpStream,
+        host: String,
+        alpn: Vec<String>,
+        _hello: Option<Arc<ClientHello>>,
+    ) -> HandshakeFuture {
+        let connector = self.connector(&alpn);
+        Box::pin(async move {
+            let connector = connector.map_err(|e| e.to_string())?;
+            let name = ServerName::try_from(host).map_err(|e| e.to_string())?;
+            let tls = connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
+            let alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+            Ok(TlsConnected { io: Box::new(tls), alpn })
+        })
+    }
+}
+
 fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, ServeError> {
     let provider = crate::crypto_provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -169,7 +276,11 @@ fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, Serv
 /// Establishes origin connections: override or DNS, TCP, then TLS for https.
 #[derive(Clone)]
 pub struct Connector {
-    tls: TlsConnector,
+    tls: Arc<dyn TlsBackend>,
+    /// The ALPN protocols offered.
+    alpn: Vec<String>,
+    /// The browser ClientHello presented (mirroring backends).
+    hello: Option<Arc<ClientHello>>,
     resolve: Arc<HashMap<(String, u16), SocketAddr>>,
     connect_timeout: Duration,
 }
@@ -179,7 +290,7 @@ pub enum OriginStream {
     /// Plain TCP (http://).
     Plain(TcpStream, UpstreamInfo),
     /// TLS over TCP (https://).
-    Tls(Box<TlsStream<TcpStream>>, UpstreamInfo),
+    Tls(Box<dyn OriginIo>, UpstreamInfo),
 }
 
 impl Connection for OriginStream {
@@ -206,7 +317,7 @@ impl AsyncRead for OriginStream {
     ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
-            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            OriginStream::Tls(s, _) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -215,19 +326,19 @@ impl AsyncWrite for OriginStream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_write(cx, buf),
-            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            OriginStream::Tls(s, _) => Pin::new(s).poll_write(cx, buf),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_flush(cx),
-            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_flush(cx),
+            OriginStream::Tls(s, _) => Pin::new(s).poll_flush(cx),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_shutdown(cx),
-            OriginStream::Tls(s, _) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            OriginStream::Tls(s, _) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }
@@ -330,54 +441,81 @@ impl Connector {
         if !https {
             return Ok(OriginStream::Plain(tcp, info));
         }
-        let name = ServerName::try_from(host.clone())
-            .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
         let tls = self
             .tls
-            .connect(name, tcp)
+            .handshake(tcp, host.clone(), self.alpn.clone(), self.hello.clone())
             .await
-            .map_err(|e| ConnectError::Tls { host: host.clone(), detail: e.to_string() })?;
-        info.alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
-        Ok(OriginStream::Tls(Box::new(tls), info))
+            .map_err(|detail| ConnectError::Tls { host: host.clone(), detail })?;
+        info.alpn = tls.alpn;
+        Ok(OriginStream::Tls(tls.io, info))
     }
 }
 
-/// The pooled clients: one negotiating h2 or HTTP/1.1, one HTTP/1.1-only for upgrades (WebSocket).
+/// The pooled clients of one client profile: one negotiating h2 or HTTP/1.1, one HTTP/1.1-only for
+/// upgrades (WebSocket).
 #[derive(Clone)]
-pub struct Upstream {
+pub struct Clients {
     /// h2 when the origin offers it, else HTTP/1.1.
     pub client: Client<Connector, Body>,
     /// HTTP/1.1 only (upgrades need it).
     pub client_h1: Client<Connector, Body>,
+}
+
+/// Distinct client profiles kept with their own pools; the least recently used is dropped past this.
+const PROFILES: usize = 32;
+
+/// Origin connections: pooled clients per client profile.
+pub struct Upstream {
+    tls: Arc<dyn TlsBackend>,
+    /// The clients when nothing is mirrored (and for a mirroring backend, Chrome's profile).
+    default: Clients,
+    by_profile: Mutex<lru::LruCache<Arc<ClientProfile>, Clients>>,
     /// Dials for [`Upstream::probe`].
     dialer: Connector,
 }
 
 impl Upstream {
-    /// Build the clients.
+    /// Build the clients (loads the trust roots).
     pub fn new(cfg: &UpstreamConfig) -> Result<Self, ServeError> {
-        let resolve = Arc::new(cfg.resolve.clone());
-        let connector = |alpn: &[&[u8]]| -> Result<Connector, ServeError> {
-            Ok(Connector {
-                tls: TlsConnector::from(Arc::new(client_tls(cfg, alpn)?)),
-                resolve: resolve.clone(),
-                connect_timeout: cfg.connect_timeout,
-            })
+        let tls: Arc<dyn TlsBackend> = match &cfg.tls {
+            Some(t) => t.0.clone(),
+            None => Arc::new(RustlsBackend::new(cfg)?),
         };
-        let mk = |alpn: &[&[u8]]| -> Result<Client<Connector, Body>, ServeError> {
-            let c = connector(alpn)?;
-            Ok(Client::builder(TokioExecutor::new())
-                .timer(TokioTimer::new())
-                .pool_timer(TokioTimer::new())
-                .pool_idle_timeout(Duration::from_secs(60))
-                .pool_max_idle_per_host(64)
-                .build(c))
+        let dialer = Connector {
+            tls: tls.clone(),
+            alpn: vec!["http/1.1".into()],
+            hello: None,
+            resolve: Arc::new(cfg.resolve.clone()),
+            connect_timeout: cfg.connect_timeout,
         };
         Ok(Self {
-            client: mk(&[b"h2", b"http/1.1"])?,
-            client_h1: mk(&[b"http/1.1"])?,
-            dialer: connector(&[b"http/1.1"])?,
+            default: build_clients(&dialer, &ClientProfile::default()),
+            tls,
+            by_profile: Mutex::new(lru::LruCache::new(
+                NonZeroUsize::new(PROFILES).unwrap_or(NonZeroUsize::MIN),
+            )),
+            dialer,
         })
+    }
+
+    /// The TLS backend's name.
+    pub fn tls_name(&self) -> &'static str {
+        self.tls.name()
+    }
+
+    /// The clients for requests of a client that presented `profile`: its own pools when the backend
+    /// mirrors and the client is a browser, else the default ones.
+    pub fn clients(&self, profile: &Arc<ClientProfile>) -> Clients {
+        if !self.tls.mirrors() || (profile.hello.is_none() && profile.h2.is_none()) {
+            return self.default.clone();
+        }
+        let mut map = self.by_profile.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = map.get(profile) {
+            return c.clone();
+        }
+        let c = build_clients(&self.dialer, profile);
+        map.put(profile.clone(), c.clone());
+        c
     }
 
     /// Whether `host:port` accepts a TCP connection (the connection is closed again): a CONNECT in live
@@ -385,6 +523,37 @@ impl Upstream {
     pub async fn probe(&self, host: &str, port: u16) -> Result<(), ConnectError> {
         self.dialer.dial(host, port).await.map(drop)
     }
+}
+
+/// The clients presenting `profile` (when the backend mirrors), dialing as `base` does.
+fn build_clients(base: &Connector, profile: &ClientProfile) -> Clients {
+    let mirror = base.tls.mirrors();
+    let hello = profile.hello.clone().map(Arc::new);
+    let alpn: Vec<String> = match &hello {
+        Some(h) if !h.alpn.is_empty() => h.alpn.clone(),
+        _ => vec!["h2".into(), "http/1.1".into()],
+    };
+    let connector = |alpn: Vec<String>| Connector { alpn, hello: hello.clone(), ..base.clone() };
+    let h2 = profile.h2.clone().unwrap_or_else(H2Preface::chrome);
+    let mk = |c: Connector| {
+        let mut b = Client::builder(TokioExecutor::new());
+        b.timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(64);
+        if mirror {
+            // The browser's SETTINGS (hyper sends them in ascending order, as Chromium does; it always
+            // sends ENABLE_PUSH=0, INITIAL_WINDOW_SIZE and MAX_HEADER_LIST_SIZE).
+            b.http2_header_table_size(h2.get(1))
+                .http2_max_concurrent_streams(h2.get(3))
+                .http2_initial_stream_window_size(h2.get(4).unwrap_or(65_535))
+                .http2_max_frame_size(h2.get(5))
+                .http2_max_header_list_size(h2.get(6).unwrap_or(16 * 1024))
+                .http2_initial_connection_window_size(65_535 + h2.window_update.unwrap_or(0));
+        }
+        b.build(c)
+    };
+    Clients { client: mk(connector(alpn)), client_h1: mk(connector(vec!["http/1.1".into()])) }
 }
 
 #[cfg(test)]

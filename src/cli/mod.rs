@@ -134,6 +134,26 @@ pub(crate) struct UpstreamArgs {
     /// Seconds to wait for an origin's response head before answering 504.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub upstream_timeout: f64,
+    /// The TLS stack for origin connections. `boring` presents the browser's own TLS ClientHello (the one
+    /// the proxy terminated: JA4, GREASE, ALPS, post-quantum key shares) and its HTTP/2 SETTINGS, so a bot
+    /// wall sees the browser, not a proxy; a client with nothing to mirror gets Chrome's. `rustls` presents
+    /// rustls's own handshake (walls can tell it from a browser's).
+    #[arg(long, value_enum, default_value_t = UpstreamTls::Boring, value_name = "STACK")]
+    pub upstream_tls: UpstreamTls,
+    /// Forward the browser's own background traffic (Google account, component updates, safe browsing,
+    /// optimization hints) to the network. By default the proxy answers it locally (204) in every mode,
+    /// so a recording makes no request and no DNS lookup the page did not ask for.
+    #[arg(long)]
+    pub forward_browser_background: bool,
+}
+
+/// `--upstream-tls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum UpstreamTls {
+    /// BoringSSL, mirroring the browser's ClientHello and HTTP/2 settings.
+    Boring,
+    /// rustls, with its own ClientHello.
+    Rustls,
 }
 
 #[derive(Debug, Args)]

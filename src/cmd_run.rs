@@ -219,6 +219,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.wait = Duration::from_millis(settings.wait_ms);
     agent.search_url = settings.search_url.clone();
     agent.js_heap_mb = args.browser_js_heap_mb;
+    agent.disclose_automation = args.disclose_automation;
     agent.stop_after_parse_failures = settings.early_stop_parse_failures.unwrap_or(0);
     agent.stop_after_repeats = settings.early_stop_repeats.unwrap_or(0);
     agent.action_space = action_space;
@@ -238,6 +239,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         jobs,
         shard: args.shard,
         task_timeout,
+        retry_blocked: args.retry_blocked,
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
         config: RunConfig {

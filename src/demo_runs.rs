@@ -49,6 +49,7 @@ pub(crate) fn scripted_run_options(
         tasks_file: tasks_path.display().to_string(),
         shard: None,
         task_timeout: None,
+        retry_blocked: false,
     })
 }
 

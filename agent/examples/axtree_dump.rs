@@ -31,6 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         search_url: String::new(),
         profile: profile.path().to_path_buf(),
         js_heap_mb: None,
+        disclose_automation: false,
         storage_state: None,
         geolocation: None,
         real_tabs: false,

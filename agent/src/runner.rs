@@ -72,6 +72,8 @@ pub struct AgentConfig {
     pub search_url: String,
     /// Cap on each renderer's JavaScript heap, MiB (see [`BrowserOptions::js_heap_mb`]).
     pub js_heap_mb: Option<u32>,
+    /// Show the automation (see [`BrowserOptions::disclose_automation`]).
+    pub disclose_automation: bool,
     /// Stop a task after this many unparseable replies in a row (WebArena uses 3); 0: never.
     pub stop_after_parse_failures: u32,
     /// Stop a task after the same action this many times in a row (WebArena uses 5); 0: never.
@@ -95,6 +97,7 @@ impl AgentConfig {
             wait: Duration::from_secs(5),
             search_url: "https://www.google.com/".into(),
             js_heap_mb: None,
+            disclose_automation: false,
             stop_after_parse_failures: 0,
             stop_after_repeats: 0,
             action_space: ActionSpace::WebVoyager,
@@ -244,6 +247,7 @@ pub async fn run_task(
         }
     };
     t.browser_start_ms = session.launch_ms;
+    t.user_agent = (!cfg.disclose_automation).then(|| crate::browser::user_agent_of(&cfg.chrome)).flatten();
     match start(cfg, task, &session).await {
         Err(e) => {
             t.outcome = Outcome::Error;
@@ -345,6 +349,32 @@ async fn steps(
             if let Err(e) = files.png(&name, &obs.screenshot) {
                 notes.push(format!("{what} screenshot: {e}"));
             }
+        }
+        // A wall is not the site: stop before the model spends a step on it, and say so.
+        if let Ok(Some(b)) = session.wall().await {
+            t.error = Some(format!(
+                "step {n}: {} answered with a {} ({}, status {}): the task could not be attempted",
+                b.host,
+                match b.kind {
+                    trajectory::wall::BlockKind::Challenge => "bot wall",
+                    trajectory::wall::BlockKind::AccessDenied => "denial",
+                    trajectory::wall::BlockKind::RateLimited => "rate limit",
+                },
+                b.marker,
+                b.status
+            ));
+            t.blocked = Some(b);
+            t.outcome = Outcome::Blocked;
+            t.steps.push(trajectory::Step {
+                n,
+                url_before: obs.url.clone(),
+                url_after: obs.url.clone(),
+                screenshot: png_name,
+                screenshot_blake3: blake3::hash(&obs.screenshot).to_hex().to_string(),
+                notes,
+                ..Default::default()
+            });
+            return;
         }
         let elements = obs.text.clone();
         let text = match cfg.action_space {
@@ -542,6 +572,7 @@ fn browser_options(
         search_url: cfg.search_url.clone(),
         profile,
         js_heap_mb: cfg.js_heap_mb,
+        disclose_automation: cfg.disclose_automation,
         real_tabs: cfg.action_space == ActionSpace::WebArena,
         observation: cfg.observation,
         storage_state: setup.storage_state.clone(),

@@ -85,6 +85,10 @@ pub struct Comparison {
     pub flips: Vec<Flip>,
     /// Tasks evaluated in one run only.
     pub unpaired: Vec<String>,
+    /// Per site: tasks the site blocked in (A, B), counted apart (not in the rates).
+    pub blocked: BTreeMap<String, (u64, u64)>,
+    /// The blocked tasks with their evidence: (task, run "A"/"B", `host: marker`).
+    pub blocked_tasks: Vec<(String, String, String)>,
 }
 
 fn side(t: &Trajectory, success: bool) -> Side {
@@ -184,8 +188,24 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
             unpaired.push(y.id.clone());
         }
     }
+    let mut blocked: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut blocked_tasks = Vec::new();
+    for (run, report) in [("A", &ea), ("B", &eb)] {
+        for t in report.tasks.iter().filter(|t| t.outcome == trajectory::Outcome::Blocked) {
+            let e = blocked.entry(t.web_name.clone()).or_default();
+            if run == "A" {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+            let why = t.blocked.as_ref().map(|b| format!("{}: {}", b.host, b.marker)).unwrap_or_default();
+            blocked_tasks.push((t.id.clone(), run.to_string(), why));
+        }
+    }
     let p = Pairs::count(pairs);
     Ok(Comparison {
+        blocked,
+        blocked_tasks,
         a: a_dir.display().to_string(),
         b: b_dir.display().to_string(),
         sites,
@@ -254,8 +274,26 @@ pub fn markdown(c: &Comparison) -> String {
             }
         }
     }
+    s.push_str(&blocked_markdown(c));
     if !c.unpaired.is_empty() {
         s.push_str(&format!("\nEvaluated in one run only (not compared): {}\n", c.unpaired.join(", ")));
+    }
+    s
+}
+
+/// The blocked tasks, per site and with their evidence (Markdown).
+fn blocked_markdown(c: &Comparison) -> String {
+    if c.blocked.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nBlocked by the site (bot walls, denials, rate limits; not in the rates above):\n\n| site | A | B |\n|---|---:|---:|\n",
+    );
+    for (site, (a, b)) in &c.blocked {
+        s.push_str(&format!("| {site} | {a} | {b} |\n"));
+    }
+    for (id, run, why) in &c.blocked_tasks {
+        s.push_str(&format!("- {id} in {run}: {why}\n"));
     }
     s
 }
@@ -342,6 +380,21 @@ pub fn html(c: &Comparison) -> String {
     if c.flips.is_empty() {
         flips.push_str("<p>No task changed its verdict.</p>");
     }
+    let mut blocked = String::new();
+    if !c.blocked.is_empty() {
+        blocked.push_str(
+            "<h2>Blocked by the site</h2><p>Bot walls, denials and rate limits: the agent could not attempt \
+             these tasks; they are not in the rates above.</p><table><tr><th>site</th><th>A</th><th>B</th></tr>",
+        );
+        for (site, (a, b)) in &c.blocked {
+            blocked.push_str(&format!("<tr><td>{}</td><td>{a}</td><td>{b}</td></tr>", esc(site)));
+        }
+        blocked.push_str("</table><ul>");
+        for (id, run, why) in &c.blocked_tasks {
+            blocked.push_str(&format!("<li>{} in {run}: <code>{}</code></li>", esc(id), esc(why)));
+        }
+        blocked.push_str("</ul>");
+    }
     format!(
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>webfreeze compare</title><style>\
          body{{font:15px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}}\
@@ -353,7 +406,7 @@ pub fn html(c: &Comparison) -> String {
          <p>A = <code>{a}</code><br>B = <code>{b}</code></p>\
          <table><tr><th>site</th><th>A</th><th>B</th></tr>{rows}</table>\
          <p>Agreement <b>{agr:.1}%</b> over {n} paired tasks; Cohen's kappa <b>{kappa:.3}</b>; exact McNemar p = <b>{p:.4}</b> \
-         (A only {ao}, B only {bo}).</p><h2>Flipped tasks ({nf})</h2>{flips}</body></html>",
+         (A only {ao}, B only {bo}).</p>{blocked}<h2>Flipped tasks ({nf})</h2>{flips}</body></html>",
         a = esc(&c.a),
         b = esc(&c.b),
         agr = c.agreement * 100.0,

@@ -94,7 +94,11 @@ pub struct TaskEval {
     /// Why the task's own eval spec could not be scored (an eval type not built yet, or unknown), by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_error: Option<String>,
-    /// False when no judge could score the task (no reference, judge failed).
+    /// The wall, denial or rate limit that stopped a `blocked` task (not scored: the agent could not
+    /// attempt it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<trajectory::wall::Blocked>,
+    /// False when no judge could score the task (no reference, judge failed, blocked).
     pub scored: bool,
     /// The verdict.
     pub success: bool,
@@ -113,6 +117,9 @@ pub struct GroupStats {
     pub judge_std: f64,
     /// Tasks that errored.
     pub errored: u64,
+    /// Tasks the site blocked (walls, denials, rate limits): not in `n`.
+    #[serde(default)]
+    pub blocked: u64,
     /// Tasks with a model judgement (for the running mean of `judge_std`).
     #[serde(skip)]
     judged: u64,
@@ -151,6 +158,9 @@ pub struct EvalReport {
     pub errored: Vec<String>,
     /// Tasks no judge could score (not counted).
     pub unscored: Vec<String>,
+    /// Tasks the site blocked (not counted).
+    #[serde(default)]
+    pub blocked: Vec<String>,
 }
 
 /// Evaluation failures.
@@ -226,9 +236,16 @@ pub async fn evaluate_with_progress(
             judge_error: None,
             reference_error: None,
             rescored: false,
+            blocked: t.blocked.clone(),
             scored: false,
             success: false,
         };
+        if t.outcome == Outcome::Blocked {
+            // Not the model's failure: counted apart, not judged.
+            progress(tasks.len() + 1, trajs.len(), &te.id);
+            tasks.push(te);
+            continue;
+        }
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
                 // A WebArena-format task: its spec travels in the trajectory.
@@ -268,6 +285,10 @@ pub async fn evaluate_with_progress(
     }
     let mut sites: BTreeMap<String, GroupStats> = BTreeMap::new();
     let mut overall = GroupStats::default();
+    for te in tasks.iter().filter(|t| t.outcome == Outcome::Blocked) {
+        sites.entry(te.web_name.clone()).or_default().blocked += 1;
+        overall.blocked += 1;
+    }
     for te in tasks.iter().filter(|t| t.scored) {
         let (errored, std) =
             (matches!(te.outcome, Outcome::Error | Outcome::Timeout), te.judge.as_ref().map(|j| j.std));
@@ -283,7 +304,12 @@ pub async fn evaluate_with_progress(
             .filter(|t| matches!(t.outcome, Outcome::Error | Outcome::Timeout))
             .map(|t| t.id.clone())
             .collect(),
-        unscored: tasks.iter().filter(|t| !t.scored).map(|t| t.id.clone()).collect(),
+        unscored: tasks
+            .iter()
+            .filter(|t| !t.scored && t.outcome != Outcome::Blocked)
+            .map(|t| t.id.clone())
+            .collect(),
+        blocked: tasks.iter().filter(|t| t.outcome == Outcome::Blocked).map(|t| t.id.clone()).collect(),
         tasks,
         sites,
         overall,
@@ -428,15 +454,28 @@ pub fn read_report(run: &Path) -> Result<EvalReport, EvalError> {
 
 /// The per-site table as Markdown.
 pub fn site_table(r: &EvalReport) -> String {
-    let mut s =
-        String::from("| site | success rate | n | errored | judge spread |\n|---|---:|---:|---:|---:|\n");
+    let mut s = String::from(
+        "| site | success rate | n | errored | blocked | judge spread |\n|---|---:|---:|---:|---:|---:|\n",
+    );
     for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
         s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} | {:.2} |\n",
+            "| {name} | {:.1}% | {} | {} | {} | {:.2} |\n",
             g.rate * 100.0,
             g.n,
             g.errored,
+            g.blocked,
             g.judge_std
+        ));
+    }
+    let blocked: Vec<String> = r
+        .tasks
+        .iter()
+        .filter_map(|t| t.blocked.as_ref().map(|b| format!("{} ({}: {}, status {})", t.id, b.host, b.marker, b.status)))
+        .collect();
+    if !blocked.is_empty() {
+        s.push_str(&format!(
+            "\nBlocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them): {}\n",
+            blocked.join("; ")
         ));
     }
     if !r.errored.is_empty() {

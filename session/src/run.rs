@@ -120,6 +120,8 @@ pub struct RunOptions {
     /// Wall-clock limit per task: past it the task's browser and proxy are dropped (the browser killed)
     /// and the task is recorded as [`Outcome::Timeout`] with the steps it had taken.
     pub task_timeout: Option<std::time::Duration>,
+    /// Re-run the tasks of `out` that ended [`Outcome::Blocked`] (`run --retry-blocked`).
+    pub retry_blocked: bool,
 }
 
 /// Memory one task needs: a headless Chromium with a few tabs' worth of renderers, plus its proxy.
@@ -351,7 +353,7 @@ pub async fn run_tasks(
     let mut skipped = 0;
     for t in tasks {
         match run.task(&t.id).read_trajectory() {
-            Ok(Some(tr)) if tr.finished() => {
+            Ok(Some(tr)) if tr.finished() && !(opts.retry_blocked && tr.outcome == Outcome::Blocked) => {
                 run_file.tasks.insert(t.id.clone(), TaskStatus::of(&tr));
                 skipped += 1;
             }

@@ -67,6 +67,15 @@ pub(crate) struct RunArgs {
     /// Chromium's memory it lets one bound). A page past it crashes and its task ends in an error.
     #[arg(long, value_name = "MIB")]
     pub browser_js_heap_mb: Option<u32>,
+    /// Re-run the tasks of --out that ended `blocked` (a bot wall, denial or rate limit answered instead
+    /// of the site); other finished tasks are kept as usual.
+    #[arg(long)]
+    pub retry_blocked: bool,
+    /// Let the browser disclose automation as chromiumoxide does by default (`--enable-automation`,
+    /// navigator.webdriver true, a `HeadlessChrome` User-Agent). By default it presents itself as the
+    /// Chromium it is.
+    #[arg(long)]
+    pub disclose_automation: bool,
     /// Only tasks whose id or site name matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub task_filter: Option<String>,

@@ -185,7 +185,8 @@ class Origin:
             headers = [tuple(x.split(":", 1)) for x in lines[1:] if ":" in x]
             names = [k.strip().lower() for k, _ in headers]
             ua = next((v.strip() for k, v in headers if k.strip().lower() == "user-agent"), "")
-            fp = {"path": path, "method": method, "tls": tls, "h2": None, "headers": names, "user_agent": ua}
+            ch = next((v.strip() for k, v in headers if k.strip().lower() == "sec-ch-ua"), "")
+            fp = {"path": path, "method": method, "tls": tls, "h2": None, "headers": names, "user_agent": ua, "sec_ch_ua": ch}
             status, hdrs, body = self.answer(fp)
             out = f"HTTP/1.1 {status} X\r\ncontent-length: {len(body)}\r\n"
             out += "".join(f"{k}: {v}\r\n" for k, v in hdrs)
@@ -259,6 +260,7 @@ class Origin:
                     "headers_priority": prio,
                     "headers": [k for k, _ in fields if not k.startswith(":")],
                     "user_agent": hd.get("user-agent", ""),
+                    "sec_ch_ua": hd.get("sec-ch-ua", ""),
                 }
                 status, hdrs, body = self.answer(fp)
                 block = enc.encode([(":status", str(status)), ("content-length", str(len(body)))] + hdrs)

@@ -109,12 +109,17 @@ pub enum TaskState {
     Interrupted,
     /// Stopped by the per-task wall-clock limit.
     Timeout,
+    /// The site walled, denied or rate-limited the browser (`run --retry-blocked` redoes it).
+    Blocked,
 }
 
 impl TaskState {
     /// True once the task has ended (answered, out of steps, failed, timed out): a rerun skips it.
     pub fn finished(self) -> bool {
-        matches!(self, TaskState::Answered | TaskState::MaxSteps | TaskState::Error | TaskState::Timeout)
+        matches!(
+            self,
+            TaskState::Answered | TaskState::MaxSteps | TaskState::Error | TaskState::Timeout | TaskState::Blocked
+        )
     }
 
     /// The name used in files and messages.
@@ -127,6 +132,7 @@ impl TaskState {
             TaskState::Error => "error",
             TaskState::Interrupted => "interrupted",
             TaskState::Timeout => "timeout",
+            TaskState::Blocked => "blocked",
         }
     }
 }
@@ -139,6 +145,7 @@ impl From<Outcome> for TaskState {
             Outcome::MaxSteps => TaskState::MaxSteps,
             Outcome::Error => TaskState::Error,
             Outcome::Timeout => TaskState::Timeout,
+            Outcome::Blocked => TaskState::Blocked,
         }
     }
 }

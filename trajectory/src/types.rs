@@ -56,6 +56,9 @@ pub enum Outcome {
     Error,
     /// Stopped by the per-task wall-clock limit (`--task-timeout`); the steps before it are kept.
     Timeout,
+    /// The site answered with a bot wall, an access denial or a rate limit (see `blocked` for the
+    /// evidence): not the model's failure, counted apart by `eval` and `compare`.
+    Blocked,
 }
 
 /// Proxy counters (replay: how each request was answered): cumulative from the task proxy's probe, per
@@ -185,6 +188,12 @@ pub struct Trajectory {
     /// Final URL.
     #[serde(default)]
     pub final_url: String,
+    /// Why the task ended `blocked`: the walled document and the marker found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<crate::wall::Blocked>,
+    /// The User-Agent the browser presented (the same in record and replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
     /// Steps.
     pub steps: Vec<Step>,
     /// Wall clock at start (ms since epoch).
@@ -292,6 +301,7 @@ impl Outcome {
             Outcome::MaxSteps => "max_steps",
             Outcome::Error => "error",
             Outcome::Timeout => "timeout",
+            Outcome::Blocked => "blocked",
         }
     }
 }

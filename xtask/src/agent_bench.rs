@@ -128,6 +128,7 @@ pub(crate) fn run(tasks: usize) -> anyhow::Result<()> {
         config: RunConfig::default(),
         shard: None,
         task_timeout: None,
+        retry_blocked: false,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<()> {

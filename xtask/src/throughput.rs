@@ -143,6 +143,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         config: RunConfig::default(),
         shard: None,
         task_timeout: None,
+        retry_blocked: false,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<Duration> {

@@ -27,7 +27,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     CookieParam, CookieSameSite, SetCookiesParams, TimeSinceEpoch,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, SetBypassServiceWorkerParams,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived, ResourceType,
+    SetBypassServiceWorkerParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, NavigateParams};
 use chromiumoxide::handler::viewport::Viewport;
@@ -72,6 +73,69 @@ pub fn proxy_args(proxy: &str, ca_spki: &str) -> [String; 3] {
         "proxy-bypass-list=<-loopback>".to_string(),
         format!("ignore-certificate-errors-spki-list={ca_spki}"),
     ]
+}
+
+/// chromiumoxide's default switches (puppeteer's), less `enable-automation` and its `lang`: used in
+/// their place when the browser does not disclose automation.
+const QUIET_DEFAULT_ARGS: &[&str] = &[
+    "disable-background-networking",
+    "enable-features=NetworkService,NetworkServiceInProcess",
+    "disable-background-timer-throttling",
+    "disable-backgrounding-occluded-windows",
+    "disable-breakpad",
+    "disable-client-side-phishing-detection",
+    "disable-component-extensions-with-background-pages",
+    "disable-default-apps",
+    "disable-dev-shm-usage",
+    "disable-features=TranslateUI",
+    "disable-hang-monitor",
+    "disable-ipc-flooding-protection",
+    "disable-popup-blocking",
+    "disable-prompt-on-repost",
+    "disable-renderer-backgrounding",
+    "disable-sync",
+    "force-color-profile=srgb",
+    "metrics-recording-only",
+    "no-first-run",
+    "password-store=basic",
+    "use-mock-keychain",
+    "enable-blink-features=IdleDetection",
+];
+
+/// The switches that make a headless Chromium present itself as the Chromium it is: no
+/// `enable-automation` (chromiumoxide's default, which sets `navigator.webdriver`), the
+/// `AutomationControlled` Blink feature off, and the User-Agent a headed Chromium of the same version
+/// sends (headless mode says `HeadlessChrome/N`; its `Sec-CH-UA` brands already say `Chromium`, and the
+/// `--user-agent` switch keeps them and the header order, unlike a CDP override).
+pub fn identity_args(chrome: &Path) -> Vec<String> {
+    let mut v: Vec<String> = QUIET_DEFAULT_ARGS.iter().map(|s| s.to_string()).collect();
+    v.push("disable-blink-features=AutomationControlled".into());
+    if let Some(ua) = user_agent_of(chrome) {
+        v.push(format!("user-agent={ua}"));
+    }
+    v
+}
+
+/// The User-Agent a headed Chromium at `chrome` sends (Chromium's reduced form, Linux), from its
+/// `--version`; cached per binary.
+pub fn user_agent_of(chrome: &Path) -> Option<String> {
+    static CACHE: Mutex<BTreeMap<PathBuf, Option<String>>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry(chrome.to_path_buf())
+        .or_insert_with(|| {
+            let out = std::process::Command::new(chrome).arg("--version").output().ok()?;
+            let major = major_version(&String::from_utf8_lossy(&out.stdout))?;
+            Some(format!(
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"
+            ))
+        })
+        .clone()
+}
+
+/// The major version in `chromium --version` output (`Chromium 156.0.8078.79 built on Debian ...`).
+fn major_version(version: &str) -> Option<u32> {
+    version.split_whitespace().find_map(|w| w.split('.').next()?.parse::<u32>().ok().filter(|_| w.contains('.')))
 }
 
 /// The command that installs the browser on Debian/Ubuntu.
@@ -189,6 +253,10 @@ pub struct BrowserOptions {
     /// browser's memory Chromium itself lets one bound; a page past it crashes its tab, which the task
     /// reports as an error.
     pub js_heap_mb: Option<u32>,
+    /// Present the browser as automated, as chromiumoxide does by default: `--enable-automation`
+    /// (`navigator.webdriver` true, the automation infobar) and the `HeadlessChrome` User-Agent. Off by
+    /// default: the browser presents itself as the Chromium it is ([`identity_args`]).
+    pub disclose_automation: bool,
     /// Cookies and localStorage to load before the first navigation (Playwright's storage-state JSON,
     /// which WebArena's task configs name).
     pub storage_state: Option<PathBuf>,
@@ -245,7 +313,12 @@ struct NetState {
     ignored: HashSet<String>,
     last_change: Option<Instant>,
     crashed: bool,
+    /// The latest document responses (URL, status, headers), newest last, for [`Session::wall`].
+    documents: Vec<(String, u16, Vec<(String, String)>)>,
 }
+
+/// Document responses kept per tab.
+const DOCUMENTS_KEPT: usize = 32;
 
 /// One tab: its page and what is known of its requests.
 struct Tab {
@@ -313,7 +386,11 @@ impl Session {
         let t0 = Instant::now();
         let path = opts.chrome.display().to_string();
         let launch_err = |detail: String| BrowserError::Launch { path: path.clone(), detail };
-        let config = BrowserConfig::builder()
+        let mut config = BrowserConfig::builder();
+        if !opts.disclose_automation {
+            config = config.disable_default_args().args(identity_args(&opts.chrome));
+        }
+        let config = config
             .chrome_executable(&opts.chrome)
             .new_headless_mode()
             .no_sandbox()
@@ -419,6 +496,7 @@ impl Session {
         let mut done = p.event_listener::<EventLoadingFinished>().await.map_err(cdp)?;
         let mut failed = p.event_listener::<EventLoadingFailed>().await.map_err(cdp)?;
         let mut crashed = p.event_listener::<EventTargetCrashed>().await.map_err(cdp)?;
+        let mut responses = p.event_listener::<EventResponseReceived>().await.map_err(cdp)?;
         let net = Arc::new(Mutex::new(NetState::default()));
         let tab_net = net.clone();
         let watcher = tokio::spawn(async move {
@@ -435,6 +513,23 @@ impl Session {
                     Some(e) = failed.next() => (e.request_id.inner().clone(), None),
                     Some(_) = crashed.next() => {
                         if let Ok(mut n) = net.lock() { n.crashed = true; }
+                        continue;
+                    }
+                    Some(e) = responses.next() => {
+                        if e.r#type == ResourceType::Document {
+                            let headers = e.response.headers.inner().as_object().map(|o| {
+                                o.iter()
+                                    .map(|(k, v)| (k.to_ascii_lowercase(), v.as_str().unwrap_or_default().to_string()))
+                                    .collect()
+                            });
+                            let status = u16::try_from(e.response.status).unwrap_or(0);
+                            if let Ok(mut n) = net.lock() {
+                                if n.documents.len() >= DOCUMENTS_KEPT {
+                                    n.documents.remove(0);
+                                }
+                                n.documents.push((e.response.url.clone(), status, headers.unwrap_or_default()));
+                            }
+                        }
                         continue;
                     }
                     else => break,
@@ -571,6 +666,36 @@ impl Session {
     /// as JSON text (WebArena's `str(page.evaluate(...))`).
     pub async fn evaluate_text(&self, js: &str) -> Result<String, BrowserError> {
         Ok(self.evaluate_value(js).await?.1)
+    }
+
+    /// Whether the active tab shows a bot wall, an access denial or a rate limit instead of the site
+    /// ([`trajectory::wall::classify`] on its document's status, headers, title and HTML).
+    pub async fn wall(&self) -> Result<Option<trajectory::wall::Blocked>, BrowserError> {
+        let v: serde_json::Value = self
+            .eval(
+                "({u: location.href, t: document.title, \
+                  h: document.documentElement ? document.documentElement.outerHTML.slice(0, 65536) : '', \
+                  n: document.body ? document.body.innerText.length : 0})",
+            )
+            .await?;
+        let url = v["u"].as_str().unwrap_or_default();
+        let base = url.split('#').next().unwrap_or(url);
+        let (status, headers) = self
+            .active()?
+            .1
+            .lock()
+            .ok()
+            .and_then(|n| n.documents.iter().rev().find(|d| d.0 == base).map(|d| (d.1, d.2.clone())))
+            .unwrap_or_default();
+        let r = trajectory::wall::DocumentResponse {
+            url: base,
+            status,
+            headers: &headers,
+            title: v["t"].as_str().unwrap_or_default(),
+            html: v["h"].as_str().unwrap_or_default(),
+            text_len: v["n"].as_u64().unwrap_or(0) as usize,
+        };
+        Ok(trajectory::wall::classify(&r))
     }
 
     /// As [`Session::evaluate_text`], and whether the value was a number.
@@ -997,4 +1122,30 @@ fn read_storage_state(path: &Path) -> Result<(Vec<CookieParam>, Option<String>),
         )
     });
     Ok((cookies, script))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chromium_major_version_table() {
+        for (out, want) in [
+            ("Chromium 156.0.8078.79 built on Debian GNU/Linux 12 (bookworm)\n", Some(156)),
+            ("Google Chrome 131.0.6778.85 \n", Some(131)),
+            ("Chromium\n", None),
+            ("", None),
+        ] {
+            assert_eq!(major_version(out), want, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn identity_args_leave_out_automation() {
+        let args = identity_args(Path::new("/nonexistent/chromium"));
+        assert!(!args.iter().any(|a| a.contains("enable-automation")));
+        assert!(args.iter().any(|a| a == "disable-blink-features=AutomationControlled"));
+        // No binary, no version: no User-Agent switch rather than a wrong one.
+        assert!(!args.iter().any(|a| a.starts_with("user-agent=")));
+    }
 }

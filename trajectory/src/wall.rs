@@ -1,0 +1,184 @@
+//! Bot walls, access denials and rate limits, told apart from the site itself.
+//!
+//! A walled page recorded as the site makes the agent fail the task and the score count it as the
+//! model's failure. [`classify`] looks at one document response (status, headers, title, the start of
+//! its HTML) for the markers of the walls WebVoyager-style tasks meet (Cloudflare, Akamai, DataDome,
+//! PerimeterX/HUMAN, reCAPTCHA, hCaptcha, Turnstile), for access denials (401/403/407/999 with a short
+//! page) and rate limits (429, or 503 with Retry-After), and names the evidence.
+//!
+//! Captcha widgets alone are not a wall (login forms embed them): they count only on a short page or an
+//! error status.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// A bot wall or challenge page (CAPTCHA, "checking your browser").
+    Challenge,
+    /// Access denied (401/403/407/999 with a short page).
+    AccessDenied,
+    /// Rate limited (429, or 503 with Retry-After).
+    RateLimited,
+}
+
+/// A document the site did not really serve: a wall, a denial, a rate limit, with the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    /// What kind.
+    pub kind: BlockKind,
+    /// The document's URL.
+    pub url: String,
+    /// Its host.
+    pub host: String,
+    /// Its HTTP status (0 when unknown).
+    pub status: u16,
+    /// Which marker matched (`header cf-mitigated: challenge`, `title "Just a moment..."`, `status 429`).
+    pub marker: String,
+}
+
+/// One document response, as the browser got it.
+#[derive(Debug, Clone, Default)]
+pub struct DocumentResponse<'a> {
+    /// URL.
+    pub url: &'a str,
+    /// HTTP status (0 when unknown).
+    pub status: u16,
+    /// Response headers (names lower-case).
+    pub headers: &'a [(String, String)],
+    /// The page title.
+    pub title: &'a str,
+    /// The start of the HTML (the first 64 KiB is plenty).
+    pub html: &'a str,
+    /// The length of the page's visible text.
+    pub text_len: usize,
+}
+
+/// A page with less visible text than this is "short": walls and error pages are.
+const SHORT_PAGE: usize = 2000;
+
+/// Markers in the HTML that only walls carry (vendor scripts and challenge forms).
+const WALL_HTML: &[(&str, &str)] = &[
+    ("/cdn-cgi/challenge-platform/", "Cloudflare challenge platform"),
+    ("cf_chl_opt", "Cloudflare challenge"),
+    ("cf-chl-", "Cloudflare challenge"),
+    ("captcha-delivery.com", "DataDome"),
+    ("px-captcha", "PerimeterX/HUMAN"),
+    ("_pxcaptcha", "PerimeterX/HUMAN"),
+    ("perimeterx", "PerimeterX/HUMAN"),
+    ("errors.edgesuite.net", "Akamai"),
+    ("/_incapsula_resource", "Imperva/Incapsula"),
+];
+
+/// Captcha widgets: a wall on a short page or with an error status.
+const CAPTCHA_HTML: &[(&str, &str)] = &[
+    ("challenges.cloudflare.com/turnstile", "Turnstile"),
+    ("cf-turnstile", "Turnstile"),
+    ("www.google.com/recaptcha", "reCAPTCHA"),
+    ("www.recaptcha.net/recaptcha", "reCAPTCHA"),
+    ("g-recaptcha", "reCAPTCHA"),
+    ("hcaptcha.com", "hCaptcha"),
+    ("h-captcha", "hCaptcha"),
+];
+
+/// Titles walls use.
+const WALL_TITLES: &[&str] = &[
+    "just a moment",
+    "attention required! | cloudflare",
+    "access to this page has been denied",
+    "verify you are human",
+    "are you a robot",
+    "human verification",
+    "security check",
+    "pardon our interruption",
+    "robot check",
+];
+
+/// Classify one document response; None when it is the site's own page.
+pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
+    let header = |name: &str| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let host = url::Url::parse(r.url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
+    let found = |kind: BlockKind, marker: String| {
+        Some(Blocked { kind, url: r.url.to_string(), host: host.clone(), status: r.status, marker })
+    };
+    if let Some(v) = header("cf-mitigated") {
+        return found(BlockKind::Challenge, format!("header cf-mitigated: {v}"));
+    }
+    if header("x-datadome").is_some() && r.status >= 400 {
+        return found(BlockKind::Challenge, "header x-datadome on an error status".into());
+    }
+    let html = r.html.to_ascii_lowercase();
+    let title = r.title.trim().to_ascii_lowercase();
+    let short = r.text_len < SHORT_PAGE;
+    let error = r.status >= 400;
+    if let Some((_, vendor)) = WALL_HTML.iter().find(|(m, _)| html.contains(m)) {
+        if short || error {
+            return found(BlockKind::Challenge, format!("{vendor} markup"));
+        }
+    }
+    if let Some(t) = WALL_TITLES.iter().find(|t| title.starts_with(**t)) {
+        if short || error {
+            return found(BlockKind::Challenge, format!("title {t:?}"));
+        }
+    }
+    if let Some((_, vendor)) = CAPTCHA_HTML.iter().find(|(m, _)| html.contains(m)) {
+        if short || error {
+            return found(BlockKind::Challenge, format!("{vendor} widget on a short page"));
+        }
+    }
+    if r.status == 429 {
+        return found(BlockKind::RateLimited, "status 429".into());
+    }
+    if r.status == 503 && header("retry-after").is_some() {
+        return found(BlockKind::RateLimited, "status 503 with Retry-After".into());
+    }
+    if matches!(r.status, 401 | 403 | 407 | 999) && short {
+        return found(BlockKind::AccessDenied, format!("status {} with a short page", r.status));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn classify_table() {
+        let long = 5000;
+        #[rustfmt::skip]
+        let cases: Vec<(u16, Vec<(String, String)>, &str, &str, usize, Option<(BlockKind, &str)>)> = vec![
+            (403, h(&[("cf-mitigated", "challenge")]), "Just a moment...", "", 100, Some((BlockKind::Challenge, "header cf-mitigated: challenge"))),
+            (200, h(&[]), "Just a moment...", "<script src=/cdn-cgi/challenge-platform/h/b/orchestrate>", 50, Some((BlockKind::Challenge, "Cloudflare challenge platform markup"))),
+            (403, h(&[("x-datadome", "protected")]), "", "", 10, Some((BlockKind::Challenge, "header x-datadome on an error status"))),
+            (200, h(&[]), "", "<iframe src=\"https://geo.captcha-delivery.com/captcha/\">", 30, Some((BlockKind::Challenge, "DataDome markup"))),
+            (200, h(&[]), "Access to this page has been denied", "<div id=px-captcha>", 80, Some((BlockKind::Challenge, "PerimeterX/HUMAN markup"))),
+            (403, h(&[]), "Access Denied", "Reference #18.x https://errors.edgesuite.net/", 200, Some((BlockKind::Challenge, "Akamai markup"))),
+            (200, h(&[]), "Robot Check", "<form action=/errors/validateCaptcha>", 300, Some((BlockKind::Challenge, "title \"robot check\""))),
+            (200, h(&[]), "Sign in", "<div class=\"g-recaptcha\" data-sitekey=x>", 400, Some((BlockKind::Challenge, "reCAPTCHA widget on a short page"))),
+            // A long page with a login captcha is the site.
+            (200, h(&[]), "Sign in", "<div class=\"g-recaptcha\" data-sitekey=x>", long, None),
+            (200, h(&[]), "", "<div class=h-captcha>", 10, Some((BlockKind::Challenge, "hCaptcha widget on a short page"))),
+            (429, h(&[]), "Too Many Requests", "", 20, Some((BlockKind::RateLimited, "status 429"))),
+            (503, h(&[("Retry-After", "120")]), "", "", 20, Some((BlockKind::RateLimited, "status 503 with Retry-After"))),
+            (503, h(&[]), "Maintenance", "", 20, None),
+            (403, h(&[]), "Forbidden", "", 40, Some((BlockKind::AccessDenied, "status 403 with a short page"))),
+            (999, h(&[]), "", "", 0, Some((BlockKind::AccessDenied, "status 999 with a short page"))),
+            // A site's own long 403 page is the site.
+            (403, h(&[]), "Forbidden", "", long, None),
+            (200, h(&[]), "Shop", "<h1>Welcome</h1>", long, None),
+            (404, h(&[]), "Not found", "", 30, None),
+        ];
+        for (status, headers, title, html, text_len, want) in cases {
+            let r = DocumentResponse { url: "https://shop.test/p", status, headers: &headers, title, html, text_len };
+            let got = classify(&r).map(|b| (b.kind, b.marker));
+            assert_eq!(got, want.map(|(k, m)| (k, m.to_string())), "{status} {title:?} {html:?}");
+        }
+        let b = classify(&DocumentResponse { url: "https://shop.test/x", status: 429, ..Default::default() }).unwrap();
+        assert_eq!((b.host.as_str(), b.status), ("shop.test", 429));
+    }
+}

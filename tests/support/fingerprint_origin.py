@@ -110,7 +110,8 @@ def parse_hello(data: bytes) -> dict[str, Any]:
         "alpn": alpn,
         "ciphers": c,
         "extensions": sorted(x),
-        "sigalgs": sigalgs,
+        "sigalgs": [v for v in sigalgs if not is_grease(v)],
+        "sigalgs_grease": any(is_grease(v) for v in sigalgs),
         "bodies": bodies,
         "grease": any(is_grease(v) for v in ciphers + exts),
     }

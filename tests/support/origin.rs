@@ -28,6 +28,9 @@ pub(crate) fn full(b: impl Into<Bytes>) -> BoxBody {
 pub(crate) struct OriginTls {
     pub ca_pem: String,
     pub server: Arc<rustls::ServerConfig>,
+    /// The leaf and its key (PEM), for origins that are not rustls (the Python fingerprint origin).
+    pub leaf_pem: String,
+    pub key_pem: String,
 }
 
 pub(crate) fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
@@ -44,6 +47,7 @@ pub(crate) fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
         rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
     leaf_params.subject_alt_names.push(rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()));
     let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    let (leaf_pem, key_pem) = (leaf.pem(), leaf_key.serialize_pem());
     let mut cfg = rustls::ServerConfig::builder_with_provider(proxy::crypto_provider())
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -54,7 +58,7 @@ pub(crate) fn origin_tls(names: &[&str], alpn: &[&[u8]]) -> OriginTls {
         )
         .unwrap();
     cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    OriginTls { ca_pem: ca_cert.pem(), server: Arc::new(cfg) }
+    OriginTls { ca_pem: ca_cert.pem(), server: Arc::new(cfg), leaf_pem, key_pem }
 }
 
 /// What the origin observed.

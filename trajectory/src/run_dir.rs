@@ -118,7 +118,11 @@ impl TaskState {
     pub fn finished(self) -> bool {
         matches!(
             self,
-            TaskState::Answered | TaskState::MaxSteps | TaskState::Error | TaskState::Timeout | TaskState::Blocked
+            TaskState::Answered
+                | TaskState::MaxSteps
+                | TaskState::Error
+                | TaskState::Timeout
+                | TaskState::Blocked
         )
     }
 

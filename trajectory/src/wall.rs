@@ -97,7 +97,8 @@ const WALL_TITLES: &[&str] = &[
 
 /// Classify one document response; None when it is the site's own page.
 pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
-    let header = |name: &str| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let header =
+        |name: &str| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
     let host = url::Url::parse(r.url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
     let found = |kind: BlockKind, marker: String| {
         Some(Blocked { kind, url: r.url.to_string(), host: host.clone(), status: r.status, marker })
@@ -143,6 +144,9 @@ pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
 mod tests {
     use super::*;
 
+    /// status, headers, title, html, visible text length, expected (kind, marker).
+    type Case<'a> = (u16, Vec<(String, String)>, &'a str, &'a str, usize, Option<(BlockKind, &'a str)>);
+
     fn h(v: &[(&str, &str)]) -> Vec<(String, String)> {
         v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
@@ -151,7 +155,7 @@ mod tests {
     fn classify_table() {
         let long = 5000;
         #[rustfmt::skip]
-        let cases: Vec<(u16, Vec<(String, String)>, &str, &str, usize, Option<(BlockKind, &str)>)> = vec![
+        let cases: Vec<Case<'_>> = vec![
             (403, h(&[("cf-mitigated", "challenge")]), "Just a moment...", "", 100, Some((BlockKind::Challenge, "header cf-mitigated: challenge"))),
             (200, h(&[]), "Just a moment...", "<script src=/cdn-cgi/challenge-platform/h/b/orchestrate>", 50, Some((BlockKind::Challenge, "Cloudflare challenge platform markup"))),
             (403, h(&[("x-datadome", "protected")]), "", "", 10, Some((BlockKind::Challenge, "header x-datadome on an error status"))),
@@ -174,11 +178,19 @@ mod tests {
             (404, h(&[]), "Not found", "", 30, None),
         ];
         for (status, headers, title, html, text_len, want) in cases {
-            let r = DocumentResponse { url: "https://shop.test/p", status, headers: &headers, title, html, text_len };
+            let r = DocumentResponse {
+                url: "https://shop.test/p",
+                status,
+                headers: &headers,
+                title,
+                html,
+                text_len,
+            };
             let got = classify(&r).map(|b| (b.kind, b.marker));
             assert_eq!(got, want.map(|(k, m)| (k, m.to_string())), "{status} {title:?} {html:?}");
         }
-        let b = classify(&DocumentResponse { url: "https://shop.test/x", status: 429, ..Default::default() }).unwrap();
+        let b = classify(&DocumentResponse { url: "https://shop.test/x", status: 429, ..Default::default() })
+            .unwrap();
         assert_eq!((b.host.as_str(), b.status), ("shop.test", 429));
     }
 }

@@ -135,7 +135,9 @@ pub fn user_agent_of(chrome: &Path) -> Option<String> {
 
 /// The major version in `chromium --version` output (`Chromium 156.0.8078.79 built on Debian ...`).
 fn major_version(version: &str) -> Option<u32> {
-    version.split_whitespace().find_map(|w| w.split('.').next()?.parse::<u32>().ok().filter(|_| w.contains('.')))
+    version
+        .split_whitespace()
+        .find_map(|w| w.split('.').next()?.parse::<u32>().ok().filter(|_| w.contains('.')))
 }
 
 /// The command that installs the browser on Debian/Ubuntu.
@@ -314,8 +316,11 @@ struct NetState {
     last_change: Option<Instant>,
     crashed: bool,
     /// The latest document responses (URL, status, headers), newest last, for [`Session::wall`].
-    documents: Vec<(String, u16, Vec<(String, String)>)>,
+    documents: Vec<DocumentSeen>,
 }
+
+/// A document response: URL, status, headers (names lower-case).
+type DocumentSeen = (String, u16, Vec<(String, String)>);
 
 /// Document responses kept per tab.
 const DOCUMENTS_KEPT: usize = 32;

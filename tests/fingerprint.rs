@@ -185,6 +185,20 @@ async fn a_bot_wall_lets_the_agent_through_and_a_walled_task_ends_blocked_counte
     assert!(text.contains("Blocked by the site") && text.contains("| FpShop | 0 | 1 |"), "{text}");
     assert!(text.contains("FpShop--0 in B: fp.test: header cf-mitigated: challenge"), "{text}");
 
+    // The frozen wall replays as a wall: the task ends blocked again and the replay report names it.
+    let rep = home.path().join("walled-replay");
+    let policy = format!("trajectory:{}", b.display());
+    let args =
+        strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "replay", "--policy", &policy, "--out"]);
+    let out =
+        cli(home.path(), [args, strs(&[rep.to_str().unwrap(), "--settle-ms", "100"])].concat(), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&rep, "FpShop--0");
+    assert_eq!(t.outcome, Outcome::Blocked, "{:?}", t.error);
+    let walls = &t.proxy_report.as_ref().unwrap()["walls"];
+    assert_eq!(walls[0]["marker"], "header cf-mitigated: challenge", "{walls}");
+    assert_eq!(walls[0]["url"], "https://fp.test/");
+
     // A plain rerun keeps the blocked task; --retry-blocked re-records it, now through the wall.
     let out = run("walled", &["--upstream-tls", "rustls"]).await;
     assert!(out.status.success());

@@ -148,6 +148,9 @@ impl Handler for Replay {
                 x
             };
             tracing::debug!("replay {} {method} {url} -> #{}", m.layer, chosen.seq);
+            if dest.as_deref() == Some("document") {
+                self.note_wall(&chosen);
+            }
             if chosen.flags.body_not_captured && self.cfg.not_captured == NotCaptured::NotFound {
                 return Decision::Respond(not_captured_response(&self.manifest.name, &method, &url));
             }
@@ -210,6 +213,43 @@ impl Handler for Replay {
                     StatusCode::NOT_FOUND,
                     &format!("webfreeze replay proxy: use it as an HTTP proxy; endpoints here are POST {RESET_PATH} and GET {REPORT_PATH} (not {method} {path})\n"),
                 ),
+            }
+        }
+    }
+}
+
+impl Replay {
+    /// A document served from the snapshot that was recorded as a bot wall, denial or rate limit: the
+    /// snapshot froze the wall, not the site; the report says so.
+    fn note_wall(&self, x: &Exchange) {
+        let headers: Vec<(String, String)> =
+            x.response.headers.iter().map(|h| (h.name.to_ascii_lowercase(), h.value.clone())).collect();
+        let html = x
+            .response
+            .body
+            .as_ref()
+            .and_then(|b| self.store.read_blob(&b.hash).ok()?.next_chunk().ok().flatten())
+            .map(|c| String::from_utf8_lossy(&c[..c.len().min(64 * 1024)]).into_owned())
+            .unwrap_or_default();
+        let doc = trajectory::wall::DocumentResponse {
+            url: &x.request.url,
+            status: x.response.status,
+            headers: &headers,
+            title: trajectory::wall::html_title(&html),
+            html: &html,
+            text_len: trajectory::wall::visible_text_len(&html),
+        };
+        if let Some(b) = trajectory::wall::classify(&doc) {
+            if let Ok(mut s) = self.state.lock() {
+                if !s.walls.iter().any(|w| w.url == b.url) {
+                    tracing::warn!(
+                        "{}: the snapshot recorded a {:?} here ({}), not the site",
+                        b.url,
+                        b.kind,
+                        b.marker
+                    );
+                    s.walls.push(b);
+                }
             }
         }
     }

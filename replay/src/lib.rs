@@ -214,6 +214,7 @@ impl Replay {
             synthetic: s.synthetic,
             synthetic_urls: s.synthetic_urls.clone(),
             coverage: if recorded == 0 { 0.0 } else { s.served.len() as f64 / recorded as f64 },
+            walls: s.walls.clone(),
         }
     }
 

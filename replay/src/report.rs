@@ -88,6 +88,10 @@ pub struct Report {
     pub served_exchanges: u64,
     /// served / recorded.
     pub coverage: f64,
+    /// Documents served that were recorded as a bot wall, an access denial or a rate limit: the snapshot
+    /// froze the wall, not the site (re-record them: `webfreeze run --retry-blocked`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub walls: Vec<trajectory::wall::Blocked>,
 }
 
 /// Per-episode cursors and counters behind the report.
@@ -107,4 +111,5 @@ pub(crate) struct State {
     pub(crate) without_body_urls: Vec<String>,
     pub(crate) synthetic: u64,
     pub(crate) synthetic_urls: Vec<String>,
+    pub(crate) walls: Vec<trajectory::wall::Blocked>,
 }

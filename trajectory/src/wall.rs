@@ -140,6 +140,43 @@ pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
     None
 }
 
+/// The text of an HTML document's `<title>` (empty when it has none).
+pub fn html_title(html: &str) -> &str {
+    let lower = html.to_ascii_lowercase();
+    let Some(open) = lower.find("<title") else { return "" };
+    let Some(gt) = lower[open..].find('>') else { return "" };
+    let start = open + gt + 1;
+    let end = lower[start..].find("</title").map_or(html.len(), |e| start + e);
+    html.get(start..end).unwrap_or("").trim()
+}
+
+/// About how much visible text an HTML document has: characters outside tags, `<script>` and
+/// `<style>`, whitespace not counted. For pages read from a recording, where no browser laid them out.
+pub fn visible_text_len(html: &str) -> usize {
+    let lower = html.to_ascii_lowercase();
+    let (mut n, mut i) = (0usize, 0usize);
+    let b = lower.as_bytes();
+    while i < b.len() {
+        if b[i] == b'<' {
+            let skip_to = ["script", "style"].iter().find_map(|t| {
+                lower[i + 1..].starts_with(t).then(|| lower[i..].find(&format!("</{t}")).map(|e| i + e))
+            });
+            i = match skip_to {
+                Some(Some(e)) => e + 2,
+                Some(None) => b.len(),
+                None => i,
+            };
+            i = lower[i..].find('>').map_or(b.len(), |e| i + e + 1);
+            continue;
+        }
+        if !b[i].is_ascii_whitespace() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +229,24 @@ mod tests {
         let b = classify(&DocumentResponse { url: "https://shop.test/x", status: 429, ..Default::default() })
             .unwrap();
         assert_eq!((b.host.as_str(), b.status), ("shop.test", 429));
+    }
+
+    #[test]
+    fn html_helpers_table() {
+        for (html, title, text) in [
+            (
+                "<html><head><TITLE> Just a moment... </TITLE></head><body>Hi there</body></html>",
+                "Just a moment...",
+                21,
+            ),
+            ("<p>a b</p><script>var x = '<p>';</script><style>p{}</style>c", "", 3),
+            ("<title>unclosed", "unclosed", 8),
+            ("no tags at all", "", 11),
+            ("<script>never closed", "", 0),
+            ("", "", 0),
+        ] {
+            assert_eq!(html_title(html), title, "{html}");
+            assert_eq!(visible_text_len(html), text, "{html}");
+        }
     }
 }

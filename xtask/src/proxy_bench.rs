@@ -262,12 +262,17 @@ pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
             secs,
         )
         .await;
-        {
-            let home = work.join("wf");
-            let (_wf, addr) =
-                spawn_listening(&bin, &home, &["proxy", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
+        // The default upstream stack (BoringSSL, presenting Chrome's ClientHello to this non-browser
+        // client's origin) and rustls (no mirroring, the stack before it), in the same run.
+        for (name, tls) in [("webfreeze proxy", "boring"), ("webfreeze (rustls up)", "rustls")] {
+            let home = work.join(format!("wf-{tls}"));
+            let (_wf, addr) = spawn_listening(
+                &bin,
+                &home,
+                &["proxy", "--upstream-tls", tls, "--upstream-ca", ca_file.to_str().unwrap_or("")],
+            )?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
-            measure(&mut rows, "webfreeze proxy", Via::Proxy(addr), origin, &[ca], secs).await;
+            measure(&mut rows, name, Via::Proxy(addr), origin, &[ca], secs).await;
         }
         match mitmdump() {
             Some((py, dir)) => {

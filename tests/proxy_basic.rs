@@ -399,3 +399,46 @@ async fn issue_10_client_gone_before_the_head_still_completes_once() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_background_traffic_is_answered_locally_unless_forwarding_is_asked() {
+    let home = tempfile::tempdir().unwrap();
+    // Even if the proxy dialed, these names resolve to a closed loopback port: nothing leaves the machine.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let resolve: Vec<String> = ["accounts.google.com", "update.googleapis.com"]
+        .iter()
+        .flat_map(|h| {
+            [
+                "--resolve".to_string(),
+                format!("{h}:443:{closed}"),
+                "--resolve".into(),
+                format!("{h}:80:{closed}"),
+            ]
+        })
+        .collect();
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &resolve);
+    let ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
+    for url in
+        ["https://accounts.google.com/ListAccounts", "http://update.googleapis.com/service/update2/json"]
+    {
+        let got = fetch(Via::Proxy(wf.addr), url, closed, &[&ca], false, req("POST", "{}", &[])).await;
+        assert_eq!(got.status, 204, "{url} answered by the proxy: {}", got.text());
+    }
+    drop(wf);
+    // Asked to forward, the proxy dials (the closed port: a CONNECT answered 502 naming the cause).
+    let args = [resolve.clone(), vec!["--forward-browser-background".to_string()]].concat();
+    let wf = Webfreeze::spawn_with(home.path(), &["proxy"], &args);
+    let got = fetch(
+        Via::Proxy(wf.addr),
+        "http://update.googleapis.com/x",
+        closed,
+        &[&ca],
+        false,
+        req("GET", "", &[]),
+    )
+    .await;
+    assert_eq!(got.status, 502, "{}", got.text());
+}

@@ -290,6 +290,24 @@ impl ClientHello {
             || self.extensions.contains(&ext::COMPRESS_CERTIFICATE)
     }
 
+    /// The hello as a profile to present: what is drawn per connection left out, so that every
+    /// connection of one browser gives the same profile (one pool, one TLS context): GREASE values become
+    /// 0x0a0a, the server name is dropped (each origin gets its own), and the extension order is sorted
+    /// when the client permutes it (Chromium does, per connection; the backend permutes too).
+    pub fn canonical(mut self) -> Self {
+        let g = |v: &mut Vec<u16>| v.iter_mut().filter(|x| is_grease(**x)).for_each(|x| *x = 0x0a0a);
+        for v in
+            [&mut self.ciphers, &mut self.extensions, &mut self.groups, &mut self.sigalgs, &mut self.versions]
+        {
+            g(v);
+        }
+        if self.ciphers.contains(&0x0a0a) {
+            self.extensions.sort_unstable();
+        }
+        self.sni = None;
+        self
+    }
+
     /// Whether ALPS is sent with the newer code point.
     pub fn alps_new_codepoint(&self) -> bool {
         self.extensions.contains(&ext::ALPS_NEW)
@@ -560,6 +578,18 @@ mod tests {
             // The fixed profile is the same browser.
             assert_eq!(ClientHello::chrome().ja4(), h.ja4().replace("t13d", "t13i"));
         }
+    }
+
+    #[test]
+    fn one_browser_gives_one_profile_whatever_its_grease_order_and_server_name() {
+        let a = ClientHello::from_handshake(&chromium()).unwrap();
+        let mut b = a.clone();
+        b.ciphers[0] = 0x8a8a;
+        b.extensions.reverse();
+        b.sni = Some("other.test".into());
+        assert_ne!(a, b);
+        assert_eq!(a.clone().canonical(), b.canonical());
+        assert_eq!(a.clone().canonical().ja4().replace("t13i", "t13d"), a.ja4());
     }
 
     #[test]

@@ -221,7 +221,12 @@ async fn read_hello<S: AsyncRead + Unpin>(
 ) -> std::io::Result<Option<ClientHello>> {
     loop {
         match hello_needs(buf) {
-            Ok(None) => return Ok(ClientHello::from_records(buf).ok().filter(ClientHello::is_browser)),
+            Ok(None) => {
+                return Ok(ClientHello::from_records(buf)
+                    .ok()
+                    .filter(ClientHello::is_browser)
+                    .map(ClientHello::canonical))
+            }
             Err(_) => return Ok(None),
             Ok(Some(more)) => {
                 let at = buf.len();

@@ -157,6 +157,25 @@ fn group_name(id: u16) -> Option<&'static str> {
     })
 }
 
+/// BoringSSL's names of the non-GREASE code points in `ids`, in order; the ones it lacks are noted in
+/// `skipped` as `what 0x....`.
+fn names(
+    ids: impl Iterator<Item = u16>,
+    name_of: fn(u16) -> Option<&'static str>,
+    what: &str,
+    skipped: &mut Vec<String>,
+) -> Vec<&'static str> {
+    ids.filter(|id| !is_grease(*id))
+        .filter_map(|id| {
+            let n = name_of(id);
+            if n.is_none() {
+                skipped.push(format!("{what} {id:#06x}"));
+            }
+            n
+        })
+        .collect()
+}
+
 /// The signature algorithms BoringSSL can verify.
 fn sigalg_known(id: u16) -> bool {
     matches!(
@@ -198,33 +217,12 @@ fn build_connector(h: &ClientHello, roots: &[X509], insecure: bool) -> Result<Ss
     b.set_min_proto_version(Some(min))?;
     b.set_max_proto_version(Some(max))?;
     let mut skipped: Vec<String> = Vec::new();
-    let ciphers: Vec<&str> = h
-        .ciphers
-        .iter()
-        .filter(|c| !is_grease(**c) && !(0x1301..=0x1303).contains(*c))
-        .filter_map(|c| {
-            let n = cipher_name(*c);
-            if n.is_none() {
-                skipped.push(format!("cipher {c:#06x}"));
-            }
-            n
-        })
-        .collect();
+    let tls12 = h.ciphers.iter().copied().filter(|c| !(0x1301..=0x1303).contains(c));
+    let ciphers = names(tls12, cipher_name, "cipher", &mut skipped);
     if !ciphers.is_empty() {
         b.set_cipher_list(&ciphers.join(":"))?;
     }
-    let groups: Vec<&str> = h
-        .groups
-        .iter()
-        .filter(|g| !is_grease(**g))
-        .filter_map(|g| {
-            let n = group_name(*g);
-            if n.is_none() {
-                skipped.push(format!("group {g:#06x}"));
-            }
-            n
-        })
-        .collect();
+    let groups = names(h.groups.iter().copied(), group_name, "group", &mut skipped);
     if !groups.is_empty() {
         b.set_curves_list(&groups.join(":"))?;
     }

@@ -56,6 +56,14 @@ status=${PIPESTATUS[0]}
 bash "$ROOT/scripts/python-test.sh" 2>&1 | tee -a "$out"
 py_status=${PIPESTATUS[0]}
 [ "$status" -ne 0 ] || status=$py_status
+# Every parser webfreeze runs on strangers' input, fuzzed for a few seconds each (scripts/fuzz.sh --long for
+# the long runs whose figures are in docs/BENCHMARKS.md).
+FUZZ_SECS="${FUZZ_SECS:-5}" bash "$ROOT/scripts/fuzz.sh" 2>&1 | tee -a "$out"
+fuzz_status=${PIPESTATUS[0]}
+if [ "$fuzz_status" -ne 0 ]; then
+    echo "fuzzing found a crash, timeout or out-of-memory (see above)" | tee -a "$out"
+    [ "$status" -ne 0 ] || status=$fuzz_status
+fi
 set -e
 # One closing line over every test binary (cargo prints one result line per binary, the last often a
 # doc-test run with 0 tests).

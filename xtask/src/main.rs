@@ -19,12 +19,14 @@
 //!   `.warc.gz` and a quarter-size one (flat RSS = bounded streaming), WARC/WACZ export speed; with
 //!   `--corpus`, what each archive in DIR imports as.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
+//! - `cargo xtask fuzz-seeds DIR`: the fuzz targets' seed corpus (`fuzz/`, see scripts/fuzz.sh).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
 
 mod agent_bench;
 mod bundle_bench;
 mod fidelity;
+mod fuzz_seeds;
 mod gen;
 mod load;
 mod proxy_bench;
@@ -73,8 +75,9 @@ fn main() -> anyhow::Result<()> {
             println!("wrote {} entries, {} bytes to {out}", info.urls.len(), info.bytes);
             Ok(())
         }
+        ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask bench store|proxy|replay|agent|throughput|bundle|warc [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|throughput|bundle|warc [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

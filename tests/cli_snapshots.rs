@@ -255,3 +255,62 @@ fn sharding_and_limit_options_are_checked_before_anything_runs() {
     }
     assert!(!never.exists() && !x.exists(), "nothing was written");
 }
+
+/// Issue 23's fault: SIGKILL in the middle of an import. Afterwards the store verifies clean, and the same
+/// command run again succeeds (the half-made snapshot is replaced, a sealed one never is).
+#[test]
+fn an_import_killed_midway_leaves_a_clean_store_and_the_same_command_reruns() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("big.har");
+    // Distinct bodies, so the import takes long enough to be caught in the middle.
+    let entries: Vec<serde_json::Value> = (0..20_000)
+        .map(|i| {
+            serde_json::json!({
+                "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
+                "request": {"method": "GET", "url": format!("https://site.test/p/{i}"), "httpVersion": "HTTP/2", "headers": []},
+                "response": {"status": 200, "httpVersion": "HTTP/2", "headers": [],
+                    "content": {"size": 4096, "mimeType": "text/plain", "text": format!("{i:04096}")}},
+            })
+        })
+        .collect();
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}});
+    std::fs::write(&file, har.to_string()).unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["snapshots", "import", file.to_str().unwrap(), "--snapshot", "big"])
+        .env("WEBFREEZE_HOME", home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) until the import has stored some exchanges, then kill it without warning.
+    let mut seen = 0;
+    for _ in 0..600 {
+        let out = run_cli(home.path(), &["snapshots", "list", "--json"]);
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        seen = list[0]["counts"]["exchanges"].as_u64().unwrap_or(0);
+        if seen > 0 || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(seen > 0 && seen < 20_000, "caught the import midway: {seen} exchanges stored");
+    let out = run_cli(home.path(), &["snapshots", "verify"]);
+    assert!(out.status.success(), "verify after the kill: {}", String::from_utf8_lossy(&out.stdout));
+    let out = run_cli(home.path(), &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "big"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the same import again: {stderr}");
+    assert!(stderr.contains("left unfinished"), "{stderr}");
+    let out = run_cli(home.path(), &["snapshots", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (list[0]["state"].as_str(), list[0]["counts"]["exchanges"].as_u64()),
+        (Some("imported"), Some(20_000))
+    );
+    // A sealed snapshot is never replaced.
+    let out = run_cli(home.path(), &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "big"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists already"));
+    assert!(run_cli(home.path(), &["snapshots", "verify"]).status.success());
+}

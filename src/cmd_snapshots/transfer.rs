@@ -26,6 +26,24 @@ fn sniff(path: &Path) -> anyhow::Result<Sniffed> {
     })
 }
 
+/// A snapshot of this name that an import left unfinished (killed before sealing: still `recording`, or
+/// `interrupted`) is removed, so the same import can simply be run again. This process holds the store's
+/// single-writer lock, so no live process can be writing it. A sealed snapshot, or a proxy recording, is
+/// left alone and the import refuses as before.
+fn clear_unfinished_import(store: &snapshots::Store, name: &str) -> anyhow::Result<()> {
+    let Ok(m) = store.manifest(name) else { return Ok(()) };
+    let unfinished =
+        matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
+    if unfinished && !matches!(m.source, snapshots::SnapshotSource::Record) {
+        eprintln!(
+            "note: replacing snapshot {name:?}, left unfinished ({} exchanges) by an import that did not complete",
+            m.counts.exchanges
+        );
+        store.remove(name)?;
+    }
+    Ok(())
+}
+
 pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -> anyhow::Result<()> {
     match sniff(file)? {
         Sniffed::Har => {}
@@ -36,6 +54,7 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
         }
     }
     let store = open_rw(cfg)?;
+    clear_unfinished_import(&store, snapshot)?;
     let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let total = f.metadata().map(|m| m.len()).unwrap_or(0);
     let pb = indicatif::ProgressBar::new_spinner();
@@ -105,6 +124,7 @@ fn import_archive(
     wacz: bool,
 ) -> anyhow::Result<()> {
     let store = open_rw(cfg)?;
+    clear_unfinished_import(&store, snapshot)?;
     let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let total = f.metadata().map(|m| m.len()).unwrap_or(0);
     let pb = indicatif::ProgressBar::new(total);

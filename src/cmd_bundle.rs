@@ -65,6 +65,13 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
         BundleCmd::Import { file, rename, run_dir } => {
             let store = Store::open(&cfg.store)?;
             let r = bundle::import(&file, &store, rename.as_deref(), run_dir.as_deref())?;
+            if !r.redone.is_empty() {
+                eprintln!(
+                    "note: imported again {} snapshot(s) an earlier import of this bundle left unfinished: {}",
+                    r.redone.len(),
+                    r.redone.join(", ")
+                );
+            }
             eprintln!(
                 "imported {} snapshot(s) ({} already there from this bundle; {} bodies checked) into {}{}",
                 r.imported.len(),

@@ -31,12 +31,28 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
         source: SnapshotSource::Record,
         labels,
     })?);
-    let recorder =
-        Arc::new(Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude)));
+    // The first error writing the store (a full disk) stops the recording: what was stored before it stays.
+    let store_failed = Arc::new((std::sync::OnceLock::<String>::new(), tokio::sync::Notify::new()));
+    let hook = store_failed.clone();
+    let recorder = Arc::new(
+        Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude))
+            .on_store_error(move |e| {
+                if hook.0.set(e.to_string()).is_ok() {
+                    hook.1.notify_one();
+                }
+            }),
+    );
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
-        let shutdown = shutdown_signal();
+        let signal = shutdown_signal();
+        let failed = store_failed.clone();
+        let shutdown = async move {
+            tokio::select! {
+                () = signal => {}
+                () = failed.1.notified() => {}
+            }
+        };
         announce(&listener)?;
         eprintln!(
             "recording into snapshot {:?} (store {}); Ctrl-C to finish",
@@ -47,11 +63,26 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
         proxy.serve(listener, shutdown).await?;
         anyhow::Ok(())
     });
+    let s = recorder.stats();
+    if let Some(why) = store_failed.0.get() {
+        // The store may refuse this write too (still full): then the snapshot stays `recording` and the next
+        // writable open of the store marks it `interrupted`, as for any writer that died.
+        let state = match writer.interrupt(clock.now_ms()) {
+            Ok(m) => m.state.to_string(),
+            Err(_) => "interrupted (marked when the store is next opened for writing)".to_string(),
+        };
+        anyhow::bail!(
+            "recording stopped: the store at {} cannot be written: {why}. The {} exchange(s) stored before it are \
+             kept; snapshot {:?} is {state}. Free space (or use --store on a larger disk) and record again.",
+            cfg.store.display(),
+            s.recorded,
+            args.snapshot
+        );
+    }
     let m = match &served {
         Ok(()) => writer.finalize(clock.now_ms())?,
         Err(_) => writer.interrupt(clock.now_ms())?,
     };
-    let s = recorder.stats();
     eprintln!(
         "snapshot {:?} {}: {} exchanges recorded ({} truncated), {} background/excluded not recorded, {} without a response, {} store errors",
         m.name, m.state, s.recorded, s.truncated, s.skipped, s.failed, s.store_errors

@@ -29,6 +29,9 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse(); // exits 2 on a usage error, 0 on --help
     let agent_run = matches!(args.command, cli::Command::Run(_) | cli::Command::Demo(_));
     config::init_logging(args.global.verbose, agent_run);
+    // Fault points named by FAILPOINTS (tests/faults.rs pauses a writer there to kill it midway); inert when
+    // the variable is unset.
+    let _faults = fail::FailScenario::setup();
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

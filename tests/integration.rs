@@ -9,6 +9,7 @@ mod bundle_roundtrip;
 mod bundle_s3;
 mod cli_snapshots;
 mod eval_compare;
+mod faults;
 mod fingerprint;
 mod k8s_manifest;
 mod llama_server;

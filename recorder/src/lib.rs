@@ -33,7 +33,11 @@ pub struct Recorder {
     clock: Arc<dyn Clock>,
     filter: HostFilter,
     stats: Mutex<RecordStats>,
+    on_store_error: Option<StoreErrorHook>,
 }
+
+/// Called with each error writing the store (a full disk, a failing device).
+type StoreErrorHook = Box<dyn Fn(&snapshots::StoreError) + Send + Sync>;
 
 /// Counters for the summary on exit.
 #[derive(Debug, Clone, Default)]
@@ -105,7 +109,22 @@ fn version_str(v: http::Version) -> &'static str {
 impl Recorder {
     /// Record into `writer`, stamping times with `clock`, recording only hosts `filter` admits.
     pub fn new(writer: Arc<SnapshotWriter>, clock: Arc<dyn Clock>, filter: HostFilter) -> Self {
-        Self { writer, clock, filter, stats: Mutex::new(RecordStats::default()) }
+        Self { writer, clock, filter, stats: Mutex::new(RecordStats::default()), on_store_error: None }
+    }
+
+    /// Call `hook` on every error writing the store. `webfreeze record` stops recording on the first one
+    /// (a full disk): the exchanges stored before it stay, the snapshot ends `interrupted`.
+    pub fn on_store_error(mut self, hook: impl Fn(&snapshots::StoreError) + Send + Sync + 'static) -> Self {
+        self.on_store_error = Some(Box::new(hook));
+        self
+    }
+
+    fn store_error(&self, what: &str, e: &snapshots::StoreError) {
+        tracing::error!("{what}: {e}");
+        self.bump(|s| s.store_errors += 1);
+        if let Some(hook) = &self.on_store_error {
+            hook(e);
+        }
     }
 
     /// Counters so far.
@@ -129,8 +148,7 @@ impl Recorder {
         let seq = match self.writer.reserve_seq() {
             Ok(s) => s,
             Err(e) => {
-                tracing::error!("recording {}: {e}", req.uri());
-                self.bump(|s| s.store_errors += 1);
+                self.store_error(&format!("recording {}", req.uri()), &e);
                 return;
             }
         };
@@ -217,10 +235,7 @@ impl Recorder {
                     s.truncated += 1;
                 }
             }),
-            Err(e) => {
-                tracing::error!("could not store an exchange: {e}");
-                self.bump(|s| s.store_errors += 1);
-            }
+            Err(e) => self.store_error("could not store an exchange", &e),
         }
     }
 }

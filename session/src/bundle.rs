@@ -490,6 +490,8 @@ pub struct ImportReport {
     pub imported: Vec<String>,
     /// Snapshots already there from this bundle (a re-import).
     pub already: Vec<String>,
+    /// Snapshots an earlier import of this bundle left unfinished (killed midway), imported again.
+    pub redone: Vec<String>,
     /// Bodies written (new to the store).
     pub blobs: usize,
     /// Where the run directory went.
@@ -522,7 +524,16 @@ pub fn import(
         let name = new_name(&s.name);
         let part = m.parts.iter().find(|p| p.path == s.records).map(|p| p.blake3.clone()).unwrap_or_default();
         match store.manifest(&name) {
-            Ok(existing) if existing.labels.get(BUNDLE_LABEL) == Some(&part) => report.already.push(name),
+            // From this bundle and whole: a re-import. From this bundle but cut short (an import killed
+            // midway leaves it `interrupted` with fewer exchanges): replaced below, once nothing is refused.
+            Ok(existing) if existing.labels.get(BUNDLE_LABEL) == Some(&part) => {
+                if existing.state != SnapshotState::Recording && existing.counts.exchanges == s.exchanges {
+                    report.already.push(name);
+                } else {
+                    report.redone.push(name.clone());
+                    todo.insert(s.records.clone(), (name, s.manifest.clone(), part));
+                }
+            }
             Ok(_) => return Err(BundleError::Clash(name)),
             Err(_) => {
                 todo.insert(s.records.clone(), (name, s.manifest.clone(), part));
@@ -541,10 +552,17 @@ pub fn import(
             return Err(BundleError::RunDirExists(d.display().to_string()));
         }
     }
+    for name in &report.redone {
+        store.remove(name)?;
+    }
     let staging = run_target.as_ref().map(|d| {
         let name = d.file_name().and_then(|n| n.to_str()).unwrap_or("run");
         d.with_file_name(format!(".{name}.importing"))
     });
+    // What an import killed midway staged is started over.
+    if let Some(st) = staging.as_ref().filter(|st| st.exists()) {
+        std::fs::remove_dir_all(st).map_err(io(st))?;
+    }
     let mut created: Vec<String> = Vec::new();
     let mut manifests: BTreeMap<String, Manifest> = BTreeMap::new();
     let result = read_parts(file, |path, bytes| {

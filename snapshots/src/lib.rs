@@ -12,6 +12,7 @@
 mod blob;
 mod clock;
 mod error;
+mod fault;
 pub mod format;
 pub mod har;
 pub mod key;

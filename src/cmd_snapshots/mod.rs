@@ -191,7 +191,14 @@ fn verify(cfg: &Config, name: Option<&str>, as_json: bool) -> anyhow::Result<()>
 
 fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
     let store = open_rw(cfg)?;
-    let r = store.gc()?;
+    // A line after the first batch, then at most one a second: a long gc shows it is moving.
+    let mut last: Option<std::time::Instant> = None;
+    let r = store.gc_with_progress(&mut |r| {
+        if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1)) {
+            eprintln!("gc: {} blob(s) and {} chunk(s) deleted so far", r.blobs_deleted, r.chunks_deleted);
+            last = Some(std::time::Instant::now());
+        }
+    })?;
     if as_json {
         println!(
             "{}",

@@ -120,6 +120,13 @@ impl Store {
 
     /// Delete blobs and chunks that no snapshot references (mark and sweep).
     pub fn gc(&self) -> Result<GcReport, StoreError> {
+        self.gc_with_progress(&mut |_| {})
+    }
+
+    /// [`Store::gc`], calling `progress` with the figures so far after each batch of deletions is written.
+    /// Each batch is atomic and deletes only what nothing references, so a gc killed between batches leaves
+    /// a consistent store and running it again finishes the job.
+    pub fn gc_with_progress(&self, progress: &mut dyn FnMut(&GcReport)) -> Result<GcReport, StoreError> {
         self.check_writable()?;
         let manifests = self.manifests()?;
         if let Some(m) = manifests.iter().find(|m| m.state == SnapshotState::Recording) {
@@ -157,6 +164,8 @@ impl Store {
                 batch.delete(Table::Blobs, k);
                 if batch.0.len() >= DELETE_BATCH {
                     self.kv().write(std::mem::take(&mut batch))?;
+                    progress(&report);
+                    fail::fail_point!("gc-batch", |_| crate::fault::hold("gc-batch"));
                 }
             }
         }
@@ -170,10 +179,13 @@ impl Store {
                 batch.delete(Table::Chunks, k);
                 if batch.0.len() >= DELETE_BATCH {
                     self.kv().write(std::mem::take(&mut batch))?;
+                    progress(&report);
+                    fail::fail_point!("gc-batch", |_| crate::fault::hold("gc-batch"));
                 }
             }
         }
         self.kv().write(batch)?;
+        progress(&report);
         Ok(report)
     }
 

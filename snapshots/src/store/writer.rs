@@ -85,6 +85,7 @@ impl SnapshotWriter {
         b.put(Table::PathIndex, index_key(id, &path_digest(&x.request.url), x.seq), Vec::new());
         b.put(Table::Manifests, s.manifest.name.as_bytes().to_vec(), encode_manifest(&s.manifest));
         self.store.kv().write(b)?;
+        fail::fail_point!("snapshot-append", |_| crate::fault::hold("snapshot-append"));
         Ok(x.seq)
     }
 

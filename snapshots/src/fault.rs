@@ -1,0 +1,17 @@
+//! Fault points for the kill tests (`tests/faults.rs`), on TiKV's fail-rs.
+//!
+//! A point does nothing unless the `FAILPOINTS` environment variable configures it (the binary calls
+//! `fail::FailScenario::setup()`). Configured with `return`, a point announces itself on stderr and holds
+//! the thread for good, so a test can SIGKILL the process at exactly that point without guessing a delay:
+//! `FAILPOINTS="snapshot-append=100*off->return"` holds a writer right after its 100th exchange is stored.
+//!
+//! Points: `snapshot-append` (after each exchange is durably written), `gc-batch` (after each batch of
+//! gc deletions).
+
+/// Announce the point on stderr and never return.
+pub(crate) fn hold(point: &str) -> ! {
+    eprintln!("fault point {point}: holding");
+    loop {
+        std::thread::park();
+    }
+}

@@ -28,6 +28,33 @@ pub fn empty() -> Body {
     Empty::<Bytes>::new().map_err(|never| match never {}).boxed()
 }
 
+/// How long [`cut_short`] waits between its bytes and its error.
+pub const CUT_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `bytes`, then an error: a body that was cut short, served cut again (replay of an exchange recorded
+/// truncated). HTTP/1.1 clients see the connection close before the body's end, HTTP/2 clients a reset
+/// stream: what they saw from the origin.
+pub fn cut_short(bytes: impl Into<Bytes>, why: &'static str) -> Body {
+    let bytes = bytes.into();
+    let frames = futures_util::stream::unfold(0u8, move |step| {
+        let bytes = bytes.clone();
+        async move {
+            match step {
+                0 => Some((Ok(Frame::data(bytes)), 1)),
+                1 => {
+                    // The error must come after the head and the bytes are on the wire: hyper's HTTP/1 drops
+                    // unflushed output on a body error and h2 drops a stream's queued frames when it resets
+                    // it, and neither says when they are written. A pause the writes need far less than.
+                    tokio::time::sleep(CUT_AFTER).await;
+                    Some((Err::<Frame<Bytes>, BoxError>(why.into()), 2))
+                }
+                _ => None,
+            }
+        }
+    });
+    http_body_util::StreamBody::new(frames).boxed()
+}
+
 /// Box any body.
 pub fn boxed<B>(b: B) -> Body
 where

@@ -45,8 +45,13 @@ impl Replay {
             if let Some(r) = &self.cfg.refresh {
                 refresh::refresh(h, x.started_ms, r.0.now_ms());
             }
-            for n in [header::CONTENT_ENCODING, header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
+            for n in [header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
                 h.remove(n);
+            }
+            // Stored bodies are decoded, except one whose decoding failed: it is the wire bytes, served with
+            // their encoding so the browser fails on them as it did on the origin's.
+            if !x.flags.decode_failed {
+                h.remove(header::CONTENT_ENCODING);
             }
             let inject = self.cfg.inject_shim && is_html;
             for (name, value) in csp {
@@ -66,7 +71,10 @@ impl Replay {
         };
         let range = req_headers.get(header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
         let transform = (self.cfg.inject_shim && is_html) || callback.is_some();
-        if body_ref.size > STREAM_ABOVE && !transform && range.is_none() {
+        // The proxy recorded the origin cutting this body short: the browser gets the same cut. (A HAR or
+        // WARC saying "truncated" may only mean its tool kept part of the body, so imports serve it whole.)
+        let cut = x.flags.truncated && matches!(self.manifest.source, snapshots::SnapshotSource::Record);
+        if body_ref.size > STREAM_ABOVE && !transform && range.is_none() && !cut {
             let body = stream_blob(self.store.clone(), body_ref.hash.clone());
             if let Some(h) = b.headers_mut() {
                 h.insert(header::CONTENT_LENGTH, HeaderValue::from(body_ref.size));
@@ -88,6 +96,11 @@ impl Replay {
                 b
             }
         };
+        if cut && !transform && range.is_none() {
+            return b.body(proxy::body::cut_short(stored, "the recorded response was cut short")).map_err(
+                |e| ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string()),
+            );
+        }
         if !transform && range.is_none() {
             if let Some(h) = b.headers_mut() {
                 h.insert(header::CONTENT_LENGTH, HeaderValue::from(stored.len()));

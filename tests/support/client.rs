@@ -76,6 +76,18 @@ pub(crate) async fn fetch(
     h2: bool,
     req: Request<Full<Bytes>>,
 ) -> Got {
+    collect(send(via, url, connect_to, roots, h2, req).await.unwrap()).await
+}
+
+/// [`fetch`]'s request, returning the response head (or the error) with its body unread.
+pub(crate) async fn send(
+    via: Via,
+    url: &str,
+    connect_to: SocketAddr,
+    roots: &[&str],
+    h2: bool,
+    req: Request<Full<Bytes>>,
+) -> Result<Response<Incoming>, hyper::Error> {
     let uri: http::Uri = url.parse().unwrap();
     let https = uri.scheme_str() == Some("https");
     let host = uri.host().unwrap().to_string();
@@ -93,7 +105,7 @@ pub(crate) async fn fetch(
         parts.headers.insert("host", uri.authority().unwrap().as_str().parse().unwrap());
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await.unwrap();
         tokio::spawn(conn);
-        return collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await;
+        return sender.send_request(Request::from_parts(parts, body)).await;
     }
     let mut tcp = tcp;
     if let Via::Proxy(_) = via {
@@ -121,12 +133,12 @@ pub(crate) async fn fetch(
         let (mut sender, conn) =
             hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls)).await.unwrap();
         tokio::spawn(conn);
-        collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await
+        sender.send_request(Request::from_parts(parts, body)).await
     } else {
         parts.uri = uri.path_and_query().unwrap().as_str().parse().unwrap();
         parts.headers.insert("host", uri.authority().unwrap().as_str().parse().unwrap());
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
         tokio::spawn(conn);
-        collect(sender.send_request(Request::from_parts(parts, body)).await.unwrap()).await
+        sender.send_request(Request::from_parts(parts, body)).await
     }
 }

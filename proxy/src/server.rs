@@ -164,6 +164,21 @@ impl<H: Handler> Proxy<H> {
     }
 }
 
+impl<H: Handler> Proxy<H> {
+    /// Serve one client connection on any byte stream, as [`Proxy::serve`] serves each accepted TCP
+    /// connection (its first-byte sniffing, request heads, CONNECT tunnels, TLS), returning when the client
+    /// is done. The fuzz target `proxy_conn` drives it over an in-memory pipe.
+    pub async fn serve_stream<S>(&self, io: S, peer: SocketAddr)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let graceful = GracefulShutdown::new();
+        let (outer, tunnel) = (graceful.watcher(), graceful.watcher());
+        self.shared.clone().serve_outer(io, peer, outer, tunnel).await;
+        graceful.shutdown().await;
+    }
+}
+
 /// Answer a connection past `--max-connections`: read its request head (briefly), answer 503 with
 /// Retry-After, close. The client learns at once instead of waiting in the accept queue.
 async fn refuse(mut tcp: TcpStream, max: usize) {
@@ -301,7 +316,10 @@ fn classify(host: &str, e: &hyper_util::client::legacy::Error) -> ProxyError {
 }
 
 impl<H: Handler> Shared<H> {
-    async fn serve_outer(self: Arc<Self>, tcp: TcpStream, peer: SocketAddr, outer: Watcher, tunnel: Watcher) {
+    async fn serve_outer<S>(self: Arc<Self>, tcp: S, peer: SocketAddr, outer: Watcher, tunnel: Watcher)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let tunnel = Arc::new(Mutex::new(Some(tunnel)));
         let conn = ConnCtx { peer, tunnel: None, tls: false, alpn: None, profile: Default::default() };
         let this = self.clone();

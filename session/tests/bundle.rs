@@ -193,6 +193,19 @@ fn truncated_or_tampered_bundles_are_refused_with_the_part_named_and_import_noth
             },
             "exchanges.jsonl.zst",
         ),
+        (
+            // Found by fuzzing (fuzz/fuzz_targets/bundle_import.rs): this used to verify.
+            "the index's exchange count edited",
+            |b| {
+                // The index is the last part; its snapshot entries count their exchanges.
+                let mut at = b.windows(12).rposition(|w| w == b"\"exchanges\":").unwrap() + 12;
+                while !b[at].is_ascii_digit() {
+                    at += 1;
+                }
+                b[at] = if b[at] == b'9' { b'8' } else { b[at] + 1 };
+            },
+            "the index says",
+        ),
         ("not a bundle at all", |b| *b = b"hello, I am a text file".to_vec(), "not a whole webfreeze bundle"),
     ];
     for (case, damage, want) in table {

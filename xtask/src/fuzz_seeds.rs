@@ -144,7 +144,7 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
         pre.extend(v.to_be_bytes());
     }
     pre.extend([0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0xee, 0xff, 0x01]);
-    write(root, "h2_preface", &[pre[24..].to_vec(), pre])?;
+    write(root, "h2_preface", &[pre[24..].to_vec(), pre.clone()])?;
     write(
         root,
         "csp_patch",
@@ -241,6 +241,29 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
     let mut page = 200u16.to_be_bytes().to_vec();
     page.extend(b"<title>Shop</title><div class=g-recaptcha></div><style>p{}</style><p>text</p>");
     write(root, "wall_classify", &[wall, page])?;
+    // A bundle of the same snapshot, as `webfreeze bundle create` writes it.
+    let tmp = tempfile::tempdir()?;
+    let bundle = tmp.path().join("seed.wfz");
+    session::bundle::create(&store, session::bundle::BundleSource::Snapshots("seed"), &bundle)?;
+    write(root, "bundle_import", &[std::fs::read(&bundle)?])?;
+    // Client connections: plain requests (absolute form, direct, pipelined, bodies), CONNECT then TLS or
+    // plain HTTP in the tunnel, HTTP/2 prior knowledge.
+    let mut tls_tunnel = b"CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n".to_vec();
+    tls_tunnel.extend(client_hello(true, "shop.test"));
+    let mut h2 = pre.clone();
+    h2.extend([0, 0, 5, 1, 5, 0, 0, 0, 1, 0x82, 0x86, 0x84, 0x41, 0x00]);
+    write(
+        root,
+        "proxy_conn",
+        &[
+            b"GET http://plain.test/a?b=1 HTTP/1.1\r\nHost: plain.test\r\n\r\n".to_vec(),
+            b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            b"GET http://plain.test/a?b=1 HTTP/1.1\r\nHost: plain.test\r\n\r\nPOST http://plain.test/p HTTP/1.1\r\nHost: plain.test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{}\n\r\n0\r\n\r\n".to_vec(),
+            tls_tunnel,
+            b"CONNECT shop.test:80 HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: shop.test\r\n\r\n".to_vec(),
+            h2,
+        ],
+    )?;
     println!("seed corpus written to {}", root.display());
     Ok(())
 }

@@ -29,6 +29,7 @@ mod fidelity;
 mod fuzz_seeds;
 mod gen;
 mod load;
+mod load_bench;
 mod proxy_bench;
 mod store_bench;
 mod throughput;
@@ -58,6 +59,18 @@ fn main() -> anyhow::Result<()> {
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
         ["bench", "throughput", ..] => throughput::run(&args),
+        ["bench", "load", ..] => {
+            let conns = args
+                .iter()
+                .position(|a| a == "--conns")
+                .and_then(|i| args.get(i + 1))
+                .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+                .unwrap_or_else(|| vec![1000, 10_000]);
+            load_bench::run_conns(&conns, arg(&args, "--secs", 10.0))
+        }
+        ["bench", "load-tasks", ..] => {
+            load_bench::run_tasks(arg(&args, "--tasks", 1000), arg(&args, "--jobs", 100))
+        }
         ["bench", "bundle", ..] => {
             bundle_bench::run(arg(&args, "--entries", 10_000), &arg(&args, "--demo", String::new()))
         }
@@ -77,7 +90,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|throughput|bundle|warc [--entries N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -18,7 +18,7 @@ use crate::{gen, pct_ms, peak_rss_kib};
 const SIZES: [(&str, usize); 2] = [("/1k", 1024), ("/100k", 100 * 1024)];
 const CONCS: [usize; 3] = [1, 16, 64];
 
-pub(crate) struct Kill(Child);
+pub(crate) struct Kill(pub(crate) Child);
 impl Drop for Kill {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -117,7 +117,7 @@ pub(crate) fn spawn_mitm(
 }
 
 /// The ceiling and the origin: hyper + rustls serving `/1k` and `/100k` from memory.
-async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
+pub(crate) async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);

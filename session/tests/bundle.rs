@@ -206,6 +206,17 @@ fn truncated_or_tampered_bundles_are_refused_with_the_part_named_and_import_noth
             },
             "the index says",
         ),
+        (
+            // Found by fuzzing: verified, then import failed ("records before its manifest").
+            "the index names a manifest part that is not there",
+            |b| {
+                // In the index's snapshot entry, not its part list (that one the root hash covers).
+                let entry = b.windows(12).rposition(|w| w == b"\"manifest\": ").unwrap();
+                let at = entry + b[entry..].windows(13).position(|w| w == b"manifest.json").unwrap();
+                b[at + 12] = b'm';
+            },
+            "is missing",
+        ),
         ("not a bundle at all", |b| *b = b"hello, I am a text file".to_vec(), "not a whole webfreeze bundle"),
     ];
     for (case, damage, want) in table {

@@ -255,3 +255,69 @@ fn sharding_and_limit_options_are_checked_before_anything_runs() {
     }
     assert!(!never.exists() && !x.exists(), "nothing was written");
 }
+
+/// Issue 22: `snapshots diff` between two recordings of a site, as text and JSON: a page whose price
+/// changed (with the changed line), a page added, a script changed, the rest unchanged.
+#[test]
+fn diff_names_what_changed_between_two_recordings() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let har = |entries: &[(&str, &str, &str)]| {
+        let entries: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|(url, ct, text)| {
+                serde_json::json!({
+                    "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
+                    "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": []},
+                    "response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [{"name": "content-type", "value": ct}],
+                        "content": {"size": text.len(), "mimeType": ct, "text": text}},
+                })
+            })
+            .collect();
+        serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}}).to_string()
+    };
+    let monday = har(&[
+        ("https://shop.test/", "text/html", "<h1>Kettles</h1><p>Steel kettle</p><p>Price: $24.00</p>"),
+        ("https://shop.test/app.js", "text/javascript", "console.log(1)"),
+        ("https://shop.test/about", "text/html", "<p>About us</p>"),
+    ]);
+    let tuesday = har(&[
+        ("https://shop.test/", "text/html", "<h1>Kettles</h1><p>Steel kettle</p><p>Price: $26.50</p>"),
+        ("https://shop.test/app.js", "text/javascript", "console.log(2)"),
+        ("https://shop.test/about", "text/html", "<p>About us</p>"),
+        ("https://shop.test/sale", "text/html", "<p>Sale!</p>"),
+    ]);
+    for (name, text) in [("mon", monday), ("tue", tuesday)] {
+        let f = h.join(format!("{name}.har"));
+        std::fs::write(&f, text).unwrap();
+        ok(&run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", name]));
+    }
+    let text = ok(&run_cli(h, &["snapshots", "diff", "mon", "tue"]));
+    for want in [
+        "documents 1 changed, 1 added, 0 removed; resources 1 changed, 0 added, 0 removed; 1 unchanged",
+        "changed document GET https://shop.test/",
+        "    - Price: $24.00",
+        "    + Price: $26.50",
+        "added document GET https://shop.test/sale",
+        "changed resource GET https://shop.test/app.js",
+    ] {
+        assert!(text.contains(want), "{want:?} in:\n{text}");
+    }
+    assert!(!text.contains("Steel kettle"), "unchanged lines are not shown:\n{text}");
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&run_cli(h, &["snapshots", "diff", "mon", "tue", "--json"]))).unwrap();
+    let home_page = &j["documents"][0];
+    assert_eq!(home_page["kind"], "changed");
+    assert_eq!(home_page["text_changes"], serde_json::json!(["- Price: $24.00", "+ Price: $26.50"]));
+    assert_eq!(j["unchanged"], 1);
+    let same = ok(&run_cli(h, &["snapshots", "diff", "mon", "mon"]));
+    assert!(
+        same.contains(
+            "documents 0 changed, 0 added, 0 removed; resources 0 changed, 0 added, 0 removed; 3 unchanged"
+        ),
+        "{same}"
+    );
+    let missing = run_cli(h, &["snapshots", "diff", "mon", "wed"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("wed"));
+}

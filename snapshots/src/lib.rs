@@ -11,6 +11,7 @@
 
 mod blob;
 mod clock;
+pub mod diff;
 mod error;
 mod fault;
 pub mod format;

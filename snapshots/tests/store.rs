@@ -430,3 +430,69 @@ fn a_snapshot_copies_into_another_store_whole_and_verified() {
         "missing source"
     );
 }
+
+/// `diff`: documents and resources apart; added, removed, changed (body or status), unchanged counted;
+/// URLs matched normalised, each compared by its first response.
+#[test]
+fn diff_table() {
+    use webfreeze_snapshots::diff::{diff, ChangeKind};
+    let s = Store::in_memory();
+    let page = |s: &Store, url: &str, body: &str, seq: u64, html: bool, status: u16| {
+        let mut x = exchange(s, "GET", url, body.as_bytes(), seq);
+        if html {
+            x.response.headers = vec![Header::new("Content-Type", "text/html; charset=utf-8")];
+        }
+        x.response.status = status;
+        x
+    };
+    #[rustfmt::skip]
+    let a: &[(&str, &str, bool, u16)] = &[
+        ("https://a.test/", "<p>price $24</p>", true, 200),
+        ("https://a.test/same", "<p>same</p>", true, 200),
+        ("https://a.test/gone", "<p>old</p>", true, 200),
+        ("https://a.test/app.js?b=2&a=1", "v1", false, 200),
+        ("https://a.test/logo.png", "png", false, 200),
+        ("https://a.test/status", "x", false, 200),
+        ("https://a.test/seq", "first", false, 200),
+        ("https://a.test/seq", "second", false, 200),
+    ];
+    #[rustfmt::skip]
+    let b: &[(&str, &str, bool, u16)] = &[
+        ("https://a.test/", "<p>price $26</p>", true, 200),
+        ("https://a.test/same", "<p>same</p>", true, 200),
+        ("https://a.test/new", "<p>new</p>", true, 200),
+        ("https://a.test/app.js?a=1&b=2", "v2", false, 200),
+        ("https://a.test/logo.png", "png", false, 200),
+        ("https://a.test/status", "x", false, 404),
+        ("https://a.test/seq", "first", false, 200),
+        ("https://a.test/seq", "other second", false, 200),
+    ];
+    for (name, rows) in [("a", a), ("b", b)] {
+        let w = s.create_snapshot(new_snapshot(name)).unwrap();
+        for (i, (url, body, html, status)) in rows.iter().enumerate() {
+            w.append(page(&s, url, body, i as u64, *html, *status)).unwrap();
+        }
+        w.finalize(2_000).unwrap();
+    }
+    let d = diff(&s, "a", &s, "b").unwrap();
+    let kinds = |v: &[webfreeze_snapshots::diff::Change]| {
+        v.iter().map(|c| (c.kind, c.url.rsplit('/').next().unwrap().to_string())).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        kinds(&d.documents),
+        vec![
+            (ChangeKind::Changed, String::new()),
+            (ChangeKind::Removed, "gone".into()),
+            (ChangeKind::Added, "new".into())
+        ]
+    );
+    assert_eq!(
+        kinds(&d.resources),
+        vec![(ChangeKind::Changed, "app.js?b=2&a=1".into()), (ChangeKind::Changed, "status".into())]
+    );
+    assert_eq!(d.unchanged, 3, "same, logo.png, seq (first response equal)");
+    let status = d.resources.iter().find(|c| c.url.ends_with("status")).unwrap();
+    assert_eq!((status.a.as_ref().unwrap().status, status.b.as_ref().unwrap().status), (200, 404));
+    assert!(diff(&s, "a", &s, "a").unwrap().is_empty());
+    assert!(matches!(diff(&s, "a", &s, "nope"), Err(StoreError::SnapshotNotFound(_))));
+}

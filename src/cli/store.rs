@@ -23,6 +23,21 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// What changed between two recordings of a site: HTML documents and other resources added, removed
+    /// or changed (status or body), matched by method and normalised URL (each URL by its first response),
+    /// with the changed lines of every changed page's visible text.
+    Diff {
+        /// The earlier snapshot.
+        a: String,
+        /// The later snapshot.
+        b: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Changed text lines to show per page (0 for none).
+        #[arg(long, default_value_t = 20)]
+        lines: usize,
+    },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {
         /// Only the blobs this snapshot references (default: the whole store).

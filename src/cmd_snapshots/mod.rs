@@ -14,6 +14,7 @@ use crate::cli::{ExportFormat, SnapshotsCmd};
 use crate::config::Config;
 use crate::output;
 
+mod diff;
 mod transfer;
 
 use transfer::{export, import};
@@ -23,6 +24,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::List { json } => list(cfg, json),
         SnapshotsCmd::Show { name, json, limit } => show(cfg, &name, json, limit),
         SnapshotsCmd::Verify { name, json } => verify(cfg, name.as_deref(), json),
+        SnapshotsCmd::Diff { a, b, json, lines } => diff::run(cfg, &a, &b, json, lines),
         SnapshotsCmd::Gc { json } => gc(cfg, json),
         SnapshotsCmd::Rm { name } => rm(cfg, &name),
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),

@@ -153,9 +153,24 @@ pub fn html_title(html: &str) -> &str {
 /// About how much visible text an HTML document has: characters outside tags, `<script>` and
 /// `<style>`, whitespace not counted. For pages read from a recording, where no browser laid them out.
 pub fn visible_text_len(html: &str) -> usize {
+    visible_text(html).chars().filter(|c| !c.is_whitespace()).count()
+}
+
+/// An HTML document's visible text, roughly: what lies outside tags, `<script>` and `<style>`, one line
+/// per run of text between tags, blank runs dropped, entities left as written. For comparing recorded
+/// pages (`snapshots diff`), where no browser laid them out.
+pub fn visible_text(html: &str) -> String {
     let lower = html.to_ascii_lowercase();
-    let (mut n, mut i) = (0usize, 0usize);
+    let (mut out, mut run, mut i) = (String::new(), String::new(), 0usize);
     let b = lower.as_bytes();
+    let flush = |run: &mut String, out: &mut String| {
+        let t = run.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !t.is_empty() {
+            out.push_str(&t);
+            out.push('\n');
+        }
+        run.clear();
+    };
     while i < b.len() {
         if b[i] == b'<' {
             let skip_to = ["script", "style"].iter().find_map(|t| {
@@ -167,14 +182,16 @@ pub fn visible_text_len(html: &str) -> usize {
                 None => i,
             };
             i = lower[i..].find('>').map_or(b.len(), |e| i + e + 1);
+            flush(&mut run, &mut out);
             continue;
         }
-        if !b[i].is_ascii_whitespace() {
-            n += 1;
-        }
-        i += 1;
+        // Byte offsets are the same in `lower` and `html` (ASCII lowering keeps lengths); copy whole chars.
+        let ch = html[i..].chars().next().unwrap_or(' ');
+        run.push(ch);
+        i += ch.len_utf8();
     }
-    n
+    flush(&mut run, &mut out);
+    out
 }
 
 #[cfg(test)]
@@ -247,6 +264,18 @@ mod tests {
         ] {
             assert_eq!(html_title(html), title, "{html}");
             assert_eq!(visible_text_len(html), text, "{html}");
+        }
+    }
+
+    #[test]
+    fn visible_text_keeps_one_line_per_run_of_text() {
+        for (html, text) in [
+            ("<p>a  b</p><script>var x = '<p>';</script><style>p{}</style>c", "a b\nc\n"),
+            ("<ul><li>Price: <b>$24</b></li>\n <li>é ü</li></ul>", "Price:\n$24\né ü\n"),
+            ("<br><br>", ""),
+            ("plain", "plain\n"),
+        ] {
+            assert_eq!(visible_text(html), text, "{html}");
         }
     }
 }

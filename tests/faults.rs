@@ -204,6 +204,14 @@ fn sigkill_midway_through_every_store_writer_leaves_a_clean_store_and_the_comman
             }),
         },
         Case {
+            what: "snapshots merge (union of recordings)",
+            home: src.clone(),
+            args: s(&["snapshots", "merge", "big", "--into", "union"]),
+            failpoints: hold_append,
+            point: "snapshot-append",
+            check: whole("union", "imported"),
+        },
+        Case {
             what: "gc",
             home: gc_home,
             args: s(&["snapshots", "gc", "--json"]),

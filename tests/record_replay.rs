@@ -316,3 +316,65 @@ async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
     assert_eq!(origin.stats.requests.load(Ordering::SeqCst), before, "replay dialled the origin");
     rep.finish().await.unwrap();
 }
+
+/// Issue 22: two recordings of one site that took different paths, merged with `snapshots merge`: the
+/// first alone misses the second's page; the union serves both paths, and a page both recorded answers with
+/// the first recording's response, then the second's, then the last again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merged_recordings_replay_every_path_in_precedence_order() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let har = |pages: &[(&str, &str)]| {
+        let entries: Vec<serde_json::Value> = pages
+            .iter()
+            .map(|(url, text)| {
+                serde_json::json!({
+                    "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
+                    "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": []},
+                    "response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [{"name": "content-type", "value": "text/plain"}],
+                        "content": {"size": text.len(), "mimeType": "text/plain", "text": text}},
+                })
+            })
+            .collect();
+        serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}}).to_string()
+    };
+    let runs = [
+        ("agent-a", har(&[("http://shop.test/", "home as A saw it"), ("http://shop.test/a", "page a")])),
+        ("agent-b", har(&[("http://shop.test/", "home as B saw it"), ("http://shop.test/b", "page b")])),
+    ];
+    for (name, text) in &runs {
+        let f = h.join(format!("{name}.har"));
+        std::fs::write(&f, text).unwrap();
+        let out = run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", name]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = run_cli(h, &["snapshots", "merge", "agent-a", "agent-b", "--into", "both"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("4 exchanges"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again = run_cli(h, &["snapshots", "merge", "agent-a", "agent-b", "--into", "both"]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
+
+    let get = |addr, path: &'static str| async move {
+        let url = format!("http://shop.test{path}");
+        fetch(Via::Proxy(addr), &url, addr, &[], false, req("GET", "", &[])).await
+    };
+    let mut first = Webfreeze::spawn(h, &["replay", "--snapshot", "agent-a"]);
+    assert_eq!(get(first.addr, "/b").await.status, 404, "agent A never saw /b");
+    assert!(first.signal_and_wait("INT").success());
+    let mut union = Webfreeze::spawn(h, &["replay", "--snapshot", "both"]);
+    for (path, want) in [
+        ("/", "home as A saw it"),
+        ("/a", "page a"),
+        ("/b", "page b"),
+        ("/", "home as B saw it"),
+        ("/", "home as B saw it"),
+    ] {
+        let g = get(union.addr, path).await;
+        assert_eq!((g.status, g.text()), (200, want.to_string()), "{path}");
+    }
+    assert!(union.signal_and_wait("INT").success(), "{}", union.stderr());
+}

@@ -30,4 +30,6 @@ pub use format::{
     SnapshotState, Timings,
 };
 pub use key::{request_key, KeyBuilder, RequestKey};
-pub use store::{GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport};
+pub use store::{
+    GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL,
+};

@@ -38,6 +38,19 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long, default_value_t = 20)]
         lines: usize,
     },
+    /// Union several recordings of the same site (other models, other seeds, a human) into one frozen web:
+    /// every exchange of the first snapshot, then of the next, and so on. Replay answers a request several
+    /// of them recorded with the first one's responses first (then the next's); requests only the others
+    /// recorded fill its gaps. Seed (clock, random) and recording name come from the first. Bodies are
+    /// shared, not copied. Run again after an interruption, it replaces its unfinished result.
+    Merge {
+        /// The snapshots to merge, in order of precedence.
+        #[arg(required = true, num_args = 1..)]
+        sources: Vec<String>,
+        /// The new snapshot.
+        #[arg(long, value_name = "NAME")]
+        into: String,
+    },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {
         /// Only the blobs this snapshot references (default: the whole store).

@@ -25,6 +25,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::Show { name, json, limit } => show(cfg, &name, json, limit),
         SnapshotsCmd::Verify { name, json } => verify(cfg, name.as_deref(), json),
         SnapshotsCmd::Diff { a, b, json, lines } => diff::run(cfg, &a, &b, json, lines),
+        SnapshotsCmd::Merge { sources, into } => merge(cfg, &sources, &into),
         SnapshotsCmd::Gc { json } => gc(cfg, json),
         SnapshotsCmd::Rm { name } => rm(cfg, &name),
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),
@@ -218,6 +219,34 @@ fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
             r.blobs_kept
         );
     }
+    Ok(())
+}
+
+fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    let from = sources.join("\n");
+    if let Ok(m) = store.manifest(into) {
+        let same_merge = m.labels.get(snapshots::MERGED_FROM_LABEL) == Some(&from);
+        let unfinished =
+            matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
+        if !(same_merge && unfinished) {
+            anyhow::bail!("snapshot {into:?} exists already; pick another --into or `webfreeze snapshots rm {into}` first");
+        }
+        eprintln!(
+            "note: replacing {into:?}, left unfinished ({} exchanges) by the same merge",
+            m.counts.exchanges
+        );
+        store.remove(into)?;
+    }
+    let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+    let m = store.merge_snapshots(&refs, into, Default::default())?;
+    store.flush()?;
+    eprintln!(
+        "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
+        sources.len(),
+        m.counts.exchanges,
+        m.state
+    );
     Ok(())
 }
 

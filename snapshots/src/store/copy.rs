@@ -78,3 +78,64 @@ impl Store {
         Ok(())
     }
 }
+
+/// The label a merged snapshot carries: its sources, in order, joined by newlines.
+pub const MERGED_FROM_LABEL: &str = "merged_from";
+
+impl Store {
+    /// Union snapshots `sources` of this store into a new snapshot `into` (`webfreeze snapshots merge`):
+    /// every exchange of the first source in its order, then every exchange of the second, and so on,
+    /// renumbered; bodies are shared, not copied. Replay walks a request's responses in that order, so for
+    /// a request several sources recorded the first source's answers come first (then the next's; past the
+    /// end the last repeats), and requests only later sources recorded fill the gaps. The merge takes the
+    /// first source's seed (replay's clock and random seed) and recording name; it is `interrupted` if any
+    /// source is. A merge cut short stays `recording`, becomes `interrupted` on the next writable open, and
+    /// carries [`MERGED_FROM_LABEL`], so the same merge can replace it.
+    pub fn merge_snapshots(
+        &self,
+        sources: &[&str],
+        into: &str,
+        mut labels: BTreeMap<String, String>,
+    ) -> Result<Manifest, StoreError> {
+        let mut ms = Vec::with_capacity(sources.len());
+        for name in sources {
+            let m = self.manifest(name)?;
+            self.check_snapshot(&m)?;
+            if m.state == SnapshotState::Recording {
+                return Err(StoreError::BadState {
+                    name: m.name.clone(),
+                    state: m.state.to_string(),
+                    what: "it is still being written and cannot be merged",
+                });
+            }
+            ms.push(m);
+        }
+        let Some(first) = ms.first() else {
+            return Err(StoreError::Corrupt { what: "merge", detail: "no snapshot to merge".into() });
+        };
+        labels.insert(RECORDED_AS_LABEL.to_string(), first.recorded_as().to_string());
+        labels.insert(MERGED_FROM_LABEL.to_string(), sources.join("\n"));
+        let w = self.create_snapshot(NewSnapshot {
+            name: into.to_string(),
+            created_ms: first.created_ms,
+            seed: first.seed.clone(),
+            source: first.source.clone(),
+            labels,
+        })?;
+        let mut seq = 0;
+        for m in &ms {
+            for x in self.exchanges(m) {
+                let mut x = x?;
+                x.seq = seq;
+                seq += 1;
+                w.append(x)?;
+            }
+        }
+        let finished = ms.iter().filter_map(|m| m.finished_ms).max().unwrap_or(first.created_ms);
+        if ms.iter().any(|m| m.state == SnapshotState::Interrupted) {
+            w.interrupt(finished)
+        } else {
+            w.finalize(finished)
+        }
+    }
+}

@@ -32,6 +32,7 @@ mod lock;
 mod maintenance;
 mod writer;
 
+pub use copy::MERGED_FROM_LABEL;
 use lock::take_lock;
 pub use maintenance::{GcReport, VerifyIssue, VerifyReport};
 pub use writer::SnapshotWriter;

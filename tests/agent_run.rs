@@ -743,3 +743,108 @@ async fn rescore_reads_early_stops_from_the_run() {
     assert_eq!(eval["overall"]["n"], 1, "{eval}");
     llm.check();
 }
+
+/// Issue 22, other agents on the frozen web: agent B opens a product agent A never opened. Replayed on A's
+/// snapshot, B's step 1 misses its page: the trajectory marks the step, the task is off the frozen web and
+/// `eval` counts it apart, not as B's failure. After `snapshots merge` of both recordings B replays with
+/// nothing missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_agent_off_the_recorded_path_is_counted_apart_until_the_recordings_are_merged() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let scripted = |replies: &'static [&'static str]| {
+        move |body: &serde_json::Value| {
+            let turn =
+                body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+            Reply::Text(replies[turn.min(replies.len() - 1)].to_string())
+        }
+    };
+    // A opens the first product (the cheapest); B opens the second.
+    let agent_a = FakeLlm::start(scripted(&[
+        "Thought: first.\nAction: Click [3]",
+        "Thought: done.\nAction: ANSWER; Glass Jar",
+    ]))
+    .await;
+    let agent_b = FakeLlm::start(scripted(&[
+        "Thought: second.\nAction: Click [4]",
+        "Thought: done.\nAction: ANSWER; not sure",
+    ]))
+    .await;
+    let reach = sites.reach.clone();
+    let run = |mode: &str, out: &Path, llm: &FakeLlm, snapshots: Option<&str>| {
+        let mut a = strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--task-filter",
+            "DemoShop--1",
+            "--mode",
+            mode,
+        ]);
+        a.extend(strs(&[
+            "--out",
+            out.to_str().unwrap(),
+            "--settle-ms",
+            "200",
+            "--api-base",
+            &llm.api_base(),
+        ]));
+        a.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR"]));
+        if let Some(s) = snapshots {
+            a.extend(strs(&["--snapshots", s]));
+        }
+        if mode == "record" {
+            a.extend(reach.iter().cloned());
+        }
+        a
+    };
+    for (name, llm) in [("a", &agent_a), ("b", &agent_b)] {
+        let out = cli(h, run("record", &h.join(name), llm, None), vec![]).await;
+        assert!(out.status.success(), "record {name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let (ta, tb) = (traj(&h.join("a"), "DemoShop--1"), traj(&h.join("b"), "DemoShop--1"));
+    assert_ne!(ta.steps[0].url_after, tb.steps[0].url_after, "the two agents took different paths");
+    sites.stop();
+
+    // B on A's snapshot: off the frozen web at step 1.
+    let b_on_a = h.join("b-on-a");
+    let out = cli(h, run("replay", &b_on_a, &agent_b, Some("a")), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&b_on_a, "DemoShop--1");
+    let cov = t.coverage.clone().expect("a replayed task has its coverage");
+    assert!(cov.off_snapshot, "{cov:?}");
+    assert_eq!(cov.steps_document_missed, vec![1], "{cov:?}");
+    assert!(
+        t.steps[0].proxy.document_missed > 0 && t.steps[0].proxy.render_missed > 0,
+        "{:?}",
+        t.steps[0].proxy
+    );
+    let out = run_cli(h, &["eval", b_on_a.to_str().unwrap(), "--tasks", tasks.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| Demo Shop | 0.0% | 0 | 0 | 0 | 1 |"), "{stdout}");
+    assert!(
+        stdout.contains("Off the frozen web") && stdout.contains("DemoShop--1 (step 1, judged failure)"),
+        "{stdout}"
+    );
+
+    // Both recordings merged: B replays with nothing missing.
+    let out =
+        run_cli(h, &["snapshots", "merge", "a/DemoShop--1", "b/DemoShop--1", "--into", "union/DemoShop--1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let b_on_union = h.join("b-on-union");
+    let out = cli(h, run("replay", &b_on_union, &agent_b, Some("union")), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&b_on_union, "DemoShop--1");
+    let cov = t.coverage.clone().unwrap();
+    assert!(
+        !cov.off_snapshot && cov.documents_missed == 0,
+        "{cov:?}: {:?}",
+        t.steps.iter().map(|s| &s.proxy.miss_urls).collect::<Vec<_>>()
+    );
+    assert_eq!(t.final_url, tb.final_url);
+    assert_eq!(t.steps.len(), tb.steps.len());
+}

@@ -181,6 +181,27 @@ fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
         failed_urls: after.failed_urls.iter().skip(before.failed_urls.len()).cloned().collect(),
         miss_urls: after.miss_urls.iter().skip(before.miss_urls.len()).cloned().collect(),
         fuzzy_urls: after.fuzzy_urls.iter().skip(before.fuzzy_urls.len()).cloned().collect(),
+        document_missed: after.document_missed.saturating_sub(before.document_missed),
+        render_missed: after.render_missed.saturating_sub(before.render_missed),
+    }
+}
+
+/// A replayed task's coverage: which steps missed pages or what pages needed, from the per-step counters
+/// and the proxy's totals (`total`, start page included).
+pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::Coverage {
+    let of =
+        |f: fn(&ProxyStats) -> u64| steps.iter().filter(|s| f(&s.proxy) > 0).map(|s| s.n).collect::<Vec<_>>();
+    let steps_document_missed = of(|p| p.document_missed);
+    let steps_render_missed = of(|p| p.render_missed);
+    let covered =
+        if steps.is_empty() { 1.0 } else { 1.0 - steps_render_missed.len() as f64 / steps.len() as f64 };
+    trajectory::Coverage {
+        off_snapshot: total.document_missed > 0,
+        steps_document_missed,
+        steps_render_missed,
+        documents_missed: total.document_missed,
+        render_missed: total.render_missed,
+        covered,
     }
 }
 
@@ -269,6 +290,9 @@ pub async fn run_task(
     session.close().await;
     if let Some(p) = &env.probe {
         t.proxy_report = p.report();
+        if t.mode == RunMode::Replay {
+            t.coverage = Some(coverage(&t.steps, &p.counters()));
+        }
     }
     // Only a re-run of a run with observations (not of a hand-written script) checks reproduction.
     if t.steps.iter().any(|s| s.reproduced.is_some()) {

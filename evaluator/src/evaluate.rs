@@ -98,6 +98,10 @@ pub struct TaskEval {
     /// attempt it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<trajectory::wall::Blocked>,
+    /// Replay: how much of the task the snapshot answered. A task `off_snapshot` (it asked for a page
+    /// nobody recorded) is judged, shown, and counted apart: its verdict says nothing about the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<trajectory::Coverage>,
     /// False when no judge could score the task (no reference, judge failed, blocked).
     pub scored: bool,
     /// The verdict.
@@ -120,6 +124,9 @@ pub struct GroupStats {
     /// Tasks the site blocked (walls, denials, rate limits): not in `n`.
     #[serde(default)]
     pub blocked: u64,
+    /// Replayed tasks that went off the frozen web (a page never recorded): not in `n`.
+    #[serde(default)]
+    pub off_snapshot: u64,
     /// Tasks with a model judgement (for the running mean of `judge_std`).
     #[serde(skip)]
     judged: u64,
@@ -161,6 +168,9 @@ pub struct EvalReport {
     /// Tasks the site blocked (not counted).
     #[serde(default)]
     pub blocked: Vec<String>,
+    /// Replayed tasks that asked for pages the snapshot never recorded (not counted).
+    #[serde(default)]
+    pub off_snapshot: Vec<String>,
 }
 
 /// Evaluation failures.
@@ -237,6 +247,7 @@ pub async fn evaluate_with_progress(
             reference_error: None,
             rescored: false,
             blocked: t.blocked.clone(),
+            coverage: t.coverage.clone(),
             scored: false,
             success: false,
         };
@@ -280,6 +291,10 @@ pub async fn evaluate_with_progress(
         // A task that errored is a failure whatever its answer; it is still scored.
         te.scored = verdict.is_some() || matches!(t.outcome, Outcome::Error | Outcome::Timeout);
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
+        if off_snapshot(&te) {
+            // Judged and shown, not counted: the frozen web could not answer this run.
+            te.scored = false;
+        }
         progress(tasks.len() + 1, trajs.len(), &te.id);
         tasks.push(te);
     }
@@ -288,6 +303,10 @@ pub async fn evaluate_with_progress(
     for te in tasks.iter().filter(|t| t.outcome == Outcome::Blocked) {
         sites.entry(te.web_name.clone()).or_default().blocked += 1;
         overall.blocked += 1;
+    }
+    for te in tasks.iter().filter(|t| off_snapshot(t)) {
+        sites.entry(te.web_name.clone()).or_default().off_snapshot += 1;
+        overall.off_snapshot += 1;
     }
     for te in tasks.iter().filter(|t| t.scored) {
         let (errored, std) =
@@ -306,10 +325,11 @@ pub async fn evaluate_with_progress(
             .collect(),
         unscored: tasks
             .iter()
-            .filter(|t| !t.scored && t.outcome != Outcome::Blocked)
+            .filter(|t| !t.scored && t.outcome != Outcome::Blocked && !off_snapshot(t))
             .map(|t| t.id.clone())
             .collect(),
         blocked: tasks.iter().filter(|t| t.outcome == Outcome::Blocked).map(|t| t.id.clone()).collect(),
+        off_snapshot: tasks.iter().filter(|t| off_snapshot(t)).map(|t| t.id.clone()).collect(),
         tasks,
         sites,
         overall,
@@ -452,18 +472,24 @@ pub fn read_report(run: &Path) -> Result<EvalReport, EvalError> {
     serde_json::from_slice(&bytes).map_err(|e| EvalError::Run(format!("{}: {e}", p.display())))
 }
 
+/// A replayed task that asked for a page the snapshot never recorded.
+pub fn off_snapshot(t: &TaskEval) -> bool {
+    t.outcome != Outcome::Blocked && t.coverage.as_ref().is_some_and(|c| c.off_snapshot)
+}
+
 /// The per-site table as Markdown.
 pub fn site_table(r: &EvalReport) -> String {
     let mut s = String::from(
-        "| site | success rate | n | errored | blocked | judge spread |\n|---|---:|---:|---:|---:|---:|\n",
+        "| site | success rate | n | errored | blocked | off snapshot | judge spread |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
         s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} | {} | {:.2} |\n",
+            "| {name} | {:.1}% | {} | {} | {} | {} | {:.2} |\n",
             g.rate * 100.0,
             g.n,
             g.errored,
             g.blocked,
+            g.off_snapshot,
             g.judge_std
         ));
     }
@@ -478,6 +504,32 @@ pub fn site_table(r: &EvalReport) -> String {
         s.push_str(&format!(
             "\nBlocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them): {}\n",
             blocked.join("; ")
+        ));
+    }
+    let off: Vec<String> = r
+        .tasks
+        .iter()
+        .filter(|t| off_snapshot(t))
+        .map(|t| {
+            let steps = t.coverage.as_ref().map(|c| c.steps_document_missed.clone()).unwrap_or_default();
+            let steps: Vec<String> = steps.iter().map(u32::to_string).collect();
+            format!(
+                "{} ({}, judged {})",
+                t.id,
+                if steps.is_empty() {
+                    "start page".to_string()
+                } else {
+                    format!("step {}", steps.join(", "))
+                },
+                if t.success { "success" } else { "failure" }
+            )
+        })
+        .collect();
+    if !off.is_empty() {
+        s.push_str(&format!(
+            "\nOff the frozen web (asked for a page the snapshot never recorded; not counted in n; merge a \
+             recording of that path with `webfreeze snapshots merge`): {}\n",
+            off.join("; ")
         ));
     }
     if !r.errored.is_empty() {

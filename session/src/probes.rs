@@ -59,6 +59,12 @@ impl ProxyProbe for ReplayProbe {
             recorded: 0,
             miss_urls: r.misses.iter().map(|m| format!("{} {}", m.method, m.url)).collect(),
             fuzzy_urls: r.fuzzy_matches.iter().map(|f| format!("{} -> {}", f.url, f.recorded_url)).collect(),
+            document_missed: r
+                .misses
+                .iter()
+                .filter(|m| matches!(m.dest.as_deref(), Some("document" | "iframe" | "frame")))
+                .count() as u64,
+            render_missed: r.misses.iter().filter(|m| m.render).count() as u64,
             ..Default::default()
         }
     }

@@ -89,6 +89,36 @@ pub struct ProxyStats {
     /// Replay: fuzzy matches (`asked -> served`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fuzzy_urls: Vec<String>,
+    /// Replay: misses of a document or frame (a page the recording never saw).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub document_missed: u64,
+    /// Replay: misses the page's rendering needed (documents, frames, styles, scripts, fonts, images).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub render_missed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// How much of a replayed task the snapshot could answer (replay mode only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Steps whose traffic missed a document or frame: the agent asked for a page nobody recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_document_missed: Vec<u32>,
+    /// Steps whose traffic missed something the page's rendering needed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_render_missed: Vec<u32>,
+    /// Over the whole task (start page included): documents and render-needed resources missed.
+    pub documents_missed: u64,
+    /// Render-needed resources missed over the whole task.
+    pub render_missed: u64,
+    /// Share of steps with nothing render-needed missing (1.0 for a task without steps).
+    pub covered: f64,
+    /// The task left the frozen web: a document it asked for was never recorded. `eval` counts such tasks
+    /// apart: their outcome says nothing about the model.
+    pub off_snapshot: bool,
 }
 
 /// Re-execution check of one step against the original run.
@@ -194,6 +224,9 @@ pub struct Trajectory {
     /// The User-Agent the browser presented (the same in record and replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
+    /// Replay: how much of the task the snapshot answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
     /// Steps.
     pub steps: Vec<Step>,
     /// Wall clock at start (ms since epoch).

@@ -313,7 +313,12 @@ fn demo_end_to_end_replay_equals_the_recording_and_the_drifted_web_does_not() {
         let page = std::fs::read_to_string(dir.join(f)).unwrap();
         assert!(page.contains("webfreeze: run comparison"), "{f}");
     }
-    assert!(std::fs::read_to_string(dir.join("compare-recorded-vs-live-drifted.html"))
-        .unwrap()
-        .contains("<section>"));
+    let drift_page = std::fs::read_to_string(dir.join("compare-recorded-vs-live-drifted.html")).unwrap();
+    assert!(drift_page.contains("<section>"));
+    // Issue 22: every flip of the drifted run is attributed to drift, with the changed text as evidence.
+    let flips = drift.iter().zip(&rec).filter(|(d, r)| d.1 != r.1).count();
+    assert_eq!(stdout.matches("- cause: **drift (the same page changed)**").count(), flips, "{stdout}");
+    assert!(stdout.contains("at https://news.test/: the page changed"), "{stdout}");
+    assert!(stdout.contains("+ [2]: <a> \"Chip plant to hire 2,000 workers\""), "{stdout}");
+    assert!(drift_page.contains("cause: <b>drift"), "the HTML report names the cause");
 }

@@ -60,6 +60,98 @@ pub struct Flip {
     pub b: Side,
     /// First step where the URLs differ.
     pub divergence: Option<Divergence>,
+    /// Why it flipped, with the evidence.
+    pub cause: Cause,
+}
+
+/// The cause a flip is attributed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CauseKind {
+    /// A replay miss at or before the divergence: the snapshot could not answer what the agent asked.
+    Coverage,
+    /// The same URL showed different content (the site changed between the runs).
+    Drift,
+    /// Same pages, different actions: the agent (model, seed) chose otherwise.
+    Agent,
+    /// None of the above could be shown (e.g. same pages and actions, different judgement).
+    Unknown,
+}
+
+/// A flip's attributed cause and what shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    /// The cause.
+    pub kind: CauseKind,
+    /// Evidence lines: the misses, the changed text of the page (`- old` / `+ new`), the differing actions.
+    pub evidence: Vec<String>,
+}
+
+/// Changed lines between two texts, `- old` / `+ new`, at most `max`.
+pub fn changed_lines(a: &str, b: &str, max: usize) -> Vec<String> {
+    similar::TextDiff::from_lines(a, b)
+        .iter_all_changes()
+        .filter_map(|c| match c.tag() {
+            similar::ChangeTag::Delete => Some(format!("- {}", c.value().trim_end())),
+            similar::ChangeTag::Insert => Some(format!("+ {}", c.value().trim_end())),
+            similar::ChangeTag::Equal => None,
+        })
+        .take(max)
+        .collect()
+}
+
+/// Attribute a flip: coverage (a replay miss of a document or of something the page's rendering needed,
+/// at or before the divergence), else drift (a step both runs took at the same URL whose page, as the agent
+/// was shown it, differs: the changed lines), else agent (same pages, the first differing action), else
+/// unknown. Blocked tasks are counted apart before pairing, so they never flip.
+pub fn attribute(a: &Trajectory, b: &Trajectory, div: Option<&Divergence>) -> Cause {
+    let upto = div.map_or(usize::MAX, |d| d.step as usize);
+    let mut evidence = Vec::new();
+    for (name, t) in [("A", a), ("B", b)] {
+        for s in t.steps.iter().take(upto) {
+            if s.proxy.document_missed > 0 || s.proxy.render_missed > 0 {
+                for m in s.proxy.miss_urls.iter().take(3) {
+                    evidence.push(format!("{name} step {} missed {m}", s.n));
+                }
+            }
+        }
+        if let Some(c) = t.coverage.as_ref().filter(|c| c.off_snapshot && c.steps_document_missed.is_empty())
+        {
+            evidence.push(format!("{name}: {} document(s) missed before the first step", c.documents_missed));
+        }
+    }
+    if !evidence.is_empty() {
+        return Cause { kind: CauseKind::Coverage, evidence };
+    }
+    for (x, y) in a.steps.iter().zip(&b.steps).take(upto) {
+        if x.url_before == y.url_before && x.elements != y.elements {
+            let mut evidence = vec![format!("step {} at {}: the page changed", x.n, x.url_before)];
+            evidence.extend(changed_lines(&x.elements, &y.elements, 12));
+            return Cause { kind: CauseKind::Drift, evidence };
+        }
+    }
+    for (x, y) in a.steps.iter().zip(&b.steps) {
+        if x.action != y.action {
+            let act = |s: &trajectory::Step| s.action.clone().unwrap_or_else(|| "(none)".into());
+            return Cause {
+                kind: CauseKind::Agent,
+                evidence: vec![format!("step {} on the same page: A {} / B {}", x.n, act(x), act(y))],
+            };
+        }
+    }
+    if a.steps.len() != b.steps.len() || a.answer != b.answer {
+        return Cause {
+            kind: CauseKind::Agent,
+            evidence: vec![format!(
+                "same pages; A answered {:?} after {} step(s), B {:?} after {}",
+                a.answer.as_deref().unwrap_or("-"),
+                a.steps.len(),
+                b.answer.as_deref().unwrap_or("-"),
+                b.steps.len()
+            )],
+        };
+    }
+    Cause { kind: CauseKind::Unknown, evidence: vec!["same pages, actions and answer".into()] }
 }
 
 /// The comparison.
@@ -179,6 +271,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
                     a: side(a, x.success),
                     b: side(b, y.success),
                     divergence: divergence(a, b),
+                    cause: attribute(a, b, divergence(a, b).as_ref()),
                 });
             }
         }
@@ -219,6 +312,15 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
     })
 }
 
+fn cause_name(k: CauseKind) -> &'static str {
+    match k {
+        CauseKind::Coverage => "coverage (the snapshot lacked what the agent asked for)",
+        CauseKind::Drift => "drift (the same page changed)",
+        CauseKind::Agent => "agent (same pages, other actions)",
+        CauseKind::Unknown => "unknown",
+    }
+}
+
 fn pct(g: &GroupStats) -> String {
     format!("{:.1}% ({}/{})", g.rate * 100.0, g.success, g.n)
 }
@@ -256,6 +358,10 @@ pub fn markdown(c: &Comparison) -> String {
             f.b.answer.as_deref().unwrap_or("-")
         ));
         s.push_str(&format!("- final URLs: A {} / B {}\n", f.a.final_url, f.b.final_url));
+        s.push_str(&format!("- cause: **{}**\n", cause_name(f.cause.kind)));
+        for e in &f.cause.evidence {
+            s.push_str(&format!("  - `{e}`\n"));
+        }
         match &f.divergence {
             Some(d) => {
                 s.push_str(&format!("- URLs diverge at step {}: A {} / B {}\n", d.step, d.a_url, d.b_url))
@@ -336,7 +442,12 @@ pub fn html(c: &Comparison) -> String {
             ),
             None => "the URLs never diverge".into(),
         };
-        let mut evidence = String::new();
+        let mut evidence = format!("<li>cause: <b>{}</b><pre>", cause_name(f.cause.kind));
+        for e in &f.cause.evidence {
+            evidence.push_str(&esc(e));
+            evidence.push('\n');
+        }
+        evidence.push_str("</pre></li>");
         for (name, side) in [("A", &f.a), ("B", &f.b)] {
             for m in &side.misses {
                 evidence.push_str(&format!("<li>{name} replay miss: <code>{}</code></li>", esc(m)));
@@ -457,4 +568,63 @@ pub fn reproduction(run: &Path) -> Result<Reproduced, EvalError> {
         }
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajectory::{ProxyStats, Step};
+
+    fn step(n: u32, url: &str, elements: &str, action: &str) -> Step {
+        Step {
+            n,
+            url_before: url.into(),
+            url_after: url.into(),
+            elements: elements.into(),
+            action: Some(action.into()),
+            ..Default::default()
+        }
+    }
+
+    fn traj(steps: Vec<Step>, answer: &str) -> Trajectory {
+        Trajectory { steps, answer: Some(answer.into()), ..Default::default() }
+    }
+
+    #[test]
+    fn attribution_table() {
+        let shop = "https://shop.test/";
+        let missed = {
+            let mut s = step(1, shop, "[0] Blue Kettle $24.00", "Click [4]");
+            s.proxy = ProxyStats {
+                missed: 1,
+                document_missed: 1,
+                render_missed: 1,
+                miss_urls: vec!["GET https://shop.test/product/x".into()],
+                ..Default::default()
+            };
+            s
+        };
+        #[rustfmt::skip]
+        let cases: Vec<(&str, Trajectory, Trajectory, CauseKind, &str)> = vec![
+            ("a miss on B's path", traj(vec![step(1, shop, "[0] Blue Kettle $24.00", "Click [3]")], "x"),
+                traj(vec![missed], "y"), CauseKind::Coverage, "B step 1 missed GET https://shop.test/product/x"),
+            ("the price changed", traj(vec![step(1, shop, "[0] Blue Kettle $24.00", "ANSWER")], "$24.00"),
+                traj(vec![step(1, shop, "[0] Blue Kettle $26.50", "ANSWER")], "$26.50"), CauseKind::Drift, "+ [0] Blue Kettle $26.50"),
+            ("same page, other click", traj(vec![step(1, shop, "[0] a", "Click [3]")], "x"),
+                traj(vec![step(1, shop, "[0] a", "Click [4]")], "x"), CauseKind::Agent, "A Click [3] / B Click [4]"),
+            ("same page and action, other answer", traj(vec![step(1, shop, "[0] a", "ANSWER")], "x"),
+                traj(vec![step(1, shop, "[0] a", "ANSWER")], "y"), CauseKind::Agent, "A answered"),
+            ("nothing differs", traj(vec![step(1, shop, "[0] a", "ANSWER")], "x"),
+                traj(vec![step(1, shop, "[0] a", "ANSWER")], "x"), CauseKind::Unknown, "same pages"),
+        ];
+        for (what, a, b, kind, evidence) in cases {
+            let c = attribute(&a, &b, divergence(&a, &b).as_ref());
+            assert_eq!(c.kind, kind, "{what}: {c:?}");
+            assert!(
+                c.evidence.iter().any(|e| e.contains(evidence)),
+                "{what}: {evidence:?} in {:?}",
+                c.evidence
+            );
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! `webfreeze snapshots diff A B`: the comparison is `snapshots::diff`; this adds the text diff of each
-//! changed page (its visible text, line by line, through `similar`) and prints.
+//! changed page (its visible text, line by line: `evaluator::compare::changed_lines`) and prints.
 
 use serde_json::json;
 use snapshots::diff::{Change, ChangeKind, SnapshotDiff};
@@ -18,21 +18,10 @@ pub(crate) fn text_changes(store: &Store, c: &Change, max: usize) -> (Vec<String
             .unwrap_or_default()
     };
     let (a, b) = (text(c.a.as_ref()), text(c.b.as_ref()));
-    let d = similar::TextDiff::from_lines(&a, &b);
-    let mut out = Vec::new();
-    let mut n = 0;
-    for change in d.iter_all_changes() {
-        let sign = match change.tag() {
-            similar::ChangeTag::Delete => "-",
-            similar::ChangeTag::Insert => "+",
-            similar::ChangeTag::Equal => continue,
-        };
-        n += 1;
-        if out.len() < max {
-            out.push(format!("{sign} {}", change.value().trim_end()));
-        }
-    }
-    (out, n)
+    let mut lines = evaluator::compare::changed_lines(&a, &b, usize::MAX);
+    let total = lines.len();
+    lines.truncate(max);
+    (lines, total)
 }
 
 fn kind(k: ChangeKind) -> &'static str {

@@ -6,6 +6,22 @@ use evaluator::compare::{compare, html, markdown};
 use crate::cli::CompareArgs;
 
 pub(crate) fn run(a: CompareArgs) -> anyhow::Result<()> {
+    if !a.more.is_empty() {
+        let runs: Vec<&std::path::Path> =
+            [&a.run_a, &a.run_b].into_iter().chain(&a.more).map(|p| p.as_path()).collect();
+        let c = evaluator::curve::curve(&runs)?;
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&c)?);
+        } else {
+            print!("{}", evaluator::curve::markdown(&c));
+        }
+        if let Some(p) = &a.html {
+            std::fs::write(p, evaluator::curve::html(&c))
+                .with_context(|| format!("cannot write {}", p.display()))?;
+            eprintln!("wrote {}", p.display());
+        }
+        return Ok(());
+    }
     let c = compare(&a.run_a, &a.run_b)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);

@@ -321,4 +321,32 @@ fn demo_end_to_end_replay_equals_the_recording_and_the_drifted_web_does_not() {
     assert!(stdout.contains("at https://news.test/: the page changed"), "{stdout}");
     assert!(stdout.contains("+ [2]: <a> \"Chip plant to hire 2,000 workers\""), "{stdout}");
     assert!(drift_page.contains("cause: <b>drift"), "the HTML report names the cause");
+    // Issue 22: the success rate over the three runs, in time order (a drift curve), as a table and a plot.
+    let runs = dir.join("runs");
+    let curve_html = home.path().join("curve.html");
+    let out = run_cli(
+        home.path(),
+        &[
+            "compare",
+            runs.join("replayed").to_str().unwrap(),
+            runs.join("recorded").to_str().unwrap(),
+            runs.join("live-drifted").to_str().unwrap(),
+            "--html",
+            curve_html.to_str().unwrap(),
+        ],
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && l.contains("/runs/")).collect();
+    let order: Vec<&str> =
+        rows.iter().map(|r| r.split('|').nth(1).unwrap().trim().rsplit('/').next().unwrap()).collect();
+    assert_eq!(order, ["recorded", "live-drifted", "replayed"], "time order:\n{table}");
+    assert!(rows[0].ends_with("| 100.0% (6/6) |"), "{table}");
+    let lost = drift.iter().filter(|d| !d.1).count();
+    assert!(
+        rows[1].ends_with(&format!("| {:.1}% ({}/6) |", (6 - lost) as f64 / 6.0 * 100.0, 6 - lost)),
+        "{table}"
+    );
+    let page = std::fs::read_to_string(&curve_html).unwrap();
+    assert_eq!(page.matches("<polyline").count(), 3, "a line per site and one overall");
 }

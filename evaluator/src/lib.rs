@@ -11,6 +11,7 @@
 //!   page_image_query); [`image_match`]: VWA's SSIM.
 
 pub mod compare;
+pub mod curve;
 pub mod evaluate;
 pub mod image_match;
 pub mod judge;

@@ -263,6 +263,10 @@ pub(crate) struct CompareArgs {
     pub run_a: PathBuf,
     /// Second evaluated run (e.g. its replay).
     pub run_b: PathBuf,
+    /// More evaluated runs of the same tasks (e.g. one per date). With three or more runs compare prints the
+    /// success rate per run and site in time order (a drift curve; `--html` draws it) instead of the
+    /// pairwise comparison.
+    pub more: Vec<PathBuf>,
     /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,

@@ -13,6 +13,8 @@ cd "$ROOT"
 # git, for the upstream TLS stack that mirrors the browser), Chromium for the browser
 # tests and agent, curl for the proxy tests.
 PACKAGES=(clang libclang-dev cmake git chromium curl ca-certificates)
+# Installed without their recommendations (DokuWiki's would pull in and start a whole Apache).
+LEAN_PACKAGES=()
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -21,12 +23,21 @@ install_packages() {
     for p in "${PACKAGES[@]}"; do
         dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
     done
-    if ((${#missing[@]})); then
-        log "installing Debian packages: ${missing[*]}"
+    local lean=()
+    for p in "${LEAN_PACKAGES[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || lean+=("$p")
+    done
+    if ((${#missing[@]} + ${#lean[@]})); then
+        log "installing Debian packages: ${missing[*]} ${lean[*]}"
         local sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
         $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+        if ((${#missing[@]})); then
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+        fi
+        if ((${#lean[@]})); then
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+        fi
     fi
     command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs" >&2; exit 1; }
 }

@@ -4,6 +4,8 @@
 source "$(dirname "$0")/lib.sh"
 # The sharding test runs a real single-node Slurm cluster (slurmctld, slurmd, munged) on localhost.
 PACKAGES+=(slurm-wlm munge)
+# The real-application test serves Debian's DokuWiki with nginx and php-fpm on loopback.
+LEAN_PACKAGES+=(dokuwiki nginx-light php-fpm)
 setup
 # The bundle push/pull test runs a real S3-compatible server: moto (PyPI), under pyenv's Python 3.13.
 moto_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/moto-5.1"

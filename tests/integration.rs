@@ -9,6 +9,7 @@ mod bad_origins;
 mod bundle_roundtrip;
 mod bundle_s3;
 mod cli_snapshots;
+mod dokuwiki;
 mod eval_compare;
 mod faults;
 mod fingerprint;

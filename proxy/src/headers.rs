@@ -33,6 +33,22 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap) {
     }
 }
 
+/// Join cookie crumbs into one `Cookie` field with "; ": browsers send one `cookie` field per cookie over
+/// HTTP/2, and RFC 9113 section 8.2.3 requires them joined before an HTTP/1.1 hop (one field is valid over
+/// HTTP/2 too, so requests are joined whatever the origin speaks). The field keeps the first crumb's place.
+/// Found by the DokuWiki test: nginx 1.22 hands PHP only the first of several `Cookie` lines, so the login
+/// cookie never reached the application.
+pub fn join_cookies(h: &mut HeaderMap) {
+    let crumbs: Vec<&[u8]> = h.get_all(header::COOKIE).iter().map(|v| v.as_bytes()).collect();
+    if crumbs.len() < 2 {
+        return;
+    }
+    let joined = crumbs.join(&b"; "[..]);
+    if let Ok(v) = http::HeaderValue::from_bytes(&joined) {
+        h.insert(header::COOKIE, v);
+    }
+}
+
 /// Response headers as the client should see them: hop-by-hop and `Alt-Svc` removed.
 pub fn clean_response(h: &mut HeaderMap) {
     strip_hop_by_hop(h);
@@ -53,6 +69,29 @@ pub fn is_websocket_upgrade(h: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cookie_crumbs_are_joined_in_place() {
+        for (input, want) in [
+            (
+                vec![("cookie", "a=1"), ("cookie", "b=2"), ("accept", "*/*"), ("cookie", "c=3")],
+                vec![("cookie", "a=1; b=2; c=3"), ("accept", "*/*")],
+            ),
+            (vec![("accept", "*/*"), ("cookie", "a=1")], vec![("accept", "*/*"), ("cookie", "a=1")]),
+            (vec![("accept", "*/*")], vec![("accept", "*/*")]),
+        ] {
+            let mut h = HeaderMap::new();
+            for (k, v) in &input {
+                h.append(HeaderName::from_static(k), v.parse().unwrap());
+            }
+            join_cookies(&mut h);
+            let got: Vec<(String, String)> =
+                h.iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string())).collect();
+            let want: Vec<(String, String)> =
+                want.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            assert_eq!(got, want, "{input:?}");
+        }
+    }
 
     #[test]
     fn hop_by_hop_table() {

@@ -31,7 +31,7 @@ use crate::body::{boxed, Body, BodyEnd, Observed};
 use crate::ca::CertificateAuthority;
 use crate::error::{ErrorKind, ProxyError, ServeError, Side};
 use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
-use crate::headers::{clean_response, is_websocket_upgrade, strip_hop_by_hop};
+use crate::headers::{clean_response, is_websocket_upgrade, join_cookies, strip_hop_by_hop};
 use crate::hello::{hello_needs, ClientHello, ClientProfile, H2Preface};
 use crate::upstream::{ConnectError, Upstream, UpstreamConfig};
 
@@ -551,6 +551,7 @@ impl<H: Handler> Shared<H> {
         let client_upgrade = ws.then(|| hyper::upgrade::on(&mut req));
         let (mut parts, body) = req.into_parts();
         strip_hop_by_hop(&mut parts.headers);
+        join_cookies(&mut parts.headers);
         if ws {
             parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             parts.headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));

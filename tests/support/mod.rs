@@ -5,6 +5,7 @@
 //! - [`llm`]: a fake OpenAI-compatible model server;
 //! - [`llama`]: a real one (llama-cpp-python's server with a small model);
 //! - [`demo_sites`]: the bundled demo sites on loopback;
+//! - [`dokuwiki`]: Debian's DokuWiki behind nginx (TLS) and php-fpm on loopback;
 //! - [`fingerprint`]: a TLS origin that fingerprints clients (JA4, HTTP/2) and can act as a bot wall;
 //! - [`s3`]: a real S3-compatible server (moto) on loopback;
 //! - [`pywb`]: pywb's collection manager, indexer and replay server;
@@ -15,6 +16,7 @@
 pub(crate) mod bin;
 pub(crate) mod client;
 pub(crate) mod demo_sites;
+pub(crate) mod dokuwiki;
 pub(crate) mod fingerprint;
 pub(crate) mod llama;
 pub(crate) mod llm;
@@ -26,6 +28,7 @@ pub(crate) mod slurm;
 pub(crate) use bin::*;
 pub(crate) use client::*;
 pub(crate) use demo_sites::*;
+pub(crate) use dokuwiki::*;
 pub(crate) use fingerprint::*;
 pub(crate) use llama::*;
 pub(crate) use llm::*;

@@ -149,8 +149,7 @@ impl<H: Handler> Proxy<H> {
             let outer = graceful.watcher();
             let tunnel = graceful.watcher();
             tokio::spawn(async move {
-                let _permit = permit;
-                shared.serve_outer(tcp, peer, outer, tunnel).await;
+                shared.serve_outer(tcp, peer, outer, (tunnel, Some(permit))).await;
             });
         }
         drop(listener);
@@ -164,6 +163,10 @@ impl<H: Handler> Proxy<H> {
     }
 }
 
+/// What a CONNECT tunnel takes over from its client connection: the shutdown watcher and the connection's
+/// `max_connections` permit (none for [`Proxy::serve_stream`]).
+type TunnelHold = (Watcher, Option<tokio::sync::OwnedSemaphorePermit>);
+
 impl<H: Handler> Proxy<H> {
     /// Serve one client connection on any byte stream, as [`Proxy::serve`] serves each accepted TCP
     /// connection (its first-byte sniffing, request heads, CONNECT tunnels, TLS), returning when the client
@@ -174,7 +177,7 @@ impl<H: Handler> Proxy<H> {
     {
         let graceful = GracefulShutdown::new();
         let (outer, tunnel) = (graceful.watcher(), graceful.watcher());
-        self.shared.clone().serve_outer(io, peer, outer, tunnel).await;
+        self.shared.clone().serve_outer(io, peer, outer, (tunnel, None)).await;
         graceful.shutdown().await;
     }
 }
@@ -316,7 +319,11 @@ fn classify(host: &str, e: &hyper_util::client::legacy::Error) -> ProxyError {
 }
 
 impl<H: Handler> Shared<H> {
-    async fn serve_outer<S>(self: Arc<Self>, tcp: S, peer: SocketAddr, outer: Watcher, tunnel: Watcher)
+    /// Serve one client connection. `tunnel` is what a CONNECT tunnel takes over from the connection: the
+    /// graceful-shutdown watcher and the `max_connections` permit, so a tunnel counts against the limit for
+    /// as long as it lives (found by the load benchmark: the permit went back when the CONNECT was
+    /// answered, and 10,000 tunnels ran past a limit of 1,024).
+    async fn serve_outer<S>(self: Arc<Self>, tcp: S, peer: SocketAddr, outer: Watcher, tunnel: TunnelHold)
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -357,7 +364,7 @@ impl<H: Handler> Shared<H> {
         self: &Arc<Self>,
         mut req: Request<Incoming>,
         peer: SocketAddr,
-        watcher: Arc<Mutex<Option<Watcher>>>,
+        watcher: Arc<Mutex<Option<TunnelHold>>>,
     ) -> Response<Body> {
         let Some(auth) = req.uri().authority().cloned() else {
             return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
@@ -377,7 +384,13 @@ impl<H: Handler> Shared<H> {
         let watcher = watcher.lock().ok().and_then(|mut w| w.take());
         tokio::spawn(async move {
             match on_upgrade.await {
-                Ok(up) => this.tunnel(TokioIo::new(up), authority, peer, watcher).await,
+                Ok(up) => {
+                    let (watcher, _permit) = match watcher {
+                        Some((w, p)) => (Some(w), p),
+                        None => (None, None),
+                    };
+                    this.tunnel(TokioIo::new(up), authority, peer, watcher).await
+                }
                 Err(e) => tracing::debug!("CONNECT {authority} from {peer}: upgrade failed: {e}"),
             }
         });

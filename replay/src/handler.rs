@@ -113,7 +113,9 @@ impl Handler for Replay {
                     }
                 };
             };
-            let chosen = {
+            // The cursor moves under the state lock; a held candidate is cloned, a lazy one read from the
+            // store outside it.
+            let i = {
                 let Ok(mut s) = self.state.lock().map_err(poisoned) else {
                     return Decision::Respond(text_response(
                         StatusCode::INTERNAL_SERVER_ERROR,
@@ -121,9 +123,28 @@ impl Handler for Replay {
                     ));
                 };
                 let cursor = s.cursors.entry(m.group).or_insert(0);
-                let i = (*cursor).min(m.exchanges.len().saturating_sub(1));
+                let i = (*cursor).min(m.len().saturating_sub(1));
                 *cursor += 1;
-                let x = m.exchanges[i].clone();
+                i
+            };
+            let x = match m.get(&self.store, &self.manifest, i) {
+                Ok(Some(x)) => x,
+                Ok(None) | Err(_) => {
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &format!(
+                            "webfreeze replay: exchange {i} of {url} could not be read from the store\n"
+                        ),
+                    ));
+                }
+            };
+            let chosen = {
+                let Ok(mut s) = self.state.lock().map_err(poisoned) else {
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "replay state lost\n",
+                    ));
+                };
                 if x.flags.body_not_captured {
                     // Not a fidelity hit, whichever layer found it.
                     s.without_body += 1;

@@ -53,8 +53,13 @@ pub struct Match {
     pub layer: Layer,
     /// Identity of the sequence cursor: repeated identical requests step through `exchanges`.
     pub group: [u8; 32],
-    /// Candidates in recorded order.
-    pub exchanges: Vec<Exchange>,
+    /// Candidates in recorded order; shared, so the exact-match cache hands a match out without copying
+    /// them (a request recorded 10,000 times was copied whole on every hit). Empty for an exact match of a
+    /// key recorded more than [`EAGER_MAX`] times: then only `seqs` is held and the chosen exchange is read
+    /// from the store when served.
+    pub exchanges: std::sync::Arc<Vec<Exchange>>,
+    /// The candidates' sequence numbers, in recorded order (always set).
+    pub seqs: std::sync::Arc<Vec<u64>>,
     /// Fuzzy score (1.0 for exact and normalised).
     pub score: f64,
 }
@@ -161,6 +166,32 @@ fn swap_scheme(url: &str) -> Option<String> {
     }
 }
 
+/// Past this many exchanges recorded under one key, an exact match holds their sequence numbers only.
+pub const EAGER_MAX: usize = 64;
+
+impl Match {
+    /// How many candidates.
+    pub fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.seqs.is_empty()
+    }
+
+    /// Candidate `i` (recorded order): held, or read from the store.
+    pub fn get(&self, store: &Store, m: &Manifest, i: usize) -> Result<Option<Exchange>, StoreError> {
+        match self.exchanges.get(i) {
+            Some(x) => Ok(Some(x.clone())),
+            None => match self.seqs.get(i) {
+                Some(&seq) => store.exchange(m, seq),
+                None => Ok(None),
+            },
+        }
+    }
+}
+
 /// Find the answer for a request whose key (from [`request_key`]) is `key`. `Ok(None)` is a miss.
 pub fn find(
     store: &Store,
@@ -170,12 +201,16 @@ pub fn find(
     key: &snapshots::RequestKey,
     fuzzy_min_score: f64,
 ) -> Result<Option<Match>, StoreError> {
-    let exact = store.lookup(m, key)?;
-    if !exact.is_empty() {
+    let seqs = store.lookup_seqs(m, &key.digest())?;
+    if !seqs.is_empty() {
+        // Decoding every copy of a key recorded thousands of times (an endpoint polled under load) cost
+        // seconds per cold request and held them all in memory: past EAGER_MAX, exchanges are read when served.
+        let exchanges = if seqs.len() <= EAGER_MAX { store.lookup(m, key)? } else { Vec::new() };
         return Ok(Some(Match {
             layer: Layer::Exact,
             group: tagged("exact", &key.digest()),
-            exchanges: exact,
+            exchanges: exchanges.into(),
+            seqs: seqs.into(),
             score: 1.0,
         }));
     }
@@ -188,7 +223,8 @@ pub fn find(
                 return Ok(Some(Match {
                     layer: Layer::Normalised,
                     group: tagged("scheme", &k2.digest()),
-                    exchanges: xs,
+                    seqs: xs.iter().map(|x| x.seq).collect::<Vec<_>>().into(),
+                    exchanges: xs.into(),
                     score: 1.0,
                 }));
             }
@@ -223,7 +259,8 @@ pub fn find(
             return Ok(Some(Match {
                 layer: Layer::Normalised,
                 group: tagged("normalised", &mine),
-                exchanges: hits,
+                seqs: hits.iter().map(|x| x.seq).collect::<Vec<_>>().into(),
+                exchanges: hits.into(),
                 score: 1.0,
             }));
         }
@@ -266,7 +303,8 @@ pub fn find(
     Ok(Some(Match {
         layer: Layer::Fuzzy,
         group: tagged("fuzzy", &digest),
-        exchanges: group_exchanges,
+        seqs: group_exchanges.iter().map(|x| x.seq).collect::<Vec<_>>().into(),
+        exchanges: group_exchanges.into(),
         score,
     }))
 }

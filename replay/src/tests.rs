@@ -179,6 +179,27 @@ async fn repeated_requests_follow_recorded_order_per_episode() {
     assert_eq!(ask(&r, "GET", "https://a.test/poll", &[]).await.1, "first");
 }
 
+/// A key recorded more often than `matcher::EAGER_MAX` (an endpoint polled under load) is matched from the
+/// index alone and each exchange read when served: the same order, the last repeated, a reset restarts.
+#[tokio::test]
+async fn a_key_recorded_thousands_of_times_replays_in_order_without_holding_every_copy() {
+    let n = matcher::EAGER_MAX * 3;
+    let bodies: Vec<String> = (0..n).map(|i| format!("poll {i}")).collect();
+    let mut rows: Vec<(&str, &str, &str)> =
+        bodies.iter().map(|b| ("GET", "https://a.test/poll", b.as_str())).collect();
+    rows.insert(5, ("GET", "https://a.test/other", "x"));
+    let (store, m) = snapshot(&rows);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    for want in bodies.iter().chain(std::iter::repeat_n(&bodies[n - 1], 2)) {
+        assert_eq!(&ask(&r, "GET", "https://a.test/poll", &[]).await.1, want);
+    }
+    let cached =
+        r.exact.lock().unwrap().iter().map(|(_, m)| (m.exchanges.len(), m.len())).collect::<Vec<_>>();
+    assert_eq!(cached, [(0, n)], "only the sequence numbers are held");
+    r.reset();
+    assert_eq!(ask(&r, "GET", "https://a.test/poll", &[]).await.1, "poll 0");
+}
+
 #[tokio::test]
 async fn range_requests_table() {
     let (store, m) = snapshot(&[("GET", "https://a.test/video", "0123456789")]);

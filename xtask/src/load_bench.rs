@@ -26,7 +26,7 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::proxy_bench::{spawn_listening, start_origin, webfreeze_bin};
+use crate::proxy_bench::{spawn_listening, start_origin_with, webfreeze_bin};
 
 /// Raise this process's open-file limit (children inherit it): 10,000 client connections and the
 /// origin's 10,000 do not fit the usual 1,024 or even 20,000.
@@ -309,7 +309,7 @@ pub(crate) fn run_conns(conns: &[usize], secs: f64) -> anyhow::Result<()> {
         "{secs}s per cell after all connections are open; 1 in 10 requests is 100 KiB, the rest 1 KiB; open-file limit {limit}"
     );
     rt.block_on(async {
-        let (origin, _origin_ca) = start_origin(work.path()).await?;
+        let (origin, _origin_ca) = start_origin_with(work.path(), true).await?;
         let ca_file = work.path().join("origin-ca.pem");
         let big = conns.iter().copied().max().unwrap_or(1000) + 240;
         print_header();
@@ -395,7 +395,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let work = tempfile::tempdir()?;
     rt.block_on(async {
-        let (origin, _) = start_origin(work.path()).await?;
+        let (origin, _) = start_origin_with(work.path(), true).await?;
         let store = snapshots::Store::open(&work.path().join("store"))?;
         #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
         let now = time::OffsetDateTime::now_utc();

@@ -118,6 +118,12 @@ pub(crate) fn spawn_mitm(
 
 /// The ceiling and the origin: hyper + rustls serving `/1k` and `/100k` from memory.
 pub(crate) async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, String)> {
+    start_origin_with(work, false).await
+}
+
+/// [`start_origin`], offering HTTP/2 as well when `h2` (the load benchmark: thousands of concurrent
+/// requests share a few upstream connections instead of one each).
+pub(crate) async fn start_origin_with(work: &Path, h2: bool) -> anyhow::Result<(SocketAddr, String)> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -137,7 +143,8 @@ pub(crate) async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, Str
                 leaf_key.serialize_der(),
             )),
         )?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    cfg.alpn_protocols =
+        if h2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
     std::fs::write(work.join("origin-ca.pem"), ca_cert.pem())?;
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -161,8 +168,9 @@ pub(crate) async fn start_origin(work: &Path) -> anyhow::Result<(SocketAddr, Str
                         Ok::<_, std::convert::Infallible>(r)
                     }
                 });
-                let _ =
-                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), svc).await;
+                let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(TokioIo::new(tls), svc)
+                    .await;
             });
         }
     });

@@ -328,6 +328,21 @@ impl Store {
         Ok(out)
     }
 
+    /// The sequence numbers of every exchange whose request key digest is `digest`, in recorded order,
+    /// from the index alone (no exchange decoded): for keys recorded thousands of times.
+    pub fn lookup_seqs(&self, m: &Manifest, digest: &[u8; 32]) -> Result<Vec<u64>, StoreError> {
+        let mut p = id_prefix(m.id).to_vec();
+        p.extend_from_slice(digest);
+        self.kv()
+            .scan_prefix(Table::KeyIndex, &p)
+            .map(|item| {
+                let (k, _) = item?;
+                seq_of_index_key(&k)
+                    .ok_or_else(|| StoreError::Corrupt { what: "index", detail: "short key".into() })
+            })
+            .collect()
+    }
+
     /// Every exchange whose request key equals `key`, in recorded order.
     pub fn lookup(&self, m: &Manifest, key: &RequestKey) -> Result<Vec<Exchange>, StoreError> {
         self.lookup_digest(m, &key.digest())

@@ -267,6 +267,43 @@ async fn issue_11_past_max_connections_new_clients_get_503_at_once() {
     drop(idle);
 }
 
+/// Issue 23 (found by the load benchmark): an open CONNECT tunnel holds its `--max-connections` slot for as
+/// long as it lives; the slot used to go back when the CONNECT was answered, so tunnels ran past the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_tunnels_count_against_max_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--max-connections", "2", "--header-timeout", "60"]);
+    let (addr, o) = (wf.addr, origin.addr);
+    let mut tunnels = Vec::new();
+    for _ in 0..2 {
+        let mut t = TcpStream::connect(addr).await.unwrap();
+        t.write_all(format!("CONNECT {o} HTTP/1.1\r\nHost: {o}\r\n\r\n").as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut b = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            t.read_exact(&mut b).await.unwrap();
+            head.push(b[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+        tunnels.push(t);
+    }
+    let url = format!("http://{o}/hello");
+    let g = fetch(Via::Proxy(addr), &url, o, &[], false, get()).await;
+    assert_eq!(g.status, 503, "two open tunnels hold both slots: {}", g.text());
+    drop(tunnels);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let g = fetch(Via::Proxy(addr), &url, o, &[], false, get()).await;
+        if g.status == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no slot freed after the tunnels closed");
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Issue 11: in live and record modes a CONNECT to an unreachable origin is answered 502 at once (the
 /// proxy dials first); replay never dials, so it answers the tunnel itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

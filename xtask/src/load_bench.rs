@@ -26,7 +26,7 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::proxy_bench::{spawn_listening, start_origin_with, webfreeze_bin};
+use crate::proxy_bench::{fetch_sizes_once, spawn_listening, start_origin_with, webfreeze_bin};
 
 /// Raise this process's open-file limit (children inherit it): 10,000 client connections and the
 /// origin's 10,000 do not fit the usual 1,024 or even 20,000.
@@ -210,8 +210,10 @@ async fn cell(
                     refused.fetch_add(1, Ordering::Relaxed);
                     return lat;
                 }
-                Err(_) => {
-                    errors.fetch_add(1, Ordering::Relaxed);
+                Err(e) => {
+                    if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                        eprintln!("  connect error: {e:#}");
+                    }
                     return lat;
                 }
             };
@@ -226,8 +228,10 @@ async fn cell(
                         ok.fetch_add(1, Ordering::Relaxed);
                         lat.push(t.elapsed().as_micros() as u64);
                     }
-                    _ => {
-                        errors.fetch_add(1, Ordering::Relaxed);
+                    other => {
+                        if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                            eprintln!("  request error: {:?}", other.map_err(|e| format!("{e:#}")));
+                        }
                         break;
                     }
                 }
@@ -312,6 +316,19 @@ pub(crate) fn run_conns(conns: &[usize], secs: f64) -> anyhow::Result<()> {
         let (origin, _origin_ca) = start_origin_with(work.path(), true).await?;
         let ca_file = work.path().join("origin-ca.pem");
         let big = conns.iter().copied().max().unwrap_or(1000) + 240;
+        // What replay serves: a snapshot of the two resources recorded once each (repeated requests get the
+        // last recorded answer), as a browsing session records them; the record cells below store every
+        // request, hundreds of thousands of copies of two URLs, which is no snapshot anyone replays.
+        {
+            let ca = ca_file.to_str().unwrap_or_default();
+            let (rec, addr) =
+                spawn_listening(&bin, &home, &["record", "--snapshot", "load-replay", "--upstream-ca", ca])?;
+            let proxy_ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+            fetch_sizes_once(addr, origin, &proxy_ca).await?;
+            Command::new("kill").args(["-INT", &rec.0.id().to_string()]).status()?;
+            let mut rec = rec;
+            rec.0.wait()?;
+        }
         print_header();
         for mode in ["record", "replay"] {
             for max in [big, 1024] {
@@ -320,7 +337,7 @@ pub(crate) fn run_conns(conns: &[usize], secs: f64) -> anyhow::Result<()> {
                 }
                 let max_s = max.to_string();
                 let mut args =
-                    vec![mode, "--snapshot", "load", "--max-connections", &max_s, "--no-inject-shim"];
+                    vec![mode, "--snapshot", "load-replay", "--max-connections", &max_s, "--no-inject-shim"];
                 let ca = ca_file.to_str().unwrap_or_default();
                 if mode == "record" {
                     args = vec![
@@ -360,10 +377,19 @@ pub(crate) fn run_conns(conns: &[usize], secs: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// This process's resident set (KiB) and open descriptors now.
-fn me() -> (u64, u64) {
+/// This process's resident set (KiB), open descriptors, and how many of those are sockets, now.
+fn me() -> (u64, u64, u64) {
     let pid = std::process::id();
-    (proc_status_kib(pid, "VmRSS:"), open_fds(pid))
+    let sockets = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+                })
+                .count() as u64
+        })
+        .unwrap_or(0);
+    (proc_status_kib(pid, "VmRSS:"), open_fds(pid), sockets)
 }
 
 /// One task: a TaskProxy, five HTTPS requests through it, finish.
@@ -405,8 +431,17 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
         pcfg.upstream.extra_ca_files = vec![work.path().join("origin-ca.pem")];
         println!("{tasks} tasks, {jobs} at a time, 5 HTTPS requests each (one of 100 KiB), in one process");
         println!(
-            "{:<7} {:>10} {:>12} {:>12} {:>12} {:>12} {:>9}",
-            "mode", "tasks/s", "RSS @10", "RSS @end", "fds @10", "fds @end", "errors"
+            "{:<7} {:>10} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8} {:>14} {:>7}",
+            "mode",
+            "tasks/s",
+            "RSS @10",
+            "RSS @half",
+            "RSS @end",
+            "fds @10",
+            "@half",
+            "@end",
+            "sockets 10/½/end",
+            "errors"
         );
         for mode_name in ["record", "replay"] {
             let mode = if mode_name == "record" {
@@ -423,51 +458,53 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                 }
             };
             let gate = Arc::new(tokio::sync::Semaphore::new(jobs));
-            let done = Arc::new(AtomicU64::new(0));
             let errors = Arc::new(AtomicU64::new(0));
-            let at10 = Arc::new(std::sync::Mutex::new(None));
             let t = Instant::now();
-            let mut handles = Vec::with_capacity(tasks);
-            for i in 0..tasks {
-                let permit = gate.clone().acquire_owned().await?;
-                let (mode, ca, tls) = (mode.clone(), ca.clone(), tls.clone());
-                let (done, errors, at10) = (done.clone(), errors.clone(), at10.clone());
-                let opts = session::TaskProxyOptions {
-                    task_id: format!("t{i}"),
-                    web_name: "Load".into(),
-                    proxy: pcfg.clone(),
-                    clock: Arc::new(snapshots::SystemClock),
-                    time_zone: "UTC".into(),
-                    locale: "en-US".into(),
-                };
-                handles.push(tokio::spawn(async move {
-                    let _permit = permit;
-                    if let Err(e) = one_task(&mode, ca, &opts, origin, tls).await {
-                        if errors.fetch_add(1, Ordering::Relaxed) < 3 {
-                            eprintln!("task t{i}: {e:#}");
+            // Three phases, each measured with no task in flight: the first 10 tasks, up to half, the rest.
+            let mut idle = Vec::new();
+            let (a, b) = (tasks.min(10), (tasks / 2).max(tasks.min(10)));
+            for (from, to) in [(0, a), (a, b), (b, tasks)] {
+                let mut handles = Vec::with_capacity(to - from);
+                for i in from..to {
+                    let permit = gate.clone().acquire_owned().await?;
+                    let (mode, ca, tls) = (mode.clone(), ca.clone(), tls.clone());
+                    let errors = errors.clone();
+                    let opts = session::TaskProxyOptions {
+                        task_id: format!("t{i}"),
+                        web_name: "Load".into(),
+                        proxy: pcfg.clone(),
+                        clock: Arc::new(snapshots::SystemClock),
+                        time_zone: "UTC".into(),
+                        locale: "en-US".into(),
+                    };
+                    handles.push(tokio::spawn(async move {
+                        let _permit = permit;
+                        if let Err(e) = one_task(&mode, ca, &opts, origin, tls).await {
+                            if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                                eprintln!("task t{i}: {e:#}");
+                            }
                         }
-                    }
-                    if done.fetch_add(1, Ordering::Relaxed) + 1 == 10 {
-                        if let Ok(mut g) = at10.lock() {
-                            *g = Some(me());
-                        }
-                    }
-                }));
-            }
-            for h in handles {
-                let _ = h.await;
+                    }));
+                }
+                for h in handles {
+                    let _ = h.await;
+                }
+                idle.push(me());
             }
             let secs = t.elapsed().as_secs_f64();
-            let (rss10, fds10) = at10.lock().ok().and_then(|g| *g).unwrap_or_default();
-            let (rss, fds) = me();
+            let ((rss10, fds10, s10), (rss_half, fds_half, s_half), (rss, fds, s_end)) =
+                (idle[0], idle[1], idle[2]);
             println!(
-                "{:<7} {:>10.1} {:>9.0} MB {:>9.0} MB {:>12} {:>12} {:>9}",
+                "{:<7} {:>10.1} {:>9.0} MB {:>9.0} MB {:>9.0} MB {:>8} {:>8} {:>8} {:>14} {:>7}",
                 mode_name,
                 tasks as f64 / secs,
                 rss10 as f64 / 1024.0,
+                rss_half as f64 / 1024.0,
                 rss as f64 / 1024.0,
                 fds10,
+                fds_half,
                 fds,
+                format!("{s10}/{s_half}/{s_end}"),
                 errors.load(Ordering::Relaxed)
             );
         }

@@ -178,7 +178,7 @@ pub(crate) async fn start_origin_with(work: &Path, h2: bool) -> anyhow::Result<(
 }
 
 /// Request each benchmark size once through a proxy (to record it), checking the body length.
-async fn fetch_sizes_once(proxy: SocketAddr, origin: SocketAddr, ca: &str) -> anyhow::Result<()> {
+pub(crate) async fn fetch_sizes_once(proxy: SocketAddr, origin: SocketAddr, ca: &str) -> anyhow::Result<()> {
     use http_body_util::BodyExt;
     for (path, len) in SIZES {
         let tls = load::client_tls(&[ca.to_string()]);

@@ -71,16 +71,7 @@ const CASES: &[Case] = &[
 
 /// Answer one HTTP/1.1 request per connection, misbehaving as its path says.
 async fn serve_h1(mut tcp: tokio::net::TcpStream, hold: Arc<tokio::sync::Notify>) {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match tcp.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let first = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
-    let path = first.split(' ').nth(1).unwrap_or_default().to_string();
+    let Some(path) = read_request_path(&mut tcp).await else { return };
     let h = |len: usize, extra: &str| {
         format!("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {len}\r\n{extra}\r\n")
     };

@@ -317,27 +317,14 @@ fn incompressible(i: usize) -> Vec<u8> {
 
 /// A plain-HTTP origin: `GET /blob/<i>` answers [`incompressible`]`(i)`, one request per connection.
 async fn blob_origin() -> std::net::SocketAddr {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((mut tcp, _)) = l.accept().await {
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
-                let i: usize = line
-                    .split(' ')
-                    .nth(1)
-                    .and_then(|p| p.strip_prefix("/blob/"))
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0);
+                let Some(path) = read_request_path(&mut tcp).await else { return };
+                let i: usize = path.strip_prefix("/blob/").and_then(|n| n.parse().ok()).unwrap_or(0);
                 let body = incompressible(i);
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",

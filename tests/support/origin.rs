@@ -391,6 +391,21 @@ impl Origin {
 
 /// An origin that answers every request with a fixed status line, a Content-Length of 100 and only 10
 /// body bytes, then closes: a response cut short.
+/// Read one HTTP/1.1 request head from `tcp`; its path (`None` if the peer closed first). For raw origins
+/// that answer byte by byte.
+pub(crate) async fn read_request_path(tcp: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tcp.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let first = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
+    Some(first.split(' ').nth(1).unwrap_or_default().to_string())
+}
+
 pub(crate) async fn truncating_origin() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();

@@ -27,6 +27,11 @@ pub(crate) struct LoadResult {
 }
 
 pub(crate) fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
+    client_tls_alpn(roots_pem, b"http/1.1")
+}
+
+/// A rustls client trusting `roots_pem`, offering one ALPN protocol.
+pub(crate) fn client_tls_alpn(roots_pem: &[String], alpn: &[u8]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for pem in roots_pem {
         for c in rustls_pemfile::certs(&mut pem.as_bytes()).flatten() {
@@ -38,7 +43,7 @@ pub(crate) fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
         .expect("tls versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    cfg.alpn_protocols = vec![alpn.to_vec()];
     Arc::new(cfg)
 }
 

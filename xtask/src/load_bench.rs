@@ -128,17 +128,10 @@ async fn open(
 }
 
 fn client_tls(roots_pem: &str, proto: Proto) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    for c in rustls_pemfile::certs(&mut roots_pem.as_bytes()).flatten() {
-        let _ = roots.add(c);
-    }
-    let mut cfg = rustls::ClientConfig::builder_with_provider(proxy::crypto_provider())
-        .with_safe_default_protocol_versions()
-        .expect("tls versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    cfg.alpn_protocols = vec![if proto == Proto::H2 { b"h2".to_vec() } else { b"http/1.1".to_vec() }];
-    Arc::new(cfg)
+    crate::load::client_tls_alpn(
+        &[roots_pem.to_string()],
+        if proto == Proto::H2 { b"h2" } else { b"http/1.1" },
+    )
 }
 
 async fn get(s: &mut Sender, origin: SocketAddr, path: &str) -> anyhow::Result<usize> {

@@ -45,22 +45,53 @@ install_packages() {
 rocksdb_cache() {
     local ver
     ver="$(awk '/^name = "librocksdb-sys"/{getline; gsub(/"/,"",$3); print $3}' Cargo.lock)"
-    local cache="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/librocksdb-sys-$ver"
+    local base="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/librocksdb-sys-$ver"
+    # The archive is kept without its C++ debug information: with it, it is 1.4 GB, every test binary that links
+    # it is ~0.9 GB and the build tree grew past 40 GB (a CI run once failed to link for want of disk); without
+    # it, 44 MB. Our Rust code keeps its debug information; a RocksDB backtrace keeps its symbol names.
+    local cache="$base-nodebug"
     if [ ! -f "$cache/librocksdb.a" ]; then
-        log "building RocksDB $ver once (about 15 minutes on 2 cores; cached in $cache afterwards)"
-        unset ROCKSDB_LIB_DIR ROCKSDB_STATIC
-        cargo build -p librocksdb-sys
-        local target="${CARGO_TARGET_DIR:-$ROOT/target}"
-        local lib
-        lib="$(ls -t "$target"/debug/build/librocksdb-sys-*/out/librocksdb.a 2>/dev/null | head -1)"
-        [ -n "$lib" ] || { echo "RocksDB build produced no librocksdb.a under $target" >&2; exit 1; }
-        mkdir -p "$cache.tmp" && cp "$lib" "$cache.tmp/librocksdb.a" && rm -rf "$cache" && mv "$cache.tmp" "$cache"
+        local lib="$base/librocksdb.a" built=""
+        if [ ! -f "$lib" ]; then
+            log "building RocksDB $ver once (about 15 minutes on 2 cores; cached in $cache afterwards)"
+            unset ROCKSDB_LIB_DIR ROCKSDB_STATIC
+            cargo build -p librocksdb-sys
+            local target="${CARGO_TARGET_DIR:-$ROOT/target}"
+            lib="$(ls -t "$target"/debug/build/librocksdb-sys-*/out/librocksdb.a 2>/dev/null | head -1)"
+            [ -n "$lib" ] || { echo "RocksDB build produced no librocksdb.a under $target" >&2; exit 1; }
+            built="$(dirname "$lib")"
+        fi
+        mkdir -p "$cache.tmp" && strip --strip-debug -o "$cache.tmp/librocksdb.a" "$lib" \
+            && rm -rf "$cache" && mv "$cache.tmp" "$cache"
+        # The unstripped archive and the objects it was built from are no longer needed (2.7 GB).
+        rm -rf "$base"
+        [ -z "$built" ] || rm -rf "$built"
     fi
     export ROCKSDB_LIB_DIR="$cache" ROCKSDB_STATIC=1
 }
 
+# Build outputs pile up under CARGO_TARGET_DIR (one copy per changed dependency hash, incremental caches), and
+# this kind of machine shares its disk: when little is left, remove what a build can redo (outputs untouched for
+# a day, incremental caches) before building, and say so.
+prune_target() {
+    local target="${CARGO_TARGET_DIR:-$ROOT/target}" avail_kb
+    [ -d "$target" ] || return 0
+    avail_kb="$(df -Pk "$target" | awk 'NR == 2 { print $4 }')"
+    if [ "${avail_kb:-0}" -lt $((${WEBFREEZE_PRUNE_BELOW_GB:-20} * 1024 * 1024)) ]; then
+        log "only $((avail_kb / 1024 / 1024)) GiB free under $target: removing build outputs untouched for a day"
+        local dir
+        for dir in "$target" "$target-fuzz"; do  # scripts/fuzz.sh builds into the second
+            [ -d "$dir" ] || continue
+            find "$dir" -maxdepth 4 -type d -name incremental -prune -exec rm -rf {} +
+            find "$dir" -mindepth 2 -maxdepth 5 \( -path '*/deps/*' -o -path '*/examples/*' \) -type f -mtime +0 -delete
+        done
+        log "$(($(df -Pk "$target" | awk 'NR == 2 { print $4 }') / 1024 / 1024)) GiB free now"
+    fi
+}
+
 setup() {
     install_packages
+    prune_target
     rocksdb_cache
 }
 

@@ -6,6 +6,8 @@ source "$(dirname "$0")/lib.sh"
 PACKAGES+=(slurm-wlm munge)
 # The real-application test serves Debian's DokuWiki with nginx and php-fpm on loopback.
 LEAN_PACKAGES+=(dokuwiki nginx-light php-fpm)
+# ... and replays it a day later: libfaketime moves the replay's and Chromium's clocks.
+LEAN_PACKAGES+=(faketime)
 setup
 # The bundle push/pull test runs a real S3-compatible server: moto (PyPI), under pyenv's Python 3.13.
 moto_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/moto-5.1"

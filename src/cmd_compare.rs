@@ -1,11 +1,12 @@
 //! `webfreeze compare`: two evaluated runs side by side.
 
 use anyhow::Context as _;
-use evaluator::compare::{compare, html, markdown};
+use evaluator::compare::{compare, html_with, markdown};
 
 use crate::cli::CompareArgs;
+use crate::config::Config;
 
-pub(crate) fn run(a: CompareArgs) -> anyhow::Result<()> {
+pub(crate) fn run(cfg: &Config, a: CompareArgs) -> anyhow::Result<()> {
     if !a.more.is_empty() {
         let runs: Vec<&std::path::Path> =
             [&a.run_a, &a.run_b].into_iter().chain(&a.more).map(|p| p.as_path()).collect();
@@ -29,7 +30,9 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<()> {
         print!("{}", markdown(&c));
     }
     if let Some(p) = &a.html {
-        std::fs::write(p, html(&c)).with_context(|| format!("cannot write {}", p.display()))?;
+        // Each flipped task recorded in both runs: what changed on its site between the recordings.
+        let diffs = crate::cmd_snapshots::diff::flip_diffs(&cfg.store, &c);
+        std::fs::write(p, html_with(&c, &diffs)).with_context(|| format!("cannot write {}", p.display()))?;
         eprintln!("wrote {}", p.display());
     }
     Ok(())

@@ -2,7 +2,8 @@
 //!
 //! 1. serve the demo sites (day 0) and run the demo tasks live while recording, with the scripted
 //!    trajectories; 2. evaluate with the reference matchers; 3. move the sites' clock forward; 4. run the
-//!    tasks live again on the drifted sites, then stop the sites and replay the recorded snapshots
+//!    tasks live again on the drifted sites (recorded too, so the drift comparison's page shows what changed
+//!    on each flipped task's site), then stop the sites and replay the first recording
 //!    (re-executing the recorded run step by step); 5. evaluate both and compare each with the recording.
 //!
 //! Everything runs in process through `session::run_tasks` and the evaluator; this module only chooses
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
-use evaluator::compare::{compare, html, markdown, reproduction};
+use evaluator::compare::{compare, html_with, markdown, reproduction};
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, JudgeKind};
 use session::{ProxyMode, RunOptions};
 use snapshots::Store;
@@ -61,10 +62,13 @@ fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
 }
 
 /// Markdown on stdout and the HTML page.
-fn print_comparison(a: &Path, b: &Path, html_out: &Path) -> anyhow::Result<()> {
+/// The page shows, for each flipped task both runs recorded into `store`, what changed on its site.
+fn print_comparison(a: &Path, b: &Path, store: &Path, html_out: &Path) -> anyhow::Result<()> {
     let c = compare(a, b)?;
     print!("{}", markdown(&c));
-    std::fs::write(html_out, html(&c)).with_context(|| format!("cannot write {}", html_out.display()))?;
+    let diffs = crate::cmd_snapshots::diff::flip_diffs(store, &c);
+    std::fs::write(html_out, html_with(&c, &diffs))
+        .with_context(|| format!("cannot write {}", html_out.display()))?;
     Ok(())
 }
 
@@ -117,8 +121,15 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     evaluate_quietly(&recorded, &tasks_path)?;
     sites.sites().set_day(a.drift_days);
     eprintln!("== 3/5 the sites' clock moves to day {}: prices, promotion and headlines drift", a.drift_days);
-    eprintln!("== 4/5 running the tasks live again on the drifted sites, then replaying the recording with the sites stopped");
-    crate::output::run_with_progress(RunOptions { out: drifted.clone(), ..base.clone() }, tasks.clone())?;
+    eprintln!("== 4/5 running (and recording) the tasks live again on the drifted sites, then replaying the first recording with the sites stopped");
+    {
+        let store = Store::open(&store_dir)?;
+        let mode = ProxyMode::record(store, &drifted)?;
+        crate::output::run_with_progress(
+            RunOptions { out: drifted.clone(), mode, ..base.clone() },
+            tasks.clone(),
+        )?;
+    }
     sites.stop();
     crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
     eprintln!("== 5/5 evaluating and comparing");
@@ -127,9 +138,9 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let html_replay = dir.join("compare-recorded-vs-replayed.html");
     let html_drift = dir.join("compare-recorded-vs-live-drifted.html");
     println!("# Recorded run vs its replay (sites stopped)\n");
-    print_comparison(&recorded, &replayed, &html_replay)?;
+    print_comparison(&recorded, &replayed, &store_dir, &html_replay)?;
     println!("\n# Recorded run vs the live, drifted web\n");
-    print_comparison(&recorded, &drifted, &html_drift)?;
+    print_comparison(&recorded, &drifted, &store_dir, &html_drift)?;
     println!("\n{}", reproduction(&replayed)?);
     println!(
         "\nruns: {}\nHTML comparisons: {} and {}",

@@ -57,7 +57,7 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Run(a) => cmd_run::run(&cfg, *a),
         cli::Command::Merge(a) => cmd_merge::run(&cfg, a),
         cli::Command::Eval(a) => cmd_eval::run(&cfg, a),
-        cli::Command::Compare(a) => cmd_compare::run(a),
+        cli::Command::Compare(a) => cmd_compare::run(&cfg, a),
         cli::Command::Env(a) => cmd_env::run(&cfg, a),
         cli::Command::Demo(a) if a.serve => cmd_demo_webarena::serve(a),
         cli::Command::Demo(a) if a.webarena => cmd_demo_webarena::run(&cfg, a),

@@ -258,24 +258,28 @@ fn sharding_and_limit_options_are_checked_before_anything_runs() {
 
 /// Issue 22: `snapshots diff` between two recordings of a site, as text and JSON: a page whose price
 /// changed (with the changed line), a page added, a script changed, the rest unchanged.
+/// A HAR of GETs: (URL, content type, body).
+fn har_of(entries: &[(&str, &str, &str)]) -> String {
+    let entries: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|(url, ct, text)| {
+            serde_json::json!({
+                "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
+                "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": []},
+                "response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [{"name": "content-type", "value": ct}],
+                    "content": {"size": text.len(), "mimeType": ct, "text": text}},
+            })
+        })
+        .collect();
+    serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}})
+        .to_string()
+}
+
 #[test]
 fn diff_names_what_changed_between_two_recordings() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let har = |entries: &[(&str, &str, &str)]| {
-        let entries: Vec<serde_json::Value> = entries
-            .iter()
-            .map(|(url, ct, text)| {
-                serde_json::json!({
-                    "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
-                    "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": []},
-                    "response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [{"name": "content-type", "value": ct}],
-                        "content": {"size": text.len(), "mimeType": ct, "text": text}},
-                })
-            })
-            .collect();
-        serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}}).to_string()
-    };
+    let har = har_of;
     let monday = har(&[
         ("https://shop.test/", "text/html", "<h1>Kettles</h1><p>Steel kettle</p><p>Price: $24.00</p>"),
         ("https://shop.test/app.js", "text/javascript", "console.log(1)"),
@@ -310,6 +314,18 @@ fn diff_names_what_changed_between_two_recordings() {
     assert_eq!(home_page["kind"], "changed");
     assert_eq!(home_page["text_changes"], serde_json::json!(["- Price: $24.00", "+ Price: $26.50"]));
     assert_eq!(j["unchanged"], 1);
+    let page = h.join("diff.html");
+    ok(&run_cli(h, &["snapshots", "diff", "mon", "tue", "--html", page.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&page).unwrap();
+    for want in [
+        "documents 1 changed, 1 added, 0 removed; resources 1 changed, 0 added, 0 removed; 1 unchanged",
+        "<span class=del>- Price: $24.00</span>",
+        "<span class=add>+ Price: $26.50</span>",
+        "added document <code>GET https://shop.test/sale</code>",
+        "changed resource <code>GET https://shop.test/app.js</code>",
+    ] {
+        assert!(page.contains(want), "{want:?} in the HTML page:\n{page}");
+    }
     let same = ok(&run_cli(h, &["snapshots", "diff", "mon", "mon"]));
     assert!(
         same.contains(
@@ -320,4 +336,79 @@ fn diff_names_what_changed_between_two_recordings() {
     let missing = run_cli(h, &["snapshots", "diff", "mon", "wed"]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("wed"));
+}
+
+/// `snapshots merge --runs A B --into U`: every task either recording has becomes `U/TASK`, merged task by
+/// task in the order given (a task one of them lacks is copied); nested snapshots (a replay's
+/// `RUN/TASK/misses`) are left alone; a rerun skips what is merged; an existing destination that another
+/// merge made, an unknown recording or a snapshot name where a recording is meant is an error before
+/// anything is written.
+#[test]
+fn merge_runs_unions_whole_recordings_task_by_task() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let page = |url: &'static str, text: &'static str| (url, "text/html", text);
+    for (name, entries) in [
+        ("a/t1", vec![page("https://s.test/1", "<p>a one</p>"), page("https://s.test/2", "<p>a two</p>")]),
+        ("a/t2", vec![page("https://s.test/9", "<p>a nine</p>")]),
+        ("a/t1/misses", vec![page("https://s.test/7", "<p>miss</p>")]),
+        ("b/t1", vec![page("https://s.test/1", "<p>b one</p>"), page("https://s.test/3", "<p>b three</p>")]),
+        ("b/t3", vec![page("https://s.test/5", "<p>b five</p>")]),
+    ] {
+        let f = h.join(format!("{}.har", name.replace('/', "_")));
+        std::fs::write(&f, har_of(&entries)).unwrap();
+        ok(&run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", name]));
+    }
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let first = run_cli(h, &["snapshots", "merge", "--runs", "a", "b", "--into", "u"]);
+    ok(&first);
+    let log = stderr(&first);
+    for want in [
+        "[1/3] u/t1: 2 of 2 recording(s), 4 exchanges",
+        "[2/3] u/t2: 1 of 2 recording(s), 1 exchanges",
+        "[3/3] u/t3: 1 of 2 recording(s), 1 exchanges",
+        "3 task(s) (3 merged now, 0 before)",
+    ] {
+        assert!(log.contains(want), "{want:?} in:\n{log}");
+    }
+    let urls = |name: &str| -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&run_cli(h, &["snapshots", "show", name, "--json", "--limit", "100"])))
+                .unwrap();
+        v["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["request"]["url"].as_str().unwrap().into())
+            .collect()
+    };
+    assert_eq!(
+        urls("u/t1"),
+        ["https://s.test/1", "https://s.test/2", "https://s.test/1", "https://s.test/3"]
+    );
+    assert_eq!(urls("u/t3"), ["https://s.test/5"]);
+    let list = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(!list.contains("u/t1/misses"), "nested snapshots are not merged:\n{list}");
+
+    // A rerun (as after an interruption) skips what is merged.
+    let again = run_cli(h, &["snapshots", "merge", "--runs", "a", "b", "--into", "u"]);
+    ok(&again);
+    assert!(stderr(&again).contains("3 task(s) (0 merged now, 3 before)"), "{}", stderr(&again));
+
+    // Errors, each before anything is written.
+    for (args, says) in [
+        (vec!["--runs", "b", "a", "--into", "u"], "exists already"),
+        (vec!["--runs", "a", "nope", "--into", "v"], "no recording \"nope\""),
+        (vec!["--runs", "a/t1", "--into", "v"], "recording names"),
+        (vec!["--runs", "a", "--into", "v/x"], "names the new recording"),
+    ] {
+        let mut all = vec!["snapshots", "merge"];
+        all.extend(args.iter().copied());
+        let out = run_cli(h, &all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {says:?} in {}", stderr(&out));
+    }
+    assert_eq!(urls("u/t1")[0], "https://s.test/1");
+    let list = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(!list.contains("v/"), "nothing written by the refused merges:\n{list}");
 }

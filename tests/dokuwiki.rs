@@ -1,7 +1,9 @@
 //! Issue 22's real application: DokuWiki (Debian's, behind nginx over TLS and php-fpm) browsed by Chromium
 //! through `webfreeze record` in five steps (open the start page, follow a link, search with the wiki's form,
 //! log in, edit a page and preview it), then the app stopped and the same browse replayed twice through a
-//! sealed `webfreeze replay`: the same URL and page text at every step, nothing the pages needed missed.
+//! sealed `webfreeze replay`: the same URL and page text at every step, nothing the pages needed missed;
+//! then a third time a day later: the replay and Chromium both run under libfaketime a day ahead (the
+//! recording is a day old to both), with the same result.
 //!
 //! Finding, fixed: Chromium sends one `cookie` field per cookie over HTTP/2 and the proxy passed them on as
 //! separate `Cookie` lines to the HTTP/1.1 origin; nginx 1.22 hands PHP only the first, so the login cookie
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use chromiumoxide::Page;
 
-use crate::proxy_chromium::{launch, spki_of};
+use crate::proxy_chromium::{launch_env, spki_of};
 use crate::support::*;
 
 const PAGES: &[(&str, &str)] = &[
@@ -21,7 +23,7 @@ const PAGES: &[(&str, &str)] = &[
 ];
 
 /// Wait until the page's document is complete (bounded).
-async fn settled(page: &Page) {
+pub(crate) async fn settled(page: &Page) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let ready: String = page
@@ -39,7 +41,7 @@ async fn settled(page: &Page) {
 }
 
 /// Run `js` (which navigates) and wait for the next document.
-async fn navigate_by(page: &Page, js: &str) {
+pub(crate) async fn navigate_by(page: &Page, js: &str) {
     let before: String =
         page.evaluate("location.href + '#' + performance.timeOrigin").await.unwrap().into_value().unwrap();
     if let Err(e) = page.evaluate(js).await {
@@ -62,14 +64,25 @@ async fn navigate_by(page: &Page, js: &str) {
     settled(page).await;
 }
 
-/// The browse: (URL, visible text) after each step.
+/// The browse: (URL, visible text) after each step. `env`: the browser's extra environment (a moved
+/// clock); the browser's `Date.now()` is checked against `clock_ahead` before the browse.
 async fn browse(
     proxy: std::net::SocketAddr,
     home: &std::path::Path,
     profile: &std::path::Path,
+    env: &[(String, String)],
+    clock_ahead: Duration,
 ) -> Vec<(String, String)> {
-    let (mut browser, task) = launch(proxy, Some(&spki_of(home)), profile).await;
+    let (mut browser, task) = launch_env(Some(proxy), Some(&spki_of(home)), profile, env).await;
     let page = browser.new_page("about:blank").await.unwrap();
+    let browser_now: f64 = page.evaluate("Date.now()").await.unwrap().into_value().unwrap();
+    #[allow(clippy::disallowed_methods)] // the test checks the browser's clock against the real one
+    let real_now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let ahead = browser_now / 1000.0 - real_now.as_secs_f64();
+    assert!(
+        (ahead - clock_ahead.as_secs_f64()).abs() < 600.0,
+        "the browser's clock is {ahead:.0} s ahead of the real one, not {clock_ahead:?}"
+    );
     let mut seen = Vec::new();
     for js in [
         // Open the start page; follow a link; search with the wiki's own form; open the login form.
@@ -138,7 +151,7 @@ async fn dokuwiki_browse_with_login_and_edit_replays_with_the_same_url_and_text_
         format!("wiki.test:443:{}", wiki.addr),
     ];
     let mut rec = Webfreeze::spawn_with(h, &["record", "--snapshot", "wiki"], &reach);
-    let recorded = browse(rec.addr, h, &h.join("profile-rec")).await;
+    let recorded = browse(rec.addr, h, &h.join("profile-rec"), &[], Duration::ZERO).await;
     assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
     // What the browse saw is the wiki working: the link, the search hit, the login, the editor, the preview.
     let texts: Vec<&str> = recorded.iter().map(|(_, t)| t.as_str()).collect();
@@ -150,11 +163,26 @@ async fn dokuwiki_browse_with_login_and_edit_replays_with_the_same_url_and_text_
 
     wiki.stop();
     let report = h.join("report.json");
-    for round in 1..=2 {
-        let mut rep =
-            Webfreeze::spawn(h, &["replay", "--snapshot", "wiki", "--report", report.to_str().unwrap()]);
-        let replayed = browse(rep.addr, h, &h.join(format!("profile-rep-{round}"))).await;
+    // Twice now, then once a day later: the replay and the browser both run a day ahead (libfaketime),
+    // so every Date, cookie expiry and certificate the replay presents is a day after the recording.
+    const DAY: Duration = Duration::from_secs(86_400);
+    for (round, ahead) in [(1, Duration::ZERO), (2, Duration::ZERO), (3, DAY)] {
+        let env = if ahead.is_zero() { Vec::new() } else { faketime_env("+1d") };
+        let mut env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        env_refs.push(("RUST_LOG", "warn,webfreeze_replay=debug")); // one timestamped line per answer
+        let mut rep = Webfreeze::spawn_env(
+            h,
+            &["replay", "--snapshot", "wiki", "--report", report.to_str().unwrap()],
+            &env_refs,
+        );
+        let replayed = browse(rep.addr, h, &h.join(format!("profile-rep-{round}")), &env, ahead).await;
         assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+        if !ahead.is_zero() {
+            // The replay's own clock moved too: its log is stamped a day ahead.
+            let log = rep.stderr();
+            let first = log.lines().find(|l| l.contains(" replay ")).unwrap_or_default();
+            assert!(first.starts_with(&day_after_today()), "round {round}: not a day ahead: {first:?}");
+        }
         for (i, (r, p)) in recorded.iter().zip(&replayed).enumerate() {
             assert_eq!(p.0, r.0, "round {round}, step {}: URL", i + 1);
             assert_eq!(p.1, r.1, "round {round}, step {}: page text", i + 1);
@@ -168,4 +196,11 @@ async fn dokuwiki_browse_with_login_and_edit_replays_with_the_same_url_and_text_
             "round {round}: nothing the pages needed was missed: {render_misses:?}"
         );
     }
+}
+
+/// Tomorrow's date as the log's timestamps write it (`2026-11-26`).
+fn day_after_today() -> String {
+    #[allow(clippy::disallowed_methods)] // "a day later" is relative to the real clock
+    let t = time::OffsetDateTime::now_utc() + time::Duration::days(1);
+    t.format(time::macros::format_description!("[year]-[month]-[day]")).unwrap()
 }

@@ -321,6 +321,17 @@ fn demo_end_to_end_replay_equals_the_recording_and_the_drifted_web_does_not() {
     assert!(stdout.contains("at https://news.test/: the page changed"), "{stdout}");
     assert!(stdout.contains("+ [2]: <a> \"Chip plant to hire 2,000 workers\""), "{stdout}");
     assert!(drift_page.contains("cause: <b>drift"), "the HTML report names the cause");
+    // ... and, both runs having recorded, what changed on each flipped task's site (`snapshots diff`).
+    assert_eq!(
+        drift_page.matches("what changed on the site between the recordings").count(),
+        flips,
+        "a site diff per flipped task"
+    );
+    assert!(drift_page.contains("changed document <code>GET https://news.test/</code>"), "news front page");
+    assert!(
+        drift_page.contains("<span class=add>+ Chip plant to hire 2,000 workers</span>"),
+        "the changed headline in the site diff"
+    );
     // Issue 22: the success rate over the three runs, in time order (a drift curve), as a table and a plot.
     let runs = dir.join("runs");
     let curve_html = home.path().join("curve.html");

@@ -20,9 +20,26 @@ pub(crate) async fn launch_via(
     spki: Option<&str>,
     profile: &std::path::Path,
 ) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
+    launch_env(proxy, spki, profile, &[]).await
+}
+
+/// [`launch_via`], with the browser process started with extra environment variables (a moved clock:
+/// [`faketime_env`]). With variables, the browser binary itself is started, not Debian's launcher script.
+pub(crate) async fn launch_env(
+    proxy: Option<std::net::SocketAddr>,
+    spki: Option<&str>,
+    profile: &std::path::Path,
+    env: &[(String, String)],
+) -> (chromiumoxide::Browser, tokio::task::JoinHandle<()>) {
     use chromiumoxide::browser::BrowserConfig;
+    let mut exe = chromium_path();
+    let real = std::path::Path::new("/usr/lib/chromium/chromium");
+    if !env.is_empty() && exe == std::path::Path::new("/usr/bin/chromium") && real.exists() {
+        exe = real.to_path_buf();
+    }
     let mut b = BrowserConfig::builder()
-        .chrome_executable(chromium_path())
+        .envs(env.iter().cloned())
+        .chrome_executable(exe)
         .new_headless_mode()
         .no_sandbox()
         .respect_https_errors()

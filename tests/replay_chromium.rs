@@ -279,3 +279,133 @@ async fn proxy_get(addr: std::net::SocketAddr, path: &str) -> String {
     let body = s.send_request(req).await.unwrap().into_body().collect().await.unwrap().to_bytes();
     String::from_utf8(body.to_vec()).unwrap()
 }
+
+/// One step of the sign-in app's browse: the URL and the page's visible text once loaded.
+async fn app_step(page: &chromiumoxide::Page, js: &str) -> (String, String) {
+    crate::dokuwiki::navigate_by(page, js).await;
+    let text: String = page.evaluate("document.body.innerText").await.unwrap().into_value().unwrap();
+    (page.url().await.unwrap().unwrap_or_default(), text)
+}
+
+/// Open the sign-in page, sign in, open the account page, then the orders page.
+/// `env`: the browser's extra environment (a moved clock).
+async fn app_browse(
+    proxy: std::net::SocketAddr,
+    home: &std::path::Path,
+    env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) =
+        crate::proxy_chromium::launch_env(Some(proxy), Some(&spki_of(home)), profile.path(), env).await;
+    let page = browser.new_page("about:blank").await.unwrap();
+    let mut steps = Vec::new();
+    for js in [
+        "location.href = 'https://app.test/app/login'",
+        "document.getElementById('f').submit()",
+        "document.getElementById('next').click()",
+        "document.getElementById('next').click()",
+    ] {
+        steps.push(app_step(&page, js).await);
+    }
+    close(browser, task).await;
+    steps
+}
+
+/// The recorded exchanges each replayed request was answered from (`replay LAYER METHOD URL -> #SEQ`, the
+/// replay's debug log), sorted.
+fn served_seqs(stderr: &str) -> Vec<u64> {
+    let mut seqs: Vec<u64> = stderr
+        .lines()
+        .filter(|l| l.contains(" replay "))
+        .filter_map(|l| l.rsplit_once(" -> #")?.1.trim().parse().ok())
+        .collect();
+    seqs.sort_unstable();
+    seqs
+}
+
+/// Issue 22, part 1, end to end: a sign-in app whose session cookie (by header), preference cookie (by
+/// script), stylesheet and script (`max-age`) all live 8 seconds, browsed through `webfreeze record` and
+/// replayed, sealed with the app gone, after all those lifetimes have passed. At every step the replayed
+/// page equals the recorded one (still signed in, both cookies seen), and the replay answers exactly the
+/// requests the recording made, each recorded exchange once (the stylesheet and script fetched once and
+/// then cached, as while recording). The same a month later (the replay and Chromium a month ahead under
+/// libfaketime). The control: served as stored (`--no-refresh`), the same replay fetches the expired
+/// stylesheet and script again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_replayed_after_its_cookies_and_cache_expired_is_the_recorded_one() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (origin, reach) = https_origin(h, "app.test").await;
+    let mut rec = Webfreeze::spawn_with(h, &["record", "--snapshot", "app"], &reach);
+    let recorded = app_browse(rec.addr, h, &[]).await;
+    assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+    #[allow(clippy::disallowed_methods)] // the lifetimes run on the browser's real clock
+    let recorded_by = std::time::Instant::now();
+
+    // The recording itself saw the app working within the lifetimes: signed in, both cookies, and the
+    // stylesheet and script fetched once (then fresh in Chromium's cache).
+    for (url, text) in &recorded[2..] {
+        assert!(text.contains("Signed in as ann"), "{url}: {text}");
+        assert!(text.contains("sid=s-ann") && text.contains("pref=compact"), "{url}: {text}");
+    }
+    assert!(recorded[3].1.contains("Orders: kettle, teapot"), "{}", recorded[3].1);
+    let paths = origin.stats.paths.lock().unwrap().clone();
+    assert_eq!((paths.get("/app/s.css"), paths.get("/app/app.js")), (Some(&1), Some(&1)), "{paths:?}");
+    drop(origin);
+    let shown: serde_json::Value = serde_json::from_slice(
+        &run_cli(h, &["snapshots", "show", "app", "--json", "--limit", "1000"]).stdout,
+    )
+    .unwrap();
+    let xs = shown["exchanges"].as_array().unwrap();
+    let mut urls: Vec<String> = xs
+        .iter()
+        .map(|x| {
+            format!("{} {}", x["request"]["method"].as_str().unwrap(), x["request"]["url"].as_str().unwrap())
+        })
+        .collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [
+            "GET https://app.test/app/account",
+            "GET https://app.test/app/app.js",
+            "GET https://app.test/app/login",
+            "GET https://app.test/app/orders",
+            "GET https://app.test/app/s.css",
+            "POST https://app.test/app/login",
+        ],
+        "what the recording asked for"
+    );
+    let recorded_seqs: Vec<u64> = xs.iter().map(|x| x["seq"].as_u64().unwrap()).collect();
+
+    // Wait out every lifetime (cookies and max-age, LIFE_SECS each, all begun before the recording ended),
+    // with a second to spare: the premise of the test, not a synchronisation.
+    tokio::time::sleep_until((recorded_by + Duration::from_secs(LIFE_SECS + 1)).into()).await;
+
+    // Now; a month later (the replay and the browser a month ahead, libfaketime); the control.
+    for (extra, clock) in [(&[][..], None), (&[][..], Some("+30d")), (&["--no-refresh"][..], None)] {
+        let mut args = vec!["replay", "--snapshot", "app"];
+        args.extend_from_slice(extra);
+        let env = clock.map(faketime_env).unwrap_or_default();
+        let mut env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        env_refs.push(("RUST_LOG", "warn,webfreeze_replay=debug"));
+        let mut rep = Webfreeze::spawn_env(h, &args, &env_refs);
+        let replayed = app_browse(rep.addr, h, &env).await;
+        assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+        let served = served_seqs(&rep.stderr());
+        if extra.is_empty() {
+            for (i, (r, p)) in recorded.iter().zip(&replayed).enumerate() {
+                assert_eq!(
+                    p,
+                    r,
+                    "{clock:?}: step {}: the replayed URL and page text are the recorded ones",
+                    i + 1
+                );
+            }
+            assert_eq!(served, recorded_seqs, "{clock:?}: each recorded exchange served once, nothing else");
+        } else {
+            // The stylesheet and script, stale by their recorded Date, are asked for again.
+            assert!(served.len() > recorded_seqs.len(), "{extra:?}: {served:?} vs {recorded_seqs:?}");
+        }
+    }
+}

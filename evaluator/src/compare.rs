@@ -45,6 +45,9 @@ pub struct Side {
     pub failed: Vec<String>,
     /// Screenshot paths, relative to the run.
     pub screenshots: Vec<String>,
+    /// The snapshot the task recorded into or replayed (record and replay runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 /// A task whose verdict differs between the runs.
@@ -209,6 +212,7 @@ fn side(t: &Trajectory, success: bool) -> Side {
             .iter()
             .map(|s| format!("{}/{}", trajectory::run_dir::task_dir_name(&t.task_id), s.screenshot))
             .collect(),
+        snapshot: t.snapshot.clone(),
     }
 }
 
@@ -421,6 +425,24 @@ fn img(run: &Path, rel: &str) -> String {
 
 /// One self-contained HTML page (screenshots inlined).
 pub fn html(c: &Comparison) -> String {
+    html_with(c, &BTreeMap::new())
+}
+
+/// The flipped tasks whose two runs each recorded a snapshot, and two different ones: (task id, A's
+/// snapshot, B's). What changed on the site between them is [`html_with`]'s extra evidence.
+pub fn recorded_pairs(c: &Comparison) -> Vec<(String, String, String)> {
+    c.flips
+        .iter()
+        .filter_map(|f| match (&f.a.snapshot, &f.b.snapshot) {
+            (Some(a), Some(b)) if a != b => Some((f.id.clone(), a.clone(), b.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`html`], with an HTML fragment per flipped task (by id) shown under its evidence: what changed on
+/// the site between the two runs' recordings (`webfreeze snapshots diff`).
+pub fn html_with(c: &Comparison, site_diffs: &BTreeMap<String, String>) -> String {
     let (ra, rb) = (Path::new(&c.a), Path::new(&c.b));
     let mut rows = String::new();
     for (site, (a, b)) in &c.sites {
@@ -448,6 +470,15 @@ pub fn html(c: &Comparison) -> String {
             evidence.push('\n');
         }
         evidence.push_str("</pre></li>");
+        if let (Some(d), Some(a), Some(b)) = (site_diffs.get(&f.id), &f.a.snapshot, &f.b.snapshot) {
+            evidence.push_str(&format!(
+                "<li><details{open}><summary>what changed on the site between the recordings \
+                 (<code>snapshots diff {} {}</code>)</summary>{d}</details></li>",
+                esc(a),
+                esc(b),
+                open = if f.cause.kind == CauseKind::Drift { " open" } else { "" },
+            ));
+        }
         for (name, side) in [("A", &f.a), ("B", &f.b)] {
             for m in &side.misses {
                 evidence.push_str(&format!("<li>{name} replay miss: <code>{}</code></li>", esc(m)));
@@ -513,7 +544,7 @@ pub fn html(c: &Comparison) -> String {
          tr.total td{{font-weight:bold}}.ok{{color:#075}}.bad{{color:#b00}}code{{font-size:13px}}\
          section{{border-top:2px solid #ddd;margin-top:24px}}.grid{{display:grid;grid-template-columns:70px 1fr 1fr;gap:8px;align-items:start}}\
          .grid img{{width:100%;border:1px solid #ccc}}.head{{font-weight:bold}}.step{{color:#666}}figure{{margin:0}}figcaption{{font-size:12px;color:#666}}\
-         </style></head><body><h1>webfreeze: run comparison</h1>\
+         {SITE_DIFF_CSS}</style></head><body><h1>webfreeze: run comparison</h1>\
          <p>A = <code>{a}</code><br>B = <code>{b}</code></p>\
          <table><tr><th>site</th><th>A</th><th>B</th></tr>{rows}</table>\
          <p>Agreement <b>{agr:.1}%</b> over {n} paired tasks; Cohen's kappa <b>{kappa:.3}</b>; exact McNemar p = <b>{p:.4}</b> \
@@ -527,6 +558,90 @@ pub fn html(c: &Comparison) -> String {
         ao = c.pairs.a_only,
         bo = c.pairs.b_only,
         nf = c.flips.len(),
+    )
+}
+
+/// What changed between two recordings of a site, as an HTML fragment: the JSON `webfreeze snapshots diff
+/// --json` prints (documents and resources added, removed or changed, with each changed page's changed
+/// text lines), rendered for the comparison report and `snapshots diff --html`.
+pub fn site_diff_html(d: &serde_json::Value) -> String {
+    let list = |k: &str| d[k].as_array().cloned().unwrap_or_default();
+    let (docs, res) = (list("documents"), list("resources"));
+    let count = |v: &[serde_json::Value], kind: &str| v.iter().filter(|c| c["kind"] == kind).count();
+    let summary = |v: &[serde_json::Value]| {
+        format!(
+            "{} changed, {} added, {} removed",
+            count(v, "changed"),
+            count(v, "added"),
+            count(v, "removed")
+        )
+    };
+    let side = |x: &serde_json::Value| {
+        if x.is_null() {
+            "-".to_string()
+        } else {
+            format!("{} {} B", x["status"], x["size"])
+        }
+    };
+    let mut out = format!(
+        "<p>documents {}; resources {}; {} unchanged</p>",
+        summary(&docs),
+        summary(&res),
+        d["unchanged"].as_u64().unwrap_or(0)
+    );
+    for (what, v) in [("document", &docs), ("resource", &res)] {
+        if v.is_empty() {
+            continue;
+        }
+        out.push_str("<ul class=sitediff>");
+        for c in v {
+            let kind = c["kind"].as_str().unwrap_or("?");
+            out.push_str(&format!(
+                "<li class={kind}>{kind} {what} <code>{} {}</code> <small>({} &rarr; {})</small>",
+                esc(c["method"].as_str().unwrap_or("")),
+                esc(c["url"].as_str().unwrap_or("")),
+                side(&c["a"]),
+                side(&c["b"]),
+            ));
+            let lines: Vec<&str> = c["text_changes"]
+                .as_array()
+                .map(|l| l.iter().filter_map(|x| x.as_str()).collect())
+                .unwrap_or_default();
+            if !lines.is_empty() {
+                out.push_str("<pre class=textdiff>");
+                for l in &lines {
+                    let class = if l.starts_with('+') { "add" } else { "del" };
+                    out.push_str(&format!("<span class={class}>{}</span>\n", esc(l)));
+                }
+                let total = c["text_lines_changed"].as_u64().unwrap_or(lines.len() as u64);
+                if total > lines.len() as u64 {
+                    out.push_str(&format!("... {} more changed line(s)\n", total - lines.len() as u64));
+                }
+                out.push_str("</pre>");
+            } else if kind == "changed" && what == "document" {
+                out.push_str(" <small>(same visible text: markup, scripts or styles changed)</small>");
+            }
+            out.push_str("</li>");
+        }
+        out.push_str("</ul>");
+    }
+    out
+}
+
+/// The styles [`site_diff_html`]'s fragment uses.
+pub const SITE_DIFF_CSS: &str = "pre.textdiff{background:#f6f6f6;padding:6px 10px;margin:4px 0}\
+     pre.textdiff .add{color:#075}pre.textdiff .del{color:#b00}ul.sitediff li.added{color:#075}\
+     ul.sitediff li.removed{color:#b00}";
+
+/// `webfreeze snapshots diff A B --html`: the fragment as a page.
+pub fn site_diff_page(d: &serde_json::Value) -> String {
+    format!(
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>webfreeze snapshots diff</title><style>\
+         body{{font:15px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}}code{{font-size:13px}}\
+         {SITE_DIFF_CSS}</style></head><body><h1>What changed: <code>{}</code> &rarr; <code>{}</code></h1>{}</body></html>",
+        esc(d["a"].as_str().unwrap_or("")),
+        esc(d["b"].as_str().unwrap_or("")),
+        site_diff_html(d)
     )
 }
 

@@ -37,19 +37,30 @@ pub(crate) enum SnapshotsCmd {
         /// Changed text lines to show per page (0 for none).
         #[arg(long, default_value_t = 20)]
         lines: usize,
+        /// Also write the diff as an HTML page to this file.
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
     },
     /// Union several recordings of the same site (other models, other seeds, a human) into one frozen web:
     /// every exchange of the first snapshot, then of the next, and so on. Replay answers a request several
     /// of them recorded with the first one's responses first (then the next's); requests only the others
     /// recorded fill its gaps. Seed (clock, random) and recording name come from the first. Bodies are
     /// shared, not copied. Run again after an interruption, it replaces its unfinished result.
+    ///
+    /// With `--runs`, the names are whole recordings (`webfreeze run --mode record` names each task's
+    /// snapshot `RUN/TASK`): every task any of them recorded is merged into `INTO/TASK`, task by task (a
+    /// task only one of them recorded is copied). Run again after an interruption, it skips the tasks
+    /// already merged and redoes the one left unfinished.
     Merge {
-        /// The snapshots to merge, in order of precedence.
+        /// The snapshots (or, with --runs, recordings) to merge, in order of precedence.
         #[arg(required = true, num_args = 1..)]
         sources: Vec<String>,
-        /// The new snapshot.
+        /// The new snapshot (with --runs, the new recording).
         #[arg(long, value_name = "NAME")]
         into: String,
+        /// Merge whole recordings (`RUN/TASK` snapshots), task by task.
+        #[arg(long)]
+        runs: bool,
     },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {

@@ -1,6 +1,7 @@
 //! `webfreeze snapshots diff A B`: the comparison is `snapshots::diff`; this adds the text diff of each
 //! changed page (its visible text, line by line: `evaluator::compare::changed_lines`) and prints.
 
+use anyhow::Context as _;
 use serde_json::json;
 use snapshots::diff::{Change, ChangeKind, SnapshotDiff};
 use snapshots::Store;
@@ -49,29 +50,81 @@ fn side(c: &Change) -> String {
     format!("{} -> {}", s(c.a.as_ref()), s(c.b.as_ref()))
 }
 
-pub(crate) fn run(cfg: &Config, a: &str, b: &str, as_json: bool, lines: usize) -> anyhow::Result<()> {
+/// The diff as `--json` prints it (and the HTML reports render it): each changed document with at most
+/// `lines` of its changed text.
+pub(crate) fn diff_json(
+    store: &Store,
+    d: &SnapshotDiff,
+    a: &str,
+    b: &str,
+    lines: usize,
+) -> serde_json::Value {
+    let docs: Vec<serde_json::Value> = d
+        .documents
+        .iter()
+        .map(|c| {
+            let mut v = serde_json::to_value(c).unwrap_or_default();
+            if c.kind == ChangeKind::Changed {
+                let (text, total) = text_changes(store, c, lines);
+                v["text_changes"] = json!(text);
+                v["text_lines_changed"] = json!(total);
+            }
+            v
+        })
+        .collect();
+    json!({"a": a, "b": b, "documents": docs, "resources": d.resources, "unchanged": d.unchanged})
+}
+
+/// What changed on the site between the two recordings of each flipped task of a comparison whose runs
+/// recorded snapshots in `store_dir` (task id -> HTML fragment). Tasks whose snapshots are not there are
+/// left out, with a note on stderr.
+pub(crate) fn flip_diffs(
+    store_dir: &std::path::Path,
+    c: &evaluator::compare::Comparison,
+) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let pairs = evaluator::compare::recorded_pairs(c);
+    if pairs.is_empty() {
+        return out;
+    }
+    let store = match Store::open_read_only(store_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "note: no site diffs in the report: cannot open the store {}: {e}",
+                store_dir.display()
+            );
+            return out;
+        }
+    };
+    for (id, a, b) in pairs {
+        match snapshots::diff::diff(&store, &a, &store, &b) {
+            Ok(d) => {
+                out.insert(id, evaluator::compare::site_diff_html(&diff_json(&store, &d, &a, &b, 20)));
+            }
+            Err(e) => eprintln!("note: no site diff for {id}: {e}"),
+        }
+    }
+    out
+}
+
+pub(crate) fn run(
+    cfg: &Config,
+    a: &str,
+    b: &str,
+    as_json: bool,
+    lines: usize,
+    html: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let store = Store::open_read_only(&cfg.store)?;
     let d: SnapshotDiff = snapshots::diff::diff(&store, a, &store, b)?;
+    if let Some(p) = html {
+        let page = evaluator::compare::site_diff_page(&diff_json(&store, &d, a, b, lines));
+        std::fs::write(p, page).with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("wrote {}", p.display());
+    }
     if as_json {
-        let docs: Vec<serde_json::Value> = d
-            .documents
-            .iter()
-            .map(|c| {
-                let mut v = serde_json::to_value(c).unwrap_or_default();
-                if c.kind == ChangeKind::Changed {
-                    let (text, total) = text_changes(&store, c, lines);
-                    v["text_changes"] = json!(text);
-                    v["text_lines_changed"] = json!(total);
-                }
-                v
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "a": a, "b": b, "documents": docs, "resources": d.resources, "unchanged": d.unchanged,
-            }))?
-        );
+        println!("{}", serde_json::to_string_pretty(&diff_json(&store, &d, a, b, lines))?);
         return Ok(());
     }
     println!(

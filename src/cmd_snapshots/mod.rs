@@ -14,7 +14,7 @@ use crate::cli::{ExportFormat, SnapshotsCmd};
 use crate::config::Config;
 use crate::output;
 
-mod diff;
+pub(crate) mod diff;
 mod transfer;
 
 use transfer::{export, import};
@@ -24,8 +24,11 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::List { json } => list(cfg, json),
         SnapshotsCmd::Show { name, json, limit } => show(cfg, &name, json, limit),
         SnapshotsCmd::Verify { name, json } => verify(cfg, name.as_deref(), json),
-        SnapshotsCmd::Diff { a, b, json, lines } => diff::run(cfg, &a, &b, json, lines),
-        SnapshotsCmd::Merge { sources, into } => merge(cfg, &sources, &into),
+        SnapshotsCmd::Diff { a, b, json, lines, html } => {
+            diff::run(cfg, &a, &b, json, lines, html.as_deref())
+        }
+        SnapshotsCmd::Merge { sources, into, runs: false } => merge(cfg, &sources, &into),
+        SnapshotsCmd::Merge { sources, into, runs: true } => merge_runs(cfg, &sources, &into),
         SnapshotsCmd::Gc { json } => gc(cfg, json),
         SnapshotsCmd::Rm { name } => rm(cfg, &name),
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),
@@ -222,30 +225,131 @@ fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
-    let store = open_rw(cfg)?;
-    let from = sources.join("\n");
-    if let Ok(m) = store.manifest(into) {
-        let same_merge = m.labels.get(snapshots::MERGED_FROM_LABEL) == Some(&from);
-        let unfinished =
-            matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
-        if !(same_merge && unfinished) {
-            anyhow::bail!("snapshot {into:?} exists already; pick another --into or `webfreeze snapshots rm {into}` first");
+/// What is at a merge's destination already.
+enum MergeTarget {
+    /// Nothing: merge.
+    Free,
+    /// The same merge finished it: nothing to do.
+    Done,
+    /// The same merge left it unfinished: remove it and merge again.
+    Unfinished(u64),
+}
+
+/// Whether `sources` may be merged into `into`: an existing `into` is an error unless this same merge
+/// made it.
+fn merge_target(store: &Store, sources: &[String], into: &str) -> anyhow::Result<MergeTarget> {
+    let Ok(m) = store.manifest(into) else { return Ok(MergeTarget::Free) };
+    let same_merge = m.labels.get(snapshots::MERGED_FROM_LABEL) == Some(&sources.join("\n"));
+    let unfinished =
+        matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
+    match (same_merge, unfinished) {
+        (true, true) => Ok(MergeTarget::Unfinished(m.counts.exchanges)),
+        (true, false) => Ok(MergeTarget::Done),
+        (false, _) => anyhow::bail!(
+            "snapshot {into:?} exists already; pick another --into or `webfreeze snapshots rm {into}` first"
+        ),
+    }
+}
+
+/// Merge `sources` into `into` (its target checked by [`merge_target`]); the merged manifest, or None
+/// when the same merge had finished it already.
+fn merge_into(store: &Store, sources: &[String], into: &str) -> anyhow::Result<Option<snapshots::Manifest>> {
+    match merge_target(store, sources, into)? {
+        MergeTarget::Done => return Ok(None),
+        MergeTarget::Unfinished(n) => {
+            eprintln!("note: replacing {into:?}, left unfinished ({n} exchanges) by the same merge");
+            store.remove(into)?;
         }
-        eprintln!(
-            "note: replacing {into:?}, left unfinished ({} exchanges) by the same merge",
-            m.counts.exchanges
-        );
-        store.remove(into)?;
+        MergeTarget::Free => {}
     }
     let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     let m = store.merge_snapshots(&refs, into, Default::default())?;
     store.flush()?;
+    Ok(Some(m))
+}
+
+fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    match merge_into(&store, sources, into)? {
+        Some(m) => eprintln!(
+            "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
+            sources.len(),
+            m.counts.exchanges,
+            m.state
+        ),
+        // A sealed snapshot is never replaced, not even by the merge that made it.
+        None => bail!(
+            "snapshot {into:?} exists already (this same merge, finished); pick another --into or `webfreeze snapshots rm {into}` first"
+        ),
+    }
+    Ok(())
+}
+
+/// `merge --runs`: the task snapshots (`RUN/TASK`) of each recording, by task, in the order given.
+fn run_tasks(
+    names: &[String],
+    runs: &[String],
+) -> anyhow::Result<std::collections::BTreeMap<String, Vec<String>>> {
+    let mut tasks: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for run in runs {
+        let prefix = format!("{run}/");
+        let mut found = 0;
+        for name in names {
+            // Direct children only: `RUN/TASK/misses` (a replay's overlay) is merged by name.
+            let Some(task) = name.strip_prefix(&prefix).filter(|t| !t.is_empty() && !t.contains('/')) else {
+                continue;
+            };
+            tasks.entry(task.to_string()).or_default().push(name.clone());
+            found += 1;
+        }
+        if found == 0 {
+            anyhow::bail!(
+                "no recording {run:?} in the store: no snapshot is named {run}/TASK (`webfreeze snapshots list` shows what there is)"
+            );
+        }
+    }
+    Ok(tasks)
+}
+
+fn merge_runs(cfg: &Config, runs: &[String], into: &str) -> anyhow::Result<()> {
+    if let Some(r) = runs.iter().find(|r| r.is_empty() || r.contains('/')) {
+        anyhow::bail!("--runs takes recording names (the RUN of RUN/TASK snapshots), not {r:?}");
+    }
+    if into.is_empty() || into.contains('/') {
+        anyhow::bail!(
+            "--into with --runs names the new recording (its tasks become {into}/TASK), not {into:?}"
+        );
+    }
+    let store = open_rw(cfg)?;
+    let names: Vec<String> = store.manifests()?.into_iter().map(|m| m.name).collect();
+    let tasks = run_tasks(&names, runs)?;
+    // Every destination is checked before anything is written.
+    for (task, sources) in &tasks {
+        merge_target(&store, sources, &format!("{into}/{task}"))?;
+    }
+    let (mut merged, mut done, n) = (0, 0, tasks.len());
+    for (i, (task, sources)) in tasks.iter().enumerate() {
+        let dest = format!("{into}/{task}");
+        match merge_into(&store, sources, &dest)? {
+            Some(m) => {
+                merged += 1;
+                eprintln!(
+                    "[{}/{n}] {dest}: {} of {} recording(s), {} exchanges",
+                    i + 1,
+                    sources.len(),
+                    runs.len(),
+                    m.counts.exchanges
+                );
+            }
+            None => {
+                done += 1;
+                eprintln!("[{}/{n}] {dest}: merged already", i + 1);
+            }
+        }
+    }
     eprintln!(
-        "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
-        sources.len(),
-        m.counts.exchanges,
-        m.state
+        "merged {} recording(s) into {into:?}: {n} task(s) ({merged} merged now, {done} before)",
+        runs.len()
     );
     Ok(())
 }

@@ -21,6 +21,10 @@ pub(crate) fn bin() -> &'static str {
 impl Webfreeze {
     /// Run `webfreeze ARGS --listen 127.0.0.1:0` with WEBFREEZE_HOME=home and wait for `listening on`.
     pub(crate) fn spawn(home: &Path, args: &[&str]) -> Webfreeze {
+        Self::spawn_cmd(home, args, &[])
+    }
+
+    fn spawn_cmd(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Webfreeze {
         let stderr_path = home.join(format!(
             "stderr-{}.log",
             args.join("_").replace(['/', ':', '.'], "_").chars().take(60).collect::<String>()
@@ -30,6 +34,7 @@ impl Webfreeze {
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .env("WEBFREEZE_HOME", home)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -48,6 +53,11 @@ impl Webfreeze {
             .parse()
             .unwrap();
         Webfreeze { child, addr, home: home.to_path_buf(), stderr_path }
+    }
+
+    /// Like [`Webfreeze::spawn`], with extra environment variables for the child.
+    pub(crate) fn spawn_env(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Webfreeze {
+        Self::spawn_cmd(home, args, env)
     }
 
     /// Like [`Webfreeze::spawn`], with extra owned arguments (e.g. from [`https_origin`]).
@@ -167,4 +177,26 @@ pub(crate) fn test_python() -> PathBuf {
     std::env::var_os("WEBFREEZE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".pyenv/versions/3.13.0/bin/python")
     })
+}
+
+/// The environment that runs a program `offset` ahead of (or behind) the real clock: libfaketime
+/// (Debian's `faketime`), wall clock only (`CLOCK_MONOTONIC` stays real, so timers and timeouts do), with
+/// the setting Chromium needs to run under it (`FAKETIME_FORCE_MONOTONIC_FIX=0`; without it, Chromium 156
+/// hangs before its first page). `offset` is libfaketime's: `+1d`, `-2h`.
+pub(crate) fn faketime_env(offset: &str) -> Vec<(String, String)> {
+    let lib = Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+    assert!(
+        lib.exists(),
+        "{} is missing: install Debian's faketime (`apt-get install faketime`; scripts/test.sh does)",
+        lib.display()
+    );
+    [
+        ("LD_PRELOAD", lib.to_str().unwrap()),
+        ("FAKETIME", offset),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ("FAKETIME_FORCE_MONOTONIC_FIX", "0"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }

@@ -77,6 +77,8 @@ pub(crate) struct OriginStats {
     pub release: Notify,
     /// Shown by the dynamic site's pages: a "changed origin" bumps it.
     pub generation: AtomicUsize,
+    /// Requests per path, for the paths that count them (the sign-in app under `/app/`).
+    pub paths: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 /// A value that differs on every call (server timestamps and random ids of the dynamic site).
@@ -203,6 +205,9 @@ impl Drop for DropFlag {
 
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
+    if req.uri().path().starts_with("/app/") {
+        return super::login_app::app_route(req, &stats).await;
+    }
     if req.uri().path().starts_with("/site/") {
         if let Some(r) = site_route(req, &stats).await {
             return r;

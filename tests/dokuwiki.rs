@@ -3,7 +3,9 @@
 //! log in, edit a page and preview it), then the app stopped and the same browse replayed twice through a
 //! sealed `webfreeze replay`: the same URL and page text at every step, nothing the pages needed missed;
 //! then a third time a day later: the replay and Chromium both run under libfaketime a day ahead (the
-//! recording is a day old to both), with the same result.
+//! recording is a day old to both), with the same result. And the same browse by the agent: recorded by
+//! `webfreeze run --mode record` (a fake model reading the accessibility tree) and replayed twice by
+//! `run --mode replay`: the same URL and page at every step.
 //!
 //! Finding, fixed: Chromium sends one `cookie` field per cookie over HTTP/2 and the proxy passed them on as
 //! separate `Cookie` lines to the HTTP/1.1 origin; nginx 1.22 hands PHP only the first, so the login cookie
@@ -203,4 +205,129 @@ fn day_after_today() -> String {
     #[allow(clippy::disallowed_methods)] // "a day later" is relative to the real clock
     let t = time::OffsetDateTime::now_utc() + time::Duration::days(1);
     t.format(time::macros::format_description!("[year]-[month]-[day]")).unwrap()
+}
+
+/// The id of the first line of an accessibility tree that has `role 'name'`.
+fn id_of(tree: &str, role_name: &str) -> u32 {
+    let line = tree
+        .lines()
+        .find(|l| l.contains(role_name))
+        .unwrap_or_else(|| panic!("no {role_name:?} in the observation:\n{tree}"));
+    let l = line.trim_start();
+    l[1..l.find(']').unwrap()].parse().unwrap_or_else(|_| panic!("no id on {line:?}"))
+}
+
+fn wa_reply(a: &str) -> Reply {
+    Reply::Text(format!("Let's think step-by-step. In summary, the next action I will perform is ```{a}```"))
+}
+
+/// The same browse by the agent: `webfreeze run --mode record` (WebArena's action space over the
+/// accessibility tree) with a fake model that reads the tree it is sent: follow a link, search with the
+/// wiki's form, open the login form, log in, open the editor, type and preview. Then, the app stopped,
+/// `run --mode replay --policy trajectory:` twice: at every step the URL and the page (its accessibility
+/// tree, the text the model read) are the recorded ones, and nothing the page needed missed. (Screenshots
+/// are not compared: in about one step of nine per replay, a few pixels of DokuWiki's page-tool icons
+/// differ with paint timing, while the page is the same.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
+    use trajectory::{Outcome, RunDir};
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES));
+    let tasks = h.join("tasks.json");
+    let task = serde_json::json!([{
+        "sites": ["wiki"], "task_id": 1, "require_login": false, "storage_state": null,
+        "start_url": "https://wiki.test/doku.php?id=start", "geolocation": null,
+        "intent": "Add 'It now comes in red.' to the kettles page and preview it.", "require_reset": false,
+        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["previewed"]},
+                 "reference_url": "", "program_html": []},
+    }]);
+    std::fs::write(&tasks, task.to_string()).unwrap();
+    let llm = FakeLlm::start(move |body| {
+        let obs = last_user_text(body);
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        match turn {
+            0 => wa_reply(&format!("click [{}]", id_of(&obs, "link 'kettles'"))),
+            1 => {
+                assert!(obs.contains("The Blue Kettle costs 24.00"), "{obs}");
+                wa_reply(&format!("type [{}] [teapot] [1]", id_of(&obs, "textbox '[F]'")))
+            }
+            2 => {
+                assert!(obs.contains("teapots"), "search found the page: {obs}");
+                wa_reply("goto [https://wiki.test/doku.php?id=kettles&do=login]")
+            }
+            3 => wa_reply(&format!("type [{}] [{WIKI_USER}] [0]", id_of(&obs, "textbox 'Username'"))),
+            4 => wa_reply(&format!("type [{}] [{WIKI_PASSWORD}] [1]", id_of(&obs, "textbox 'Password'"))),
+            5 => {
+                assert!(obs.contains("Log Out"), "logged in: {obs}");
+                wa_reply("goto [https://wiki.test/doku.php?id=kettles&do=edit]")
+            }
+            6 => wa_reply(&format!("type [{}] [It now comes in red.] [0]", id_of(&obs, "textbox '"))),
+            7 => wa_reply(&format!("click [{}]", id_of(&obs, "button 'Preview'"))),
+            _ => {
+                assert!(obs.contains("It now comes in red."), "the preview shows the edit: {obs}");
+                wa_reply("stop [previewed]")
+            }
+        }
+    })
+    .await;
+    let reach = [
+        "--upstream-ca".to_string(),
+        wiki.ca_file.display().to_string(),
+        "--resolve".to_string(),
+        format!("wiki.test:443:{}", wiki.addr),
+    ];
+    let run = |mode: &str, policy: &str, out: &std::path::Path| {
+        let mut a = strs(&[
+            "run",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--mode",
+            mode,
+            "--policy",
+            policy,
+            "--out",
+            out.to_str().unwrap(),
+            "--settle-ms",
+            "300",
+            "--max-steps",
+            "12",
+        ]);
+        if mode == "record" {
+            // The accessibility tree holds what is in the viewport, and DokuWiki's script scrolls to the
+            // editor when it focuses it, by a row more or less with the timing of its toolbar: a window
+            // tall enough for every page keeps the observation whole (the replay reads it from the run).
+            a.extend(strs(&["--window", "1024x2400"]));
+            a.extend(strs(&["--action-space", "webarena", "--observation", "axtree", "--api-base"]));
+            a.push(llm.api_base());
+            a.extend(reach.iter().cloned());
+        }
+        a
+    };
+    let key = vec![("OPENAI_API_KEY".to_string(), "k".to_string())];
+    let rec = h.join("rec");
+    let out = cli(h, run("record", "llm", &rec), key).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    llm.check();
+    let t = RunDir::new(&rec).task("1").read_trajectory().unwrap().unwrap();
+    assert_eq!((t.outcome, t.answer.as_deref()), (Outcome::Answered, Some("previewed")), "{t:?}");
+    assert_eq!(t.steps.len(), 9, "{:?}", t.steps.iter().map(|s| &s.action).collect::<Vec<_>>());
+    assert!(t.steps.iter().all(|s| s.error.is_none()), "{:?}", t.steps);
+
+    wiki.stop();
+    let policy = format!("trajectory:{}", rec.display());
+    for round in 1..=2 {
+        let out_dir = h.join(format!("rep{round}"));
+        let out = cli(h, run("replay", &policy, &out_dir), vec![]).await;
+        assert!(out.status.success(), "replay {round}: {}", String::from_utf8_lossy(&out.stderr));
+        let r = RunDir::new(&out_dir).task("1").read_trajectory().unwrap().unwrap();
+        assert_eq!((r.outcome, &r.answer), (Outcome::Answered, &t.answer), "round {round}");
+        assert_eq!(r.steps.len(), t.steps.len(), "round {round}");
+        for (a, b) in t.steps.iter().zip(&r.steps) {
+            assert!(b.reproduced.as_ref().is_some_and(|x| x.url), "round {round}, step {}", a.n);
+            assert_eq!(b.url_after, a.url_after, "round {round}, step {}: URL", a.n);
+            assert_eq!(b.elements, a.elements, "round {round}, step {}: the page the model read", a.n);
+            assert_eq!(b.proxy.render_missed, 0, "round {round}, step {}: {:?}", a.n, b.proxy.miss_urls);
+        }
+    }
 }

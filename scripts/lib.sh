@@ -77,7 +77,7 @@ prune_target() {
     local target="${CARGO_TARGET_DIR:-$ROOT/target}" avail_kb
     [ -d "$target" ] || return 0
     avail_kb="$(df -Pk "$target" | awk 'NR == 2 { print $4 }')"
-    if [ "${avail_kb:-0}" -lt $((${WEBFREEZE_PRUNE_BELOW_GB:-20} * 1024 * 1024)) ]; then
+    if [ "${avail_kb:-0}" -lt $((${WEBFREEZE_PRUNE_BUILD_BELOW_GB:-20} * 1024 * 1024)) ]; then
         log "only $((avail_kb / 1024 / 1024)) GiB free under $target: removing build outputs untouched for a day"
         local dir
         for dir in "$target" "$target-fuzz"; do  # scripts/fuzz.sh builds into the second

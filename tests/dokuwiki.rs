@@ -207,20 +207,6 @@ fn day_after_today() -> String {
     t.format(time::macros::format_description!("[year]-[month]-[day]")).unwrap()
 }
 
-/// The id of the first line of an accessibility tree that has `role 'name'`.
-fn id_of(tree: &str, role_name: &str) -> u32 {
-    let line = tree
-        .lines()
-        .find(|l| l.contains(role_name))
-        .unwrap_or_else(|| panic!("no {role_name:?} in the observation:\n{tree}"));
-    let l = line.trim_start();
-    l[1..l.find(']').unwrap()].parse().unwrap_or_else(|_| panic!("no id on {line:?}"))
-}
-
-fn wa_reply(a: &str) -> Reply {
-    Reply::Text(format!("Let's think step-by-step. In summary, the next action I will perform is ```{a}```"))
-}
-
 /// The same browse by the agent: `webfreeze run --mode record` (WebArena's action space over the
 /// accessibility tree) with a fake model that reads the tree it is sent: follow a link, search with the
 /// wiki's form, open the login form, log in, open the editor, type and preview. Then, the app stopped,
@@ -247,26 +233,28 @@ async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
         let obs = last_user_text(body);
         let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
         match turn {
-            0 => wa_reply(&format!("click [{}]", id_of(&obs, "link 'kettles'"))),
+            0 => webarena_reply(&format!("click [{}]", id_of(&obs, "link 'kettles'"))),
             1 => {
                 assert!(obs.contains("The Blue Kettle costs 24.00"), "{obs}");
-                wa_reply(&format!("type [{}] [teapot] [1]", id_of(&obs, "textbox '[F]'")))
+                webarena_reply(&format!("type [{}] [teapot] [1]", id_of(&obs, "textbox '[F]'")))
             }
             2 => {
                 assert!(obs.contains("teapots"), "search found the page: {obs}");
-                wa_reply("goto [https://wiki.test/doku.php?id=kettles&do=login]")
+                webarena_reply("goto [https://wiki.test/doku.php?id=kettles&do=login]")
             }
-            3 => wa_reply(&format!("type [{}] [{WIKI_USER}] [0]", id_of(&obs, "textbox 'Username'"))),
-            4 => wa_reply(&format!("type [{}] [{WIKI_PASSWORD}] [1]", id_of(&obs, "textbox 'Password'"))),
+            3 => webarena_reply(&format!("type [{}] [{WIKI_USER}] [0]", id_of(&obs, "textbox 'Username'"))),
+            4 => {
+                webarena_reply(&format!("type [{}] [{WIKI_PASSWORD}] [1]", id_of(&obs, "textbox 'Password'")))
+            }
             5 => {
                 assert!(obs.contains("Log Out"), "logged in: {obs}");
-                wa_reply("goto [https://wiki.test/doku.php?id=kettles&do=edit]")
+                webarena_reply("goto [https://wiki.test/doku.php?id=kettles&do=edit]")
             }
-            6 => wa_reply(&format!("type [{}] [It now comes in red.] [0]", id_of(&obs, "textbox '"))),
-            7 => wa_reply(&format!("click [{}]", id_of(&obs, "button 'Preview'"))),
+            6 => webarena_reply(&format!("type [{}] [It now comes in red.] [0]", id_of(&obs, "textbox '"))),
+            7 => webarena_reply(&format!("click [{}]", id_of(&obs, "button 'Preview'"))),
             _ => {
                 assert!(obs.contains("It now comes in red."), "the preview shows the edit: {obs}");
-                wa_reply("stop [previewed]")
+                webarena_reply("stop [previewed]")
             }
         }
     })

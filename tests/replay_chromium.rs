@@ -330,7 +330,8 @@ fn served_seqs(stderr: &str) -> Vec<u64> {
 /// requests the recording made, each recorded exchange once (the stylesheet and script fetched once and
 /// then cached, as while recording). The same a month later (the replay and Chromium a month ahead under
 /// libfaketime). The control: served as stored (`--no-refresh`), the same replay fetches the expired
-/// stylesheet and script again.
+/// stylesheet and script again. And a non-browser client (Python's cookie jar) signing in on the replay
+/// keeps the session cookie, which it drops when served as stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_replayed_after_its_cookies_and_cache_expired_is_the_recorded_one() {
     let home = tempfile::tempdir().unwrap();
@@ -408,4 +409,40 @@ async fn a_sign_in_replayed_after_its_cookies_and_cache_expired_is_the_recorded_
             assert!(served.len() > recorded_seqs.len(), "{extra:?}: {served:?} vs {recorded_seqs:?}");
         }
     }
+
+    // A client that is not a browser (Python's own cookie jar, as a harness's `requests` has) signs in
+    // on the same replay: it keeps the session cookie only because the replay shifted its `Expires` (the
+    // jar measures it against the real clock, not the response's `Date`); served as stored, it drops it.
+    for (extra, kept) in [(&[][..], true), (&["--no-refresh"][..], false)] {
+        let mut args = vec!["replay", "--snapshot", "app"];
+        args.extend_from_slice(extra);
+        let rep = Webfreeze::spawn(h, &args);
+        let jar = python_sign_in(rep.addr, &rep.ca_pem_path());
+        assert_eq!(jar.contains("sid=s-ann"), kept, "{extra:?}: the cookie jar after signing in: {jar}");
+    }
+}
+
+/// Sign in to the app through the proxy at `proxy` with Python's urllib and `http.cookiejar` (the CA
+/// trusted from `ca`); the jar's cookies, `name=value` per line.
+fn python_sign_in(proxy: std::net::SocketAddr, ca: &std::path::Path) -> String {
+    let script = r#"
+import http.cookiejar, ssl, sys, urllib.request
+proxy, ca = sys.argv[1], sys.argv[2]
+jar = http.cookiejar.CookieJar()
+opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({"https": proxy}),
+    urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca)),
+    urllib.request.HTTPCookieProcessor(jar),
+)
+opener.open("https://app.test/app/login").read()
+opener.open(urllib.request.Request("https://app.test/app/login", data=b"user=ann",
+    headers={"content-type": "application/x-www-form-urlencoded"})).read()
+print("\n".join(f"{c.name}={c.value}" for c in jar))
+"#;
+    let out = std::process::Command::new(test_python())
+        .args(["-c", script, &format!("http://{proxy}"), ca.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -14,16 +14,6 @@ use trajectory::{Outcome, RunDir};
 
 use crate::support::*;
 
-/// The id of the first line of an accessibility tree that has `role 'name'`.
-fn id_of(tree: &str, role_name: &str) -> u32 {
-    let line = tree
-        .lines()
-        .find(|l| l.contains(role_name))
-        .unwrap_or_else(|| panic!("no {role_name:?} in the observation:\n{tree}"));
-    let l = line.trim_start();
-    l[1..l.find(']').unwrap()].parse().unwrap_or_else(|_| panic!("no id on {line:?}"))
-}
-
 fn task_file(dir: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(dir.join("gold")).unwrap();
     std::fs::write(dir.join("gold/red-mug.png"), demo::product_photo_of("red-mug").unwrap()).unwrap();
@@ -49,10 +39,6 @@ fn task_file(dir: &Path) -> std::path::PathBuf {
     let f = dir.join("tasks.json");
     std::fs::write(&f, tasks.to_string()).unwrap();
     f
-}
-
-fn reply(a: &str) -> Reply {
-    Reply::Text(format!("Let's think step-by-step. In summary, the next action I will perform is ```{a}```"))
 }
 
 fn run_args(tasks: &Path, mode: &str, policy: &str, out: &Path, extra: &[&str]) -> Vec<String> {
@@ -103,32 +89,32 @@ async fn webarena_actions_tabs_and_axtree_record_score_and_replay() {
                     obs.contains("OBJECTIVE: How many Red Mugs") && obs.contains("PREVIOUS ACTION: None"),
                     "{obs}"
                 );
-                reply(&format!("click [{}]", id_of(&obs, "link 'Weather desk'")))
+                webarena_reply(&format!("click [{}]", id_of(&obs, "link 'Weather desk'")))
             }
             1 => {
                 // The target=_blank link opened a third tab, which has the focus.
                 assert!(obs.contains("Tab 2 (current): October heat record broken"), "{obs}");
-                reply("tab_focus [1]")
+                webarena_reply("tab_focus [1]")
             }
             2 => {
                 assert!(obs.contains("Tab 1 (current): Demo Shop"), "{obs}");
-                reply(&format!("type [{}] [mug] [0]", id_of(&obs, "searchbox 'Search'")))
+                webarena_reply(&format!("type [{}] [mug] [0]", id_of(&obs, "searchbox 'Search'")))
             }
             3 => {
                 assert!(!obs.contains("result(s) for"), "no Enter yet: {obs}");
-                reply("press [Enter]")
+                webarena_reply("press [Enter]")
             }
             4 => {
                 assert!(obs.contains("1 result(s) for \"mug\""), "{obs}");
-                reply("goto [https://shop.test/product/red-mug]")
+                webarena_reply("goto [https://shop.test/product/red-mug]")
             }
             5 => {
                 assert!(!obs.contains("Only 7 left"), "{obs}");
-                reply(&format!("hover [{}]", id_of(&obs, "link 'In stock'")))
+                webarena_reply(&format!("hover [{}]", id_of(&obs, "link 'In stock'")))
             }
             _ => {
                 assert!(obs.contains("StaticText 'Only 7 left'"), "{obs}");
-                reply("stop [Only 7 left]")
+                webarena_reply("stop [Only 7 left]")
             }
         }
     })
@@ -242,10 +228,10 @@ async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
             // (the search box is the page's first mark), the others none.
             assert!(obs.contains("\t[0] searchbox 'Search'"), "{obs}");
             assert!(obs.contains("heading 'Demo Shop'") && !obs.contains("] heading 'Demo Shop'"), "{obs}");
-            reply("type [0] [mug] [1]")
+            webarena_reply("type [0] [mug] [1]")
         } else {
             assert!(obs.contains("1 result(s) for \"mug\""), "{obs}");
-            reply("stop [Red Mug]")
+            webarena_reply("stop [Red Mug]")
         }
     })
     .await;
@@ -430,17 +416,17 @@ async fn clear_and_upload_then_compare() {
         match turn {
             0 => {
                 assert!(obs.contains("[4]: <input type=file>"), "{obs}");
-                reply("type [1] [draft title] [0]")
+                webarena_reply("type [1] [draft title] [0]")
             }
             1 => {
                 assert!(obs.contains("[1]: <input> \"draft title\""), "{obs}");
-                reply("clear [1]")
+                webarena_reply("clear [1]")
             }
-            2 => reply(&upload),
-            3 => reply("clear [3]"), // a button: refused with a reason, the run goes on
+            2 => webarena_reply(&upload),
+            3 => webarena_reply("clear [3]"), // a button: refused with a reason, the run goes on
             _ => {
                 assert!(obs.contains("is a <button>, not a text field"), "{obs}");
-                reply("stop []")
+                webarena_reply("stop []")
             }
         }
     })

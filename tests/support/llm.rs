@@ -175,3 +175,20 @@ pub(crate) fn image_count(body: &serde_json::Value) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// The id of the first line of an accessibility-tree observation that has `role 'name'`.
+pub(crate) fn id_of(tree: &str, role_name: &str) -> u32 {
+    let line = tree
+        .lines()
+        .find(|l| l.contains(role_name))
+        .unwrap_or_else(|| panic!("no {role_name:?} in the observation:\n{tree}"));
+    let l = line.trim_start();
+    l[1..l.find(']').unwrap()].parse().unwrap_or_else(|_| panic!("no id on {line:?}"))
+}
+
+/// A reply in WebArena's format: reasoning, then the action in a code span.
+pub(crate) fn webarena_reply(action: &str) -> Reply {
+    Reply::Text(format!(
+        "Let's think step-by-step. In summary, the next action I will perform is ```{action}```"
+    ))
+}

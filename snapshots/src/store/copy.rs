@@ -10,6 +10,20 @@ use crate::kv::Table;
 use crate::StoreError;
 
 impl Store {
+    /// A snapshot to read whole (copy, merge): its manifest, checked, refused while it is being written.
+    fn finished_source(&self, name: &str, refused: &'static str) -> Result<Manifest, StoreError> {
+        let m = self.manifest(name)?;
+        self.check_snapshot(&m)?;
+        if m.state == SnapshotState::Recording {
+            return Err(StoreError::BadState {
+                name: m.name.clone(),
+                state: m.state.to_string(),
+                what: refused,
+            });
+        }
+        Ok(m)
+    }
+
     /// Copy `name` from `src` into this store as `new_name`, with `labels` replacing the source's labels.
     /// Exchanges keep their order, keys, seed and time stamps; bodies are streamed chunk by chunk and
     /// stored once per content hash (a blob this store already holds is not copied), each re-hashed on
@@ -24,16 +38,8 @@ impl Store {
         new_name: &str,
         mut labels: BTreeMap<String, String>,
     ) -> Result<Manifest, StoreError> {
-        let m = src.manifest(name)?;
+        let m = src.finished_source(name, "it is still being written and cannot be copied")?;
         labels.insert(RECORDED_AS_LABEL.to_string(), m.recorded_as().to_string());
-        src.check_snapshot(&m)?;
-        if m.state == SnapshotState::Recording {
-            return Err(StoreError::BadState {
-                name: m.name.clone(),
-                state: m.state.to_string(),
-                what: "it is still being written and cannot be copied",
-            });
-        }
         let w = self.create_snapshot(NewSnapshot {
             name: new_name.to_string(),
             created_ms: m.created_ms,
@@ -99,16 +105,7 @@ impl Store {
     ) -> Result<Manifest, StoreError> {
         let mut ms = Vec::with_capacity(sources.len());
         for name in sources {
-            let m = self.manifest(name)?;
-            self.check_snapshot(&m)?;
-            if m.state == SnapshotState::Recording {
-                return Err(StoreError::BadState {
-                    name: m.name.clone(),
-                    state: m.state.to_string(),
-                    what: "it is still being written and cannot be merged",
-                });
-            }
-            ms.push(m);
+            ms.push(self.finished_source(name, "it is still being written and cannot be merged")?);
         }
         let Some(first) = ms.first() else {
             return Err(StoreError::Corrupt { what: "merge", detail: "no snapshot to merge".into() });

@@ -270,7 +270,9 @@ pub(crate) struct CompareArgs {
     /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
-    /// Also write a self-contained HTML page with the flipped tasks' screenshots side by side.
+    /// Also write a self-contained HTML page with the flipped tasks' screenshots side by side, and, for
+    /// each flipped task both runs recorded into the store (`--store`), what changed on its site between
+    /// the recordings (`snapshots diff`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }

@@ -44,7 +44,7 @@ pub(crate) enum Command {
     Record(RecordArgs),
     /// Answer from a snapshot: no network unless --on-miss live|record.
     Replay(ReplayArgs),
-    /// Manage snapshots in the store: list, show, verify, gc, rm, import, export.
+    /// Manage snapshots in the store: list, show, verify, gc, rm, import, export, diff, merge.
     #[command(subcommand)]
     Snapshots(SnapshotsCmd),
     /// Share a frozen run: one verifiable file with its snapshots, run directory and task file.

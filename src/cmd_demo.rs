@@ -72,6 +72,21 @@ fn print_comparison(a: &Path, b: &Path, store: &Path, html_out: &Path) -> anyhow
     Ok(())
 }
 
+/// Run the tasks live, recording each into `store_dir` as `<out's name>/<task>`.
+fn record_run(
+    base: &RunOptions,
+    store_dir: &Path,
+    out: &Path,
+    tasks: &[agent::tasks::Task],
+) -> anyhow::Result<()> {
+    let mode = ProxyMode::record(Store::open(store_dir)?, out)?;
+    crate::output::run_with_progress(
+        RunOptions { out: out.to_path_buf(), mode, ..base.clone() },
+        tasks.to_vec(),
+    )?;
+    Ok(())
+}
+
 pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.dir).with_context(|| format!("cannot create {}", a.dir.display()))?;
     let dir = std::fs::canonicalize(&a.dir)?;
@@ -109,27 +124,13 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let store_dir = dir.join("store");
 
     eprintln!("== 1/5 day {}: running {} demo tasks live while recording", sites.sites().day(), tasks.len());
-    {
-        let store = Store::open(&store_dir)?;
-        let mode = ProxyMode::record(store, &recorded)?;
-        crate::output::run_with_progress(
-            RunOptions { out: recorded.clone(), mode, ..base.clone() },
-            tasks.clone(),
-        )?;
-    }
+    record_run(&base, &store_dir, &recorded, &tasks)?;
     eprintln!("== 2/5 evaluating the recorded run with the reference matchers");
     evaluate_quietly(&recorded, &tasks_path)?;
     sites.sites().set_day(a.drift_days);
     eprintln!("== 3/5 the sites' clock moves to day {}: prices, promotion and headlines drift", a.drift_days);
     eprintln!("== 4/5 running (and recording) the tasks live again on the drifted sites, then replaying the first recording with the sites stopped");
-    {
-        let store = Store::open(&store_dir)?;
-        let mode = ProxyMode::record(store, &drifted)?;
-        crate::output::run_with_progress(
-            RunOptions { out: drifted.clone(), mode, ..base.clone() },
-            tasks.clone(),
-        )?;
-    }
+    record_run(&base, &store_dir, &drifted, &tasks)?;
     sites.stop();
     crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
     eprintln!("== 5/5 evaluating and comparing");

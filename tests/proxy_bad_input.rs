@@ -177,6 +177,115 @@ async fn idle_connections_are_closed() {
     assert!(String::from_utf8_lossy(&got).contains(HELLO));
 }
 
+/// Trickle `head` (a byte every 100 ms, 4 s in all at most) and report whether the proxy closed first.
+async fn trickle<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    mut tcp: S,
+    head: &[u8],
+) -> (bool, Duration) {
+    let t0 = std::time::Instant::now();
+    let mut buf = [0u8; 256];
+    for b in head.iter().cycle().take(40) {
+        if tcp.write_all(&[*b]).await.is_err() {
+            return (true, t0.elapsed());
+        }
+        match tokio::time::timeout(Duration::from_millis(100), tcp.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (true, t0.elapsed()),
+            Ok(Ok(_)) => {} // an answer (an error, or the server's SETTINGS); the close follows
+            Err(_) => {}
+        }
+    }
+    (false, t0.elapsed())
+}
+
+/// Send `bytes`, then read until the proxy closes (at most 4 s); whether it closed, and when.
+async fn send_then_wait_close<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    mut io: S,
+    bytes: &[u8],
+) -> (bool, Duration) {
+    let t0 = std::time::Instant::now();
+    io.write_all(bytes).await.unwrap();
+    let mut buf = [0u8; 1024];
+    let end = tokio::time::timeout(Duration::from_secs(4), async {
+        loop {
+            match io.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {} // the server's SETTINGS, then its GOAWAY
+            }
+        }
+    })
+    .await;
+    (end.is_ok(), t0.elapsed())
+}
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// An HTTP/2 SETTINGS frame (MAX_CONCURRENT_STREAMS = 100).
+const H2_SETTINGS: &[u8] = &[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100];
+
+/// Issue 35: the first-head deadline covers HTTP/2 as it covers HTTP/1. The h2 preface holds a blank line,
+/// which the deadline used to take for a complete head: a client sending only the 24-byte preface held its
+/// slot for 80 s. Now a client must send its first request's HEADERS within --header-timeout: with prior
+/// knowledge on the proxy port, with a trickled SETTINGS frame, and inside a CONNECT tunnel after TLS with
+/// ALPN h2; and an h2 connection that goes silent after a request closes after --idle-timeout (the proxy's
+/// keep-alive PINGs, answered by the client's stack, used to keep it open). A good h2 client is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_35_http2_clients_are_held_to_the_header_and_idle_timeouts() {
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let wf = Webfreeze::spawn(home.path(), &["proxy", "--header-timeout", "1", "--idle-timeout", "2"]);
+    let (addr, o) = (wf.addr, origin.addr);
+
+    // Prior knowledge, the preface and nothing more.
+    let (closed, after) = send_then_wait_close(TcpStream::connect(addr).await.unwrap(), H2_PREFACE).await;
+    assert!(closed, "a client that sent only the h2 preface was not closed by --header-timeout 1");
+    assert!(after < Duration::from_secs(4), "{after:?}");
+
+    // The preface, then SETTINGS trickled a byte every 100 ms.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    slow.write_all(H2_PREFACE).await.unwrap();
+    let (closed, after) = trickle(slow, H2_SETTINGS).await;
+    assert!(closed, "trickled h2 SETTINGS frames were not cut by --header-timeout 1");
+    assert!(after < Duration::from_secs(4), "{after:?}");
+
+    // Inside a CONNECT tunnel, after a TLS handshake that picked h2: the preface and a SETTINGS frame.
+    let mut t = TcpStream::connect(addr).await.unwrap();
+    t.write_all(format!("CONNECT {o} HTTP/1.1\r\nHost: {o}\r\n\r\n").as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 256];
+    let n = t.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&buf[..n]));
+    let ca = std::fs::read_to_string(wf.ca_pem_path()).unwrap();
+    let tls = tokio_rustls::TlsConnector::from(client_tls(&[&ca], &[b"h2"]))
+        .connect(rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(), t)
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (closed, after) = send_then_wait_close(tls, &[H2_PREFACE, H2_SETTINGS].concat()).await;
+    assert!(closed, "an h2 client in a tunnel that sent no HEADERS was not closed by --header-timeout 1");
+    assert!(after < Duration::from_secs(4), "{after:?}");
+
+    // A good h2 client (prior knowledge) is served, and closed once it has been silent for --idle-timeout.
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    let conn = tokio::spawn(conn);
+    let req = Request::builder()
+        .uri(format!("http://{o}/hello"))
+        .version(http::Version::HTTP_2)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let res = sender.send_request(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    use http_body_util::BodyExt as _;
+    assert_eq!(res.into_body().collect().await.unwrap().to_bytes(), HELLO.as_bytes());
+    let t0 = std::time::Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(10), conn).await;
+    assert!(ended.is_ok(), "a silent h2 connection outlived --idle-timeout 2 by 8 s");
+    assert!(t0.elapsed() >= Duration::from_millis(1500), "closed before its idle time: {:?}", t0.elapsed());
+}
+
 /// Issue 11: a client trickling its request head a byte at a time (slowloris) is closed after
 /// `--header-timeout`, on the proxy connection and inside a CONNECT tunnel; a normal client is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,22 +294,6 @@ async fn issue_11_slowloris_heads_are_cut_after_the_header_timeout() {
     let origin = Origin::start(None).await;
     let wf = Webfreeze::spawn(home.path(), &["proxy", "--header-timeout", "1"]);
     let addr = wf.addr;
-    // Trickle `head` (a byte every 100 ms, 4 s in all at most) and report whether the proxy closed first.
-    async fn trickle(mut tcp: TcpStream, head: &[u8]) -> (bool, Duration) {
-        let t0 = std::time::Instant::now();
-        let mut buf = [0u8; 256];
-        for b in head.iter().cycle().take(40) {
-            if tcp.write_all(&[*b]).await.is_err() {
-                return (true, t0.elapsed());
-            }
-            match tokio::time::timeout(Duration::from_millis(100), tcp.read(&mut buf)).await {
-                Ok(Ok(0)) | Ok(Err(_)) => return (true, t0.elapsed()),
-                Ok(Ok(_)) => {} // an error answer; the close follows
-                Err(_) => {}
-            }
-        }
-        (false, t0.elapsed())
-    }
     let slow = TcpStream::connect(addr).await.unwrap();
     let (closed, after) =
         trickle(slow, b"GET http://a.test/ HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").await;

@@ -212,10 +212,10 @@ fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
         .header_read_timeout(cfg.idle_timeout)
         .max_buf_size(cfg.max_header_bytes.max(8192))
         .keep_alive(true);
-    b.http2()
-        .timer(TokioTimer::new())
-        .keep_alive_interval(Some(cfg.idle_timeout / 2))
-        .keep_alive_timeout(Duration::from_secs(20));
+    // No HTTP/2 keep-alive PINGs: each one (and the client's automatic ACK) counted as traffic for
+    // `IdleTimeout`, so a client that stopped sending kept its slot for ever (issue 35). A silent h2
+    // connection closes after `idle_timeout` like an HTTP/1 one; a dead peer is found the same way.
+    b.http2().timer(TokioTimer::new()).keep_alive_interval(None);
     b
 }
 

@@ -6,13 +6,15 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use proxy::Proxy;
 use recorder::{HostFilter, Recorder};
+use replay::overlay::{Overlay, OverlayKind, Overlays};
 use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
 
-use crate::cli::{MissPolicy, NotCapturedArg, ReplayArgs};
+use crate::cli::{FrozenWebArg, MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
+use crate::UsageError;
 
 pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let pcfg = proxy_config(&args.proxy)?;
@@ -27,6 +29,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let manifest = store.manifest(&args.snapshot)?;
     // A snapshot whose index no longer resolves would answer 404 to every page: refuse it.
     store.check_snapshot(&manifest)?;
+    let overlays = union_of(&store, &manifest, &args)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut miss_writer = None;
     let on_miss = match args.on_miss {
@@ -60,6 +63,8 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
                 NotCapturedArg::Empty => NotCaptured::Empty,
             },
             refresh: (!args.no_refresh).then(|| replay::Refresh(clock.clone())),
+            overlays,
+            search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
         },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -71,6 +76,10 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             "replaying snapshot {:?} ({} exchanges, {}); misses: {:?}; Ctrl-C to stop",
             manifest.name, manifest.counts.exchanges, manifest.state, args.on_miss
         );
+        let union = &replay.report().overlays;
+        if !union.is_empty() {
+            eprintln!("then, for what it lacks: {}", union.join(", "));
+        }
         let proxy = Proxy::new(replay.clone(), ca, pcfg)?;
         proxy.serve(listener, shutdown).await?;
         anyhow::Ok(())
@@ -86,12 +95,14 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
     }
     eprintln!(
-        "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",
+        "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} site-union, {} frozen-search, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",
         report.snapshot,
         report.requests,
         report.exact,
         report.normalised,
         report.fuzzy,
+        report.site_union,
+        report.frozen_search,
         report.missed,
         report.background,
         report.coverage * 100.0,
@@ -101,4 +112,40 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         eprintln!("  miss: {} {}", m.method, m.url);
     }
     served
+}
+
+/// The site union `--frozen-web site` and `--union` ask for, in order.
+fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyhow::Result<Overlays> {
+    let mut members = Vec::new();
+    if args.frozen_web == FrozenWebArg::Site {
+        let Some((run, _)) = own.name.rsplit_once('/') else {
+            return Err(UsageError(format!(
+                "--frozen-web site: {:?} is not a RUN/<task> snapshot, so it has no recording to share a site \
+                 with; name the snapshots with --union instead",
+                own.name
+            ))
+            .into());
+        };
+        members = session::site_union(store, run, own, "")?;
+        if members.is_empty() {
+            eprintln!(
+                "--frozen-web site: no other snapshot of {run:?} is labelled with {:?}'s site; replaying it alone",
+                own.name
+            );
+        }
+    }
+    for name in &args.union {
+        let m = store.manifest(name).with_context(|| format!("--union {name}"))?;
+        store.check_snapshot(&m).with_context(|| format!("--union {name}"))?;
+        if m.name != own.name && !members.iter().any(|x: &snapshots::Manifest| x.name == m.name) {
+            members.push(m);
+        }
+    }
+    Ok(Overlays {
+        layers: members
+            .into_iter()
+            .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest })
+            .collect(),
+        writes: args.union_writes,
+    })
 }

@@ -15,8 +15,16 @@ use trajectory::{RunConfig, RunDir};
 use crate::cli::{MissPolicy, RunArgs, RunMode};
 use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
 use crate::UsageError;
+use clap::ValueEnum as _;
 
 fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
+    if args.fork_at.is_some() && !args.policy.starts_with("trajectory:") {
+        return Err(UsageError(format!(
+            "--fork-at forks a recorded run: use it with --policy trajectory:RUN_DIR, not --policy {}",
+            args.policy
+        ))
+        .into());
+    }
     if args.policy == "llm" {
         return Ok(PolicySpec::Llm {
             config: llm_config(&args.llm)?,
@@ -35,6 +43,14 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
         RunDir::new(&dir)
             .read_run_file()
             .map_err(|e| UsageError(format!("--policy trajectory:{}: {e}", dir.display())))?;
+        if let Some(at) = args.fork_at {
+            return Ok(PolicySpec::Fork {
+                run: dir,
+                at,
+                config: llm_config(&args.llm)?,
+                keep_screenshots: args.llm.keep_screenshots,
+            });
+        }
         return Ok(PolicySpec::Trajectory(dir));
     }
     Err(UsageError(format!("--policy {:?}: expected `llm` or `trajectory:RUN_DIR`", args.policy)).into())
@@ -135,8 +151,10 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let policy = policy_spec(&args)?;
     // Re-executing a run: its run.json, read once, supplies every setting not given here.
     let recorded = match &policy {
-        PolicySpec::Trajectory(dir) => RunDir::new(dir).read_run_file().ok().map(|rf| rf.config),
-        _ => None,
+        PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. } => {
+            RunDir::new(dir).read_run_file().ok().map(|rf| rf.config)
+        }
+        PolicySpec::Llm { .. } => None,
     };
     let settings = Settings::resolve(&args, recorded.as_ref())?;
     let (width, height) = settings.window;
@@ -150,7 +168,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let (action_space, observation) = action_space(&args, recorded.as_ref())?;
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the
     // server's model listing says so.
-    if let PolicySpec::Llm { config, .. } = &policy {
+    if let PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. } = &policy {
         if observation != ObservationKind::AxTree {
             let llm = trajectory::llm::Llm::new(config.clone())?;
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -172,6 +190,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     }
     if let Some(re) = &args.task_filter {
         tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
+    }
+    if let PolicySpec::Fork { run, at, .. } = &policy {
+        check_fork(run, *at, &tasks)?;
     }
     if tasks.is_empty() {
         return Err(
@@ -207,7 +228,16 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                 Miss::Record => Store::open(&cfg.store)?,
                 _ => Store::open_read_only(&cfg.store)?,
             };
-            ProxyMode::Replay { store, run: run.unwrap_or_default(), on_miss }
+            ProxyMode::Replay {
+                store,
+                run: run.unwrap_or_default(),
+                on_miss,
+                frozen_web: session::FrozenWeb {
+                    unit: args.frozen_web.into(),
+                    search: args.search.into(),
+                    search_urls: vec![settings.search_url.clone()],
+                },
+            }
         }
     };
     let mut agent = AgentConfig::new(chrome.clone());
@@ -224,8 +254,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.stop_after_repeats = settings.early_stop_repeats.unwrap_or(0);
     agent.action_space = action_space;
     agent.observation = observation;
+    agent.explore = explore_options(&args)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let policy_is_llm = matches!(policy, PolicySpec::Llm { .. });
+    let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -275,6 +306,28 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                     "observation",
                     (observation != ObservationKind::Som).then(|| observation.to_string().into()),
                 ),
+                (
+                    "explore",
+                    args.explore.then(|| {
+                        serde_json::json!({
+                            "links_per_page": args.explore_links, "host_budget": args.explore_host_budget,
+                            "depth": args.explore_depth, "pace_ms": args.explore_pace_ms,
+                        })
+                    }),
+                ),
+                (
+                    "frozen_web",
+                    (args.mode == RunMode::Replay)
+                        .then(|| args.frozen_web.to_possible_value().map(|v| v.get_name().into()))
+                        .flatten(),
+                ),
+                (
+                    "search",
+                    (args.mode == RunMode::Replay)
+                        .then(|| args.search.to_possible_value().map(|v| v.get_name().into()))
+                        .flatten(),
+                ),
+                ("fork_at", args.fork_at.map(|n| serde_json::json!(n))),
             ]
             .into_iter()
             .filter_map(|(k, v)| Some((k.to_string(), v?)))
@@ -283,4 +336,58 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     };
     crate::output::run_with_progress(opts, tasks)?;
     Ok(())
+}
+
+/// `--fork-at N`: every task has a recorded trajectory with at least N steps in the forked run; otherwise a
+/// usage error naming the tasks, before any browser starts.
+fn check_fork(run: &std::path::Path, at: u32, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
+    let mut short = Vec::new();
+    for t in tasks {
+        match RunDir::new(run).task(&t.id).read_trajectory() {
+            Ok(Some(tr)) if tr.steps.len() >= at as usize => {}
+            Ok(Some(tr)) => short.push(format!("{} ({} step(s))", t.id, tr.steps.len())),
+            Ok(None) => short.push(format!("{} (not in that run)", t.id)),
+            Err(e) => short.push(format!("{} ({e})", t.id)),
+        }
+    }
+    if short.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "--fork-at {at}: {} cannot fork there: {}; fork earlier or choose the tasks with --task-filter",
+        run.display(),
+        short.join(", ")
+    ))
+    .into())
+}
+
+/// `--explore` and its budget, checked: exploration records, so it needs record mode, and a budget of 0
+/// would explore nothing.
+fn explore_options(args: &RunArgs) -> anyhow::Result<Option<agent::explore::ExploreOptions>> {
+    if !args.explore {
+        return Ok(None);
+    }
+    if args.mode != RunMode::Record {
+        return Err(
+            UsageError("--explore records the pages it opens: use it with --mode record".into()).into()
+        );
+    }
+    for (flag, n) in [
+        ("--explore-links", args.explore_links),
+        ("--explore-host-budget", args.explore_host_budget),
+        ("--explore-depth", args.explore_depth as usize),
+    ] {
+        if n == 0 {
+            return Err(UsageError(format!(
+                "{flag} 0 would explore nothing: give at least 1, or leave out --explore"
+            ))
+            .into());
+        }
+    }
+    Ok(Some(agent::explore::ExploreOptions {
+        links_per_page: args.explore_links,
+        host_budget: args.explore_host_budget,
+        depth: args.explore_depth,
+        pace: Duration::from_millis(args.explore_pace_ms),
+    }))
 }

@@ -67,6 +67,7 @@ pub(crate) fn replay_recorded(
         store: snapshots::Store::open_read_only(store_dir)?,
         run,
         on_miss: session::MissPolicy::NotFound,
+        frozen_web: session::FrozenWeb::default(),
     };
     let policy = PolicySpec::Trajectory(recorded.to_path_buf());
     crate::output::run_with_progress(RunOptions { out: out.to_path_buf(), mode, policy, ..base }, tasks)?;

@@ -13,6 +13,7 @@ mod dokuwiki;
 mod eval_compare;
 mod faults;
 mod fingerprint;
+mod frozen_web;
 mod k8s_manifest;
 mod llama_server;
 mod proxy_bad_input;

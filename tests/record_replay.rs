@@ -286,6 +286,7 @@ async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
         clock: Arc::new(snapshots::FixedClock::new(1_000)),
         time_zone: "UTC".into(),
         locale: "en_US".into(),
+        explore: false,
     };
     let blob = "x".repeat(5 << 20);
     let recorded_body = format!(r#"{{"a":1,"blob":"{blob}","list":[1,2],"z":{{"q":true,"p":null}}}}"#);
@@ -304,7 +305,12 @@ async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
     rec.finish().await.unwrap();
 
     let before = origin.stats.requests.load(Ordering::SeqCst);
-    let mode = ProxyMode::Replay { store, run: "r".into(), on_miss: MissPolicy::NotFound };
+    let mode = ProxyMode::Replay {
+        store,
+        run: "r".into(),
+        on_miss: MissPolicy::NotFound,
+        frozen_web: session::FrozenWeb::recorded(),
+    };
     let rep = TaskProxy::start(&mode, ca, &opts).await.unwrap();
     let got =
         fetch(Via::Proxy(rep.addr()), &url, origin.addr, &[], false, req("POST", &replayed_body, &json))

@@ -15,6 +15,7 @@
 pub mod action;
 pub mod axtree;
 pub mod browser;
+pub mod explore;
 pub mod policy;
 pub mod runner;
 pub mod som;

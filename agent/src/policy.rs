@@ -164,6 +164,8 @@ pub struct Decision {
     pub images_sent: usize,
 }
 
+pub mod fork;
+
 /// Policy failures that end the task.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -177,6 +179,20 @@ pub enum PolicyError {
         task: String,
         /// Step asked for.
         step: u32,
+        /// Steps recorded.
+        had: usize,
+    },
+    /// A fork past the end of the recorded trajectory.
+    #[error(
+        "--fork-at {at}: the trajectory of task {task:?} in {run} has {had} step(s); fork at {had} or earlier"
+    )]
+    ForkBeyond {
+        /// Task id.
+        task: String,
+        /// The recorded run.
+        run: String,
+        /// Steps asked to re-execute.
+        at: u32,
         /// Steps recorded.
         had: usize,
     },
@@ -252,6 +268,23 @@ impl LlmPolicy {
             }
         }
         out
+    }
+
+    /// Take a turn the model did not decide into its history (a forked trajectory's re-executed steps):
+    /// the observation as the user turn, `reply` as the model's.
+    pub(crate) fn remember(&mut self, p: &Prompt<'_>, reply: &str) {
+        self.turns.push(Turn {
+            text: p.text.to_string(),
+            images: p.images.iter().map(|i| i.to_vec()).collect(),
+            pinned: p.task_images.iter().map(|i| i.to_vec()).collect(),
+            reply: reply.to_string(),
+            answered: true,
+        });
+    }
+
+    /// The model's name.
+    pub fn model(&self) -> &str {
+        &self.llm.config().model
     }
 
     async fn decide(&mut self, p: &Prompt<'_>) -> Result<Decision, PolicyError> {
@@ -354,6 +387,8 @@ pub enum Policy {
     Llm(LlmPolicy),
     /// Re-execute a recorded run.
     Trajectory(Box<TrajectoryPolicy>),
+    /// Re-execute a recorded run's first steps, then ask the model.
+    Fork(Box<fork::ForkPolicy>),
 }
 
 impl Policy {
@@ -362,13 +397,35 @@ impl Policy {
         match self {
             Policy::Llm(l) => l.decide(p).await,
             Policy::Trajectory(t) => t.decide(p),
+            Policy::Fork(f) => f.decide(p).await,
+        }
+    }
+
+    /// The recorded step a re-executed step `n` is checked against (URL and screenshot): every step of a
+    /// `trajectory:` re-execution, a fork's steps up to the fork. None for the model's steps.
+    pub fn recorded_step(&self, n: u32) -> Option<&Step> {
+        let original = match self {
+            Policy::Trajectory(t) => t.original(),
+            Policy::Fork(f) if f.replays(n) => f.prefix().original(),
+            _ => return None,
+        };
+        original.steps.get((n as usize).checked_sub(1)?)
+    }
+
+    /// Where a forked trajectory forked.
+    pub fn fork_point(&self) -> Option<fork::ForkPoint> {
+        match self {
+            Policy::Fork(f) => Some(f.point()),
+            _ => None,
         }
     }
 
     /// Use the system prompt of an action space (the model policy; a recorded run needs none).
     pub fn set_action_space(&mut self, space: crate::action::ActionSpace) {
-        if let Policy::Llm(l) = self {
-            l.system = system_prompt(space);
+        match self {
+            Policy::Llm(l) => l.system = system_prompt(space),
+            Policy::Fork(f) => f.model_mut().system = system_prompt(space),
+            Policy::Trajectory(_) => {}
         }
     }
 
@@ -390,6 +447,7 @@ impl Policy {
         match self {
             Policy::Llm(l) => format!("llm:{}", l.llm.config().model),
             Policy::Trajectory(t) => format!("trajectory:{}", t.run.display()),
+            Policy::Fork(f) => f.describe(),
         }
     }
 }

@@ -82,6 +82,9 @@ pub struct AgentConfig {
     pub action_space: ActionSpace,
     /// What the model observes.
     pub observation: ObservationKind,
+    /// Record mode: explore the links the agent could have followed after each observation
+    /// ([`crate::explore`]); None: no exploration.
+    pub explore: Option<crate::explore::ExploreOptions>,
 }
 
 impl AgentConfig {
@@ -102,6 +105,7 @@ impl AgentConfig {
             stop_after_repeats: 0,
             action_space: ActionSpace::WebVoyager,
             observation: ObservationKind::Som,
+            explore: None,
         }
     }
 }
@@ -175,6 +179,10 @@ fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
         exact: after.exact.saturating_sub(before.exact),
         normalised: after.normalised.saturating_sub(before.normalised),
         fuzzy: after.fuzzy.saturating_sub(before.fuzzy),
+        site_union: after.site_union.saturating_sub(before.site_union),
+        frozen_search: after.frozen_search.saturating_sub(before.frozen_search),
+        explore: after.explore.saturating_sub(before.explore),
+        site_union_urls: after.site_union_urls.iter().skip(before.site_union_urls.len()).cloned().collect(),
         missed: after.missed.saturating_sub(before.missed),
         recorded: after.recorded.saturating_sub(before.recorded),
         failed: after.failed.saturating_sub(before.failed),
@@ -193,6 +201,7 @@ pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::C
         |f: fn(&ProxyStats) -> u64| steps.iter().filter(|s| f(&s.proxy) > 0).map(|s| s.n).collect::<Vec<_>>();
     let steps_document_missed = of(|p| p.document_missed);
     let steps_render_missed = of(|p| p.render_missed);
+    let steps_site_union = of(|p| p.site_union);
     let covered =
         if steps.is_empty() { 1.0 } else { 1.0 - steps_render_missed.len() as f64 / steps.len() as f64 };
     trajectory::Coverage {
@@ -201,6 +210,10 @@ pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::C
         steps_render_missed,
         documents_missed: total.document_missed,
         render_missed: total.render_missed,
+        steps_site_union,
+        site_union: total.site_union,
+        frozen_search: total.frozen_search,
+        explore: total.explore,
         covered,
     }
 }
@@ -223,6 +236,7 @@ pub async fn run_task(
         mode: env.mode,
         snapshot: env.snapshot.clone(),
         policy: policy.describe(),
+        forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
         started_ms: env.started_ms,
         task_eval: task.setup.eval.clone(),
         task_setup: (!task.setup.format.is_empty())
@@ -274,7 +288,17 @@ pub async fn run_task(
             t.outcome = Outcome::Error;
             t.error = Some(e);
         }
-        Ok(images) => steps(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files).await,
+        Ok(images) => {
+            // Exploration only makes sense where pages are recorded.
+            let mut explorer = cfg
+                .explore
+                .clone()
+                .filter(|_| env.mode == trajectory::RunMode::Record)
+                .map(crate::explore::Explorer::new);
+            steps(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files, explorer.as_mut())
+                .await;
+            t.exploration = explorer.map(|e| e.stats().clone());
+        }
     }
     t.final_url = session
         .url()
@@ -339,6 +363,7 @@ async fn steps(
     session: &Session,
     t: &mut Trajectory,
     files: &mut Files,
+    mut explorer: Option<&mut crate::explore::Explorer>,
 ) {
     let mut last_error: Option<String> = None;
     // WebArena's early stop: unparseable replies in a row, and the same action in a row.
@@ -400,6 +425,12 @@ async fn steps(
             });
             return;
         }
+        if let Some(ex) = explorer.as_deref_mut() {
+            let opened = ex.after_observation(session, &obs.url).await;
+            if !opened.is_empty() {
+                notes.push(format!("explored {} linked page(s): {}", opened.len(), opened.join(" ")));
+            }
+        }
         let elements = obs.text.clone();
         let text = match cfg.action_space {
             ActionSpace::WebVoyager => user_text(task, n, last_error.as_deref(), &elements),
@@ -457,19 +488,13 @@ async fn steps(
         }));
         t.usage += decision.usage;
         let screenshot_blake3 = blake3::hash(&obs.screenshot).to_hex().to_string();
-        let reproduced = match policy {
-            // Scripted trajectories carry no observations to compare with.
-            Policy::Trajectory(tp) => {
-                tp.original().steps.get(n as usize - 1).filter(|o| !o.screenshot_blake3.is_empty()).map(|o| {
-                    Reproduction {
-                        url: o.url_before == obs.url,
-                        screenshot: o.screenshot_blake3 == screenshot_blake3,
-                        original_url: (o.url_before != obs.url).then(|| o.url_before.clone()),
-                    }
-                })
-            }
-            Policy::Llm(_) => None,
-        };
+        // Scripted trajectories carry no observations to compare with.
+        let reproduced =
+            policy.recorded_step(n).filter(|o| !o.screenshot_blake3.is_empty()).map(|o| Reproduction {
+                url: o.url_before == obs.url,
+                screenshot: o.screenshot_blake3 == screenshot_blake3,
+                original_url: (o.url_before != obs.url).then(|| o.url_before.clone()),
+            });
         let mut step = Step {
             n,
             url_before: obs.url.clone(),

@@ -532,6 +532,34 @@ pub fn site_table(r: &EvalReport) -> String {
             off.join("; ")
         ));
     }
+    let union: Vec<String> = r
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let c = t.coverage.as_ref().filter(|c| c.site_union > 0 || c.frozen_search > 0)?;
+            let steps: Vec<String> = c.steps_site_union.iter().map(u32::to_string).collect();
+            let mut parts = Vec::new();
+            if c.site_union > 0 {
+                parts.push(format!(
+                    "site-union: {} request{}{}",
+                    c.site_union,
+                    if c.site_union == 1 { "" } else { "s" },
+                    if steps.is_empty() { String::new() } else { format!(" at step {}", steps.join(", ")) }
+                ));
+            }
+            if c.frozen_search > 0 {
+                parts.push(format!("frozen-search: {}", c.frozen_search));
+            }
+            Some(format!("{} ({})", t.id, parts.join("; ")))
+        })
+        .collect();
+    if !union.is_empty() {
+        s.push_str(&format!(
+            "\nServed beyond their own snapshot (`site-union`: other tasks' recordings of the site, `--frozen-web \
+             task` turns it off; `frozen-search`: search results from the recorded pages, `--search off`): {}\n",
+            union.join("; ")
+        ));
+    }
     if !r.errored.is_empty() {
         s.push_str(&format!("\nErrored (counted as failures): {}\n", r.errored.join(", ")));
     }

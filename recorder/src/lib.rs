@@ -12,6 +12,7 @@
 //! - Sequence numbers are taken when the request starts, so recorded order is request order.
 
 mod decode;
+pub mod explore;
 mod filter;
 pub mod warc;
 

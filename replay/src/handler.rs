@@ -38,6 +38,10 @@ impl Handler for Replay {
                 }
                 return Decision::Respond(miss_response(&self.manifest.name, &method, &url));
             }
+            let search = self.as_search(&method, &url);
+            if let Some(sr) = search.as_ref().filter(|_| self.cfg.search.mode == search::SearchMode::Always) {
+                return self.answer_from_search(&url, sr);
+            }
             let headers: Vec<(String, String)> = parts
                 .headers
                 .iter()
@@ -88,6 +92,32 @@ impl Handler for Replay {
                 }
             };
             let dest = parts.headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()).map(str::to_string);
+            // What the snapshot lacks (no answer, or only a fuzzy one) the overlays may have: the order is
+            // in the `overlay` module's docs.
+            let lacks = found.as_ref().is_none_or(|m| m.layer > Layer::Normalised);
+            if lacks && !self.cfg.overlays.is_empty() {
+                if let Some(key) = &key {
+                    let floor = if found.is_some() { Layer::Normalised } else { Layer::Fuzzy };
+                    let o = self.cfg.overlays.find(
+                        &self.store,
+                        &self.cfg.rules,
+                        &incoming,
+                        key,
+                        self.cfg.fuzzy_min_score,
+                        floor,
+                    );
+                    match o {
+                        Ok(Some(om)) => {
+                            return self.answer_from_overlay(om, &parts.headers, &method, &url, dest)
+                        }
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!("replay overlays for {url}: {e}"),
+                    }
+                }
+            }
+            if let (None, Some(sr)) = (&found, &search) {
+                return self.answer_from_search(&url, sr);
+            }
             let Some(m) = found else {
                 return match &self.cfg.on_miss {
                     OnMiss::NotFound if is_icon_request(&method, &url) => {
@@ -180,7 +210,7 @@ impl Handler for Replay {
                     (Some(a), Some(b)) if a != b => Some((a, b)),
                     _ => None,
                 };
-            match self.serve_exchange(&parts.headers, &chosen, callback) {
+            match self.serve_exchange(&parts.headers, &chosen, &self.manifest.source, callback) {
                 Ok(r) => Decision::Respond(r),
                 Err(e) => Decision::Respond(text_response(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -242,7 +272,7 @@ impl Handler for Replay {
 impl Replay {
     /// A document served from the snapshot that was recorded as a bot wall, denial or rate limit: the
     /// snapshot froze the wall, not the site; the report says so.
-    fn note_wall(&self, x: &Exchange) {
+    pub(crate) fn note_wall(&self, x: &Exchange) {
         let headers: Vec<(String, String)> =
             x.response.headers.iter().map(|h| (h.name.to_ascii_lowercase(), h.value.clone())).collect();
         let html = x

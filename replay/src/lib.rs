@@ -12,8 +12,10 @@
 //!   HTML gets the [`shim`] injected when asked, with the page's CSP patched to allow it.
 
 pub mod matcher;
+pub mod overlay;
 pub mod refresh;
 pub mod rules;
+pub mod search;
 pub mod shim;
 
 use std::sync::{Arc, Mutex};
@@ -78,6 +80,10 @@ pub struct ReplayConfig {
     /// Serve freshness as recorded, relative to this clock's now ([`refresh`]: `Date`, `Expires`,
     /// `Last-Modified` and cookies' `Expires` shifted by one offset); None serves them as stored.
     pub refresh: Option<Refresh>,
+    /// Snapshots consulted, in order, for what this one lacks ([`overlay`]); none by default.
+    pub overlays: overlay::Overlays,
+    /// The frozen search engine ([`search`]); off by default.
+    pub search: search::SearchConfig,
 }
 
 /// The clock [`ReplayConfig::refresh`] measures "now" with.
@@ -100,13 +106,15 @@ impl Default for ReplayConfig {
             fuzzy_min_score: 0.0,
             not_captured: NotCaptured::NotFound,
             refresh: None,
+            overlays: overlay::Overlays::default(),
+            search: search::SearchConfig::default(),
         }
     }
 }
 
 mod report;
 use report::State;
-pub use report::{dest_renders, FuzzyEntry, MissEntry, Report};
+pub use report::{dest_renders, FuzzyEntry, MissEntry, OverlayEntry, Report, SearchEntry};
 
 /// Answers from one snapshot.
 pub struct Replay {
@@ -119,6 +127,8 @@ pub struct Replay {
     bodies: Mutex<lru::LruCache<String, Bytes>>,
     /// Exact-key matches already looked up (the snapshot is immutable while replayed), bounded by count.
     exact: Mutex<lru::LruCache<[u8; 32], matcher::Match>>,
+    /// The frozen search engine's index, built on the first search.
+    search_index: search::LazyIndex,
 }
 
 /// Exact-key match results kept in memory.
@@ -167,6 +177,7 @@ impl Replay {
             exact: Mutex::new(lru::LruCache::new(
                 std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
             )),
+            search_index: search::LazyIndex::default(),
         }
     }
 
@@ -194,13 +205,27 @@ impl Replay {
             Err(p) => p.into_inner(),
         };
         let recorded = self.manifest.counts.exchanges;
+        let site_union = s.overlay_counts.get(&overlay::OverlayKind::SiteUnion).copied().unwrap_or(0);
+        let explore = s.overlay_counts.get(&overlay::OverlayKind::Explore).copied().unwrap_or(0);
+        let overlay_total: u64 = s.overlay_counts.values().sum();
         Report {
             snapshot: self.manifest.name.clone(),
             episodes: s.episode,
-            requests: s.exact + s.normalised + s.fuzzy + s.missed + s.without_body + s.synthetic,
+            requests: s.exact
+                + s.normalised
+                + s.fuzzy
+                + overlay_total
+                + s.frozen_search
+                + s.missed
+                + s.without_body
+                + s.synthetic,
             exact: s.exact,
             normalised: s.normalised,
             fuzzy: s.fuzzy,
+            site_union,
+            explore,
+            frozen_search: s.frozen_search,
+            frozen_search_queries: s.frozen_search_queries.clone(),
             missed: s.missed,
             background: s.background,
             misses: s.misses.clone(),
@@ -215,6 +240,14 @@ impl Replay {
             synthetic_urls: s.synthetic_urls.clone(),
             coverage: if recorded == 0 { 0.0 } else { s.served.len() as f64 / recorded as f64 },
             walls: s.walls.clone(),
+            overlays: self
+                .cfg
+                .overlays
+                .layers
+                .iter()
+                .map(|o| format!("{} {}", o.kind, o.manifest.name))
+                .collect(),
+            overlay_answers: s.overlay_answers.clone(),
         }
     }
 

@@ -45,6 +45,38 @@ pub struct FuzzyEntry {
     pub score: f64,
 }
 
+/// One answer from an overlay (a snapshot consulted after the replayed one).
+#[derive(Debug, Clone, Serialize)]
+pub struct OverlayEntry {
+    /// Episode.
+    pub episode: u64,
+    /// The overlay's layer (`explore`, `site-union`).
+    pub layer: crate::overlay::OverlayKind,
+    /// Method.
+    pub method: String,
+    /// Requested URL.
+    pub url: String,
+    /// The snapshot that answered.
+    pub snapshot: String,
+    /// How it matched inside that snapshot (exact, normalised, fuzzy).
+    pub matched: crate::matcher::Layer,
+    /// `Sec-Fetch-Dest` of the request, when it said.
+    pub dest: Option<String>,
+}
+
+/// One search answered by the frozen search engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchEntry {
+    /// Episode.
+    pub episode: u64,
+    /// Requested URL.
+    pub url: String,
+    /// The query (None: the engine's home page).
+    pub query: Option<String>,
+    /// Documents that matched.
+    pub results: u64,
+}
+
 /// The replay report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -60,6 +92,15 @@ pub struct Report {
     pub normalised: u64,
     /// Fuzzy answers.
     pub fuzzy: u64,
+    /// Answers from other tasks' recordings of the same site (the site union), never counted as exact.
+    pub site_union: u64,
+    /// Answers from the task's exploration (pages its recording agent could have reached), never exact.
+    pub explore: u64,
+    /// Search engine pages answered by the frozen search engine from the replayed pages' index.
+    pub frozen_search: u64,
+    /// Those searches.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frozen_search_queries: Vec<SearchEntry>,
     /// Misses.
     pub missed: u64,
     /// Browser background requests answered 404 (not counted as misses).
@@ -82,6 +123,12 @@ pub struct Report {
     /// The score under which fuzzy candidates were misses (candidates naming another resource are
     /// ruled out whatever their score).
     pub fuzzy_min_score: f64,
+    /// The snapshots consulted after this one, in order (`LAYER NAME`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<String>,
+    /// Every answer an overlay gave.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay_answers: Vec<OverlayEntry>,
     /// Recorded exchanges in the snapshot.
     pub recorded_exchanges: u64,
     /// Distinct recorded exchanges served.
@@ -112,4 +159,8 @@ pub(crate) struct State {
     pub(crate) synthetic: u64,
     pub(crate) synthetic_urls: Vec<String>,
     pub(crate) walls: Vec<trajectory::wall::Blocked>,
+    pub(crate) overlay_counts: std::collections::BTreeMap<crate::overlay::OverlayKind, u64>,
+    pub(crate) overlay_answers: Vec<OverlayEntry>,
+    pub(crate) frozen_search: u64,
+    pub(crate) frozen_search_queries: Vec<SearchEntry>,
 }

@@ -9,6 +9,7 @@ impl Replay {
         &self,
         req_headers: &http::HeaderMap,
         x: &Exchange,
+        source: &snapshots::SnapshotSource,
         callback: Option<(String, String)>,
     ) -> Result<Response<Body>, ProxyError> {
         let store_err = |e: snapshots::StoreError| {
@@ -73,7 +74,7 @@ impl Replay {
         let transform = (self.cfg.inject_shim && is_html) || callback.is_some();
         // The proxy recorded the origin cutting this body short: the browser gets the same cut. (A HAR or
         // WARC saying "truncated" may only mean its tool kept part of the body, so imports serve it whole.)
-        let cut = x.flags.truncated && matches!(self.manifest.source, snapshots::SnapshotSource::Record);
+        let cut = x.flags.truncated && matches!(source, snapshots::SnapshotSource::Record);
         if body_ref.size > STREAM_ABOVE && !transform && range.is_none() && !cut {
             let body = stream_blob(self.store.clone(), body_ref.hash.clone());
             if let Some(h) = b.headers_mut() {

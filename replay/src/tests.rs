@@ -14,9 +14,15 @@ const NOT_CAPTURED: &str = "\u{0}not captured";
 
 fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
     let store = Store::in_memory();
+    let m = add_snapshot(&store, "t", rows);
+    (store, m)
+}
+
+/// A recorded snapshot `name` in `store` of `(method, url, response body)` rows.
+fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)]) -> Manifest {
     let w = store
         .create_snapshot(NewSnapshot {
-            name: "t".into(),
+            name: name.into(),
             created_ms: 1,
             seed: Seed { start_ms: 1_700_000_000_000, time_zone: "UTC".into() },
             source: SnapshotSource::Record,
@@ -39,7 +45,10 @@ fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
                 status: 200,
                 version: "HTTP/1.1".into(),
                 headers: vec![
-                    Header::new("content-type", "text/plain"),
+                    Header::new(
+                        "content-type",
+                        if body.starts_with('<') { "text/html" } else { "text/plain" },
+                    ),
                     Header::new("content-encoding", "gzip"),
                     Header::new("alt-svc", "h3=\":443\""),
                 ],
@@ -53,8 +62,7 @@ fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
         };
         w.append(x).unwrap();
     }
-    let m = w.finalize(2).unwrap();
-    (store, m)
+    w.finalize(2).unwrap()
 }
 
 async fn ask(
@@ -363,4 +371,178 @@ async fn misses_say_whether_the_rendering_needed_them() {
         assert_eq!((last.url.as_str(), last.dest.as_deref(), last.render), (url, dest, render));
     }
     assert_eq!(r.report().render_misses, 4);
+}
+
+/// Issue 34, the site union: what the replayed snapshot lacks comes from the other tasks' recordings of
+/// the site, in name order, as its own layer (never exact), for safe methods only unless writes are allowed,
+/// always the first recorded response (no sequence semantics), and after the snapshot's own exact and
+/// normalised answers but before its fuzzy ones.
+#[tokio::test]
+async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
+    let store = Store::in_memory();
+    let own = add_snapshot(
+        &store,
+        "run/a",
+        &[
+            ("GET", "https://s.test/home", "own home"),
+            ("GET", "https://s.test/search?q=socks", "own socks"),
+            ("POST", "https://s.test/cart", "own cart"),
+        ],
+    );
+    let b = add_snapshot(
+        &store,
+        "run/b",
+        &[
+            ("GET", "https://s.test/home", "b home"),
+            ("GET", "https://s.test/item/1", "b item"),
+            ("GET", "https://s.test/item/1", "b item again"),
+            ("POST", "https://s.test/pay", "b paid"),
+        ],
+    );
+    let c = add_snapshot(
+        &store,
+        "run/c",
+        &[
+            ("GET", "https://s.test/item/1", "c item"),
+            ("GET", "https://s.test/item/2", "c item two"),
+            ("GET", "https://s.test/search?q=shoes", "c shoes"),
+        ],
+    );
+    // Given out of order: the union's order is by name.
+    let members = overlay::site_union_order(vec![c, own.clone(), b], "run/a");
+    assert_eq!(members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["run/b", "run/c"]);
+    for writes in [false, true] {
+        let layers = members
+            .iter()
+            .map(|m| overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: m.clone() })
+            .collect();
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            overlays: overlay::Overlays { layers, writes },
+            ..Default::default()
+        };
+        let r = Replay::new(store.clone(), own.clone(), cfg);
+        for (method, url, status, body, layer) in [
+            ("GET", "https://s.test/home", 200, "own home", "exact"),
+            ("GET", "https://s.test/item/1", 200, "b item", "site-union"),
+            ("GET", "https://s.test/item/1", 200, "b item", "site-union"),
+            ("GET", "https://s.test/item/2", 200, "c item two", "site-union"),
+            // The task's own fuzzy answer comes after the union's exact ones, and before none.
+            ("GET", "https://s.test/search?q=shoes", 200, "c shoes", "site-union"),
+            ("GET", "https://s.test/search?q=socks&page=2", 200, "own socks", "fuzzy"),
+            ("POST", "https://s.test/cart", 200, "own cart", "exact"),
+            ("POST", "https://s.test/pay", if writes { 200 } else { 404 }, "b paid", "site-union"),
+            ("GET", "https://s.test/nowhere", 404, "", "miss"),
+        ] {
+            let before = r.report();
+            let (s, got, h) = ask(&r, method, url, &[]).await;
+            assert_eq!(s, status, "{method} {url} (writes: {writes})");
+            let after = r.report();
+            let moved = |f: fn(&Report) -> u64| f(&after) - f(&before);
+            if s == 200 {
+                assert_eq!(got, body, "{method} {url}");
+                let header = h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap().to_string());
+                assert_eq!(header.as_deref(), (layer == "site-union").then_some("site-union"), "{url}");
+                let counted = match layer {
+                    "exact" => moved(|r| r.exact),
+                    "fuzzy" => moved(|r| r.fuzzy),
+                    _ => moved(|r| r.site_union),
+                };
+                assert_eq!(counted, 1, "{method} {url} counted as {layer}");
+                assert_eq!(moved(|r| r.requests), 1);
+            } else {
+                assert_eq!(moved(|r| r.missed), 1, "{method} {url}");
+            }
+        }
+        let rep = r.report();
+        assert_eq!(rep.overlays, ["site-union run/b", "site-union run/c"]);
+        let by: Vec<(&str, &str)> =
+            rep.overlay_answers.iter().map(|a| (a.url.as_str(), a.snapshot.as_str())).collect();
+        assert_eq!(
+            by[..4],
+            [
+                ("https://s.test/item/1", "run/b"),
+                ("https://s.test/item/1", "run/b"),
+                ("https://s.test/item/2", "run/c"),
+                ("https://s.test/search?q=shoes", "run/c"),
+            ]
+        );
+        // The replayed snapshot's coverage counts its own exchanges only.
+        assert_eq!(rep.served_exchanges, 3);
+    }
+}
+
+/// Issue 34, the frozen search engine: a search no recording answers gets a results page from the replayed
+/// snapshots' documents (those holding the query's words, BM25 order, ties by URL), marked as such; the
+/// same query gives the same bytes; a result's link replays; a recorded search is served as recorded in
+/// fallback mode and from the index in `always` mode; with search off it is a miss.
+#[tokio::test]
+async fn frozen_search_answers_unrecorded_searches_from_the_recorded_pages() {
+    let store = Store::in_memory();
+    let own = add_snapshot(
+        &store,
+        "run/a",
+        &[
+            ("GET", "https://s.test/kettle", "<html><head><title>Blue Kettle</title></head><body><h1>Blue Kettle</h1><p>A kettle for tea, 24.00</p></body></html>"),
+            ("GET", "https://www.google.com/search?q=recorded", "recorded results"),
+            ("GET", "https://s.test/app.js", "kettle kettle kettle (a script: not a document)"),
+        ],
+    );
+    let other = add_snapshot(
+        &store,
+        "run/b",
+        &[(
+            "GET",
+            "https://s.test/teapot",
+            "<html><head><title>Green Teapot</title></head><body><p>For tea & two</p></body></html>",
+        )],
+    );
+    let layers = vec![overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: other }];
+    let replay = |mode| {
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            overlays: overlay::Overlays { layers: layers.clone(), writes: false },
+            search: search::SearchConfig { mode, urls: vec!["https://find.test/".into()] },
+            ..Default::default()
+        };
+        Replay::new(store.clone(), own.clone(), cfg)
+    };
+    let r = replay(search::SearchMode::Fallback);
+    let (s, page, h) = ask(&r, "GET", "https://www.google.com/search?q=tea+kettle", &[]).await;
+    assert_eq!(s, 200, "{page}");
+    assert_eq!(h.get(overlay::LAYER_HEADER).unwrap(), "frozen-search");
+    let kettle = page.find("href=\"https://s.test/kettle\"").expect(&page);
+    let teapot = page.find("href=\"https://s.test/teapot\"").expect(&page);
+    assert!(kettle < teapot, "both words rank the kettle first: {page}");
+    assert!(
+        !page.contains("app.js") && page.contains("Frozen search") && page.contains("Results 1-2 of 2"),
+        "{page}"
+    );
+    assert!(page.contains("For tea &amp; two"), "snippets are escaped: {page}");
+    let (_, again, _) = ask(&r, "GET", "https://www.google.com/search?q=tea+kettle", &[]).await;
+    assert_eq!(page, again, "the same query gives the same bytes");
+    // A result replays; a query nothing matches says so; the home page is a search box.
+    let (s, body, _) = ask(&r, "GET", "https://s.test/teapot", &[]).await;
+    assert!(s == 200 && body.contains("Green Teapot"));
+    let (_, none, _) = ask(&r, "GET", "https://duckduckgo.com/?q=zebra", &[]).await;
+    assert!(none.contains("No recorded page matches <b>zebra</b>"), "{none}");
+    let (_, home, _) = ask(&r, "GET", "https://www.google.com/", &[]).await;
+    assert!(home.contains("<form action=\"/search\"") && !home.contains("result-stats"), "{home}");
+    let (_, custom, _) = ask(&r, "GET", "https://find.test/search?q=teapot", &[]).await;
+    assert!(custom.contains("https://s.test/teapot"), "{custom}");
+    // Recorded searches: as recorded in fallback mode, from the index in always mode.
+    let (_, rec, _) = ask(&r, "GET", "https://www.google.com/search?q=recorded", &[]).await;
+    assert_eq!(rec, "recorded results");
+    let rep = r.report();
+    assert_eq!((rep.frozen_search, rep.exact, rep.site_union, rep.missed), (5, 1, 1, 0));
+    assert_eq!(rep.frozen_search_queries[0].query.as_deref(), Some("tea kettle"));
+    assert_eq!(rep.frozen_search_queries[0].results, 2);
+    let always = replay(search::SearchMode::Always);
+    let (_, rec, h) = ask(&always, "GET", "https://www.google.com/search?q=recorded", &[]).await;
+    assert!(rec.contains("No recorded page matches") && h.get(overlay::LAYER_HEADER).is_some(), "{rec}");
+    // Off: an unrecorded search is a miss.
+    let off = replay(search::SearchMode::Off);
+    let (s, _, _) = ask(&off, "GET", "https://www.google.com/search?q=tea+kettle", &[]).await;
+    assert_eq!(s, 404);
+    assert_eq!(off.report().missed, 1);
 }

@@ -18,7 +18,7 @@ use agent::policy::{Policy, TrajectoryPolicy};
 use agent::runner::{run_task, AgentConfig};
 use anyhow::Context as _;
 use proxy::CertificateAuthority;
-use session::{MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
+use session::{FrozenWeb, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
 use snapshots::{Clock, Store, SystemClock};
 use trajectory::{RunDir, Trajectory};
 
@@ -78,6 +78,7 @@ async fn main() -> anyhow::Result<()> {
         clock,
         time_zone: "UTC".into(),
         locale: "en_US".into(),
+        explore: false,
     };
     let record =
         ProxyMode::Record { store: store.clone(), run: "embed".into(), run_dir: "embed-example".into() };
@@ -86,7 +87,12 @@ async fn main() -> anyhow::Result<()> {
     println!("recorded: {:?} in {} steps", recorded.answer, recorded.steps.len());
 
     sites.stop();
-    let replay = ProxyMode::Replay { store, run: "embed".into(), on_miss: MissPolicy::NotFound };
+    let replay = ProxyMode::Replay {
+        store,
+        run: "embed".into(),
+        on_miss: MissPolicy::NotFound,
+        frozen_web: FrozenWeb::recorded(),
+    };
     let rec_dir = work.path().join("rec");
     let replayed =
         one_task(&replay, &ca, &opts, &task, &rec_dir, &RunDir::new(work.path().join("rep"))).await?;

@@ -17,6 +17,7 @@
 
 pub mod bundle;
 mod error;
+mod frozen_web;
 mod merge;
 mod probes;
 pub mod remote;
@@ -26,11 +27,15 @@ mod shard;
 mod task_proxy;
 
 pub use error::SessionError;
+pub use frozen_web::{site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
+pub use replay::search::SearchMode;
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
 pub use run::{
     auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,
 };
 pub use shard::{task_set_digest, BadShard, Shard};
-pub use task_proxy::{check_no_clash, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
+pub use task_proxy::{
+    check_no_clash, explore_name, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions,
+};

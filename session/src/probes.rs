@@ -55,6 +55,15 @@ impl ProxyProbe for ReplayProbe {
             exact: r.exact,
             normalised: r.normalised,
             fuzzy: r.fuzzy,
+            site_union: r.site_union,
+            site_union_urls: r
+                .overlay_answers
+                .iter()
+                .filter(|a| a.layer == replay::overlay::OverlayKind::SiteUnion)
+                .map(|a| format!("{} <- {}", a.url, a.snapshot))
+                .collect(),
+            frozen_search: r.frozen_search,
+            explore: r.explore,
             missed: r.missed,
             recorded: 0,
             miss_urls: r.misses.iter().map(|m| format!("{} {}", m.method, m.url)).collect(),

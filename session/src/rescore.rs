@@ -81,6 +81,8 @@ pub async fn rescore_run(
                     store: store.clone(),
                     run: recording.to_string(),
                     on_miss: MissPolicy::NotFound,
+                    // The checks see the state the agent left on the pages it was served: its own.
+                    frozen_web: crate::FrozenWeb::recorded(),
                 };
                 let opts = TaskProxyOptions {
                     task_id: t.task_id.clone(),
@@ -89,6 +91,7 @@ pub async fn rescore_run(
                     clock: clock.clone(),
                     time_zone: "UTC".into(),
                     locale: "en-US".into(),
+                    explore: false,
                 };
                 match TaskProxy::start(&mode, ca.clone(), &opts).await {
                     Ok(tp) => {

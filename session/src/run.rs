@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use agent::policy::fork::ForkPolicy;
 use agent::policy::{LlmPolicy, Policy, TrajectoryPolicy};
 use agent::runner::{run_task, AgentConfig};
 use agent::tasks::Task;
@@ -34,6 +35,18 @@ pub enum PolicySpec {
     },
     /// Re-execute the replies recorded in an earlier run directory (checking each step against it).
     Trajectory(PathBuf),
+    /// Re-execute the first `at` recorded steps of a run directory, then ask the model
+    /// (`agent::policy::fork`).
+    Fork {
+        /// The recorded run.
+        run: PathBuf,
+        /// Recorded steps re-executed before the model takes over.
+        at: u32,
+        /// Where and which model.
+        config: LlmConfig,
+        /// Screenshots kept in the model's context.
+        keep_screenshots: usize,
+    },
 }
 
 impl PolicySpec {
@@ -42,6 +55,9 @@ impl PolicySpec {
         match self {
             PolicySpec::Llm { config, .. } => format!("llm:{}", config.model),
             PolicySpec::Trajectory(d) => format!("trajectory:{}", d.display()),
+            PolicySpec::Fork { run, at, config, .. } => {
+                format!("fork:{}@{at}+llm:{}", run.display(), config.model)
+            }
         }
     }
 
@@ -52,13 +68,20 @@ impl PolicySpec {
                 Policy::Llm(LlmPolicy::new(Llm::new(config.clone())?, *keep_screenshots))
             }
             PolicySpec::Trajectory(run) => Policy::Trajectory(Box::new(TrajectoryPolicy::load(run, task)?)),
+            PolicySpec::Fork { run, at, config, keep_screenshots } => {
+                Policy::Fork(Box::new(ForkPolicy::new(
+                    TrajectoryPolicy::load(run, task)?,
+                    *at,
+                    LlmPolicy::new(Llm::new(config.clone())?, *keep_screenshots),
+                )?))
+            }
         })
     }
 
     /// Replay's default recording for a `trajectory:` re-run: the snapshots the re-executed run used
     /// (its run.json says), else that run directory's name.
     pub fn default_snapshots(&self) -> Option<String> {
-        let PolicySpec::Trajectory(dir) = self else { return None };
+        let (PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. }) = self else { return None };
         RunDir::new(dir)
             .read_run_file()
             .ok()
@@ -285,6 +308,7 @@ async fn task_inner(
             clock: o.clock.clone(),
             time_zone: o.time_zone.clone(),
             locale: o.locale.clone(),
+            explore: o.agent.explore.is_some(),
         },
     )
     .await?;

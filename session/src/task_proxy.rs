@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use agent::runner::{ProxyProbe, TaskEnv};
 use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConfig, ServeError};
+use recorder::explore::ExploreSplit;
 use recorder::{HostFilter, Recorder};
 use replay::rules::Rules;
 use replay::{OnMiss, Replay, ReplayConfig};
@@ -24,6 +25,7 @@ use tokio::task::JoinHandle;
 use trajectory::RunMode;
 
 use crate::error::SessionError;
+use crate::frozen_web::FrozenWeb;
 use crate::probes::{LiveProbe, RecordProbe, ReplayProbe};
 
 /// How long a finishing task proxy may take to drain requests still waiting on an origin.
@@ -65,6 +67,8 @@ pub enum ProxyMode {
         run: String,
         /// Miss policy.
         on_miss: MissPolicy,
+        /// What else answers what the task's snapshot lacks ([`FrozenWeb`]).
+        frozen_web: FrozenWeb,
     },
 }
 
@@ -77,6 +81,11 @@ impl ProxyMode {
             ProxyMode::Replay { .. } => RunMode::Replay,
         }
     }
+}
+
+/// The exploration layer of the task snapshot `snapshot` (`agent::explore`).
+pub fn explore_name(snapshot: &str) -> String {
+    format!("{snapshot}/explore")
 }
 
 /// The snapshot of task `task_id` in the recording `run`.
@@ -99,6 +108,9 @@ pub struct TaskProxyOptions {
     pub time_zone: String,
     /// The locale the browser reports (record stores it; replay uses the snapshot's when it has one).
     pub locale: String,
+    /// Record: the agent explores (`agent::explore`); its marked traffic is recorded into the task's
+    /// exploration snapshot `<run>/<task-id>/explore` instead of the task's own.
+    pub explore: bool,
 }
 
 /// A running task proxy. See the module docs.
@@ -188,11 +200,32 @@ impl TaskProxy {
                 // The page sees the same clock and random numbers now as in every replay of this snapshot.
                 tp.init_scripts = vec![replay::shim::for_snapshot(&name, started, SHIM_STEP_MS)];
                 tp.time_zone = Some(opts.time_zone.clone());
-                tp.snapshot = Some(name);
                 tp.probe = Arc::new(RecordProbe(rec.clone()));
-                tp.serve(rec, listener, ca, opts)?;
+                if opts.explore {
+                    let explore = explore_name(&name);
+                    replace(store, &explore)?;
+                    let w = Arc::new(store.create_snapshot(NewSnapshot {
+                        name: explore,
+                        created_ms: started,
+                        seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
+                        source: SnapshotSource::Record,
+                        labels: BTreeMap::from([
+                            ("explore_of".to_string(), name.clone()),
+                            ("web_name".to_string(), opts.web_name.clone()),
+                            ("run".to_string(), run.clone()),
+                            ("run_dir".to_string(), run_dir.clone()),
+                        ]),
+                    })?);
+                    tp.writers.push(w.clone());
+                    let ex = Arc::new(Recorder::new(w, opts.clock.clone(), HostFilter::new(&[], &[])));
+                    tp.snapshot = Some(name);
+                    tp.serve(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
+                } else {
+                    tp.snapshot = Some(name);
+                    tp.serve(rec, listener, ca, opts)?;
+                }
             }
-            ProxyMode::Replay { store, run, on_miss } => {
+            ProxyMode::Replay { store, run, on_miss, frozen_web } => {
                 let name = snapshot_name(run, &opts.task_id);
                 let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
                     name: name.clone(),
@@ -228,6 +261,8 @@ impl TaskProxy {
                 if let Some(l) = manifest.labels.get("locale") {
                     tp.locale = l.clone();
                 }
+                let overlays =
+                    crate::frozen_web::overlays(store, run, &manifest, &opts.web_name, frozen_web.unit)?;
                 // The browser gets the shim through CDP, so the proxy does not inject it as well.
                 let rp = Arc::new(Replay::new(
                     store.clone(),
@@ -239,6 +274,11 @@ impl TaskProxy {
                         shim_step_ms: SHIM_STEP_MS,
                         // Caches and cookies see recording-time freshness whenever the replay runs.
                         refresh: Some(replay::Refresh(opts.clock.clone())),
+                        overlays,
+                        search: replay::search::SearchConfig {
+                            mode: frozen_web.search,
+                            urls: frozen_web.search_urls.clone(),
+                        },
                         ..ReplayConfig::default()
                     },
                 ));

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use proxy::{CertificateAuthority, ProxyConfig};
-use session::{snapshot_name, MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};
+use session::{snapshot_name, FrozenWeb, MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};
 use snapshots::{FixedClock, SnapshotState, Store};
 
 fn setup() -> (tempfile::TempDir, Arc<CertificateAuthority>, TaskProxyOptions) {
@@ -20,6 +20,7 @@ fn setup() -> (tempfile::TempDir, Arc<CertificateAuthority>, TaskProxyOptions) {
         clock: Arc::new(FixedClock::new(1_700_000_000_000)),
         time_zone: "Europe/Paris".into(),
         locale: "fr_FR".into(),
+        explore: false,
     };
     (home, ca, opts)
 }
@@ -44,7 +45,12 @@ async fn record_and_replay_install_the_same_shim_and_emulation() {
     other.time_zone = "UTC".into();
     other.locale = "en_US".into();
     other.clock = Arc::new(FixedClock::new(5));
-    let rep = ProxyMode::Replay { store: store.clone(), run: "runA".into(), on_miss: MissPolicy::NotFound };
+    let rep = ProxyMode::Replay {
+        store: store.clone(),
+        run: "runA".into(),
+        on_miss: MissPolicy::NotFound,
+        frozen_web: FrozenWeb::recorded(),
+    };
     let tp = TaskProxy::start(&rep, ca.clone(), &other).await.unwrap();
     let replayed = (tp.init_scripts().to_vec(), tp.time_zone().map(str::to_string), tp.locale().to_string());
     assert_eq!(replayed, recorded);
@@ -78,7 +84,12 @@ async fn a_dropped_session_seals_its_snapshots_interrupted() {
     // Replay with record-on-miss: the misses snapshot is sealed too.
     let tp = TaskProxy::start(&rec, ca.clone(), &opts).await.unwrap();
     tp.finish().await.unwrap();
-    let rep = ProxyMode::Replay { store: store.clone(), run: "r".into(), on_miss: MissPolicy::Record };
+    let rep = ProxyMode::Replay {
+        store: store.clone(),
+        run: "r".into(),
+        on_miss: MissPolicy::Record,
+        frozen_web: FrozenWeb::recorded(),
+    };
     let tp = TaskProxy::start(&rep, ca.clone(), &opts).await.unwrap();
     drop(tp);
     assert_eq!(store.manifest("r/Shop--1/misses").unwrap().state, SnapshotState::Interrupted);
@@ -103,7 +114,12 @@ async fn replay_refuses_a_snapshot_whose_index_no_longer_resolves() {
     store.check_snapshot(&m).unwrap();
     m.counts.exchanges = 3;
     store.put_manifest(&m).unwrap();
-    let rep = ProxyMode::Replay { store, run: "r".into(), on_miss: MissPolicy::NotFound };
+    let rep = ProxyMode::Replay {
+        store,
+        run: "r".into(),
+        on_miss: MissPolicy::NotFound,
+        frozen_web: FrozenWeb::recorded(),
+    };
     let e = TaskProxy::start(&rep, ca, &opts).await.unwrap_err();
     assert!(e.to_string().contains("snapshots verify r/Shop--1"), "{e}");
 }

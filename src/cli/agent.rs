@@ -16,6 +16,45 @@ pub(crate) enum RunMode {
     Replay,
 }
 
+/// `--frozen-web`: see `session::FrozenWeb`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FrozenWebArg {
+    /// The task's snapshot, then the site's other snapshots in the recording.
+    Site,
+    /// The task's snapshot only.
+    Task,
+}
+
+impl From<FrozenWebArg> for session::WebUnit {
+    fn from(a: FrozenWebArg) -> Self {
+        match a {
+            FrozenWebArg::Site => session::WebUnit::Site,
+            FrozenWebArg::Task => session::WebUnit::Task,
+        }
+    }
+}
+
+/// `--search`: see `replay::search::SearchMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SearchArg {
+    /// An unrecorded search is a miss.
+    Off,
+    /// A search no recording answers gets the frozen search engine's results.
+    Fallback,
+    /// Every search gets the frozen search engine's results, recorded or not.
+    Always,
+}
+
+impl From<SearchArg> for replay::search::SearchMode {
+    fn from(a: SearchArg) -> Self {
+        match a {
+            SearchArg::Off => Self::Off,
+            SearchArg::Fallback => Self::Fallback,
+            SearchArg::Always => Self::Always,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Task file, sniffed from its content: WebVoyager JSON Lines (web_name, id, ques, web), or
@@ -39,6 +78,33 @@ pub(crate) struct RunArgs {
     /// and screenshot hash against it).
     #[arg(long, default_value = "llm", value_name = "llm|trajectory:RUN_DIR")]
     pub policy: String,
+    /// With --policy trajectory:RUN_DIR: re-execute only the first N recorded steps of each task, then hand
+    /// the browser, the message history as the model would have seen it (each re-executed step's
+    /// observation and the recorded reply) and the rest of the step budget to the model (--api-base,
+    /// --model). The trajectory says where it forked and from which run. 0 is the model from the start
+    /// page; past a task's recorded steps is an error.
+    #[arg(long, value_name = "N")]
+    pub fork_at: Option<u32>,
+    /// Record: after each observation, open the links an agent could have followed from the page (the
+    /// labelled ones first, then the page's other same-site links) in background tabs of the same browser,
+    /// each settled as a step is, and record them into the task's exploration layer `<RUN>/<task-id>/explore`,
+    /// which replay consults after the task's own recording and before the site union. Links only (GET),
+    /// never forms or links that look destructive (log out, delete, remove, unsubscribe, cancel, checkout);
+    /// stops on a host that answers with a wall or a rate limit.
+    #[arg(long)]
+    pub explore: bool,
+    /// With --explore: links opened per explored page.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub explore_links: usize,
+    /// With --explore: pages opened per host over a task.
+    #[arg(long, default_value_t = 40, value_name = "N")]
+    pub explore_host_budget: usize,
+    /// With --explore: 1 explores the links of the pages the agent observed; 2 also the links of those.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub explore_depth: u32,
+    /// With --explore: milliseconds between two background page loads (politeness to the site).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub explore_pace_ms: u64,
     /// Run directory (created; finished tasks in it are skipped on a rerun).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -49,6 +115,19 @@ pub(crate) struct RunArgs {
     /// Replay: what to do when no recorded exchange matches.
     #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
     pub on_miss: MissPolicy,
+    /// Replay: the unit of the frozen web. `site`: what a task's own snapshot lacks is answered from the
+    /// other tasks' snapshots of the same recording on the same site (GET, HEAD and OPTIONS only; their
+    /// first recorded response; by snapshot name), reported as the `site-union` layer, never as exact;
+    /// `task`: the task's own snapshot only, exactly what was recorded for it.
+    #[arg(long, value_enum, default_value_t = FrozenWebArg::Site, value_name = "site|task")]
+    pub frozen_web: FrozenWebArg,
+    /// Replay: the frozen search engine. A search engine's page (Google, Bing, DuckDuckGo, --search-url)
+    /// that no recording answers gets results from a full-text index (BM25, ties by URL) of the replayed
+    /// pages (the task's snapshot and, with --frozen-web site, the site's): links that replay, marked
+    /// `x-webfreeze-layer: frozen-search` and counted as the `frozen-search` layer. `always` answers
+    /// recorded searches from the index too; `off` leaves them misses.
+    #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always")]
+    pub search: SearchArg,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
     /// available memory allows (about 1 GiB per browser and proxy).
     #[arg(long, default_value = "1", value_name = "N|auto")]

@@ -234,6 +234,30 @@ pub(crate) struct ReplayArgs {
     /// time: a replay months later makes the requests the recording made).
     #[arg(long)]
     pub no_refresh: bool,
+    /// The unit of the frozen web. `task` (default): this snapshot only. `site`: what it lacks is answered
+    /// from the other snapshots of its recording (named RUN/<task>, like SNAPSHOT) on the same site (their
+    /// `web_name` label), by name, GET/HEAD/OPTIONS only, their first recorded response; counted in the
+    /// report as the `site-union` layer and marked `x-webfreeze-layer: site-union`, never as exact.
+    #[arg(long, value_enum, default_value_t = FrozenWebArg::Task, value_name = "task|site")]
+    pub frozen_web: FrozenWebArg,
+    /// Also answer what SNAPSHOT lacks from this snapshot, as part of the site union (repeatable; consulted
+    /// in the order given, after those --frozen-web site finds).
+    #[arg(long = "union", value_name = "SNAPSHOT")]
+    pub union: Vec<String>,
+    /// With --frozen-web site or --union: let the union also answer POST, PUT, PATCH and DELETE (by default
+    /// only the replayed snapshot answers requests whose answer carries state).
+    #[arg(long)]
+    pub union_writes: bool,
+    /// The frozen search engine: a search engine's page (Google, Bing, DuckDuckGo, --search-url) that no
+    /// recording answers gets results from a full-text index of the replayed pages (this snapshot and its
+    /// union), marked `x-webfreeze-layer: frozen-search`. `off` (default here) leaves such searches misses;
+    /// `always` answers recorded searches from the index too.
+    #[arg(long, value_enum, default_value_t = SearchArg::Off, value_name = "off|fallback|always")]
+    pub search: SearchArg,
+    /// Another search engine's results page for the frozen search engine (its host and path), e.g.
+    /// https://search.example/find (repeatable).
+    #[arg(long = "search-url", value_name = "URL")]
+    pub search_urls: Vec<String>,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

@@ -73,6 +73,18 @@ pub struct ProxyStats {
     pub normalised: u64,
     /// Replay: fuzzy answers.
     pub fuzzy: u64,
+    /// Replay: answers from other tasks' recordings of the same site (the `site-union` layer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub site_union: u64,
+    /// Replay: those answers (`URL <- SNAPSHOT`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub site_union_urls: Vec<String>,
+    /// Replay: search engine pages answered by the frozen search engine (the `frozen-search` layer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub frozen_search: u64,
+    /// Replay: answers from the task's exploration (the `explore` layer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub explore: u64,
     /// Replay: misses.
     pub missed: u64,
     /// Record: exchanges stored.
@@ -101,6 +113,36 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// What exploration did while recording a task (`webfreeze run --mode record --explore`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exploration {
+    /// Pages opened in background tabs.
+    pub pages: u64,
+    /// Time spent loading them (ms).
+    pub ms: u64,
+    /// Links left out because they were in a form or looked destructive.
+    #[serde(default)]
+    pub skipped_destructive: u64,
+    /// Links left out for the per-host budget or a stopped host.
+    #[serde(default)]
+    pub skipped_budget: u64,
+    /// Pages that failed to load.
+    #[serde(default)]
+    pub failed: u64,
+    /// Hosts exploration stopped on: they answered with a wall, a denial or a rate limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped_hosts: Vec<String>,
+}
+
+/// Where a forked trajectory came from (`webfreeze run --policy trajectory:RUN --fork-at N`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fork {
+    /// The run whose replies were re-executed.
+    pub run: String,
+    /// Recorded steps re-executed (1..=at); the model decided from step `at + 1` on.
+    pub at: u32,
+}
+
 /// How much of a replayed task the snapshot could answer (replay mode only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
@@ -114,6 +156,18 @@ pub struct Coverage {
     pub documents_missed: u64,
     /// Render-needed resources missed over the whole task.
     pub render_missed: u64,
+    /// Steps some of whose traffic was answered by another task's recording of the site (`site-union`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_site_union: Vec<u32>,
+    /// Requests over the whole task answered by the site union (never counted as exact).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub site_union: u64,
+    /// Requests over the whole task answered by the task's exploration (`explore`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub explore: u64,
+    /// Searches over the whole task answered by the frozen search engine.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub frozen_search: u64,
     /// Share of steps with nothing render-needed missing (1.0 for a task without steps).
     pub covered: f64,
     /// The task left the frozen web: a document it asked for was never recorded. `eval` counts such tasks
@@ -207,6 +261,12 @@ pub struct Trajectory {
     pub snapshot: Option<String>,
     /// `llm:MODEL` or `trajectory:RUN`.
     pub policy: String,
+    /// Record mode with `--explore`: what exploration did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exploration: Option<Exploration>,
+    /// A forked trajectory: the run whose first steps it re-executed before the model took over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked: Option<Fork>,
     /// How it ended.
     pub outcome: Outcome,
     /// The final answer.

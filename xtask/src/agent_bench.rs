@@ -152,6 +152,7 @@ pub(crate) fn run(tasks: usize) -> anyhow::Result<()> {
         store: Store::open_read_only(&store_dir)?,
         run: "rec".into(),
         on_miss: session::MissPolicy::NotFound,
+        frozen_web: session::FrozenWeb::recorded(),
     };
     let policy = PolicySpec::Trajectory(rec.clone());
     run("replay", RunOptions { out: rep.clone(), mode, policy, ..base.clone() })?;

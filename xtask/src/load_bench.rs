@@ -448,6 +448,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                     store: store.clone(),
                     run: "load".into(),
                     on_miss: session::MissPolicy::NotFound,
+                    frozen_web: session::FrozenWeb::recorded(),
                 }
             };
             let gate = Arc::new(tokio::sync::Semaphore::new(jobs));
@@ -469,6 +470,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                         clock: Arc::new(snapshots::SystemClock),
                         time_zone: "UTC".into(),
                         locale: "en-US".into(),
+                        explore: false,
                     };
                     handles.push(tokio::spawn(async move {
                         let _permit = permit;

@@ -7,6 +7,8 @@
 //!   vs mitmproxy 12.
 //! - `cargo xtask bench replay [--secs S]`: replay vs an in-memory hyper+rustls server vs mitmproxy server
 //!   replay; replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
+//! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded, leave-one-out, with the
+//!   task's snapshot only, + the site union, + the frozen search engine
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
 //!   on the demo sites, browser start time per task.
 //! - `cargo xtask bench fidelity DIR_OF_HARS [--loads N]`: each capture's first page in Chromium under
@@ -25,6 +27,7 @@
 
 mod agent_bench;
 mod bundle_bench;
+mod coverage_bench;
 mod fidelity;
 mod fuzz_seeds;
 mod gen;
@@ -58,6 +61,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
         ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
+        ["bench", "coverage", ..] => coverage_bench::run(),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {
             let conns = args
@@ -90,7 +94,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -175,6 +175,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             store: Store::open_read_only(&store_dir)?,
             run: "rec".into(),
             on_miss: session::MissPolicy::NotFound,
+            frozen_web: session::FrozenWeb::recorded(),
         };
         let wall = run(
             &format!("replay, jobs {jobs}"),

@@ -39,7 +39,10 @@ use crate::action::{Action, ScrollTarget};
 use crate::axtree;
 use crate::som::{self, Mark};
 
+mod explore;
 mod webarena;
+
+pub use explore::{LinkCandidate, Visit};
 
 /// Where to look for a browser when none is named.
 pub const CANDIDATES: &[&str] = &[
@@ -676,18 +679,29 @@ impl Session {
     /// Whether the active tab shows a bot wall, an access denial or a rate limit instead of the site
     /// ([`trajectory::wall::classify`] on its document's status, headers, title and HTML).
     pub async fn wall(&self) -> Result<Option<trajectory::wall::Blocked>, BrowserError> {
-        let v: serde_json::Value = self
-            .eval(
-                "({u: location.href, t: document.title, \
+        let (page, net) = self.active()?;
+        self.wall_on(&page, &net).await
+    }
+
+    /// [`Session::wall`] for a given tab.
+    async fn wall_on(
+        &self,
+        page: &Page,
+        net: &Arc<Mutex<NetState>>,
+    ) -> Result<Option<trajectory::wall::Blocked>, BrowserError> {
+        if net.lock().map(|n| n.crashed).unwrap_or(true) {
+            return Err(BrowserError::Crashed);
+        }
+        let js = "({u: location.href, t: document.title, \
                   h: document.documentElement ? document.documentElement.outerHTML.slice(0, 65536) : '', \
-                  n: document.body ? document.body.innerText.length : 0})",
-            )
-            .await?;
+                  n: document.body ? document.body.innerText.length : 0})";
+        let v: serde_json::Value = bounded(self.opts.page_timeout, "reading the page", page.evaluate(js))
+            .await?
+            .into_value()
+            .map_err(cdp)?;
         let url = v["u"].as_str().unwrap_or_default();
         let base = url.split('#').next().unwrap_or(url);
-        let (status, headers) = self
-            .active()?
-            .1
+        let (status, headers) = net
             .lock()
             .ok()
             .and_then(|n| n.documents.iter().rev().find(|d| d.0 == base).map(|d| (d.1, d.2.clone())))
@@ -764,14 +778,20 @@ impl Session {
     /// settled at once). Returns false when the page timeout passed first (the caller notes it; this is
     /// not an error: some pages poll forever).
     pub async fn settle(&self, after_action: bool) -> bool {
+        let Ok((page, net)) = self.active() else { return false };
+        self.settle_on(&page, &net, after_action).await
+    }
+
+    /// [`Session::settle`] for a given tab (the active one, or a background tab of exploration).
+    async fn settle_on(&self, page: &Page, net: &Arc<Mutex<NetState>>, after_action: bool) -> bool {
         let start = Instant::now();
         let floor = if after_action { Some(start) } else { None };
         let quiet = self.opts.settle_quiet;
-        let Ok((_, net)) = self.active() else { return false };
         let mut tick = tokio::time::interval(Duration::from_millis(25));
         loop {
             tick.tick().await;
-            if self.crashed() || start.elapsed() >= self.opts.page_timeout {
+            let crashed = net.lock().map(|n| n.crashed).unwrap_or(true);
+            if crashed || start.elapsed() >= self.opts.page_timeout {
                 return false;
             }
             let (idle, since) = match net.lock() {
@@ -784,11 +804,13 @@ impl Session {
             if !idle || since.is_some_and(|t| t.elapsed() < quiet) {
                 continue;
             }
-            let ready: Result<String, _> = self.eval("document.readyState").await;
-            match ready {
-                Ok(s) if s == "complete" => return true,
-                Ok(_) => continue,
-                Err(_) => return false,
+            let ready =
+                bounded(self.opts.page_timeout, "reading the page", page.evaluate("document.readyState"))
+                    .await;
+            match ready.map(|r| r.into_value::<String>()) {
+                Ok(Ok(s)) if s == "complete" => return true,
+                Ok(Ok(_)) => continue,
+                _ => return false,
             }
         }
     }

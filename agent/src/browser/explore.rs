@@ -1,0 +1,112 @@
+//! What exploration needs of a session: the links of a page, and a visit to a URL in a background tab
+//! (prepared like every tab: emulation, the page scripts, the request watcher) whose every request carries
+//! a marking header, so the recording proxy files it apart. The agent's own tabs are untouched.
+
+use std::time::Instant;
+
+use chromiumoxide::cdp::browser_protocol::network::{
+    Headers, SetCacheDisabledParams, SetExtraHttpHeadersParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::page::Page;
+
+use super::{bounded, cdp, BrowserError, Session};
+
+/// A link on a page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct LinkCandidate {
+    /// Absolute URL (fragment removed).
+    pub url: String,
+    /// Its text (or label).
+    pub text: String,
+    /// Its Set-of-Marks label, when the observation labelled it.
+    pub mark: Option<u32>,
+    /// Whether it sits inside a form.
+    pub in_form: bool,
+}
+
+/// What a background visit saw.
+#[derive(Debug, Clone, Default)]
+pub struct Visit {
+    /// The page settled within the page timeout.
+    pub settled: bool,
+    /// The page was a bot wall, a denial or a rate limit.
+    pub wall: Option<trajectory::wall::Blocked>,
+    /// Its links (for deeper exploration).
+    pub links: Vec<LinkCandidate>,
+    /// Time taken.
+    pub ms: u64,
+}
+
+/// Every `<a href>` of the page: labelled ones (the observation's `data-wf-mark`) first by label, then the
+/// others in document order; http(s) only, fragments removed, each URL once.
+const LINKS_JS: &str = r#"(() => {
+  const seen = new Set(); const out = [];
+  for (const a of document.querySelectorAll('a[href]')) {
+    let u; try { u = new URL(a.href, location.href); } catch (e) { continue; }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+    u.hash = '';
+    const url = u.href;
+    if (seen.has(url)) continue;
+    seen.add(url);
+    const m = a.getAttribute('data-wf-mark');
+    const text = (a.innerText || a.getAttribute('aria-label') || a.title || '').trim().slice(0, 200);
+    out.push({url, text, mark: m === null || m === '' || isNaN(+m) ? null : +m, in_form: !!a.closest('form')});
+  }
+  const marked = out.filter(l => l.mark !== null).sort((x, y) => x.mark - y.mark);
+  return marked.concat(out.filter(l => l.mark === null));
+})()"#;
+
+async fn links_of(session: &Session, page: &Page) -> Result<Vec<LinkCandidate>, BrowserError> {
+    let v = bounded(session.opts.page_timeout, "listing the page's links", page.evaluate(LINKS_JS)).await?;
+    v.into_value().map_err(cdp)
+}
+
+impl Session {
+    /// The active tab's links (see [`LinkCandidate`]).
+    pub async fn links(&self) -> Result<Vec<LinkCandidate>, BrowserError> {
+        let page = self.page()?;
+        links_of(self, &page).await
+    }
+
+    /// Open `url` in a background tab whose requests all carry `header: value`, let it settle as a step
+    /// does, check it for a wall, list its links, and close it. The agent's tabs are not touched.
+    pub async fn visit_in_background(
+        &self,
+        url: &str,
+        header: &str,
+        value: &str,
+    ) -> Result<Visit, BrowserError> {
+        let t0 = Instant::now();
+        let t = self.opts.page_timeout;
+        let page = bounded(t, "opening a background tab", self.browser.new_page("about:blank")).await?;
+        let tab = match self.setup_tab(page.clone()).await {
+            Ok(tab) => tab,
+            Err(e) => {
+                let _ = bounded(t, "closing the tab", page.close()).await;
+                return Err(e);
+            }
+        };
+        let visit = async {
+            let headers = Headers::new(serde_json::json!({ header: value }));
+            bounded(
+                t,
+                "marking the tab's requests",
+                tab.page.execute(SetExtraHttpHeadersParams::new(headers)),
+            )
+            .await?;
+            // Neither read nor write the HTTP cache: a page exploration loaded must not be answered from the
+            // cache when the agent opens it later, or the path's own recording would lack it.
+            bounded(t, "bypassing the cache", tab.page.execute(SetCacheDisabledParams::new(true))).await?;
+            bounded(t, "loading the page", tab.page.goto(NavigateParams::new(url))).await?;
+            let settled = self.settle_on(&tab.page, &tab.net, true).await;
+            let wall = self.wall_on(&tab.page, &tab.net).await?;
+            let links = links_of(self, &tab.page).await.unwrap_or_default();
+            Ok::<_, BrowserError>(Visit { settled, wall, links, ms: 0 })
+        }
+        .await;
+        tab.watcher.abort();
+        let _ = bounded(t, "closing the tab", tab.page.close()).await;
+        visit.map(|v| Visit { ms: t0.elapsed().as_millis() as u64, ..v })
+    }
+}

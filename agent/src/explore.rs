@@ -1,0 +1,226 @@
+//! Exploration while recording (`webfreeze run --mode record --explore`): after each observation, the links
+//! an agent could have followed from the page (the labelled ones first, then the page's other same-site
+//! links) are opened in background tabs of the same browser (same cookies), each settled as a step is and
+//! closed, their traffic marked so the recording proxy files it into the task's exploration layer
+//! (`<run>/<task>/explore`), which replay consults after the task's own recording. GET navigations only
+//! (links, never forms), never a link that looks destructive, within a budget per page and per host, and
+//! never again on a host that answered with a wall or a rate limit.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+use crate::browser::{LinkCandidate, Session};
+
+/// The request header that marks exploration traffic for the recording proxy (`recorder::explore`).
+pub const EXPLORE_HEADER: &str = "x-webfreeze-explore";
+
+/// Exploration settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExploreOptions {
+    /// Links opened per explored page.
+    pub links_per_page: usize,
+    /// Pages opened per host over the whole task.
+    pub host_budget: usize,
+    /// 1: the links of the pages the agent observed; 2: also the links of those pages; ...
+    pub depth: u32,
+    /// Pause between two background loads.
+    pub pace: Duration,
+}
+
+impl Default for ExploreOptions {
+    fn default() -> Self {
+        Self { links_per_page: 8, host_budget: 40, depth: 1, pace: Duration::ZERO }
+    }
+}
+
+/// Words in a link's URL or text that say following it would act: never followed.
+const DESTRUCTIVE: &[&str] = &[
+    "logout",
+    "log out",
+    "log-out",
+    "log_out",
+    "signout",
+    "sign out",
+    "sign-out",
+    "sign_out",
+    "delete",
+    "remove",
+    "unsubscribe",
+    "cancel",
+    "deactivate",
+    "destroy",
+    "erase",
+    "empty cart",
+    "empty-cart",
+    "checkout",
+    "purchase",
+];
+
+/// Whether following the link looks like it would change something (log out, delete, remove, unsubscribe,
+/// cancel, buy), judged by its URL and its text.
+pub fn looks_destructive(url: &str, text: &str) -> bool {
+    let hay = format!("{} {}", url.to_ascii_lowercase(), text.to_ascii_lowercase());
+    DESTRUCTIVE.iter().any(|w| hay.contains(w))
+}
+
+fn host_of(url: &str) -> Option<String> {
+    url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
+}
+
+fn without_fragment(url: &str) -> &str {
+    url.split('#').next().unwrap_or(url)
+}
+
+/// What exploration did over one task (kept in its trajectory).
+pub use trajectory::Exploration;
+
+/// One task's explorer.
+pub struct Explorer {
+    opts: ExploreOptions,
+    seen: BTreeSet<String>,
+    per_host: BTreeMap<String, usize>,
+    stats: Exploration,
+}
+
+impl Explorer {
+    /// A fresh explorer.
+    pub fn new(opts: ExploreOptions) -> Self {
+        Self { opts, seen: BTreeSet::new(), per_host: BTreeMap::new(), stats: Exploration::default() }
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> &Exploration {
+        &self.stats
+    }
+
+    /// The links of `page_url` worth opening, in order: same site, not in a form, not destructive, not
+    /// seen, within the page's share. Counts what it leaves out.
+    fn pick(&mut self, page_url: &str, links: Vec<LinkCandidate>) -> Vec<String> {
+        let Some(site) = host_of(page_url) else { return Vec::new() };
+        let mut out = Vec::new();
+        for l in links {
+            if out.len() >= self.opts.links_per_page {
+                break;
+            }
+            let url = without_fragment(&l.url).to_string();
+            if host_of(&url).as_deref() != Some(site.as_str()) || self.seen.contains(&url) {
+                continue;
+            }
+            if l.in_form || looks_destructive(&url, &l.text) {
+                self.stats.skipped_destructive += 1;
+                self.seen.insert(url);
+                continue;
+            }
+            out.push(url);
+        }
+        out
+    }
+
+    /// Explore from the page the agent observed (`page_url`, its links from the active tab). Returns the
+    /// URLs opened.
+    pub async fn after_observation(&mut self, session: &Session, page_url: &str) -> Vec<String> {
+        self.seen.insert(without_fragment(page_url).to_string());
+        let links = match session.links().await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::debug!("exploration: cannot list the links of {page_url}: {e}");
+                return Vec::new();
+            }
+        };
+        let mut frontier: VecDeque<(String, u32)> =
+            self.pick(page_url, links).into_iter().map(|u| (u, 1)).collect();
+        let mut opened = Vec::new();
+        while let Some((url, depth)) = frontier.pop_front() {
+            if self.seen.contains(&url) {
+                continue;
+            }
+            self.seen.insert(url.clone());
+            let Some(host) = host_of(&url) else { continue };
+            if self.stats.stopped_hosts.contains(&host) {
+                self.stats.skipped_budget += 1;
+                continue;
+            }
+            let used = self.per_host.entry(host.clone()).or_insert(0);
+            if *used >= self.opts.host_budget {
+                self.stats.skipped_budget += 1;
+                continue;
+            }
+            *used += 1;
+            if !opened.is_empty() && !self.opts.pace.is_zero() {
+                tokio::time::sleep(self.opts.pace).await;
+            }
+            match session.visit_in_background(&url, EXPLORE_HEADER, "1").await {
+                Ok(v) => {
+                    self.stats.pages += 1;
+                    self.stats.ms += v.ms;
+                    opened.push(url.clone());
+                    if let Some(b) = v.wall {
+                        tracing::warn!(
+                            "exploration stops on {host}: it answered {url} with a {:?} ({})",
+                            b.kind,
+                            b.marker
+                        );
+                        self.stats.stopped_hosts.push(host);
+                        continue;
+                    }
+                    if depth < self.opts.depth {
+                        let next = self.pick(&url, v.links);
+                        frontier.extend(next.into_iter().map(|u| (u, depth + 1)));
+                    }
+                }
+                Err(e) => {
+                    self.stats.failed += 1;
+                    tracing::debug!("exploration: {url}: {e}");
+                }
+            }
+        }
+        opened
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destructive_links_table() {
+        for (url, text, destructive) in [
+            ("https://s.test/logout", "", true),
+            ("https://s.test/account", "Sign out", true),
+            ("https://s.test/cart/remove?id=3", "x", true),
+            ("https://s.test/list/unsubscribe", "", true),
+            ("https://s.test/booking/42", "Cancel booking", true),
+            ("https://s.test/admin/users/3/delete", "", true),
+            ("https://s.test/checkout", "Proceed", true),
+            ("https://s.test/product/blue-kettle", "Blue Kettle", false),
+            ("https://s.test/search?q=mug", "Next page", false),
+            ("https://s.test/login", "Log in", false),
+            ("https://s.test/cart", "Cart", false),
+        ] {
+            assert_eq!(looks_destructive(url, text), destructive, "{url} {text:?}");
+        }
+    }
+
+    fn link(url: &str, text: &str, in_form: bool) -> LinkCandidate {
+        LinkCandidate { url: url.into(), text: text.into(), mark: None, in_form }
+    }
+
+    #[test]
+    fn links_picked_per_page() {
+        let mut ex = Explorer::new(ExploreOptions { links_per_page: 3, ..Default::default() });
+        let picked = ex.pick(
+            "https://www.s.test/",
+            vec![
+                link("https://s.test/a#top", "A", false),
+                link("https://other.test/b", "elsewhere", false),
+                link("https://s.test/logout", "Log out", false),
+                link("https://s.test/form-link", "in a form", true),
+                link("https://s.test/c", "C", false),
+                link("https://s.test/d", "D", false),
+                link("https://s.test/e", "E: past the page's share", false),
+            ],
+        );
+        assert_eq!(picked, ["https://s.test/a", "https://s.test/c", "https://s.test/d"]);
+        assert_eq!(ex.stats().skipped_destructive, 2);
+    }
+}

@@ -1,0 +1,86 @@
+//! The frozen search engine's pages: plain HTML, no script, usable by an agent (a form that searches
+//! again, a numbered result list of links, previous and next pages), and saying what it is.
+
+use super::index::Hit;
+
+/// Results per page.
+pub const PER_PAGE: usize = 10;
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn link(action: &str, query: &str, start: usize) -> String {
+    let q: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", query)
+        .append_pair("start", &start.to_string())
+        .finish();
+    format!("{action}?{q}")
+}
+
+/// The page for `query` (None: the home page, a search box only). `action` is the path the form sends to.
+pub fn render(
+    action: &str,
+    query: Option<&str>,
+    offset: usize,
+    total: usize,
+    hits: &[Hit],
+    docs: usize,
+) -> String {
+    let q = query.unwrap_or("");
+    let title = if q.is_empty() { "Search".to_string() } else { format!("{} - Search", esc(q)) };
+    let mut body = format!(
+        "<form action=\"{}\" method=get role=search><input type=search name=q value=\"{}\" aria-label=Search> \
+         <button type=submit>Search</button></form>\
+         <p class=webfreeze-note>Frozen search (webfreeze): results from the {docs} recorded page(s) of this \
+         snapshot, not from the live search engine.</p>",
+        esc(action),
+        esc(q)
+    );
+    if query.is_some() {
+        if total == 0 {
+            body.push_str(&format!("<p id=result-stats>No recorded page matches <b>{}</b>.</p>", esc(q)));
+        } else {
+            body.push_str(&format!(
+                "<p id=result-stats>Results {}-{} of {total}</p><ol id=results start={}>",
+                offset + 1,
+                offset + hits.len(),
+                offset + 1
+            ));
+            for h in hits {
+                body.push_str(&format!(
+                    "<li class=result><a href=\"{u}\"><h3>{t}</h3></a><cite>{u}</cite><p>{s}</p></li>",
+                    u = esc(&h.url),
+                    t = esc(&h.title),
+                    s = esc(&h.snippet)
+                ));
+            }
+            body.push_str("</ol><nav>");
+            if offset > 0 {
+                body.push_str(&format!(
+                    "<a rel=prev href=\"{}\">Previous</a> ",
+                    esc(&link(action, q, offset.saturating_sub(PER_PAGE)))
+                ));
+            }
+            if offset + hits.len() < total {
+                body.push_str(&format!(
+                    "<a rel=next href=\"{}\">Next</a>",
+                    esc(&link(action, q, offset + PER_PAGE))
+                ));
+            }
+            body.push_str("</nav>");
+        }
+    }
+    format!("<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>")
+}

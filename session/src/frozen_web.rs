@@ -1,0 +1,121 @@
+//! What a replayed task may be answered from beyond its own snapshot: the unit of the frozen web.
+//!
+//! A benchmark records many tasks on one site; a run that did not record the snapshot walks off the
+//! recorded path and onto pages another task saw. With [`FrozenWeb::Site`] (the default of
+//! `webfreeze run --mode replay`) a task's replay consults, after its own snapshot, the other tasks'
+//! snapshots of the same recording on the same site ([`site_union`]); `replay::overlay` has the order in
+//! which layers answer and why overlays never answer writes or carry sequence state. A search no recording
+//! answers is answered by the frozen search engine over those snapshots (`replay::search`).
+
+use replay::overlay::{Overlay, OverlayKind, Overlays};
+use replay::search::SearchMode;
+use snapshots::{Manifest, SnapshotState, Store, StoreError};
+
+/// The unit of the frozen web a replayed task sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WebUnit {
+    /// The task's own snapshot only (exactly what was recorded for it).
+    Task,
+    /// The task's own snapshot, then the other tasks' snapshots of the same site in the same recording.
+    #[default]
+    Site,
+}
+
+impl std::fmt::Display for WebUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WebUnit::Task => "task",
+            WebUnit::Site => "site",
+        })
+    }
+}
+
+/// What a replayed task may be answered from beyond what was recorded for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrozenWeb {
+    /// Its own snapshot, or the site's.
+    pub unit: WebUnit,
+    /// The frozen search engine (`replay::search`).
+    pub search: SearchMode,
+    /// Search pages besides Google's, Bing's and DuckDuckGo's (the run's `--search-url`).
+    pub search_urls: Vec<String>,
+}
+
+impl Default for FrozenWeb {
+    /// `webfreeze run --mode replay`'s: the site union and the frozen search engine for unrecorded searches.
+    fn default() -> Self {
+        Self { unit: WebUnit::Site, search: SearchMode::Fallback, search_urls: Vec::new() }
+    }
+}
+
+impl FrozenWeb {
+    /// Exactly what was recorded for the task: no union, no frozen search.
+    pub fn recorded() -> Self {
+        Self { unit: WebUnit::Task, search: SearchMode::Off, search_urls: Vec::new() }
+    }
+}
+
+/// The site a snapshot belongs to: its `web_name` label (set by every recording session), else `fallback`.
+fn site_of<'a>(m: &'a Manifest, fallback: &'a str) -> &'a str {
+    m.labels.get("web_name").map(String::as_str).filter(|s| !s.is_empty()).unwrap_or(fallback)
+}
+
+/// The other snapshots of recording `run` on the same site as `own` (its `web_name` label, or `web_name`
+/// when it has none), in the union's order (by name, `replay::overlay::site_union_order`). A task's own
+/// overlays (`<run>/<task>/misses` and the like) are not other tasks; a snapshot still recording is left out
+/// (an interrupted one keeps every exchange it completed and is served). Empty when the site is unknown.
+pub fn site_union(
+    store: &Store,
+    run: &str,
+    own: &Manifest,
+    web_name: &str,
+) -> Result<Vec<Manifest>, StoreError> {
+    let site = site_of(own, web_name);
+    if site.is_empty() {
+        return Ok(Vec::new());
+    }
+    let prefix = format!("{run}/");
+    let members = store
+        .manifests()?
+        .into_iter()
+        .filter(|m| {
+            m.name.strip_prefix(&prefix).is_some_and(|task| !task.is_empty() && !task.contains('/'))
+                && m.state != SnapshotState::Recording
+                && site_of(m, "") == site
+        })
+        .collect();
+    Ok(replay::overlay::site_union_order(members, &own.name))
+}
+
+/// The overlays of a replayed task, in the order replay consults them after its own snapshot: its
+/// exploration (`<task>/explore`, when it was recorded with `--explore`), then with [`WebUnit::Site`] the
+/// site union's snapshots, then their explorations.
+pub(crate) fn overlays(
+    store: &Store,
+    run: &str,
+    own: &Manifest,
+    web_name: &str,
+    unit: WebUnit,
+) -> Result<Overlays, StoreError> {
+    let explore_of = |m: &Manifest| {
+        store
+            .manifest(&crate::task_proxy::explore_name(&m.name))
+            .ok()
+            .filter(|e| e.state != SnapshotState::Recording)
+    };
+    let mut layers: Vec<Overlay> = explore_of(own)
+        .map(|manifest| Overlay { kind: OverlayKind::Explore, manifest })
+        .into_iter()
+        .collect();
+    if unit == WebUnit::Site {
+        let members = site_union(store, run, own, web_name)?;
+        let explored: Vec<Manifest> = members.iter().filter_map(explore_of).collect();
+        layers.extend(
+            members
+                .into_iter()
+                .chain(explored)
+                .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest }),
+        );
+    }
+    Ok(Overlays { layers, writes: false })
+}

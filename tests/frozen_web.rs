@@ -1,0 +1,467 @@
+//! Issue 34: the frozen web serves runs that did not record it. Real Chromium, the demo sites on loopback,
+//! a local fake model.
+
+use std::path::Path;
+
+use trajectory::{RunDir, Trajectory};
+
+use crate::support::*;
+
+fn traj(run: &Path, id: &str) -> Trajectory {
+    RunDir::new(run).task(id).read_trajectory().unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
+}
+
+/// Replies by turn: the `n`-th assistant turn gets `replies[n]` (the last repeats).
+fn by_turn(body: &serde_json::Value, replies: &[&str]) -> String {
+    let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+    replies[turn.min(replies.len() - 1)].to_string()
+}
+
+/// The site as the unit of the frozen web: two tasks on the demo shop recorded separately in one run (one
+/// opens the cheapest product, the other the one on promotion). A different agent on the first task opens
+/// the product only the second task saw: with the default `--frozen-web site` its page is served from the
+/// union layer, reported as such at its step, in its coverage and by `eval`, never as exact; with
+/// `--frozen-web task` the same run misses it and is off the frozen web.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_union_serves_a_page_only_another_task_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    // The recording: DemoShop--1 opens the first product, DemoShop--2 the second.
+    let recording_agent = FakeLlm::start(|body: &serde_json::Value| {
+        let cheapest = body["messages"].to_string().contains("cheapest");
+        Reply::Text(by_turn(
+            body,
+            if cheapest {
+                &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"]
+            } else {
+                &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; Green Teapot"]
+            },
+        ))
+    })
+    .await;
+    // Another model on DemoShop--1: it opens the second product.
+    let other_agent = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; no"],
+        ))
+    })
+    .await;
+    let run = |out: &Path, llm: &FakeLlm, extra: &[&str]| {
+        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        a.extend(strs(&[
+            "--settle-ms",
+            "200",
+            "--api-base",
+            &llm.api_base(),
+            "--api-key-env",
+            "NO_SUCH_KEY_VAR",
+        ]));
+        a.extend(strs(extra));
+        a
+    };
+    let rec = h.join("rec");
+    let mut args = run(&rec, &recording_agent, &["--mode", "record", "--task-filter", "DemoShop--[12]"]);
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let (t1, t2) = (traj(&rec, "DemoShop--1"), traj(&rec, "DemoShop--2"));
+    assert_ne!(t1.steps[0].url_after, t2.steps[0].url_after, "the two tasks took different paths");
+    let other_page = t2.steps[0].url_after.clone();
+    sites.stop();
+
+    // Site union (the default): the page only DemoShop--2 recorded is served, from the union layer.
+    let on_site = h.join("other-on-site");
+    let replay = ["--mode", "replay", "--snapshots", "rec", "--task-filter", "DemoShop--1$"];
+    let out = cli(h, run(&on_site, &other_agent, &replay), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&on_site, "DemoShop--1");
+    assert_eq!(t.steps[0].url_after, other_page, "the agent reached the other task's page");
+    let cov = t.coverage.clone().expect("a replayed task has its coverage");
+    assert!(!cov.off_snapshot && cov.documents_missed == 0, "{cov:?}: {:?}", t.steps[0].proxy.miss_urls);
+    assert_eq!(cov.steps_site_union, vec![1], "{cov:?}");
+    let step = &t.steps[0].proxy;
+    assert!(step.site_union > 0, "{step:?}");
+    assert!(
+        step.site_union_urls.iter().any(|u| u.starts_with(&other_page) && u.ends_with("<- rec/DemoShop--2")),
+        "{step:?}"
+    );
+    let out = run_cli(h, &["eval", on_site.to_str().unwrap(), "--tasks", tasks.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("Served beyond their own snapshot") && stdout.contains("DemoShop--1 (site-union: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" at step 1"), "{stdout}");
+    assert!(!stdout.contains("Off the frozen web"), "{stdout}");
+
+    // The task's own snapshot only: the same page is a miss, and the task is off the frozen web.
+    let on_task = h.join("other-on-task");
+    let mut args = run(&on_task, &other_agent, &replay);
+    args.extend(strs(&["--frozen-web", "task"]));
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&on_task, "DemoShop--1");
+    let cov = t.coverage.clone().unwrap();
+    assert!(cov.off_snapshot && cov.steps_document_missed == vec![1], "{cov:?}");
+    assert!(cov.steps_site_union.is_empty() && cov.site_union == 0, "{cov:?}");
+    assert!(
+        t.steps[0].proxy.miss_urls.iter().any(|u| u == &format!("GET {other_page}")),
+        "{:?}",
+        t.steps[0].proxy
+    );
+    recording_agent.check();
+    other_agent.check();
+}
+
+/// Fork at step N: a 6-step recorded run forked at 3 re-executes steps 1-3 as recorded (same URL and
+/// screenshot), then the model decides from step 4, having received steps 1-3 as its own history (their
+/// observations and the recorded replies); the trajectory says where it forked. A fork past a task's
+/// recorded steps, or without a recorded run, is refused before any browser starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_run_forked_at_step_3_hands_the_model_its_history() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    const RECORDED: [&str; 6] = [
+        "Thought: one.\nAction: Click [3]",
+        "Thought: two.\nAction: GoBack",
+        "Thought: three.\nAction: Click [4]",
+        "Thought: four.\nAction: GoBack",
+        "Thought: five.\nAction: Scroll [WINDOW]; down",
+        "Thought: six.\nAction: ANSWER; Glass Jar",
+    ];
+    let recorder = FakeLlm::start(|body: &serde_json::Value| Reply::Text(by_turn(body, &RECORDED))).await;
+    let model = FakeLlm::start(|body: &serde_json::Value| {
+        // Asked first with the three re-executed steps as its history: its fourth turn.
+        let (mine, done) =
+            ("Thought: mine.\nAction: Scroll [WINDOW]; down", "Thought: done.\nAction: ANSWER; forked");
+        Reply::Text(by_turn(body, &["", "", "", mine, done]))
+    })
+    .await;
+    let rec = h.join("rec");
+    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+    args.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
+    args.extend(strs(&["--api-base", &recorder.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let original = traj(&rec, "DemoShop--1");
+    assert_eq!(original.steps.len(), 6, "{:?}", original.error);
+    sites.stop();
+
+    let fork = |out: &Path, at: &str, policy: &str| {
+        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+        a.extend(strs(&["--mode", "replay", "--policy", policy, "--fork-at", at]));
+        a.extend(strs(&["--out", out.to_str().unwrap(), "--api-base", &model.api_base()]));
+        a.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR"]));
+        a
+    };
+    let policy = format!("trajectory:{}", rec.display());
+    let forked = h.join("forked");
+    let out = cli(h, fork(&forked, "3", &policy), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&forked, "DemoShop--1");
+    assert_eq!(t.forked, Some(trajectory::Fork { run: rec.display().to_string(), at: 3 }));
+    assert!(t.policy.starts_with("fork:") && t.policy.contains("@3+llm:"), "{}", t.policy);
+    assert_eq!(t.steps.len(), 5, "{:?}", t.error);
+    for (s, o) in t.steps.iter().zip(&original.steps).take(3) {
+        assert_eq!(s.raw_reply, o.raw_reply, "step {}", s.n);
+        assert_eq!(s.url_before, o.url_before, "step {}", s.n);
+        let r = s.reproduced.as_ref().unwrap_or_else(|| panic!("step {} was not checked", s.n));
+        assert!(r.url && r.screenshot, "step {}: {r:?}", s.n);
+    }
+    assert_eq!(t.steps[3].raw_reply, "Thought: mine.\nAction: Scroll [WINDOW]; down");
+    assert!(t.steps[3].reproduced.is_none(), "the model's steps are its own");
+    assert_eq!(t.answer.as_deref(), Some("forked"));
+    // The model was asked twice (steps 4 and 5), first with steps 1-3 as its history.
+    let chats =
+        || model.requests().into_iter().filter(|r| r.body.get("messages").is_some()).collect::<Vec<_>>();
+    let asked = chats();
+    assert_eq!(asked.len(), 2);
+    let msgs = asked[0].body["messages"].as_array().unwrap();
+    let replies: Vec<&str> =
+        msgs.iter().filter(|m| m["role"] == "assistant").map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(replies, RECORDED[..3]);
+    assert_eq!(msgs.iter().filter(|m| m["role"] == "user").count(), 4, "steps 1-3 and step 4's observation");
+
+    // Bad input: past the recorded steps; without a recorded run.
+    for (at, policy, says) in
+        [("7", policy.as_str(), "(6 step(s))"), ("2", "llm", "use it with --policy trajectory:RUN_DIR")]
+    {
+        let out = cli(h, fork(&h.join(format!("bad-{at}")), at, policy), vec![]).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--fork-at") && stderr.contains(says), "{stderr}");
+    }
+    assert_eq!(chats().len(), 2, "no model call for refused forks");
+    recorder.check();
+    model.check();
+}
+
+/// The frozen search engine in a real run: a task recorded without any search is replayed by an agent that
+/// searches (WebVoyager's `Google` action, then typing a query): the search page and its results come from
+/// the frozen search engine over the site's recorded pages, the result it clicks replays (from the site
+/// union), and the steps say so; with `--search off` the search is a miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unrecorded_search_is_answered_from_the_recorded_pages() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let recording_agent = FakeLlm::start(|body: &serde_json::Value| {
+        let cheapest = body["messages"].to_string().contains("cheapest");
+        Reply::Text(by_turn(
+            body,
+            if cheapest {
+                &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"]
+            } else {
+                &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; Green Teapot"]
+            },
+        ))
+    })
+    .await;
+    let searcher = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &[
+                "Thought: search.\nAction: Google",
+                "Thought: type.\nAction: Type [0]; red mug",
+                "Thought: open the first result.\nAction: Click [2]",
+                "Thought: done.\nAction: ANSWER; Red Mug",
+            ],
+        ))
+    })
+    .await;
+    let rec = h.join("rec");
+    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--[12]"]);
+    args.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
+    args.extend(strs(&["--api-base", &recording_agent.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+    args.extend(sites.reach.iter().cloned());
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let other_page = traj(&rec, "DemoShop--2").steps[0].url_after.clone();
+    assert!(other_page.ends_with("/product/red-mug"), "{other_page}");
+    sites.stop();
+
+    let replay = |out: &Path, search: &str| {
+        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+        a.extend(strs(&["--mode", "replay", "--snapshots", "rec", "--search", search]));
+        a.extend(strs(&["--out", out.to_str().unwrap(), "--settle-ms", "200"]));
+        a.extend(strs(&["--api-base", &searcher.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+        a
+    };
+    let found = h.join("found");
+    let out = cli(h, replay(&found, "fallback"), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&found, "DemoShop--1");
+    let urls: Vec<&str> = t.steps.iter().map(|s| s.url_after.as_str()).collect();
+    assert_eq!(t.steps.len(), 4, "{urls:?} {:?}", t.error);
+    assert_eq!(urls[0], "https://www.google.com/");
+    assert!(urls[1].starts_with("https://www.google.com/search?q=red+mug"), "{urls:?}");
+    assert_eq!(urls[2], other_page, "the first result is the page the other task recorded");
+    assert!(
+        t.steps[0].proxy.frozen_search > 0 && t.steps[1].proxy.frozen_search > 0,
+        "{:?}",
+        t.steps[1].proxy
+    );
+    assert!(t.steps[2].proxy.site_union > 0, "{:?}", t.steps[2].proxy);
+    let cov = t.coverage.clone().unwrap();
+    assert!(!cov.off_snapshot && cov.frozen_search >= 2, "{cov:?}");
+    let results = t.steps[2].elements.clone();
+    assert!(results.contains("Red Mug"), "the results page listed the mug: {results}");
+
+    // Search off: the search engine's page is a miss.
+    let missed = h.join("missed");
+    let out = cli(h, replay(&missed, "off"), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&missed, "DemoShop--1");
+    assert!(
+        t.steps[0].proxy.miss_urls.iter().any(|u| u == "GET https://www.google.com/"),
+        "{:?}",
+        t.steps[0].proxy
+    );
+    assert!(t.coverage.unwrap().off_snapshot);
+    recording_agent.check();
+    searcher.check();
+}
+
+/// The documents (GET, HTML) and the methods a snapshot holds.
+fn documents_and_methods(store_dir: &Path, name: &str) -> (Vec<String>, Vec<String>) {
+    let store = snapshots::Store::open_read_only(store_dir).unwrap();
+    let m = store.manifest(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (mut docs, mut methods) = (Vec::new(), Vec::new());
+    for x in store.exchanges(&m) {
+        let x = x.unwrap();
+        methods.push(x.request.method.clone());
+        if x.response
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("content-type") && h.value.contains("text/html"))
+        {
+            docs.push(x.request.url.clone());
+        }
+    }
+    (docs, methods)
+}
+
+/// Exploration while recording: `--explore` opens the links the agent could have followed into the task's
+/// exploration layer (links only: the shop's add-to-cart form is never sent); a second agent that follows a
+/// link the first never clicked replays with no document miss, answered by the `explore` layer; the
+/// recorded path replays the same with and without that layer; the per-host budget holds; a budget of 0 and
+/// exploration outside record mode are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exploration_records_the_pages_an_agent_could_have_reached() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let first = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"],
+        ))
+    })
+    .await;
+    let second = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; no"],
+        ))
+    })
+    .await;
+    let record = |out: &Path, extra: &[&str]| {
+        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+        a.extend(strs(&[
+            "--mode",
+            "record",
+            "--out",
+            out.to_str().unwrap(),
+            "--settle-ms",
+            "200",
+            "--explore",
+        ]));
+        a.extend(strs(&["--api-base", &first.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+        a.extend(strs(extra));
+        a.extend(sites.reach.iter().cloned());
+        a
+    };
+    // Bad input first: nothing runs.
+    for (args, says) in [
+        (record(&h.join("bad"), &["--explore-host-budget", "0"]), "--explore-host-budget 0"),
+        (
+            {
+                let mut a = record(&h.join("bad2"), &[]);
+                let i = a.iter().position(|x| x == "record").unwrap();
+                a[i] = "live".into();
+                a
+            },
+            "--mode record",
+        ),
+    ] {
+        let out = cli(h, args, vec![]).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    let rec = h.join("rec");
+    let out = cli(h, record(&rec, &[]), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&rec, "DemoShop--1");
+    let ex = t.exploration.clone().expect("the trajectory says what exploration did");
+    assert!(ex.pages >= 5 && ex.failed == 0, "{ex:?}");
+    let store_dir = h.join("store");
+    let (own_docs, _) = documents_and_methods(&store_dir, "rec/DemoShop--1");
+    let (explored, methods) = documents_and_methods(&store_dir, "rec/DemoShop--1/explore");
+    let products =
+        |docs: &[String]| docs.iter().filter(|u| u.contains("/product/")).cloned().collect::<Vec<_>>();
+    assert!(products(&explored).len() >= 5, "{explored:?}");
+    assert_eq!(
+        products(&own_docs),
+        [t.steps[0].url_after.clone()],
+        "exploration stays out of the path's own snapshot"
+    );
+    assert!(methods.iter().all(|m| m == "GET"), "links only, never the add-to-cart form: {methods:?}");
+
+    // Budget: 2 pages per host.
+    let small = h.join("small");
+    let out = cli(h, record(&small, &["--explore-host-budget", "2"]), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ex = traj(&small, "DemoShop--1").exploration.unwrap();
+    assert_eq!(ex.pages, 2, "{ex:?}");
+    assert!(ex.skipped_budget > 0, "{ex:?}");
+    sites.stop();
+
+    // A second agent off the recorded path: served by the exploration layer, nothing missed.
+    let other = h.join("other");
+    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+    a.extend(strs(&[
+        "--mode",
+        "replay",
+        "--snapshots",
+        "rec",
+        "--frozen-web",
+        "task",
+        "--out",
+        other.to_str().unwrap(),
+    ]));
+    a.extend(strs(&[
+        "--settle-ms",
+        "200",
+        "--api-base",
+        &second.api_base(),
+        "--api-key-env",
+        "NO_SUCH_KEY_VAR",
+    ]));
+    let out = cli(h, a, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&other, "DemoShop--1");
+    let second_product = t.steps[0].url_after.clone();
+    assert!(explored.contains(&second_product) && !own_docs.contains(&second_product), "{second_product}");
+    let cov = t.coverage.clone().unwrap();
+    assert!(!cov.off_snapshot && cov.documents_missed == 0, "{cov:?} {:?}", t.steps[0].proxy.miss_urls);
+    assert!(t.steps[0].proxy.explore > 0 && cov.explore > 0, "{:?}", t.steps[0].proxy);
+
+    // The recorded path replays the same with and without the exploration layer.
+    let rerun = |out: &Path| {
+        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+        a.extend(strs(&["--mode", "replay", "--policy", &format!("trajectory:{}", rec.display())]));
+        a.extend(strs(&["--out", out.to_str().unwrap()]));
+        a
+    };
+    let with = h.join("with-explore");
+    let out = cli(h, rerun(&with), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_cli(h, &["snapshots", "rm", "rec/DemoShop--1/explore"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let without = h.join("without-explore");
+    let out = cli(h, rerun(&without), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (a, b) = (traj(&with, "DemoShop--1"), traj(&without, "DemoShop--1"));
+    assert_eq!(a.steps.len(), b.steps.len());
+    for (x, y) in a.steps.iter().zip(&b.steps) {
+        assert_eq!(
+            (&x.url_before, &x.screenshot_blake3),
+            (&y.url_before, &y.screenshot_blake3),
+            "step {}",
+            x.n
+        );
+        assert!(
+            x.reproduced.as_ref().is_some_and(|r| r.url && r.screenshot),
+            "step {}: {:?}",
+            x.n,
+            x.reproduced
+        );
+        assert_eq!(x.proxy.explore, 0, "the recorded path is its own snapshot's: {:?}", x.proxy);
+    }
+    first.check();
+    second.check();
+}

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use http::Request;
 use trajectory::{RunDir, Trajectory};
 
 use crate::support::*;
@@ -464,4 +465,70 @@ async fn exploration_records_the_pages_an_agent_could_have_reached() {
     }
     first.check();
     second.check();
+}
+
+/// A HAR of GET pages on http://u.test, each an HTML page naming itself.
+fn pages_har(pages: &[&str]) -> String {
+    let entries: Vec<serde_json::Value> = pages
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "startedDateTime": "2026-01-02T03:04:05.000Z", "time": 1,
+                "request": {"method": "GET", "url": format!("http://u.test/{p}"), "httpVersion": "HTTP/1.1", "headers": []},
+                "response": {"status": 200, "httpVersion": "HTTP/1.1",
+                    "headers": [{"name": "content-type", "value": "text/html"}],
+                    "content": {"size": 10, "mimeType": "text/html",
+                        "text": format!("<html><head><title>Page {p}</title></head><body><p>about {p}</p></body></html>")}},
+            })
+        })
+        .collect();
+    serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": entries}}).to_string()
+}
+
+/// The standalone replay: `--union NAME` answers what the snapshot lacks (marked, its own layer), a
+/// search from both with `--search fallback`; without them it is a miss; `--frozen-web site` on a snapshot
+/// that belongs to no recording is a usage error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standalone_replay_serves_a_named_union_and_frozen_search() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    for (name, pages) in [("r/a", &["home"][..]), ("r/b", &["other", "more"])] {
+        let f = h.join(format!("{}.har", name.replace('/', "-")));
+        std::fs::write(&f, pages_har(pages)).unwrap();
+        let out = run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", name]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let get = || Request::builder().uri("/").body(http_body_util::Full::new(bytes::Bytes::new())).unwrap();
+    let nowhere: std::net::SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let union =
+        Webfreeze::spawn(h, &["replay", "--snapshot", "r/a", "--union", "r/b", "--search", "fallback"]);
+    let via = Via::Proxy(union.addr);
+    let g = fetch(via, "http://u.test/other", nowhere, &[], false, get()).await;
+    assert_eq!((g.status, g.header("x-webfreeze-layer")), (200, Some("site-union")), "{}", g.text());
+    assert!(g.text().contains("about other"));
+    let g = fetch(via, "http://u.test/home", nowhere, &[], false, get()).await;
+    assert_eq!((g.status, g.header("x-webfreeze-layer")), (200, None));
+    let g = fetch(via, "http://www.google.com/search?q=more", nowhere, &[], false, get()).await;
+    assert_eq!((g.status, g.header("x-webfreeze-layer")), (200, Some("frozen-search")), "{}", g.text());
+    assert!(
+        g.text().contains("href=\"http://u.test/more\"") && g.text().contains("Results 1-1 of 1"),
+        "{}",
+        g.text()
+    );
+    drop(union);
+    let alone = Webfreeze::spawn(h, &["replay", "--snapshot", "r/a"]);
+    let g = fetch(Via::Proxy(alone.addr), "http://u.test/other", nowhere, &[], false, get()).await;
+    assert_eq!(g.status, 404);
+    let g = fetch(Via::Proxy(alone.addr), "http://www.google.com/search?q=more", nowhere, &[], false, get())
+        .await;
+    assert_eq!(g.status, 404, "search is off by default in the standalone replay");
+    drop(alone);
+    let out =
+        run_cli(h, &["snapshots", "import", h.join("r-a.har").to_str().unwrap(), "--snapshot", "plain"]);
+    assert!(out.status.success());
+    let out =
+        run_cli(h, &["replay", "--snapshot", "plain", "--frozen-web", "site", "--listen", "127.0.0.1:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--frozen-web site") && stderr.contains("--union"), "{stderr}");
 }

@@ -153,8 +153,18 @@ impl Handler for Replay {
                     ));
                 };
                 let cursor = s.cursors.entry(m.group).or_insert(0);
-                let i = (*cursor).min(m.len().saturating_sub(1));
+                let mut i = (*cursor).min(m.len().saturating_sub(1));
+                // The body that was captured wins: a copy recorded without its body is skipped while a
+                // complete one remains (a capture tool that wrote no content for the first of two GETs).
+                let complete = m.complete_after(i);
+                if let Some(j) = complete {
+                    i = j;
+                    *cursor = j;
+                }
                 *cursor += 1;
+                if complete.is_some() {
+                    s.preferred_with_body.push(url.clone());
+                }
                 i
             };
             let x = match m.get(&self.store, &self.manifest, i) {

@@ -236,6 +236,7 @@ impl Replay {
             fuzzy_min_score: self.cfg.fuzzy_min_score,
             without_body: s.without_body,
             without_body_urls: s.without_body_urls.clone(),
+            preferred_with_body: s.preferred_with_body.clone(),
             synthetic: s.synthetic,
             synthetic_urls: s.synthetic_urls.clone(),
             coverage: if recorded == 0 { 0.0 } else { s.served.len() as f64 / recorded as f64 },

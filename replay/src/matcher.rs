@@ -180,6 +180,21 @@ impl Match {
         self.seqs.is_empty()
     }
 
+    /// When candidate `i` was recorded without its body and a later candidate has its body: that one's
+    /// index (held candidates only; a key recorded past [`EAGER_MAX`] times is served in order).
+    pub fn complete_after(&self, i: usize) -> Option<usize> {
+        let x = self.exchanges.get(i)?;
+        if !x.flags.body_not_captured {
+            return None;
+        }
+        self.exchanges
+            .iter()
+            .enumerate()
+            .skip(i + 1)
+            .find(|(_, x)| !x.flags.body_not_captured)
+            .map(|(j, _)| j)
+    }
+
     /// Candidate `i` (recorded order): held, or read from the store.
     pub fn get(&self, store: &Store, m: &Manifest, i: usize) -> Result<Option<Exchange>, StoreError> {
         match self.exchanges.get(i) {

@@ -116,6 +116,9 @@ pub struct Report {
     pub without_body: u64,
     /// Those requests' URLs.
     pub without_body_urls: Vec<String>,
+    /// Requests whose next recorded copy had no body and were answered by a later copy that had one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_with_body: Vec<String>,
     /// Misses answered with a synthetic empty favicon (204, `x-webfreeze: synthetic-icon`), not hits.
     pub synthetic: u64,
     /// Those requests' URLs.
@@ -163,4 +166,5 @@ pub(crate) struct State {
     pub(crate) overlay_answers: Vec<OverlayEntry>,
     pub(crate) frozen_search: u64,
     pub(crate) frozen_search_queries: Vec<SearchEntry>,
+    pub(crate) preferred_with_body: Vec<String>,
 }

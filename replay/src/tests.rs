@@ -546,3 +546,30 @@ async fn frozen_search_answers_unrecorded_searches_from_the_recorded_pages() {
     assert_eq!(s, 404);
     assert_eq!(off.report().missed, 1);
 }
+
+/// Issue 35.6: when several recorded copies answer a request, one whose body was captured is preferred to
+/// one whose body was not: the cursor skips body-less copies while a complete one remains, and the report
+/// says so. Rows: the recorded copies, then what each request in turn gets.
+#[tokio::test]
+async fn the_body_that_was_captured_wins() {
+    for (copies, answers, preferred) in [
+        (&[NOT_CAPTURED, "script"][..], &[(200, "script"), (200, "script")][..], 1),
+        (&["script", NOT_CAPTURED], &[(200, "script"), (404, "")], 0),
+        (&[NOT_CAPTURED, "one", NOT_CAPTURED, "two"], &[(200, "one"), (200, "two"), (200, "two")], 2),
+        (&[NOT_CAPTURED, NOT_CAPTURED], &[(404, ""), (404, "")], 0),
+        (&["a", "b"], &[(200, "a"), (200, "b"), (200, "b")], 0),
+    ] {
+        let rows: Vec<(&str, &str, &str)> =
+            copies.iter().map(|b| ("GET", "https://a.test/app.js", *b)).collect();
+        let (store, m) = snapshot(&rows);
+        let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+        for (n, (status, body)) in answers.iter().enumerate() {
+            let (s, got, _) = ask(&r, "GET", "https://a.test/app.js", &[]).await;
+            assert_eq!(s, *status, "{copies:?}, request {n}");
+            if s == 200 {
+                assert_eq!(got, *body, "{copies:?}, request {n}");
+            }
+        }
+        assert_eq!(r.report().preferred_with_body.len(), preferred, "{copies:?}");
+    }
+}

@@ -18,6 +18,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose, PublicKeyData, SanType,
 };
 use rustls::ServerConfig;
+use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use sha2::{Digest, Sha256};
 
@@ -180,7 +181,7 @@ impl CertificateAuthority {
         let cert_pem =
             fs::read_to_string(&cert_path).map_err(io(format!("cannot read {}", cert_path.display())))?;
         let key = KeyPair::from_pem(&key_pem).map_err(cert_err)?;
-        let cert_der = rustls_pemfile::certs(&mut cert_pem.as_bytes())
+        let cert_der = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
             .next()
             .ok_or_else(|| CaError::Cert(format!("{} holds no certificate", cert_path.display())))?
             .map_err(|e| CaError::Cert(format!("{}: {e}", cert_path.display())))?;

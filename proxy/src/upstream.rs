@@ -29,6 +29,7 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -249,7 +250,7 @@ fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, Serv
                 detail: e.to_string(),
             })?;
             let mut n = 0;
-            for c in rustls_pemfile::certs(&mut pem.as_slice()) {
+            for c in CertificateDer::pem_slice_iter(&pem) {
                 let c = c.map_err(|e| ServeError::UpstreamCa {
                     path: path.display().to_string(),
                     detail: e.to_string(),

@@ -8,7 +8,8 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use rustls::pki_types::ServerName;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -16,7 +17,7 @@ use tokio::net::TcpStream;
 pub(crate) fn client_tls(roots_pem: &[&str], alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for pem in roots_pem {
-        for c in rustls_pemfile::certs(&mut pem.as_bytes()) {
+        for c in CertificateDer::pem_slice_iter(pem.as_bytes()) {
             roots.add(c.unwrap()).unwrap();
         }
     }

@@ -22,6 +22,7 @@
 //! Connectors are built once per distinct ClientHello and cached. Trust is the proxy's: Mozilla's roots,
 //! the system's, `--upstream-ca` files; `--insecure-upstream` turns verification off.
 
+use rustls_pki_types::pem::PemObject as _;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -112,7 +113,7 @@ fn read_pem_certs(path: &PathBuf) -> Result<Vec<X509>, BoringError> {
     let err = |detail: String| BoringError::UpstreamCa { path: path.display().to_string(), detail };
     let pem = std::fs::read(path).map_err(|e| err(e.to_string()))?;
     let mut out = Vec::new();
-    for c in rustls_pemfile::certs(&mut pem.as_slice()) {
+    for c in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
         let c = c.map_err(|e| err(e.to_string()))?;
         out.push(X509::from_der(c.as_ref()).map_err(|e| err(e.to_string()))?);
     }

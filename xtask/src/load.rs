@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -34,7 +35,7 @@ pub(crate) fn client_tls(roots_pem: &[String]) -> Arc<rustls::ClientConfig> {
 pub(crate) fn client_tls_alpn(roots_pem: &[String], alpn: &[u8]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for pem in roots_pem {
-        for c in rustls_pemfile::certs(&mut pem.as_bytes()).flatten() {
+        for c in CertificateDer::pem_slice_iter(pem.as_bytes()).flatten() {
             let _ = roots.add(c);
         }
     }

@@ -115,6 +115,15 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
         "{:?}",
         t.steps[0].proxy
     );
+    // compare says, per task, which layer served a run beyond its own snapshot.
+    let out = run_cli(h, &["eval", on_task.to_str().unwrap(), "--tasks", tasks.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_cli(h, &["compare", on_site.to_str().unwrap(), on_task.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Served beyond the task's own snapshot"), "{stdout}");
+    assert!(stdout.contains("- DemoShop--1 in A: site-union: ") && stdout.contains("(step 1)"), "{stdout}");
+    assert!(!stdout.contains("DemoShop--1 in B:"), "{stdout}");
     recording_agent.check();
     other_agent.check();
 }
@@ -531,4 +540,68 @@ async fn the_standalone_replay_serves_a_named_union_and_frozen_search() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--frozen-web site") && stderr.contains("--union"), "{stderr}");
+}
+
+/// `snapshots explore`: a recording made without exploration (as any harness's is) gains its exploration
+/// layer afterwards: the recorded documents revisited live, the links from them recorded into
+/// `NAME/explore`, and a second agent off the recorded path then replays with no document miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_explore_adds_the_layer_to_an_existing_recording() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut sites = DemoSites::start(h).await;
+    let tasks = h.join("demo_tasks.jsonl");
+    std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
+    let first = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"],
+        ))
+    })
+    .await;
+    let second = FakeLlm::start(|body: &serde_json::Value| {
+        Reply::Text(by_turn(
+            body,
+            &["Thought: second.\nAction: Click [5]", "Thought: done.\nAction: ANSWER; no"],
+        ))
+    })
+    .await;
+    let rec = h.join("rec");
+    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+    a.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
+    a.extend(strs(&["--api-base", &first.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+    a.extend(sites.reach.iter().cloned());
+    let out = cli(h, a, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A budget of 0 is refused; then the layer is made.
+    let out = run_cli(h, &["snapshots", "explore", "rec/DemoShop--1", "--explore-links", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut a = strs(&["snapshots", "explore", "rec/DemoShop--1", "--settle-ms", "200"]);
+    a.extend(sites.reach.iter().cloned());
+    let out = cli(h, a, vec![]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("revisiting https://shop.test/") && stderr.contains("explored "), "{stderr}");
+    let (explored, methods) = documents_and_methods(&h.join("store"), "rec/DemoShop--1/explore");
+    assert!(explored.iter().filter(|u| u.contains("/product/")).count() >= 5, "{explored:?}");
+    assert!(methods.iter().all(|m| m == "GET"), "{methods:?}");
+    sites.stop();
+    let other = h.join("other");
+    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
+    a.extend(strs(&["--mode", "replay", "--snapshots", "rec", "--out", other.to_str().unwrap()]));
+    a.extend(strs(&[
+        "--settle-ms",
+        "200",
+        "--api-base",
+        &second.api_base(),
+        "--api-key-env",
+        "NO_SUCH_KEY_VAR",
+    ]));
+    let out = cli(h, a, vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&other, "DemoShop--1");
+    let cov = t.coverage.clone().unwrap();
+    assert!(!cov.off_snapshot && cov.explore > 0, "{cov:?} {:?}", t.steps[0].proxy);
+    first.check();
+    second.check();
 }

@@ -23,10 +23,10 @@ use trajectory::{
 /// the browser handle only kills the main process, so on drop every process still naming the profile
 /// is killed before the directory is removed. After a normal close there are none and this is a scan
 /// of `/proc`.
-struct ProfileGuard(tempfile::TempDir);
+pub(crate) struct ProfileGuard(pub(crate) tempfile::TempDir);
 
 impl ProfileGuard {
-    fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         self.0.path()
     }
 }
@@ -600,7 +600,7 @@ async fn steps(
 }
 
 /// The browser for a task: the agent's settings, the proxy's environment, the task's own set-up.
-fn browser_options(
+pub(crate) fn browser_options(
     cfg: &AgentConfig,
     env: &TaskEnv,
     setup: &crate::tasks::TaskSetup,

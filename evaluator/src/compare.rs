@@ -184,6 +184,33 @@ pub struct Comparison {
     pub blocked: BTreeMap<String, (u64, u64)>,
     /// The blocked tasks with their evidence: (task, run "A"/"B", `host: marker`).
     pub blocked_tasks: Vec<(String, String, String)>,
+    /// Replayed tasks served beyond their own snapshot: (task, run "A"/"B", which layers and at which steps).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub beyond_snapshot: Vec<(String, String, String)>,
+}
+
+/// Which layers beyond the task's own snapshot served a replayed task, and where (None: none did).
+pub fn layers_beyond(t: &Trajectory) -> Option<String> {
+    let c = t.coverage.as_ref()?;
+    let steps = |f: fn(&trajectory::ProxyStats) -> u64| -> String {
+        let n: Vec<String> = t.steps.iter().filter(|s| f(&s.proxy) > 0).map(|s| s.n.to_string()).collect();
+        if n.is_empty() {
+            "start page".into()
+        } else {
+            format!("step {}", n.join(", "))
+        }
+    };
+    let mut parts = Vec::new();
+    for (name, n, at) in [
+        ("explore", c.explore, steps(|p| p.explore)),
+        ("site-union", c.site_union, steps(|p| p.site_union)),
+        ("frozen-search", c.frozen_search, steps(|p| p.frozen_search)),
+    ] {
+        if n > 0 {
+            parts.push(format!("{name}: {n} request{} ({at})", if n == 1 { "" } else { "s" }));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn side(t: &Trajectory, success: bool) -> Side {
@@ -299,8 +326,17 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
             blocked_tasks.push((t.id.clone(), run.to_string(), why));
         }
     }
+    let mut beyond_snapshot = Vec::new();
+    for (run, ts) in [("A", &ta), ("B", &tb)] {
+        for (id, t) in ts.iter() {
+            if let Some(l) = layers_beyond(t) {
+                beyond_snapshot.push((id.clone(), run.to_string(), l));
+            }
+        }
+    }
     let p = Pairs::count(pairs);
     Ok(Comparison {
+        beyond_snapshot,
         blocked,
         blocked_tasks,
         a: a_dir.display().to_string(),
@@ -385,6 +421,12 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     s.push_str(&blocked_markdown(c));
+    if !c.beyond_snapshot.is_empty() {
+        s.push_str("\nServed beyond the task's own snapshot (a run that did not record it: other layers answered):\n\n");
+        for (id, run, layers) in &c.beyond_snapshot {
+            s.push_str(&format!("- {id} in {run}: {layers}\n"));
+        }
+    }
     if !c.unpaired.is_empty() {
         s.push_str(&format!("\nEvaluated in one run only (not compared): {}\n", c.unpaired.join(", ")));
     }
@@ -534,6 +576,16 @@ pub fn html_with(c: &Comparison, site_diffs: &BTreeMap<String, String>) -> Strin
         blocked.push_str("</table><ul>");
         for (id, run, why) in &c.blocked_tasks {
             blocked.push_str(&format!("<li>{} in {run}: <code>{}</code></li>", esc(id), esc(why)));
+        }
+        blocked.push_str("</ul>");
+    }
+    if !c.beyond_snapshot.is_empty() {
+        blocked.push_str(
+            "<h2>Served beyond the task's own snapshot</h2><p>Layers that answered what a replayed task's own \
+             recording lacked (exploration, the site union, the frozen search engine).</p><ul>",
+        );
+        for (id, run, layers) in &c.beyond_snapshot {
+            blocked.push_str(&format!("<li>{} in {run}: {}</li>", esc(id), esc(layers)));
         }
         blocked.push_str("</ul>");
     }

@@ -39,6 +39,9 @@ pub enum SessionError {
         /// The run directory that recorded it.
         from: String,
     },
+    /// `snapshots explore` could not drive its browser.
+    #[error("exploring: {0}")]
+    Explore(String),
     /// Record and replay need a store.
     #[error("{0} mode needs a store")]
     NoStore(&'static str),

@@ -17,6 +17,7 @@
 
 pub mod bundle;
 mod error;
+mod explore_snapshot;
 mod frozen_web;
 mod merge;
 mod probes;
@@ -27,6 +28,7 @@ mod shard;
 mod task_proxy;
 
 pub use error::SessionError;
+pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
 pub use frozen_web::{site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use replay::search::SearchMode;

@@ -62,6 +62,36 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long)]
         runs: bool,
     },
+    /// Explore a recording made by any harness (BrowserGym, Playwright, `webfreeze record`): its recorded
+    /// documents are revisited live in Chromium, each with the cookies it was recorded with, and from each
+    /// the links an agent could have followed are opened as `run --mode record --explore` does (same-site
+    /// links only, never forms or destructive-looking links, within the budgets; a host that answers with
+    /// a wall or a rate limit is not explored further). Everything is recorded into `NAME/explore`
+    /// (replaced), which replay consults after NAME itself and before the site union. Needs the sites live.
+    Explore {
+        /// The snapshot to explore from.
+        name: String,
+        /// Links opened per revisited page.
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        explore_links: usize,
+        /// Pages opened per host.
+        #[arg(long, default_value_t = 40, value_name = "N")]
+        explore_host_budget: usize,
+        /// 1: the revisited pages' links; 2: also those pages' links.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        explore_depth: u32,
+        /// Milliseconds between two page loads.
+        #[arg(long, default_value_t = 0, value_name = "MS")]
+        explore_pace_ms: u64,
+        /// A page has settled when no request has been in flight for this many milliseconds.
+        #[arg(long, default_value_t = 500, value_name = "MS")]
+        settle_ms: u64,
+        /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
+        #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+        chrome: Option<PathBuf>,
+        #[command(flatten)]
+        upstream: crate::cli::UpstreamArgs,
+    },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {
         /// Only the blobs this snapshot references (default: the whole store).

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::output;
 
 pub(crate) mod diff;
+mod explore;
 mod transfer;
 
 use transfer::{export, import};
@@ -33,6 +34,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::Rm { name } => rm(cfg, &name),
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),
         SnapshotsCmd::Export { name, format, out } => export(cfg, &name, format, &out),
+        cmd @ SnapshotsCmd::Explore { .. } => explore::run(cfg, cmd),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use chromiumoxide::cdp::browser_protocol::network::{
-    Headers, SetCacheDisabledParams, SetExtraHttpHeadersParams,
+    CookieParam, Headers, SetCacheDisabledParams, SetCookiesParams, SetExtraHttpHeadersParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::page::Page;
@@ -67,6 +67,28 @@ impl Session {
     pub async fn links(&self) -> Result<Vec<LinkCandidate>, BrowserError> {
         let page = self.page()?;
         links_of(self, &page).await
+    }
+
+    /// Set the cookies of a recorded `Cookie` header (`a=1; b=2`) for `url`, as the browser had them when it
+    /// asked for it.
+    pub async fn set_cookies(&self, url: &str, header: &str) -> Result<(), BrowserError> {
+        let cookies: Vec<CookieParam> = header
+            .split(';')
+            .filter_map(|c| c.trim().split_once('='))
+            .filter(|(n, _)| !n.is_empty())
+            .filter_map(|(n, v)| CookieParam::builder().name(n).value(v).url(url).build().ok())
+            .collect();
+        if cookies.is_empty() {
+            return Ok(());
+        }
+        let page = self.page()?;
+        bounded(
+            self.opts.page_timeout,
+            "setting the recorded cookies",
+            page.execute(SetCookiesParams::new(cookies)),
+        )
+        .await?;
+        Ok(())
     }
 
     /// Open `url` in a background tab whose requests all carry `header: value`, let it settle as a step

@@ -1,0 +1,124 @@
+//! `webfreeze snapshots explore NAME`: exploration for any harness's recording. The recorded documents are
+//! revisited live in Chromium (each with the cookies it was recorded with) and explored from as
+//! `run --mode record --explore` would have (`agent::explore`); everything is recorded into the snapshot's
+//! exploration layer `NAME/explore`, which replay consults after `NAME` itself. So a BrowserGym or Playwright
+//! recording gains the same coverage as webfreeze's own agent's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use agent::explore::{ExploreOptions, Revisit};
+use agent::runner::{AgentConfig, TaskEnv};
+use proxy::{CertificateAuthority, Proxy, ProxyConfig};
+use recorder::explore::ExploreSplit;
+use recorder::{HostFilter, Recorder};
+use snapshots::{Clock, Manifest, NewSnapshot, Seed, SnapshotSource, Store};
+use trajectory::{Exploration, RunMode};
+
+use crate::error::SessionError;
+use crate::task_proxy::explore_name;
+
+/// What `snapshots explore` needs besides the snapshot.
+pub struct ExploreSnapshotOptions {
+    /// The browser and its settings.
+    pub agent: AgentConfig,
+    /// Budgets.
+    pub explore: ExploreOptions,
+    /// The proxy CA.
+    pub ca: Arc<CertificateAuthority>,
+    /// How the recording proxy reaches origins.
+    pub proxy: ProxyConfig,
+    /// Time stamps.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The documents a snapshot recorded (GET, 2xx, HTML), each URL once, in recorded order, with the
+/// `Cookie` header each was asked for with.
+pub fn recorded_documents(store: &Store, m: &Manifest) -> Result<Vec<Revisit>, SessionError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for x in store.exchanges(m) {
+        let x = x?;
+        let html = x.response.headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case("content-type") && h.value.to_ascii_lowercase().contains("text/html")
+        });
+        if x.request.method != "GET" || !(200..300).contains(&x.response.status) || !html {
+            continue;
+        }
+        if seen.insert(x.request.url.clone()) {
+            let cookies = x
+                .request
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("cookie"))
+                .map(|h| h.value.clone());
+            out.push(Revisit { url: x.request.url.clone(), cookies });
+        }
+    }
+    Ok(out)
+}
+
+/// Explore from the documents of snapshot `name` into `NAME/explore` (replaced if it exists). Returns the
+/// exploration layer's manifest and what exploration did.
+pub async fn explore_snapshot(
+    store: &Store,
+    name: &str,
+    o: ExploreSnapshotOptions,
+    progress: &(dyn Fn(usize, usize, &str) + Send + Sync),
+) -> Result<(Manifest, Exploration), SessionError> {
+    let m = store.manifest(name)?;
+    store.check_snapshot(&m)?;
+    let docs = recorded_documents(store, &m)?;
+    let layer = explore_name(name);
+    if store.manifest(&layer).is_ok() {
+        store.remove(&layer)?;
+    }
+    let started = o.clock.now_ms();
+    let mut labels = BTreeMap::from([("explore_of".to_string(), name.to_string())]);
+    if let Some(w) = m.labels.get("web_name") {
+        labels.insert("web_name".into(), w.clone());
+    }
+    let writer = Arc::new(store.create_snapshot(NewSnapshot {
+        name: layer,
+        created_ms: started,
+        seed: Seed { start_ms: started, time_zone: m.seed.time_zone.clone() },
+        source: SnapshotSource::Record,
+        labels,
+    })?);
+    let rec = Arc::new(Recorder::new(writer.clone(), o.clock.clone(), HostFilter::new(&[], &[])));
+    // The revisits and the exploration alike go to the layer; the marking header is stripped.
+    let handler = Arc::new(ExploreSplit::new(rec.clone(), rec));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(SessionError::Bind)?;
+    let addr = listener.local_addr().map_err(SessionError::Bind)?;
+    let proxy = Proxy::new(handler, o.ca.clone(), o.proxy.clone())?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(proxy.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let env = TaskEnv {
+        proxy: addr,
+        ca_spki: o.ca.info().spki_sha256.clone(),
+        // The recording's clock and random numbers, as its pages computed them.
+        init_scripts: vec![replay::shim::for_snapshot(m.recorded_as(), m.seed.start_ms, 1)],
+        time_zone: Some(m.seed.time_zone.clone()),
+        locale: m.labels.get("locale").cloned(),
+        mode: RunMode::Record,
+        snapshot: Some(explore_name(name)),
+        started_ms: started,
+        probe: None,
+    };
+    let total = docs.len();
+    let explored =
+        agent::explore::revisit_and_explore(&o.agent, &env, &docs, o.explore, &|i, u| progress(i, total, u))
+            .await;
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), server).await;
+    let now = o.clock.now_ms();
+    match explored {
+        Ok(stats) => Ok((writer.finalize(now)?, stats)),
+        Err(e) => {
+            let _ = writer.interrupt(now);
+            Err(SessionError::Explore(e.to_string()))
+        }
+    }
+}

@@ -115,7 +115,8 @@ impl Handler for Replay {
                     }
                 }
             }
-            if let (None, Some(sr)) = (&found, &search) {
+            // An unrecorded search: the frozen search engine answers it, unless misses were asked to go live.
+            if let (None, Some(sr), OnMiss::NotFound) = (&found, &search, &self.cfg.on_miss) {
                 return self.answer_from_search(&url, sr);
             }
             let Some(m) = found else {

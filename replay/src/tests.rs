@@ -540,6 +540,27 @@ async fn frozen_search_answers_unrecorded_searches_from_the_recorded_pages() {
     let always = replay(search::SearchMode::Always);
     let (_, rec, h) = ask(&always, "GET", "https://www.google.com/search?q=recorded", &[]).await;
     assert!(rec.contains("No recorded page matches") && h.get(overlay::LAYER_HEADER).is_some(), "{rec}");
+    // Misses sent live: an unrecorded search goes to the live engine, not the index.
+    let live = Replay::new(
+        store.clone(),
+        own.clone(),
+        ReplayConfig {
+            inject_shim: false,
+            on_miss: OnMiss::Live,
+            search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
+            ..Default::default()
+        },
+    );
+    let req =
+        Request::builder().uri("https://www.google.com/search?q=tea").body(proxy::body::empty()).unwrap();
+    let ctx = live.new_ctx(&RequestInfo {
+        id: 0,
+        client_addr: "127.0.0.1:1".parse().unwrap(),
+        tls: true,
+        client_alpn: None,
+        client_version: http::Version::HTTP_11,
+    });
+    assert!(matches!(live.request(&ctx, req).await, Decision::Forward(_)), "sent live");
     // Off: an unrecorded search is a miss.
     let off = replay(search::SearchMode::Off);
     let (s, _, _) = ask(&off, "GET", "https://www.google.com/search?q=tea+kettle", &[]).await;

@@ -125,7 +125,8 @@ pub(crate) struct RunArgs {
     /// that no recording answers gets results from a full-text index (BM25, ties by URL) of the replayed
     /// pages (the task's snapshot and, with --frozen-web site, the site's): links that replay, marked
     /// `x-webfreeze-layer: frozen-search` and counted as the `frozen-search` layer. `always` answers
-    /// recorded searches from the index too; `off` leaves them misses.
+    /// recorded searches from the index too; `off` leaves them misses. With --on-miss live|record an
+    /// unrecorded search goes to the live engine instead (`always` still answers from the index).
     #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always")]
     pub search: SearchArg,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as

@@ -24,7 +24,8 @@ pub enum SearchMode {
     /// Never: an unrecorded search is a miss.
     #[default]
     Off,
-    /// A search request no recording answers (the default of `webfreeze run --mode replay`).
+    /// A search request no recording answers (the default of `webfreeze run --mode replay`), unless the
+    /// replay sends misses live (`OnMiss::Live`, `OnMiss::Record`): then the live engine answers it.
     Fallback,
     /// Every search request, recorded or not (the same results whatever the recording holds).
     Always,

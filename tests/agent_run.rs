@@ -4,13 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use trajectory::{Outcome, RunDir, Trajectory};
+use trajectory::{Outcome, RunDir};
 
 use crate::support::*;
-
-fn traj(run: &Path, id: &str) -> Trajectory {
-    RunDir::new(run).task(id).read_trajectory().unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
-}
 
 /// A listener that accepts connections and never answers.
 async fn black_hole() -> std::net::SocketAddr {

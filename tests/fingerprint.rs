@@ -6,14 +6,10 @@
 
 use std::path::Path;
 
-use trajectory::{Outcome, RunDir, Trajectory};
+use trajectory::Outcome;
 
 use crate::proxy_chromium::spki_of;
 use crate::support::*;
-
-fn traj(run: &Path, id: &str) -> Trajectory {
-    RunDir::new(run).task(id).read_trajectory().unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
-}
 
 /// Chromium's own fingerprint, loading `path` directly from the origin.
 fn direct(home: &Path, origin: &FingerprintOrigin, path: &str) -> serde_json::Value {

@@ -4,18 +4,30 @@
 use std::path::Path;
 
 use http::Request;
-use trajectory::{RunDir, Trajectory};
 
 use crate::support::*;
-
-fn traj(run: &Path, id: &str) -> Trajectory {
-    RunDir::new(run).task(id).read_trajectory().unwrap().unwrap_or_else(|| panic!("no trajectory for {id}"))
-}
 
 /// Replies by turn: the `n`-th assistant turn gets `replies[n]` (the last repeats).
 fn by_turn(body: &serde_json::Value, replies: &[&str]) -> String {
     let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
     replies[turn.min(replies.len() - 1)].to_string()
+}
+
+/// The model of a recording of DemoShop--1 and DemoShop--2 that take different paths: the first opens
+/// the first product, the second the second.
+async fn two_paths_agent() -> FakeLlm {
+    FakeLlm::start(|body: &serde_json::Value| {
+        let cheapest = body["messages"].to_string().contains("cheapest");
+        Reply::Text(by_turn(
+            body,
+            if cheapest {
+                &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"]
+            } else {
+                &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; Green Teapot"]
+            },
+        ))
+    })
+    .await
 }
 
 /// The site as the unit of the frozen web: two tasks on the demo shop recorded separately in one run (one
@@ -31,18 +43,7 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
     let tasks = h.join("demo_tasks.jsonl");
     std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
     // The recording: DemoShop--1 opens the first product, DemoShop--2 the second.
-    let recording_agent = FakeLlm::start(|body: &serde_json::Value| {
-        let cheapest = body["messages"].to_string().contains("cheapest");
-        Reply::Text(by_turn(
-            body,
-            if cheapest {
-                &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"]
-            } else {
-                &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; Green Teapot"]
-            },
-        ))
-    })
-    .await;
+    let recording_agent = two_paths_agent().await;
     // Another model on DemoShop--1: it opens the second product.
     let other_agent = FakeLlm::start(|body: &serde_json::Value| {
         Reply::Text(by_turn(
@@ -226,18 +227,7 @@ async fn an_unrecorded_search_is_answered_from_the_recorded_pages() {
     let mut sites = DemoSites::start(h).await;
     let tasks = h.join("demo_tasks.jsonl");
     std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
-    let recording_agent = FakeLlm::start(|body: &serde_json::Value| {
-        let cheapest = body["messages"].to_string().contains("cheapest");
-        Reply::Text(by_turn(
-            body,
-            if cheapest {
-                &["Thought: first.\nAction: Click [3]", "Thought: done.\nAction: ANSWER; Glass Jar"]
-            } else {
-                &["Thought: second.\nAction: Click [4]", "Thought: done.\nAction: ANSWER; Green Teapot"]
-            },
-        ))
-    })
-    .await;
+    let recording_agent = two_paths_agent().await;
     let searcher = FakeLlm::start(|body: &serde_json::Value| {
         Reply::Text(by_turn(
             body,
@@ -456,7 +446,7 @@ async fn exploration_records_the_pages_an_agent_could_have_reached() {
     let out = cli(h, rerun(&without), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (a, b) = (traj(&with, "DemoShop--1"), traj(&without, "DemoShop--1"));
-    assert_eq!(a.steps.len(), b.steps.len());
+    assert_eq!(a.steps.len(), b.steps.len(), "{:?} / {:?}", a.error, b.error);
     for (x, y) in a.steps.iter().zip(&b.steps) {
         assert_eq!(
             (&x.url_before, &x.screenshot_blake3),

@@ -536,9 +536,12 @@ pub fn site_table(r: &EvalReport) -> String {
         .tasks
         .iter()
         .filter_map(|t| {
-            let c = t.coverage.as_ref().filter(|c| c.site_union > 0 || c.frozen_search > 0)?;
+            let c = t.coverage.as_ref().filter(|c| c.explore + c.site_union + c.frozen_search > 0)?;
             let steps: Vec<String> = c.steps_site_union.iter().map(u32::to_string).collect();
             let mut parts = Vec::new();
+            if c.explore > 0 {
+                parts.push(format!("explore: {}", c.explore));
+            }
             if c.site_union > 0 {
                 parts.push(format!(
                     "site-union: {} request{}{}",
@@ -555,7 +558,7 @@ pub fn site_table(r: &EvalReport) -> String {
         .collect();
     if !union.is_empty() {
         s.push_str(&format!(
-            "\nServed beyond their own snapshot (`site-union`: other tasks' recordings of the site, `--frozen-web \
+            "\nServed beyond their own snapshot (`explore`: the task's exploration layer; `site-union`: other tasks' recordings of the site, `--frozen-web \
              task` turns it off; `frozen-search`: search results from the recorded pages, `--search off`): {}\n",
             union.join("; ")
         ));

@@ -39,10 +39,7 @@ pub fn recorded_documents(store: &Store, m: &Manifest) -> Result<Vec<Revisit>, S
     let mut out = Vec::new();
     for x in store.exchanges(m) {
         let x = x?;
-        let html = x.response.headers.iter().any(|h| {
-            h.name.eq_ignore_ascii_case("content-type") && h.value.to_ascii_lowercase().contains("text/html")
-        });
-        if x.request.method != "GET" || !(200..300).contains(&x.response.status) || !html {
+        if !replay::search::is_document(&x) {
             continue;
         }
         if seen.insert(x.request.url.clone()) {

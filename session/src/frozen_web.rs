@@ -21,15 +21,6 @@ pub enum WebUnit {
     Site,
 }
 
-impl std::fmt::Display for WebUnit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WebUnit::Task => "task",
-            WebUnit::Site => "site",
-        })
-    }
-}
-
 /// What a replayed task may be answered from beyond what was recorded for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrozenWeb {

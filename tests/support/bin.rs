@@ -200,3 +200,12 @@ pub(crate) fn faketime_env(offset: &str) -> Vec<(String, String)> {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect()
 }
+
+/// The trajectory of task `id` in run directory `run` (the test fails if there is none).
+pub(crate) fn traj(run: &Path, id: &str) -> trajectory::Trajectory {
+    trajectory::RunDir::new(run)
+        .task(id)
+        .read_trajectory()
+        .unwrap()
+        .unwrap_or_else(|| panic!("no trajectory for {id}"))
+}

@@ -31,18 +31,6 @@ pub enum SearchMode {
     Always,
 }
 
-impl std::str::FromStr for SearchMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "off" => Ok(SearchMode::Off),
-            "fallback" => Ok(SearchMode::Fallback),
-            "always" => Ok(SearchMode::Always),
-            other => Err(format!("unknown search mode {other:?}: use off, fallback or always")),
-        }
-    }
-}
-
 /// Frozen search settings.
 #[derive(Debug, Clone, Default)]
 pub struct SearchConfig {
@@ -55,20 +43,23 @@ pub struct SearchConfig {
 /// Largest HTML document read into the index.
 const DOC_MAX: u64 = 4 << 20;
 
+/// Whether a recorded exchange is a page: a GET answered 2xx with `text/html` (what the frozen search
+/// engine indexes and `snapshots explore` revisits).
+pub fn is_document(x: &snapshots::Exchange) -> bool {
+    x.request.method == "GET"
+        && (200..300).contains(&x.response.status)
+        && x.response.headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case("content-type") && h.value.to_ascii_lowercase().contains("text/html")
+        })
+}
+
 /// The HTML documents a snapshot recorded (GET, 2xx, `text/html`, with their body), in recorded order.
 pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
     let mut out = Vec::new();
     for x in store.exchanges(m) {
         let x = x?;
-        let html = x.response.headers.iter().any(|h| {
-            h.name.eq_ignore_ascii_case("content-type") && h.value.to_ascii_lowercase().contains("text/html")
-        });
         let Some(body) = &x.response.body else { continue };
-        if x.request.method != "GET"
-            || !(200..300).contains(&x.response.status)
-            || !html
-            || body.size > DOC_MAX
-        {
+        if !is_document(&x) || body.size > DOC_MAX {
             continue;
         }
         let bytes = store.blob_bytes(&body.hash)?;

@@ -65,6 +65,11 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
         BundleCmd::Import { file, rename, run_dir } => {
             let store = Store::open(&cfg.store)?;
             let r = bundle::import(&file, &store, rename.as_deref(), run_dir.as_deref())?;
+            // The bundle carries exchanges and bodies, not derived indexes: each snapshot's is made here.
+            let names: std::collections::BTreeSet<&String> = r.imported.iter().chain(&r.redone).collect();
+            for name in names {
+                replay::search::store_index_after_seal(&store, name);
+            }
             if !r.redone.is_empty() {
                 eprintln!(
                     "note: imported again {} snapshot(s) an earlier import of this bundle left unfinished: {}",

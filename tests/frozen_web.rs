@@ -532,6 +532,60 @@ async fn the_standalone_replay_serves_a_named_union_and_frozen_search() {
     assert!(stderr.contains("--frozen-web site") && stderr.contains("--union"), "{stderr}");
 }
 
+/// The frozen search index is stored beside a snapshot when it is imported (and kept by `gc`); a damaged
+/// one is refused by the frozen search engine with the command that rebuilds it, never a page from it, and
+/// reported by `verify`; `snapshots search-index` rebuilds it (an unknown name writes nothing) and the same
+/// page is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_search_index_is_refused_and_rebuilt_by_a_command() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let f = h.join("a.har");
+    std::fs::write(&f, pages_har(&["home", "kettle"])).unwrap();
+    let ok = |out: std::process::Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    ok(run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", "r/a"]));
+    ok(run_cli(h, &["snapshots", "gc"]));
+    let show: serde_json::Value =
+        serde_json::from_slice(&ok(run_cli(h, &["snapshots", "show", "r/a", "--json"])).stdout).unwrap();
+    let index = &show["manifest"]["search_index"];
+    assert_eq!(index["items"], 2, "{show}");
+    let search = || async {
+        let wf = Webfreeze::spawn(h, &["replay", "--snapshot", "r/a", "--search", "fallback"]);
+        let get = Request::builder().uri("/").body(http_body_util::Full::new(bytes::Bytes::new())).unwrap();
+        let nowhere: std::net::SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let g = fetch(Via::Proxy(wf.addr), "http://www.google.com/search?q=kettle", nowhere, &[], false, get)
+            .await;
+        (g.status, g.text())
+    };
+    let (s, page) = search().await;
+    assert_eq!(s, 200, "{page}");
+    assert!(page.contains("href=\"http://u.test/kettle\""), "{page}");
+    let hash = index["hash"].as_str().unwrap();
+    {
+        let store = snapshots::Store::open(&h.join("store")).unwrap();
+        let mut raw = store.raw_blob_for_tests(hash).unwrap().unwrap();
+        let last = raw.len() - 1;
+        raw[last] ^= 0x55;
+        store.damage_blob_for_tests(hash, &raw).unwrap();
+    }
+    let (s, body) = search().await;
+    assert_eq!(s, 503, "{body}");
+    assert!(body.contains("damaged") && body.contains("`webfreeze snapshots search-index r/a`"), "{body}");
+    assert!(!body.contains("u.test/kettle"), "no page from a damaged index: {body}");
+    let verify = run_cli(h, &["snapshots", "verify"]);
+    assert!(!verify.status.success());
+    assert!(String::from_utf8_lossy(&verify.stdout).contains(&format!("CORRUPT blob {hash}")));
+    let unknown = run_cli(h, &["snapshots", "search-index", "r/a", "nope"]);
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("nope"));
+    let rebuilt = ok(run_cli(h, &["snapshots", "search-index", "r/a"]));
+    assert!(String::from_utf8_lossy(&rebuilt.stderr).contains("r/a: 2 document(s) indexed"), "{rebuilt:?}");
+    assert_eq!(search().await, (200, page), "rebuilt, the same page");
+    ok(run_cli(h, &["snapshots", "verify"]));
+}
+
 /// `snapshots explore`: a recording made without exploration (as any harness's is) gains its exploration
 /// layer afterwards: the recorded documents revisited live, the links from them recorded into
 /// `NAME/explore`, and a second agent off the recorded path then replays with no document miss.

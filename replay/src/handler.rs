@@ -119,6 +119,14 @@ impl Handler for Replay {
             if let (None, Some(sr), OnMiss::NotFound) = (&found, &search, &self.cfg.on_miss) {
                 return self.answer_from_search(&url, sr);
             }
+            // A site's own search for a value no recording has (`--search site`): its results page, not the
+            // fuzzy match's (which is the page of another query).
+            let weak = found.as_ref().is_none_or(|m| m.layer == Layer::Fuzzy);
+            if weak && search.is_none() && matches!(self.cfg.on_miss, OnMiss::NotFound) {
+                if let Some(ss) = self.as_site_search(&method, &url) {
+                    return self.answer_from_site_search(&url, &ss);
+                }
+            }
             let Some(m) = found else {
                 return match &self.cfg.on_miss {
                     OnMiss::NotFound if is_icon_request(&method, &url) => {

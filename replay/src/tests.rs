@@ -594,3 +594,136 @@ async fn the_body_that_was_captured_wins() {
         assert_eq!(r.report().preferred_with_body.len(), preferred, "{copies:?}");
     }
 }
+
+/// Issue 34, the stored search index: a replay answers from the index stored beside each snapshot (the
+/// same bytes as the index derived in memory); one of another version or whose blob is gone is derived
+/// again; a damaged one (bytes that no longer hash to its name, or the index of another snapshot) is
+/// refused with the command that rebuilds it, never a page from it; rebuilt, the same page is back.
+#[tokio::test]
+async fn the_stored_search_index_is_used_and_a_damaged_one_refused() {
+    let store = Store::in_memory();
+    let page =
+        |t: &str| format!("<html><head><title>{t}</title></head><body><p>{t} for tea</p></body></html>");
+    add_snapshot(&store, "run/a", &[("GET", "https://s.test/kettle", &page("Kettle"))]);
+    add_snapshot(&store, "run/b", &[("GET", "https://s.test/teapot", &page("Teapot"))]);
+    let search = |own: &str| {
+        let (store, own) = (store.clone(), store.manifest(own).unwrap());
+        let other = store.manifest(if own.name == "run/a" { "run/b" } else { "run/a" }).unwrap();
+        async move {
+            let cfg = ReplayConfig {
+                inject_shim: false,
+                overlays: overlay::Overlays {
+                    layers: vec![overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: other }],
+                    writes: false,
+                },
+                search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
+                ..Default::default()
+            };
+            let r = Replay::new(store, own, cfg);
+            let (s, body, _) = ask(&r, "GET", "https://www.google.com/search?q=tea", &[]).await;
+            (s, body)
+        }
+    };
+    let derived = search("run/a").await;
+    assert_eq!(derived.0, 200);
+    assert!(derived.1.contains("Results 1-2 of 2"), "{}", derived.1);
+    // Stored (one of the two: the other is derived), then both.
+    let a = search::store_index(&store, "run/a").unwrap();
+    assert_eq!(a.documents, 1);
+    assert!(search::load_index(&store, &a.manifest).unwrap().is_some());
+    assert_eq!(search("run/a").await, derived);
+    search::store_index(&store, "run/b").unwrap();
+    assert_eq!(search("run/a").await, derived, "stored indexes give the bytes the derived one gives");
+    // Another version, or its blob gone: derived again, same page.
+    let mut m = store.manifest("run/a").unwrap();
+    let good = m.search_index.clone().unwrap();
+    for r in [
+        snapshots::DerivedRef { version: search::INDEX_VERSION + 1, ..good.clone() },
+        snapshots::DerivedRef { hash: "00".repeat(32), ..good.clone() },
+    ] {
+        m.search_index = Some(r);
+        store.put_manifest(&m).unwrap();
+        assert_eq!(search("run/a").await, derived);
+    }
+    // Damaged: its bytes changed, or another snapshot's index named.
+    let b_index = store.manifest("run/b").unwrap().search_index.unwrap();
+    m.search_index = Some(snapshots::DerivedRef { items: 1, ..b_index });
+    store.put_manifest(&m).unwrap();
+    let (s, body) = search("run/a").await;
+    assert_eq!(s, 503, "{body}");
+    assert!(body.contains("is the index of \"run/b\"") && !body.contains("<li"), "{body}");
+    m.search_index = Some(good.clone());
+    store.put_manifest(&m).unwrap();
+    let mut raw = store.raw_blob_for_tests(&good.hash).unwrap().unwrap();
+    let last = raw.len() - 1;
+    raw[last] ^= 0x55;
+    store.damage_blob_for_tests(&good.hash, &raw).unwrap();
+    let (s, body) = search("run/a").await;
+    assert_eq!(s, 503, "{body}");
+    assert!(
+        body.contains("damaged")
+            && body.contains("webfreeze snapshots search-index run/a")
+            && !body.contains("<li"),
+        "{body}"
+    );
+    // Rebuilt by the command's function: the page is back.
+    search::store_index(&store, "run/a").unwrap();
+    assert_eq!(search("run/a").await, derived);
+}
+
+/// Issue 34, `--search site`: a site's own search for a value no recording has is answered from the site's
+/// recorded pages (not another host's), at its own path with its own parameter and its other parameters
+/// kept, marked frozen search; a recorded search is served as recorded; without `site` it is a miss, as
+/// before.
+#[tokio::test]
+async fn a_sites_own_search_is_answered_under_search_site() {
+    let store = Store::in_memory();
+    let page = |t: &str| format!("<html><head><title>{t}</title></head><body><p>{t}</p></body></html>");
+    let own = add_snapshot(
+        &store,
+        "run/a",
+        &[
+            ("GET", "https://shop.test/search?q=kettle&cat=all", &page("Results for kettle")),
+            ("GET", "https://shop.test/kettle", &page("Blue Kettle")),
+            ("GET", "https://shop.test/teapot", &page("Green Teapot")),
+        ],
+    );
+    let other = add_snapshot(&store, "run/b", &[("GET", "https://else.test/teapot", &page("Other Teapot"))]);
+    let replay = |mode| {
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            overlays: overlay::Overlays {
+                layers: vec![overlay::Overlay {
+                    kind: overlay::OverlayKind::SiteUnion,
+                    manifest: other.clone(),
+                }],
+                writes: false,
+            },
+            search: search::SearchConfig { mode, urls: Vec::new() },
+            ..Default::default()
+        };
+        Replay::new(store.clone(), own.clone(), cfg)
+    };
+    let r = replay(search::SearchMode::Site);
+    let (s, body, h) = ask(&r, "GET", "https://shop.test/search?q=teapot&cat=all", &[]).await;
+    assert_eq!((s, h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap())), (200, Some("frozen-search")));
+    assert!(body.contains("href=\"https://shop.test/teapot\"") && !body.contains("else.test"), "{body}");
+    assert!(
+        body.contains("<form action=\"/search\"")
+            && body.contains("<input type=hidden name=\"cat\" value=\"all\">")
+            && body.contains("name=\"q\" value=\"teapot\""),
+        "{body}"
+    );
+    let (_, recorded, _) = ask(&r, "GET", "https://shop.test/search?q=kettle&cat=all", &[]).await;
+    assert!(recorded.contains("Results for kettle"), "{recorded}");
+    // A path never recorded with a query is not a search: the fuzzy layer answers as before.
+    let (s, body, h) = ask(&r, "GET", "https://shop.test/kettle?id=3", &[]).await;
+    assert!(s == 200 && body.contains("Blue Kettle") && h.get(overlay::LAYER_HEADER).is_none(), "{body}");
+    let rep = r.report();
+    assert_eq!((rep.frozen_search, rep.exact, rep.fuzzy, rep.missed), (1, 1, 1, 0));
+    assert_eq!(rep.frozen_search_queries[0].query.as_deref(), Some("teapot"));
+    let (s, _, _) =
+        ask(&replay(search::SearchMode::Fallback), "GET", "https://shop.test/search?q=teapot&cat=all", &[])
+            .await;
+    assert_eq!(s, 404, "without `site` a site's own search is not answered");
+}

@@ -112,7 +112,12 @@ pub async fn explore_snapshot(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), server).await;
     let now = o.clock.now_ms();
     match explored {
-        Ok(stats) => Ok((writer.finalize(now)?, stats)),
+        Ok(stats) => {
+            let m = writer.finalize(now)?;
+            replay::search::store_index_after_seal(store, &m.name);
+            // The manifest as stored, naming its index.
+            Ok((store.manifest(&m.name).unwrap_or(m), stats))
+        }
         Err(e) => {
             let _ = writer.interrupt(now);
             Err(SessionError::Explore(e.to_string()))

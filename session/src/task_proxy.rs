@@ -375,7 +375,14 @@ impl TaskProxy {
         }
         let now = self.clock.now_ms();
         for w in std::mem::take(&mut self.writers) {
-            w.finalize(now)?;
+            let m = w.finalize(now)?;
+            // Reading every recorded page is store work: off the async workers.
+            let store = w.store().clone();
+            let indexed =
+                tokio::task::spawn_blocking(move || replay::search::store_index_after_seal(&store, &m.name));
+            if let Err(e) = indexed.await {
+                tracing::warn!("search index: {e}");
+            }
         }
         Ok(())
     }

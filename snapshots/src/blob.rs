@@ -55,6 +55,7 @@ pub struct BlobWriter {
     buf: Vec<u8>,
     chunks: Vec<[u8; 32]>,
     size: u64,
+    overwrite: bool,
 }
 
 impl std::fmt::Debug for BlobWriter {
@@ -65,7 +66,20 @@ impl std::fmt::Debug for BlobWriter {
 
 impl BlobWriter {
     pub(crate) fn new(store: Store) -> Self {
-        Self { store, hasher: blake3::Hasher::new(), buf: Vec::new(), chunks: Vec::new(), size: 0 }
+        Self {
+            store,
+            hasher: blake3::Hasher::new(),
+            buf: Vec::new(),
+            chunks: Vec::new(),
+            size: 0,
+            overwrite: false,
+        }
+    }
+
+    /// A writer that replaces the records its content hashes to instead of keeping them (stored once per
+    /// content hash is the rule; a damaged record would otherwise stay damaged under its name for ever).
+    pub(crate) fn overwriting(store: Store) -> Self {
+        Self { overwrite: true, ..Self::new(store) }
     }
 
     /// Bytes written so far.
@@ -96,7 +110,7 @@ impl BlobWriter {
 
     fn flush_chunk(&mut self) -> Result<(), StoreError> {
         let hash = *blake3::hash(&self.buf).as_bytes();
-        if self.store.kv().get(Table::Chunks, &hash)?.is_none() {
+        if self.overwrite || self.store.kv().get(Table::Chunks, &hash)?.is_none() {
             let (kind, data) = compress(&self.buf);
             let mut v = Vec::with_capacity(data.len() + 2);
             v.extend_from_slice(&[BLOB_VERSION, kind]);
@@ -115,7 +129,7 @@ impl BlobWriter {
         self.store.check_writable()?;
         let hash = *self.hasher.finalize().as_bytes();
         let body = BodyRef { hash: hex(&hash), size: self.size };
-        if self.store.kv().get(Table::Blobs, &hash)?.is_some() {
+        if !self.overwrite && self.store.kv().get(Table::Blobs, &hash)?.is_some() {
             return Ok(body); // stored once per content hash
         }
         let mut record = vec![BLOB_VERSION, 0];

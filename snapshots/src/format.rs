@@ -217,6 +217,22 @@ pub struct Manifest {
     /// Free-form labels (task id, site).
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+    /// The frozen search engine's index of this snapshot's documents, stored beside it as a blob (built
+    /// when the recording is sealed or imported, or by `webfreeze snapshots search-index`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_index: Option<DerivedRef>,
+}
+
+/// A blob derived from a snapshot's exchanges (not one of them): what it is made with and where it is.
+/// `gc` keeps it while the manifest names it, `verify` re-hashes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DerivedRef {
+    /// Version of the derivation that made it; a reader that derives differently ignores it.
+    pub version: u32,
+    /// Hex BLAKE3 of the blob.
+    pub hash: String,
+    /// Items it holds (the documents of a search index).
+    pub items: u64,
 }
 
 /// Label a copied snapshot carries (see `Store::copy_snapshot_from`): the name it was recorded under.

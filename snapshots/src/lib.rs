@@ -26,8 +26,8 @@ pub use blob::{BlobReader, BlobWriter};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::StoreError;
 pub use format::{
-    BodyRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed, SnapshotSource,
-    SnapshotState, Timings,
+    BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
+    SnapshotSource, SnapshotState, Timings,
 };
 pub use key::{request_key, KeyBuilder, RequestKey};
 pub use store::{

@@ -43,6 +43,9 @@ pub(crate) enum SearchArg {
     Fallback,
     /// Every search gets the frozen search engine's results, recorded or not.
     Always,
+    /// As fallback, and a site's own search too: a GET to a path recorded with other values of its
+    /// search parameter gets that site's matching pages.
+    Site,
 }
 
 impl From<SearchArg> for replay::search::SearchMode {
@@ -51,6 +54,7 @@ impl From<SearchArg> for replay::search::SearchMode {
             SearchArg::Off => Self::Off,
             SearchArg::Fallback => Self::Fallback,
             SearchArg::Always => Self::Always,
+            SearchArg::Site => Self::Site,
         }
     }
 }
@@ -126,8 +130,11 @@ pub(crate) struct RunArgs {
     /// pages (the task's snapshot and, with --frozen-web site, the site's): links that replay, marked
     /// `x-webfreeze-layer: frozen-search` and counted as the `frozen-search` layer. `always` answers
     /// recorded searches from the index too; `off` leaves them misses. With --on-miss live|record an
-    /// unrecorded search goes to the live engine instead (`always` still answers from the index).
-    #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always")]
+    /// unrecorded search goes to the live engine instead (`always` still answers from the index). `site`
+    /// (opt-in): as `fallback`, and a site's own search for a value no recording has (a GET to a path
+    /// recorded with other values of its search parameter, e.g. /search?q=) gets that site's matching
+    /// pages on a page of the same shape, marked the same.
+    #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always|site")]
     pub search: SearchArg,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
     /// available memory allows (about 1 GiB per browser and proxy).

@@ -251,8 +251,9 @@ pub(crate) struct ReplayArgs {
     /// The frozen search engine: a search engine's page (Google, Bing, DuckDuckGo, --search-url) that no
     /// recording answers gets results from a full-text index of the replayed pages (this snapshot and its
     /// union), marked `x-webfreeze-layer: frozen-search`. `off` (default here) leaves such searches misses;
-    /// `always` answers recorded searches from the index too.
-    #[arg(long, value_enum, default_value_t = SearchArg::Off, value_name = "off|fallback|always")]
+    /// `always` answers recorded searches from the index too; `site` is `fallback` plus a site's own search
+    /// (a GET to a path recorded with other values of its search parameter gets the site's matching pages).
+    #[arg(long, value_enum, default_value_t = SearchArg::Off, value_name = "off|fallback|always|site")]
     pub search: SearchArg,
     /// Another search engine's results page for the frozen search engine (its host and path), e.g.
     /// https://search.example/find (repeatable).

@@ -92,6 +92,18 @@ pub(crate) enum SnapshotsCmd {
         #[command(flatten)]
         upstream: crate::cli::UpstreamArgs,
     },
+    /// Build and store the frozen search engine's index of snapshots (the full-text index of their recorded
+    /// pages that replay's `--search` answers from). Recording and import store it already; run this for
+    /// snapshots made by an older webfreeze, for one whose index replay reports damaged, or after the index
+    /// version changed. It replaces the stored index; `gc` frees the old one.
+    SearchIndex {
+        /// The snapshots to index.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        names: Vec<String>,
+        /// Every snapshot in the store.
+        #[arg(long)]
+        all: bool,
+    },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {
         /// Only the blobs this snapshot references (default: the whole store).

@@ -35,6 +35,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),
         SnapshotsCmd::Export { name, format, out } => export(cfg, &name, format, &out),
         cmd @ SnapshotsCmd::Explore { .. } => explore::run(cfg, cmd),
+        SnapshotsCmd::SearchIndex { names, all } => search_index(cfg, names, all),
     }
 }
 
@@ -266,6 +267,7 @@ fn merge_into(store: &Store, sources: &[String], into: &str) -> anyhow::Result<O
     }
     let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     let m = store.merge_snapshots(&refs, into, Default::default())?;
+    replay::search::store_index_after_seal(store, into);
     store.flush()?;
     Ok(Some(m))
 }
@@ -353,6 +355,28 @@ fn merge_runs(cfg: &Config, runs: &[String], into: &str) -> anyhow::Result<()> {
         "merged {} recording(s) into {into:?}: {n} task(s) ({merged} merged now, {done} before)",
         runs.len()
     );
+    Ok(())
+}
+
+fn search_index(cfg: &Config, names: Vec<String>, all: bool) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    let names = if all { store.manifests()?.into_iter().map(|m| m.name).collect() } else { names };
+    // Every name is checked before anything is written.
+    for n in &names {
+        store.manifest(n)?;
+    }
+    let total = names.len();
+    for (i, n) in names.iter().enumerate() {
+        let s = replay::search::store_index(&store, n)?;
+        eprintln!(
+            "[{}/{total}] {n}: {} document(s) indexed, {} (index version {})",
+            i + 1,
+            s.documents,
+            output::bytes(s.bytes as u64),
+            replay::search::INDEX_VERSION
+        );
+    }
+    store.flush()?;
     Ok(())
 }
 

@@ -77,6 +77,7 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
         }
     })?;
     pb.finish_and_clear();
+    replay::search::store_index_after_seal(&store, snapshot);
     if as_json {
         println!(
             "{}",
@@ -171,6 +172,7 @@ fn import_archive(
             damage.join("; ")
         );
     }
+    replay::search::store_index_after_seal(&store, snapshot);
     if as_json {
         println!(
             "{}",

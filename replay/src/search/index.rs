@@ -3,11 +3,15 @@
 //! the same query over the same snapshots gives the same results in the same order every time.
 //!
 //! Hand-written rather than tantivy: the corpus is the documents of the few snapshots one replay serves
-//! (tens to a few thousand pages), built in memory in milliseconds when the first search arrives; an
-//! on-disk segment store, its merge threads and its file locks would be most of the code path and none of
-//! the need. The ranking is the textbook formula, and its order is pinned by a table test.
+//! (tens to a few thousand pages). Each snapshot's index is one value, stored as one content-addressed blob
+//! beside the snapshot (`stored`), and a replay merges its snapshots' indexes in memory in milliseconds;
+//! tantivy's on-disk segment directories, merge threads and file locks would sit beside the store (its
+//! integrity checks, `gc`, bundles) rather than inside it, and be most of the code path and none of the
+//! need. The ranking is the textbook formula, and its order is pinned by a table test.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
 
 /// Derivation version of the index (tokens, fields, ranking): a change to any of them bumps it.
 pub const INDEX_VERSION: u32 = 1;
@@ -18,7 +22,7 @@ const B: f64 = 0.75;
 const TEXT_MAX: usize = 64 * 1024;
 
 /// One recorded document.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Doc {
     /// Its URL (what a result links to).
     pub url: String,
@@ -42,7 +46,7 @@ pub struct Hit {
 }
 
 /// The index.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct SearchIndex {
     docs: Vec<Doc>,
     lens: Vec<f64>,
@@ -90,6 +94,51 @@ impl SearchIndex {
         ix
     }
 
+    /// One index of several (each snapshot's, the replayed one first), as [`SearchIndex::build`] over
+    /// their documents in that order would make it: a URL seen twice keeps its first document.
+    pub fn merge(parts: impl IntoIterator<Item = SearchIndex>) -> Self {
+        let mut seen = BTreeSet::new();
+        let mut ix = SearchIndex::default();
+        for part in parts {
+            // Old document number -> new; None for a URL an earlier part has.
+            let renumber: Vec<Option<usize>> = part
+                .docs
+                .iter()
+                .zip(&part.lens)
+                .map(|(d, &len)| {
+                    seen.insert(d.url.clone()).then(|| {
+                        ix.docs.push(d.clone());
+                        ix.lens.push(len);
+                        ix.docs.len() - 1
+                    })
+                })
+                .collect();
+            // New numbers grow with each part: appending keeps every posting list ascending.
+            for (t, post) in part.postings {
+                let kept = post.into_iter().filter_map(|(d, f)| renumber[d].map(|n| (n, f)));
+                ix.postings.entry(t).or_default().extend(kept);
+            }
+        }
+        ix.postings.retain(|_, p| !p.is_empty());
+        ix.avg_len =
+            if ix.lens.is_empty() { 0.0 } else { ix.lens.iter().sum::<f64>() / ix.lens.len() as f64 };
+        ix
+    }
+
+    /// Whether the parts agree (one length per document, every posting names a document, ascending): what
+    /// a stored index must pass before it serves a page.
+    pub fn check(&self) -> Result<(), String> {
+        if self.lens.len() != self.docs.len() {
+            return Err(format!("{} lengths for {} documents", self.lens.len(), self.docs.len()));
+        }
+        for (t, post) in &self.postings {
+            if post.iter().any(|&(d, _)| d >= self.docs.len()) || post.windows(2).any(|w| w[0].0 >= w[1].0) {
+                return Err(format!("the postings of {t:?} name documents it does not hold"));
+            }
+        }
+        Ok(())
+    }
+
     /// Documents indexed.
     pub fn len(&self) -> usize {
         self.docs.len()
@@ -102,6 +151,17 @@ impl SearchIndex {
 
     /// Documents matching any word of `query`, best first (ties by URL): `(total, hits[offset..offset+limit])`.
     pub fn search(&self, query: &str, offset: usize, limit: usize) -> (usize, Vec<Hit>) {
+        self.search_where(query, offset, limit, |_| true)
+    }
+
+    /// [`SearchIndex::search`] over the documents whose URL `keep` accepts (a site's own search: its host).
+    pub fn search_where(
+        &self,
+        query: &str,
+        offset: usize,
+        limit: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> (usize, Vec<Hit>) {
         let words: BTreeSet<String> = tokens(query).into_iter().collect();
         let n = self.docs.len() as f64;
         let mut scores: BTreeMap<usize, f64> = BTreeMap::new();
@@ -115,7 +175,8 @@ impl SearchIndex {
                 *scores.entry(d).or_insert(0.0) += idf * f * (K1 + 1.0) / (f + K1 * norm);
             }
         }
-        let mut ranked: Vec<(usize, f64)> = scores.into_iter().collect();
+        let mut ranked: Vec<(usize, f64)> =
+            scores.into_iter().filter(|&(d, _)| keep(&self.docs[d].url)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| self.docs[a.0].url.cmp(&self.docs[b.0].url)));
         let total = ranked.len();
         let hits = ranked
@@ -188,5 +249,32 @@ mod tests {
         // Paging.
         let (total, page2) = ix.search("jar glass", 1, 1);
         assert_eq!((total, page2.len(), page2[0].url.as_str()), (2, 1, "https://s.test/b-jar"));
+    }
+
+    #[test]
+    fn merged_indexes_rank_as_one_built_over_all_documents() {
+        let a = [
+            doc("https://s.test/kettle", "Blue Kettle", "A blue kettle for tea."),
+            doc("https://s.test/mug", "Red Mug", "A red mug for tea"),
+        ];
+        let b = [
+            doc("https://s.test/mug", "Shadowed", "the first part's document of a URL wins"),
+            doc("https://s.test/teapot", "Green Teapot", "Green teapot, tea for two"),
+        ];
+        let c = [doc("https://t.test/pot", "Pot", "tea pot tea")];
+        let all = SearchIndex::build(a.iter().chain(&b).chain(&c).cloned());
+        let merged = SearchIndex::merge([
+            SearchIndex::build(a.clone()),
+            SearchIndex::build(b.clone()),
+            SearchIndex::build(c.clone()),
+        ]);
+        merged.check().unwrap();
+        assert_eq!(merged.len(), 4);
+        for q in ["tea", "kettle mug", "shadowed", "teapot two", "pot"] {
+            assert_eq!(merged.search(q, 0, 10), all.search(q, 0, 10), "{q}");
+        }
+        let mut broken = SearchIndex::build(a);
+        broken.lens.pop();
+        assert!(broken.check().is_err());
     }
 }

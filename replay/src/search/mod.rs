@@ -4,12 +4,16 @@
 //! then replay. Deterministic (same query, same bytes; ties by URL), marked as what it is (the
 //! `frozen-search` layer in the report, `x-webfreeze-layer: frozen-search`, a note on the page).
 //!
-//! The index is built in memory from the snapshots' recorded HTML documents when the first search request
-//! arrives (a replay that never searches pays nothing).
+//! Each snapshot's index is built when the recording is sealed or imported and stored beside it
+//! (`stored`); the first search of a replay loads the stored indexes of its snapshots (deriving in memory
+//! any that is missing or of another version) and merges them (a replay that never searches pays nothing).
+//! `--search site` (`site`) answers a site's own search the same way.
 
 pub mod engines;
 pub mod index;
 pub mod page;
+pub mod site;
+pub mod stored;
 
 use std::sync::OnceLock;
 
@@ -17,6 +21,8 @@ use snapshots::{Manifest, Store, StoreError};
 
 pub use engines::{search_request, SearchRequest};
 pub use index::{Doc, SearchIndex, INDEX_VERSION};
+pub use site::{site_search, SiteSearch};
+pub use stored::{load_index, store_index, store_index_after_seal, SearchIndexError, StoredIndex};
 
 /// When the frozen search engine answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,6 +35,9 @@ pub enum SearchMode {
     Fallback,
     /// Every search request, recorded or not (the same results whatever the recording holds).
     Always,
+    /// As `Fallback`, and a site's own search too ([`site`]): a GET to a path recorded with other values of
+    /// its search parameter.
+    Site,
 }
 
 /// Frozen search settings.
@@ -81,11 +90,17 @@ impl LazyIndex {
     pub(crate) fn get(&self, store: &Store, snapshots: &[&Manifest]) -> Result<&SearchIndex, String> {
         self.0
             .get_or_init(|| {
-                let mut docs = Vec::new();
+                let mut parts = Vec::new();
                 for m in snapshots {
-                    docs.extend(documents(store, m).map_err(|e| format!("{}: {e}", m.name))?);
+                    match load_index(store, m) {
+                        Ok(Some(ix)) => parts.push(ix),
+                        Ok(None) => parts.push(SearchIndex::build(
+                            documents(store, m).map_err(|e| format!("{}: {e}", m.name))?,
+                        )),
+                        Err(e) => return Err(e.to_string()),
+                    }
                 }
-                Ok(SearchIndex::build(docs))
+                Ok(SearchIndex::merge(parts))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -95,6 +110,37 @@ impl LazyIndex {
 impl crate::Replay {
     /// Answer a search request from the index, if this replay's search mode and the request say so.
     pub(crate) fn answer_from_search(&self, url: &str, sr: &SearchRequest) -> proxy::Decision {
+        // The form sends to the results path: DuckDuckGo's is its home page, the others' `/search`.
+        let action = match url::Url::parse(url) {
+            Ok(u) if u.path() == "/" && !u.host_str().unwrap_or("").ends_with("duckduckgo.com") => {
+                "/search".into()
+            }
+            Ok(u) => u.path().to_string(),
+            Err(_) => "/search".into(),
+        };
+        let form = page::Form { action, field: "q".into(), hidden: Vec::new() };
+        self.answer_search_page(url, &form, sr.query.as_deref(), sr.offset, None)
+    }
+
+    /// Answer a site's own search from the index: the site's documents only, on a page at its path.
+    pub(crate) fn answer_from_site_search(&self, url: &str, ss: &SiteSearch) -> proxy::Decision {
+        let Ok(u) = url::Url::parse(url) else {
+            return self.answer_search_page(url, &page::Form::default(), None, 0, None);
+        };
+        let form =
+            page::Form { action: u.path().to_string(), field: ss.field.clone(), hidden: ss.hidden.clone() };
+        self.answer_search_page(url, &form, Some(&ss.query), ss.offset, u.host_str())
+    }
+
+    /// The results page for `query` (None: a search box only), of documents on `host` when given.
+    fn answer_search_page(
+        &self,
+        url: &str,
+        form: &page::Form,
+        query: Option<&str>,
+        offset: usize,
+        host: Option<&str>,
+    ) -> proxy::Decision {
         use http::{header, HeaderValue, StatusCode};
         let snapshots: Vec<&Manifest> = std::iter::once(&self.manifest)
             .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
@@ -105,32 +151,25 @@ impl crate::Replay {
                 tracing::error!("frozen search index: {e}");
                 return proxy::Decision::Respond(proxy::text_response(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    &format!(
-                        "webfreeze frozen search: the index could not be built ({e}); no results served\n"
-                    ),
+                    &format!("webfreeze frozen search: no results served: {e}\n"),
                 ));
             }
         };
-        let (total, hits) = match &sr.query {
-            Some(q) => ix.search(q, sr.offset, page::PER_PAGE),
+        let on_host = |doc: &str| {
+            host.is_none_or(|h| url::Url::parse(doc).ok().is_some_and(|d| d.host_str() == Some(h)))
+        };
+        let (total, hits) = match query {
+            Some(q) => ix.search_where(q, offset, page::PER_PAGE, on_host),
             None => (0, Vec::new()),
         };
-        // The form sends to the results path: DuckDuckGo's is its home page, the others' `/search`.
-        let action = match url::Url::parse(url) {
-            Ok(u) if u.path() == "/" && !u.host_str().unwrap_or("").ends_with("duckduckgo.com") => {
-                "/search".into()
-            }
-            Ok(u) => u.path().to_string(),
-            Err(_) => "/search".into(),
-        };
-        let html = page::render(&action, sr.query.as_deref(), sr.offset, total, &hits, ix.len());
+        let html = page::render(form, query, offset, total, &hits, ix.len());
         if let Ok(mut s) = self.state.lock() {
             s.frozen_search += 1;
             let episode = s.episode;
             s.frozen_search_queries.push(crate::SearchEntry {
                 episode,
                 url: url.to_string(),
-                query: sr.query.clone(),
+                query: query.map(str::to_string),
                 results: total as u64,
             });
         }
@@ -152,5 +191,24 @@ impl crate::Replay {
             return None;
         }
         search_request(url, &self.cfg.search.urls)
+    }
+
+    /// The site search `url` is, under `--search site`: judged against the documents recorded at its host
+    /// and path in this replay's snapshots.
+    pub(crate) fn as_site_search(&self, method: &str, url: &str) -> Option<SiteSearch> {
+        if self.cfg.search.mode != SearchMode::Site
+            || !method.eq_ignore_ascii_case("GET")
+            || !url.contains('?')
+        {
+            return None;
+        }
+        let mut recorded = Vec::new();
+        for m in std::iter::once(&self.manifest).chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest)) {
+            match self.store.scan_host_path(m, url) {
+                Ok(xs) => recorded.extend(xs.into_iter().filter(is_document).map(|x| x.request.url)),
+                Err(e) => tracing::warn!("site search: {}: {e}", m.name),
+            }
+        }
+        site_search(url, &recorded)
     }
 }

@@ -21,17 +21,30 @@ fn esc(s: &str) -> String {
     out
 }
 
-fn link(action: &str, query: &str, start: usize) -> String {
-    let q: String = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("q", query)
-        .append_pair("start", &start.to_string())
-        .finish();
-    format!("{action}?{q}")
+/// Where the page's search box sends: an engine's `q` to its results path, or a site's own parameter to
+/// its search path with the request's other parameters.
+#[derive(Debug, Clone, Default)]
+pub struct Form {
+    /// The path the form sends to.
+    pub action: String,
+    /// The query parameter's name.
+    pub field: String,
+    /// Other parameters sent along.
+    pub hidden: Vec<(String, String)>,
 }
 
-/// The page for `query` (None: the home page, a search box only). `action` is the path the form sends to.
+fn link(form: &Form, query: &str, start: usize) -> String {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &form.hidden {
+        q.append_pair(k, v);
+    }
+    q.append_pair(&form.field, query).append_pair("start", &start.to_string());
+    format!("{}?{}", form.action, q.finish())
+}
+
+/// The page for `query` (None: the home page, a search box only).
 pub fn render(
-    action: &str,
+    form: &Form,
     query: Option<&str>,
     offset: usize,
     total: usize,
@@ -40,12 +53,18 @@ pub fn render(
 ) -> String {
     let q = query.unwrap_or("");
     let title = if q.is_empty() { "Search".to_string() } else { format!("{} - Search", esc(q)) };
+    let hidden: String = form
+        .hidden
+        .iter()
+        .map(|(k, v)| format!("<input type=hidden name=\"{}\" value=\"{}\">", esc(k), esc(v)))
+        .collect();
     let mut body = format!(
-        "<form action=\"{}\" method=get role=search><input type=search name=q value=\"{}\" aria-label=Search> \
-         <button type=submit>Search</button></form>\
+        "<form action=\"{}\" method=get role=search>{hidden}<input type=search name=\"{}\" value=\"{}\" \
+         aria-label=Search> <button type=submit>Search</button></form>\
          <p class=webfreeze-note>Frozen search (webfreeze): results from the {docs} recorded page(s) of this \
          snapshot, not from the live search engine.</p>",
-        esc(action),
+        esc(&form.action),
+        esc(&form.field),
         esc(q)
     );
     if query.is_some() {
@@ -70,13 +89,13 @@ pub fn render(
             if offset > 0 {
                 body.push_str(&format!(
                     "<a rel=prev href=\"{}\">Previous</a> ",
-                    esc(&link(action, q, offset.saturating_sub(PER_PAGE)))
+                    esc(&link(form, q, offset.saturating_sub(PER_PAGE)))
                 ));
             }
             if offset + hits.len() < total {
                 body.push_str(&format!(
                     "<a rel=next href=\"{}\">Next</a>",
-                    esc(&link(action, q, offset + PER_PAGE))
+                    esc(&link(form, q, offset + PER_PAGE))
                 ));
             }
             body.push_str("</nav>");

@@ -97,6 +97,22 @@ impl Store {
                     }
                 }
             }
+            // A derived blob (the search index) is checked like a body; it has no exchange (seq 0 is
+            // reported, and the detail names it).
+            if let Some(d) = &m.search_index {
+                match parse_hex32(&d.hash) {
+                    Some(h) if self.kv().get(Table::Blobs, &h)?.is_some() => {
+                        referenced.insert(h);
+                    }
+                    _ => report.issues.push(VerifyIssue::BadRecord {
+                        snapshot: m.name.clone(),
+                        detail: format!(
+                            "its search index blob {} is missing (rebuild it: webfreeze snapshots search-index {})",
+                            d.hash, m.name
+                        ),
+                    }),
+                }
+            }
         }
         for item in self.kv().scan_prefix(Table::Blobs, b"") {
             let (k, v) = item?;
@@ -138,6 +154,9 @@ impl Store {
         }
         let mut marked: HashSet<[u8; 32]> = HashSet::new();
         for m in &manifests {
+            if let Some(h) = m.search_index.as_ref().and_then(|d| parse_hex32(&d.hash)) {
+                marked.insert(h);
+            }
             for x in self.exchanges(m) {
                 let x = x?;
                 for body in [&x.request.body, &x.response.body].into_iter().flatten() {

@@ -251,6 +251,7 @@ impl Store {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             counts: Counts::default(),
             labels: new.labels,
+            search_index: None,
         };
         let mut b = Batch::default();
         b.put(Table::Meta, META_NEXT_ID, (id + 1).to_be_bytes().to_vec());
@@ -371,6 +372,15 @@ impl Store {
     /// Store a body held in memory.
     pub fn put_blob(&self, body: &[u8]) -> Result<crate::BodyRef, StoreError> {
         let mut w = self.blob_writer();
+        w.write(body)?;
+        w.finish()
+    }
+
+    /// Store a body held in memory, replacing the record (and chunks) its hash names if there is one:
+    /// what repairs a damaged blob when its content is made again (a rebuilt search index). Slower than
+    /// [`Store::put_blob`], which keeps an existing record unread.
+    pub fn put_blob_replacing(&self, body: &[u8]) -> Result<crate::BodyRef, StoreError> {
+        let mut w = BlobWriter::overwriting(self.clone());
         w.write(body)?;
         w.finish()
     }

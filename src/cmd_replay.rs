@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use proxy::Proxy;
 use recorder::{HostFilter, Recorder};
-use replay::overlay::{Overlay, OverlayKind, Overlays};
+use replay::overlay::Overlays;
 use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
@@ -141,11 +141,7 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
             members.push(m);
         }
     }
-    Ok(Overlays {
-        layers: members
-            .into_iter()
-            .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest })
-            .collect(),
-        writes: args.union_writes,
-    })
+    let mut o = session::overlay_layers(store, own, members, !args.no_explore_layer);
+    o.writes = args.union_writes;
+    Ok(o)
 }

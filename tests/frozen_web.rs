@@ -586,6 +586,42 @@ async fn a_damaged_search_index_is_refused_and_rebuilt_by_a_command() {
     ok(run_cli(h, &["snapshots", "verify"]));
 }
 
+/// `snapshots explore` on a recording another tool made (a HAR of one page) of a site that rate-limits:
+/// the links are opened in page order, the log-out link never; the page that answers 429 stops exploration
+/// on that host, so the link after it is never requested, and the command says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walled_host_stops_exploration_there() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (origin, reach) = https_origin(h, "wall.test").await;
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [{
+        "startedDateTime": "2026-01-02T03:04:05.000Z", "time": 1,
+        "request": {"method": "GET", "url": "https://wall.test/wall/", "httpVersion": "HTTP/1.1", "headers": []},
+        "response": {"status": 200, "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "content-type", "value": "text/html"}],
+            "content": {"size": 20, "mimeType": "text/html", "text": "<title>Reading room</title>"}}}]}});
+    let f = h.join("wall.har");
+    std::fs::write(&f, har.to_string()).unwrap();
+    let out = run_cli(h, &["snapshots", "import", f.to_str().unwrap(), "--snapshot", "w/lib"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut args = strs(&["snapshots", "explore", "w/lib", "--settle-ms", "200"]);
+    args.extend(reach);
+    let out = cli(h, args, Vec::new()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("stopped on wall.test"), "{stderr}");
+    let seen = |p: &str| origin.stats.paths.lock().unwrap().get(p).copied().unwrap_or(0);
+    for p in ["/wall/", "/wall/a", "/wall/b", "/wall/limited"] {
+        assert!(seen(p) >= 1, "{p} was not opened: {:?}", origin.stats.paths.lock().unwrap());
+    }
+    assert_eq!((seen("/wall/logout"), seen("/wall/c")), (0, 0), "{:?}", origin.stats.paths.lock().unwrap());
+    let (docs, methods) = documents_and_methods(&h.join("store"), "w/lib/explore");
+    for d in ["https://wall.test/wall/a", "https://wall.test/wall/b"] {
+        assert!(docs.iter().any(|x| x == d), "{d} not in the exploration layer: {docs:?}");
+    }
+    assert!(methods.iter().all(|m| m == "GET"), "{methods:?}");
+}
+
 /// `snapshots explore`: a recording made without exploration (as any harness's is) gains its exploration
 /// layer afterwards: the recorded documents revisited live, the links from them recorded into
 /// `NAME/explore`, and a second agent off the recorded path then replays with no document miss.

@@ -88,25 +88,30 @@ pub(crate) fn overlays(
     web_name: &str,
     unit: WebUnit,
 ) -> Result<Overlays, StoreError> {
+    let members = if unit == WebUnit::Site { site_union(store, run, own, web_name)? } else { Vec::new() };
+    Ok(layers(store, own, members, true))
+}
+
+/// Overlays in replay's order: `own`'s exploration layer (`NAME/explore`, made by `run --explore` or
+/// `snapshots explore`) when `explore` and there is one, then `members` (the site union, in their order),
+/// then their exploration layers. Only safe methods are answered from them (`writes: false`).
+pub fn layers(store: &Store, own: &Manifest, members: Vec<Manifest>, explore: bool) -> Overlays {
     let explore_of = |m: &Manifest| {
-        store
-            .manifest(&crate::task_proxy::explore_name(&m.name))
-            .ok()
+        explore
+            .then(|| store.manifest(&crate::task_proxy::explore_name(&m.name)).ok())
+            .flatten()
             .filter(|e| e.state != SnapshotState::Recording)
     };
     let mut layers: Vec<Overlay> = explore_of(own)
         .map(|manifest| Overlay { kind: OverlayKind::Explore, manifest })
         .into_iter()
         .collect();
-    if unit == WebUnit::Site {
-        let members = site_union(store, run, own, web_name)?;
-        let explored: Vec<Manifest> = members.iter().filter_map(explore_of).collect();
-        layers.extend(
-            members
-                .into_iter()
-                .chain(explored)
-                .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest }),
-        );
-    }
-    Ok(Overlays { layers, writes: false })
+    let explored: Vec<Manifest> = members.iter().filter_map(explore_of).collect();
+    layers.extend(
+        members
+            .into_iter()
+            .chain(explored)
+            .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest }),
+    );
+    Overlays { layers, writes: false }
 }

@@ -29,7 +29,7 @@ mod task_proxy;
 
 pub use error::SessionError;
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
-pub use frozen_web::{site_union, FrozenWeb, WebUnit};
+pub use frozen_web::{layers as overlay_layers, site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use replay::search::SearchMode;
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};

@@ -244,6 +244,11 @@ pub(crate) struct ReplayArgs {
     /// in the order given, after those --frozen-web site finds).
     #[arg(long = "union", value_name = "SNAPSHOT")]
     pub union: Vec<String>,
+    /// Leave out the exploration layer: by default a snapshot's `NAME/explore` (made by `run --explore` or
+    /// `snapshots explore NAME`) answers what NAME lacks, before any union (and each union member's own
+    /// exploration after the members), reported as the `explore` layer.
+    #[arg(long)]
+    pub no_explore_layer: bool,
     /// With --frozen-web site or --union: let the union also answer POST, PUT, PATCH and DELETE (by default
     /// only the replayed snapshot answers requests whose answer carries state).
     #[arg(long)]

@@ -203,10 +203,44 @@ impl Drop for DropFlag {
     }
 }
 
+/// A site that rate-limits (under `/wall/`): its home page links two pages, a log-out link, a page that
+/// answers 429, and one more page after it. Requests are counted per path.
+fn wall_route(path: &str, stats: &OriginStats) -> Option<Response<BoxBody>> {
+    let page = |title: &str, body: &str| {
+        let mut r = Response::new(full(format!(
+            "<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>{body}</body></html>"
+        )));
+        r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+        r
+    };
+    let r = match path {
+        "/wall/" => page(
+            "Reading room",
+            "<a href=/wall/a>Shelf A</a> <a href=/wall/logout>Log out</a> <a href=/wall/b>Shelf B</a> \
+             <a href=/wall/limited>Archive</a> <a href=/wall/c>Shelf C</a>",
+        ),
+        "/wall/a" | "/wall/b" | "/wall/c" | "/wall/logout" => {
+            let name = path.trim_start_matches("/wall/");
+            page(&format!("Shelf {name}"), &format!("<p>The books of shelf {name}.</p>"))
+        }
+        "/wall/limited" => {
+            let mut r = page("Too Many Requests", "<p>Slow down.</p>");
+            *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            r
+        }
+        _ => return None,
+    };
+    *stats.paths.lock().unwrap().entry(path.to_string()).or_default() += 1;
+    Some(r)
+}
+
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
     if req.uri().path().starts_with("/app/") {
         return super::login_app::app_route(req, &stats).await;
+    }
+    if let Some(r) = wall_route(req.uri().path(), &stats) {
+        return r;
     }
     if req.uri().path().starts_with("/site/") {
         if let Some(r) = site_route(req, &stats).await {

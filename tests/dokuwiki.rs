@@ -145,7 +145,7 @@ async fn snapshot_of(page: &Page) -> (String, String) {
 async fn dokuwiki_browse_with_login_and_edit_replays_with_the_same_url_and_text_at_every_step() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES));
+    let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES).unwrap());
     let reach = [
         "--upstream-ca".to_string(),
         wiki.ca_file.display().to_string(),
@@ -219,7 +219,7 @@ async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
     use trajectory::{Outcome, RunDir};
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES));
+    let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES).unwrap());
     let tasks = h.join("tasks.json");
     let task = serde_json::json!([{
         "sites": ["wiki"], "task_id": 1, "require_login": false, "storage_state": null,

@@ -24,6 +24,7 @@ use hyper::body::Incoming;
 use proxy::CertificateAuthority;
 use tokio::net::TcpListener;
 
+pub mod dokuwiki;
 mod running;
 pub mod state;
 pub use running::RunningSites;

@@ -85,6 +85,36 @@ const PATHS: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
+/// The bench's DokuWiki: a start page linking five pages, each linking back to it. Breadcrumbs are off
+/// (`$conf['breadcrumbs'] = 0`): the trail lists the pages this browser session visited, so with it no
+/// page could equal another path's recording of it, and its links would shift every label after them.
+const WIKI_PAGES: &[(&str, &str)] = &[
+    (
+        "start",
+        "====== Test Wiki ======\nRead about [[kettles]], [[teapots]], [[mugs]], [[jars]] and [[cups]].\n",
+    ),
+    ("kettles", "====== Kettles ======\nThe Blue Kettle boils a litre. Back to [[start]].\n"),
+    ("teapots", "====== Teapots ======\nThe Green Teapot is on promotion. Back to [[start]].\n"),
+    ("mugs", "====== Mugs ======\nThe Red Mug holds a cup. Back to [[start]].\n"),
+    ("jars", "====== Jars ======\nThe Glass Jar keeps tea dry. Back to [[start]].\n"),
+    ("cups", "====== Cups ======\nThe White Cup is porcelain. Back to [[start]].\n"),
+];
+const WIKI_SITE: &str = "DokuWiki";
+
+fn wiki_url(id: &str) -> String {
+    format!("https://wiki.test/doku.php?id={id}")
+}
+
+/// The label of the link whose text is `text` in an element list (`[n]: <a> "text"`).
+fn label_of(elements: &str, text: &str) -> anyhow::Result<u32> {
+    let want = format!("<a> \"{text}\"");
+    elements
+        .lines()
+        .find(|l| l.split_once(": ").is_some_and(|(_, rest)| rest == want))
+        .and_then(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no link {text:?} among the wiki page's elements:\n{elements}"))
+}
+
 #[derive(Default, Clone, Copy)]
 struct Tally {
     steps: usize,
@@ -106,37 +136,30 @@ pub(crate) fn run() -> anyhow::Result<()> {
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
     let now = time::OffsetDateTime::now_utc();
     let mut sites = demo::RunningSites::start(&work, now)?;
-    let tasks: Vec<agent::tasks::Task> = PATHS
-        .iter()
-        .enumerate()
-        .map(|(i, (site, start, _))| agent::tasks::Task {
-            web_name: site.to_string(),
-            id: format!("path-{i:02}"),
-            ques: "Browse the site.".into(),
-            web: start.to_string(),
-            setup: Default::default(),
-        })
-        .collect();
-    let script = work.join("script");
-    let pairs: Vec<_> = tasks
-        .iter()
-        .zip(PATHS)
-        .map(|(t, (_, _, replies))| {
-            (t.clone(), replies.iter().map(|r| format!("Thought: go.\n{r}")).collect())
-        })
-        .collect();
-    agent::policy::write_script(&script, &pairs)?;
+    eprintln!("bench coverage: starting DokuWiki (Debian's, nginx and php-fpm on loopback)");
+    let mut wiki = demo::dokuwiki::DokuWiki::start_with(&work, WIKI_PAGES, &[("breadcrumbs", "0")])?;
+    let mut proxy = sites.proxy_config();
+    proxy.upstream.extra_ca_files.push(wiki.ca_file.clone());
+    proxy.upstream.resolve.insert(("wiki.test".into(), 443), wiki.addr);
+    let task = |i: usize, site: &str, start: &str| agent::tasks::Task {
+        web_name: site.to_string(),
+        id: format!("path-{i:02}"),
+        ques: "Browse the site.".into(),
+        web: start.to_string(),
+        setup: Default::default(),
+    };
     let chrome = agent::browser::find_chrome(None)?;
     let mut agent = AgentConfig::new(chrome.clone());
     agent.settle_quiet = Duration::from_millis(200);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let script = work.join("script");
     let base = RunOptions {
         out: PathBuf::new(),
         mode: ProxyMode::Live,
         policy: PolicySpec::Trajectory(script.clone()),
         agent,
         ca: Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?),
-        proxy: sites.proxy_config(),
+        proxy,
         clock,
         time_zone: "UTC".into(),
         locale: "en_US".into(),
@@ -164,11 +187,61 @@ pub(crate) fn run() -> anyhow::Result<()> {
         }
         Ok(())
     };
+    // The wiki's paths are scripted by link text: its pages are looked at once, live, for their labels.
+    let look: Vec<agent::tasks::Task> =
+        WIKI_PAGES.iter().enumerate().map(|(i, (id, _))| task(i, WIKI_SITE, &wiki_url(id))).collect();
+    let answer = vec!["Thought: look.\nAction: ANSWER; seen".to_string()];
+    agent::policy::write_script(
+        &script,
+        &look.iter().map(|t| (t.clone(), answer.clone())).collect::<Vec<_>>(),
+    )?;
+    let seen = work.join("look");
+    run_tasks("look", RunOptions { out: seen.clone(), ..base.clone() }, look.clone())?;
+    let mut elements = BTreeMap::new();
+    for (t, (id, _)) in look.iter().zip(WIKI_PAGES) {
+        let tr = read(&seen, &t.id)?;
+        elements.insert(*id, tr.steps.first().map(|s| s.elements.clone()).unwrap_or_default());
+    }
+    // Path i: start, page i, back to start, page i+1, answer.
+    let pages: Vec<&str> = WIKI_PAGES.iter().skip(1).map(|(id, _)| *id).collect();
+    let mut paths: Vec<(String, String, Vec<String>)> = PATHS
+        .iter()
+        .map(|(site, start, replies)| {
+            (site.to_string(), start.to_string(), replies.iter().map(|r| r.to_string()).collect())
+        })
+        .collect();
+    for (i, p) in pages.iter().enumerate() {
+        let next = pages[(i + 1) % pages.len()];
+        paths.push((
+            WIKI_SITE.to_string(),
+            wiki_url("start"),
+            vec![
+                format!("Action: Click [{}]", label_of(&elements["start"], p)?),
+                format!("Action: Click [{}]", label_of(&elements[p], "start")?),
+                format!("Action: Click [{}]", label_of(&elements["start"], next)?),
+                format!("Action: ANSWER; {p}"),
+            ],
+        ));
+    }
+    let tasks: Vec<agent::tasks::Task> =
+        paths.iter().enumerate().map(|(i, (site, start, _))| task(i, site, start)).collect();
+    let pairs: Vec<_> = tasks
+        .iter()
+        .zip(&paths)
+        .map(|(t, (_, _, replies))| {
+            (t.clone(), replies.iter().map(|r| format!("Thought: go.\n{r}")).collect())
+        })
+        .collect();
+    agent::policy::write_script(&script, &pairs)?;
+    let n_sites = tasks.iter().map(|t| &t.web_name).collect::<std::collections::BTreeSet<_>>().len();
     let store_dir = work.join("home/store");
     // Two recordings of the same paths: without and with exploration (its cost, and configuration (c)).
     let mut cost = Vec::new();
     for (name, explore) in [("rec", false), ("rex", true)] {
-        eprintln!("bench coverage: recording {} paths on 2 sites ({name}, explore: {explore})", tasks.len());
+        eprintln!(
+            "bench coverage: recording {} paths on {n_sites} sites ({name}, explore: {explore})",
+            tasks.len()
+        );
         let out = work.join(name);
         let mut agent = base.agent.clone();
         agent.explore = explore.then(agent::explore::ExploreOptions::default);
@@ -188,6 +261,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         cost.push((name, secs, pages, exchanges, bytes));
     }
     sites.stop();
+    wiki.stop();
     let rec = work.join("rec");
     // Leave-one-out recordings: `loo-R-I` holds, for every path J != I, recording R's snapshot of J (and its
     // exploration layer, if any) as task J, and as task I's own snapshot R's recording of the next path on
@@ -265,7 +339,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     let record_secs = cost.first().map(|c| c.1).unwrap_or(0.0);
     println!(
-        "coverage of unseen paths ({} scripted paths, 2 sites, leave-one-out; recording took {record_secs:.0} s)",
+        "coverage of unseen paths ({} scripted paths, {n_sites} sites, leave-one-out; recording took {record_secs:.0} s)",
         tasks.len()
     );
     println!("| configuration | steps served as recorded | requests answered | per site (steps) |");

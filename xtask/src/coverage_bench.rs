@@ -1,7 +1,8 @@
 //! `cargo xtask bench coverage`: how much of a run that did not record the snapshot the frozen web serves.
 //!
-//! On the demo sites, several distinct scripted paths per site are recorded as tasks of one recording (the
-//! way a benchmark records many tasks per site). Each path is then replayed, leave-one-out: its task's own
+//! On the demo sites and Debian's DokuWiki (nginx and php-fpm on loopback, `demo::dokuwiki`), several
+//! distinct scripted paths per site are recorded as tasks of one recording (the way a benchmark records many
+//! tasks per site). Each path is then replayed, leave-one-out: its task's own
 //! snapshot is another path's recording of the site (what another agent left), and the site union holds
 //! every other path's recording but its own. Configurations: (a) the task's snapshot only
 //! (`--frozen-web task`), (b) + the site union (`--frozen-web site`), (c) + exploration (the paths recorded

@@ -14,6 +14,7 @@ mod eval_compare;
 mod faults;
 mod fingerprint;
 mod frozen_web;
+mod golden;
 mod k8s_manifest;
 mod llama_server;
 mod proxy_bad_input;

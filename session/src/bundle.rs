@@ -28,7 +28,7 @@ use snapshots::{Manifest, NewSnapshot, SnapshotState, Store};
 use trajectory::RunDir;
 
 /// Format version of a bundle.
-pub const BUNDLE_VERSION: u32 = 1;
+pub use snapshots::version::BUNDLE_VERSION;
 /// The manifest's path in the archive (its last entry).
 pub const MANIFEST_PATH: &str = "webfreeze-bundle.json";
 /// Label an imported snapshot carries: the BLAKE3 of its exchanges part (what makes a re-import a no-op).
@@ -644,10 +644,16 @@ pub fn import(
                     w.append(x)?;
                 }
                 let end = orig.finished_ms.unwrap_or(orig.created_ms);
-                match orig.state {
+                let mut sealed = match orig.state {
                     SnapshotState::Interrupted | SnapshotState::Recording => w.interrupt(end)?,
                     _ => w.finalize(end)?,
                 };
+                // Keys derived by another version (a bundle made by another webfreeze) are derived again.
+                if orig.key_version != snapshots::version::KEY_VERSION {
+                    sealed.key_version = orig.key_version;
+                    store.put_manifest(&sealed)?;
+                    store.migrate_keys(name)?;
+                }
                 Ok(())
             },
         )

@@ -20,7 +20,7 @@ use crate::{BodyRef, Store, StoreError};
 
 /// Decoded bytes per chunk.
 pub(crate) const CHUNK: usize = 1 << 20;
-const BLOB_VERSION: u8 = 1;
+use crate::version::BLOB_VERSION;
 const KIND_RAW: u8 = 0;
 const KIND_ZSTD: u8 = 1;
 const KIND_CHUNKED: u8 = 2;

@@ -94,6 +94,21 @@ pub enum StoreError {
         /// Exact-key index entries found.
         indexed: u64,
     },
+    /// A snapshot whose request keys were derived by another version of the key derivation: its exact
+    /// hits would silently turn into misses.
+    #[error(
+        "snapshot {name:?} was recorded with request-key derivation version {found}, and this webfreeze derives \
+         version {current}: run `webfreeze snapshots migrate {name}` (re-derives its keys from the recorded \
+         requests, then checks every exchange is found by its own key)"
+    )]
+    KeyVersion {
+        /// Snapshot name.
+        name: String,
+        /// The version it was recorded with.
+        found: u32,
+        /// This build's.
+        current: u32,
+    },
     /// An I/O error outside the backend (lock file, import file).
     #[error("{context}: {source}")]
     Io {

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
 
-/// Current version of exchange and manifest records.
-pub const FORMAT_VERSION: u32 = 1;
+/// Current version of exchange and manifest records ([`crate::version::RECORD_VERSION`]).
+pub const FORMAT_VERSION: u32 = crate::version::RECORD_VERSION;
 
 /// One header, in recorded order. Non-UTF-8 header bytes are kept lossily (U+FFFD).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,6 +221,10 @@ pub struct Manifest {
     /// when the recording is sealed or imported, or by `webfreeze snapshots search-index`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_index: Option<DerivedRef>,
+    /// How its request keys and path index were derived ([`crate::version::KEY_VERSION`] when recorded):
+    /// replay refuses a snapshot whose key version is not this build's until `snapshots migrate`.
+    #[serde(default = "crate::version::key_version_before_it_was_recorded")]
+    pub key_version: u32,
 }
 
 /// A blob derived from a snapshot's exchanges (not one of them): what it is made with and where it is.

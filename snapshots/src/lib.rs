@@ -21,6 +21,7 @@ mod kv;
 mod memory;
 mod rocks;
 mod store;
+pub mod version;
 
 pub use blob::{BlobReader, BlobWriter};
 pub use clock::{Clock, FixedClock, SystemClock};
@@ -31,5 +32,6 @@ pub use format::{
 };
 pub use key::{request_key, KeyBuilder, RequestKey};
 pub use store::{
-    GcReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL,
+    GcReport, MigrateReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport,
+    MERGED_FROM_LABEL,
 };

@@ -496,3 +496,47 @@ fn diff_table() {
     assert!(diff(&s, "a", &s, "a").unwrap().is_empty());
     assert!(matches!(diff(&s, "a", &s, "nope"), Err(StoreError::SnapshotNotFound(_))));
 }
+
+/// Issue 35.4: a snapshot whose keys were derived by another key version is refused (its exact hits would
+/// silently be misses) until `migrate_keys` derives them again from the recorded requests; afterwards every
+/// request is found by this build's key, and migrating again changes nothing. Manifests written before
+/// they recorded a key version read as version 1.
+#[test]
+fn a_snapshot_of_another_key_version_is_refused_until_migrated() {
+    for b in backends() {
+        let s = &b.store;
+        let w = s.create_snapshot(new_snapshot("old")).unwrap();
+        let urls = ["https://a.test/?b=2&a=1", "https://A.test:443/x/../y#frag", "https://a.test/p"];
+        for (i, u) in urls.iter().enumerate() {
+            let mut x = exchange(s, "GET", u, b"body", i as u64);
+            // What an older derivation might have made: another digest for the same request.
+            x.key = blake3::hash(format!("old derivation {u}").as_bytes()).to_hex().to_string();
+            w.append(x).unwrap();
+        }
+        let mut m = w.finalize(2_000).unwrap();
+        m.key_version = 0;
+        s.put_manifest(&m).unwrap();
+        let refused = s.check_snapshot(&s.manifest("old").unwrap()).unwrap_err();
+        assert!(
+            matches!(refused, StoreError::KeyVersion { found: 0, .. })
+                && refused.to_string().contains("webfreeze snapshots migrate old"),
+            "{}: {refused}",
+            b.name
+        );
+        let r = s.migrate_keys("old").unwrap();
+        assert_eq!(
+            (r.exchanges, r.keys_changed, r.from, r.to),
+            (3, 3, 0, webfreeze_snapshots::version::KEY_VERSION)
+        );
+        let m = s.manifest("old").unwrap();
+        s.check_snapshot(&m).unwrap();
+        for (i, u) in urls.iter().enumerate() {
+            let found = s.lookup(&m, &request_key("GET", u, None, b"").unwrap()).unwrap();
+            assert_eq!(found.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![i as u64], "{}: {u}", b.name);
+            assert_eq!(s.scan_host_path(&m, u).unwrap().len(), 1, "{}: {u}", b.name);
+        }
+        assert_eq!(s.migrate_keys("old").unwrap().keys_changed, 0, "{}", b.name);
+    }
+    let legacy = br#"{"v":1,"name":"n","id":3,"state":"complete","created_ms":1,"seed":{"start_ms":1,"time_zone":"UTC"},"source":{"kind":"record"},"tool_version":"0.1.0"}"#;
+    assert_eq!(decode_manifest(legacy).unwrap().key_version, 1);
+}

@@ -104,6 +104,18 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long)]
         all: bool,
     },
+    /// Derive snapshots' request keys and path index again with this webfreeze's key derivation, from the
+    /// requests they recorded, and check every exchange is found by its own key. Replay refuses a snapshot
+    /// recorded with another key version until it is migrated (its exact hits would otherwise turn into
+    /// misses silently). One atomic write per snapshot: an interrupted migration leaves it as it was.
+    Migrate {
+        /// The snapshots to migrate.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        names: Vec<String>,
+        /// Every snapshot in the store whose key version is not this webfreeze's.
+        #[arg(long)]
+        all: bool,
+    },
     /// Recompute every body's hash and check every reference; exit 1 if anything is damaged.
     Verify {
         /// Only the blobs this snapshot references (default: the whole store).

@@ -36,6 +36,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::Export { name, format, out } => export(cfg, &name, format, &out),
         cmd @ SnapshotsCmd::Explore { .. } => explore::run(cfg, cmd),
         SnapshotsCmd::SearchIndex { names, all } => search_index(cfg, names, all),
+        SnapshotsCmd::Migrate { names, all } => migrate(cfg, names, all),
     }
 }
 
@@ -374,6 +375,37 @@ fn search_index(cfg: &Config, names: Vec<String>, all: bool) -> anyhow::Result<(
             s.documents,
             output::bytes(s.bytes as u64),
             replay::search::INDEX_VERSION
+        );
+    }
+    store.flush()?;
+    Ok(())
+}
+
+fn migrate(cfg: &Config, names: Vec<String>, all: bool) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    let current = snapshots::version::KEY_VERSION;
+    let names: Vec<String> = if all {
+        store.manifests()?.into_iter().filter(|m| m.key_version != current).map(|m| m.name).collect()
+    } else {
+        names
+    };
+    for n in &names {
+        store.manifest(n)?;
+    }
+    if names.is_empty() {
+        eprintln!("every snapshot's keys are derived by key version {current} already: nothing to migrate");
+    }
+    let total = names.len();
+    for (i, n) in names.iter().enumerate() {
+        let r = store.migrate_keys(n)?;
+        eprintln!(
+            "[{}/{total}] {n}: key version {} -> {}: {} exchange(s), {} key(s) changed; every exchange found by \
+             its own key",
+            i + 1,
+            r.from,
+            r.to,
+            r.exchanges,
+            r.keys_changed
         );
     }
     store.flush()?;

@@ -31,6 +31,7 @@ mod coverage_bench;
 mod fidelity;
 mod fuzz_seeds;
 mod gen;
+mod golden;
 mod load;
 mod load_bench;
 mod proxy_bench;
@@ -82,6 +83,7 @@ fn main() -> anyhow::Result<()> {
             warc_bench::run(arg(&args, "--mib", 2048), &arg(&args, "--corpus", String::new()))
         }
         ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
+        ["golden", ..] => golden::run(&std::env::current_dir()?),
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
             if out.is_empty() {

@@ -30,17 +30,19 @@ use crate::StoreError;
 mod copy;
 mod lock;
 mod maintenance;
+mod migrate;
 mod writer;
 
 pub use copy::MERGED_FROM_LABEL;
 use lock::take_lock;
 pub use maintenance::{GcReport, VerifyIssue, VerifyReport};
+pub use migrate::MigrateReport;
 pub use writer::SnapshotWriter;
 use writer::{add_counts, WriterState};
 
 const META_NEXT_ID: &[u8] = b"next_snapshot_id";
 const META_STORE_VERSION: &[u8] = b"store_version";
-const STORE_VERSION: u32 = 1;
+use crate::version::STORE_VERSION;
 /// Deletes are applied in batches of this many operations.
 const DELETE_BATCH: usize = 1000;
 
@@ -252,6 +254,7 @@ impl Store {
             counts: Counts::default(),
             labels: new.labels,
             search_index: None,
+            key_version: crate::version::KEY_VERSION,
         };
         let mut b = Batch::default();
         b.put(Table::Meta, META_NEXT_ID, (id + 1).to_be_bytes().to_vec());
@@ -283,6 +286,13 @@ impl Store {
     /// exchange records and exact-key index entries the store holds for it (keys only, no bodies read).
     /// [`StoreError::Damaged`] otherwise; `snapshots verify` finds the details.
     pub fn check_snapshot(&self, m: &Manifest) -> Result<(), StoreError> {
+        if m.key_version != crate::version::KEY_VERSION {
+            return Err(StoreError::KeyVersion {
+                name: m.name.clone(),
+                found: m.key_version,
+                current: crate::version::KEY_VERSION,
+            });
+        }
         let count = |t: Table| -> Result<u64, StoreError> {
             let mut n = 0;
             for item in self.kv().scan_prefix(t, &id_prefix(m.id)) {

@@ -54,7 +54,7 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 log "cargo test"
 out="$(mktemp)"
 set +e
-cargo test --workspace -- --test-threads "${WEBFREEZE_TEST_THREADS:-2}" 2>&1 | tee "$out"
+cargo test --workspace --features webfreeze/faults -- --test-threads "${WEBFREEZE_TEST_THREADS:-2}" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 # The Python package: lint, types, the wheel in a fresh virtualenv, the harnesses against the demo sites.
 bash "$ROOT/scripts/python-test.sh" 2>&1 | tee -a "$out"

@@ -59,8 +59,14 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             args.snapshot,
             cfg.store.display()
         );
-        let proxy = Proxy::new(recorder.clone(), ca, pcfg)?;
-        proxy.serve(listener, shutdown).await?;
+        if args.no_inject_shim {
+            Proxy::new(recorder.clone(), ca, pcfg)?.serve(listener, shutdown).await?;
+        } else {
+            // The script replay will inject, seeded as replay seeds it (this snapshot's name and start).
+            let js = replay::shim::for_snapshot(&args.snapshot, start, 1);
+            let shimmed = Arc::new(replay::inject::RecordShim::new(recorder.clone(), js));
+            Proxy::new(shimmed, ca, pcfg)?.serve(listener, shutdown).await?;
+        }
         anyhow::Ok(())
     });
     let s = recorder.stats();

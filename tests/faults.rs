@@ -47,6 +47,13 @@ fn snapshot(home: &Path, name: &str) -> (String, u64) {
 /// Run `webfreeze ARGS` with the fault point configured to hold it, wait for the point to announce itself,
 /// SIGKILL it there. Returns what it printed on stderr.
 fn kill_at(home: &Path, args: &[String], failpoints: &str, point: &str) -> String {
+    // A build without the feature is a clear failure, not a test that silently proves nothing.
+    if !cfg!(feature = "faults") {
+        panic!(
+            "the fault points are compiled in only with the `faults` feature: run `cargo test --features \
+             webfreeze/faults` (scripts/test.sh does)"
+        );
+    }
     let mut child = Command::new(bin())
         .args(args)
         .env("WEBFREEZE_HOME", home)

@@ -446,3 +446,79 @@ print("\n".join(f"{c.name}={c.value}" for c in jar))
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Open the random page and return what its script's request got (it names the URL the script made).
+async fn open_rand(browser: &chromiumoxide::Browser) -> String {
+    let page = browser.new_page("https://rand.test/rand/").await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let done: Option<String> = page
+            .evaluate("document.getElementById('done') && document.getElementById('done').textContent")
+            .await
+            .unwrap()
+            .into_value()
+            .unwrap_or(None);
+        if let Some(t) = done {
+            page.close().await.unwrap();
+            return t;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the page never finished: {:?}",
+            page.content().await
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Issue 35.4: the standalone `record` injects the determinism shim replay injects (a browser driven by
+/// any harness, no CDP script of ours), so a URL the page's script makes from `Math.random()` and
+/// `Date.now()` is the same at replay and matches exactly; with `--no-inject-shim` it is another URL at
+/// replay and is not an exact hit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standalone_record_injects_the_shim_so_script_made_urls_match_exactly() {
+    for shimmed in [true, false] {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let origin = Origin::start(Some(origin_tls(&["rand.test"], &[b"http/1.1"]))).await;
+        let ca_file = h.join("origin-ca.pem");
+        std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+        let resolve = format!("rand.test:443:{}", origin.addr);
+        let mut args = vec![
+            "record",
+            "--snapshot",
+            "r",
+            "--upstream-ca",
+            ca_file.to_str().unwrap(),
+            "--resolve",
+            &resolve,
+        ];
+        if !shimmed {
+            args.push("--no-inject-shim");
+        }
+        let mut rec = Webfreeze::spawn(h, &args);
+        let spki = spki_of(h);
+        let profile = tempfile::tempdir().unwrap();
+        let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+        let recorded = open_rand(&browser).await;
+        close(browser, task).await;
+        assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+        drop(origin);
+        let report = h.join("report.json");
+        let mut rep =
+            Webfreeze::spawn(h, &["replay", "--snapshot", "r", "--report", report.to_str().unwrap()]);
+        let profile = tempfile::tempdir().unwrap();
+        let (browser, task) = launch(rep.addr, Some(&spki), profile.path()).await;
+        let replayed = open_rand(&browser).await;
+        close(browser, task).await;
+        assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert!(recorded.starts_with("asked for zq=0."), "{recorded}");
+        if shimmed {
+            assert_eq!(replayed, recorded, "the same script-made URL: {r}");
+            assert_eq!((r["exact"].as_u64(), r["missed"].as_u64()), (r["requests"].as_u64(), Some(0)), "{r}");
+        } else {
+            assert!(r["exact"].as_u64() < r["requests"].as_u64(), "another URL at replay, not exact: {r}");
+        }
+    }
+}

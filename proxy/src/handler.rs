@@ -9,6 +9,8 @@
 //! 4. [`Handler::response_head`]: the origin's response head (hop-by-hop and Alt-Svc already removed),
 //!    with the origin's address and ALPN; the handler may edit it.
 //! 5. [`Handler::response_chunk`]: each response-body chunk as it streams to the client.
+//!    [`Handler::to_client`] sees the response before the client does (its body wired to this hook) and
+//!    may hand the client another: what the handler observed is always the origin's.
 //! 6. [`Handler::complete`]: always, exactly once, when the exchange is over: `Ok` if the response body
 //!    reached its end, else the error and which side caused it (client gone, origin cut, timeout).
 //!
@@ -86,6 +88,18 @@ pub trait Handler: Send + Sync + 'static {
 
     /// A chunk of the response body on its way to the client.
     fn response_chunk(&self, _ctx: &Self::Ctx, _chunk: &Bytes) {}
+
+    /// The response as the client will get it, after [`Handler::response_head`], its body wired to
+    /// [`Handler::response_chunk`] and completion (reading it drives them, as the client would). A handler
+    /// may give the client another response (the determinism shim injected into HTML while recording);
+    /// what it observed stays the origin's. The default passes it on unread.
+    fn to_client(
+        &self,
+        _ctx: &Self::Ctx,
+        res: Response<Body>,
+    ) -> impl Future<Output = Response<Body>> + Send {
+        async move { res }
+    }
 
     /// The exchange is over. Runs exactly once per request that reached [`Handler::request`].
     fn complete(&self, _ctx: &Self::Ctx, _outcome: Result<(), ProxyError>) {}

@@ -629,10 +629,9 @@ impl<H: Handler> Shared<H> {
         clean_response(&mut parts.headers);
         parts.version = Version::HTTP_11;
         self.handler.response_head(&ctx, &up, &mut parts);
-        let h1 = self.handler.clone();
-        let body =
-            Observed::new(boxed(body), move |chunk| h1.response_chunk(&ctx, chunk), done.at_body_end());
-        Response::from_parts(parts, boxed(body))
+        let (h1, c1) = (self.handler.clone(), ctx.clone());
+        let body = Observed::new(boxed(body), move |chunk| h1.response_chunk(&c1, chunk), done.at_body_end());
+        self.handler.to_client(&ctx, Response::from_parts(parts, boxed(body))).await
     }
 
     fn websocket(

@@ -11,6 +11,7 @@
 //!   decoded), Content-Length (recomputed) and Alt-Svc; Range requests get 206/416 from the stored body;
 //!   HTML gets the [`shim`] injected when asked, with the page's CSP patched to allow it.
 
+pub mod inject;
 pub mod matcher;
 pub mod overlay;
 pub mod refresh;

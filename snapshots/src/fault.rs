@@ -5,10 +5,14 @@
 //! the thread for good, so a test can SIGKILL the process at exactly that point without guessing a delay:
 //! `FAILPOINTS="snapshot-append=100*off->return"` holds a writer right after its 100th exchange is stored.
 //!
+//! The points exist only in builds with the `faults` feature (`cargo test --features webfreeze/faults`, as
+//! the test command runs); elsewhere `fail_point!` expands to nothing.
+//!
 //! Points: `snapshot-append` (after each exchange is durably written), `gc-batch` (after each batch of
 //! gc deletions).
 
 /// Announce the point on stderr and never return.
+#[cfg_attr(not(feature = "faults"), allow(dead_code))] // the points compile to nothing without the feature
 pub(crate) fn hold(point: &str) -> ! {
     eprintln!("fault point {point}: holding");
     loop {

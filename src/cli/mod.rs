@@ -174,6 +174,12 @@ pub(crate) struct RecordArgs {
     /// Label the snapshot (KEY=VALUE, e.g. task=Allrecipes--3). Repeatable.
     #[arg(long, value_name = "KEY=VALUE")]
     pub label: Vec<String>,
+    /// Do not inject the determinism shim into the HTML the browser gets. By default the browser runs the
+    /// same seeded script replay injects (frozen Date, seeded Math.random and crypto.getRandomValues), so
+    /// script-made URLs (random cache-busters, time stamps) match exactly at replay. The snapshot always
+    /// stores the origin's bytes.
+    #[arg(long)]
+    pub no_inject_shim: bool,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

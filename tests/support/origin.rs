@@ -234,12 +234,35 @@ fn wall_route(path: &str, stats: &OriginStats) -> Option<Response<BoxBody>> {
     Some(r)
 }
 
+/// A page whose script asks for a URL it makes from `Math.random()` and `Date.now()` (a cache-buster and a
+/// time stamp, under names no replay rule knows), then shows the answer: `/rand/data` echoes its query.
+fn rand_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
+    let (body, ct) = match uri.path() {
+        "/rand/" => (
+            "<!doctype html><html><head><title>Random</title><link rel=icon href=\"data:,\"></head><body>\
+             <p id=out></p><script>fetch('/rand/data?zq=' + Math.random() + '&zw=' + Date.now()).then(r => r.text())\
+             .then(t => { const d = document.createElement('p'); d.id = 'done'; d.textContent = t; \
+             document.body.appendChild(d); });</script></body></html>"
+                .to_string(),
+            "text/html; charset=utf-8",
+        ),
+        "/rand/data" => (format!("asked for {}", uri.query().unwrap_or("")), "text/plain"),
+        _ => return None,
+    };
+    let mut r = Response::new(full(body));
+    r.headers_mut().insert("content-type", ct.parse().unwrap());
+    Some(r)
+}
+
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
     if req.uri().path().starts_with("/app/") {
         return super::login_app::app_route(req, &stats).await;
     }
     if let Some(r) = wall_route(req.uri().path(), &stats) {
+        return r;
+    }
+    if let Some(r) = rand_route(req.uri()) {
         return r;
     }
     if req.uri().path().starts_with("/site/") {

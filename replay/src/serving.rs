@@ -199,26 +199,46 @@ pub(crate) fn miss_response(snapshot: &str, method: &str, url: &str) -> Response
     r
 }
 
-/// Stream a large blob chunk by chunk from a reader thread; two chunks in flight at most, so memory stays
-/// bounded whatever the body size.
+/// Stream a large blob chunk by chunk, each read on the blocking pool; two chunks in flight at most, so
+/// memory stays bounded whatever the body size.
 fn stream_blob(store: Store, hash: String) -> Body {
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, String>>(2);
-    std::thread::spawn(move || {
-        let mut reader = match store.read_blob(&hash) {
-            Ok(r) => r,
+    // Each read is one job on tokio's blocking pool (no thread per body, none held while a slow client
+    // leaves the channel full); the channel bounds what is read ahead.
+    tokio::spawn(async move {
+        let opened = tokio::task::spawn_blocking(move || store.read_blob(&hash)).await;
+        let mut reader = match opened {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                let _ = tx.send(Err(e.to_string())).await;
+                return;
+            }
             Err(e) => {
-                let _ = tx.blocking_send(Err(e.to_string()));
+                let _ = tx.send(Err(format!("blob reader: {e}"))).await;
                 return;
             }
         };
         loop {
-            let item = match reader.next_chunk() {
+            let step = tokio::task::spawn_blocking(move || {
+                let chunk = reader.next_chunk();
+                (reader, chunk)
+            })
+            .await;
+            let (r, chunk) = match step {
+                Ok(x) => x,
+                Err(e) => {
+                    let _ = tx.send(Err(format!("blob reader: {e}"))).await;
+                    return;
+                }
+            };
+            reader = r;
+            let item = match chunk {
                 Ok(Some(c)) => Ok(Bytes::from(c)),
                 Ok(None) => return,
                 Err(e) => Err(e.to_string()),
             };
             let stop = item.is_err();
-            if tx.blocking_send(item).is_err() || stop {
+            if tx.send(item).await.is_err() || stop {
                 return;
             }
         }
@@ -226,7 +246,7 @@ fn stream_blob(store: Store, hash: String) -> Body {
     proxy::body::boxed(ChannelBody { rx })
 }
 
-/// A body fed by the reader thread through a bounded channel.
+/// A body fed by the blob reader through a bounded channel.
 struct ChannelBody {
     rx: tokio::sync::mpsc::Receiver<Result<Bytes, String>>,
 }

@@ -727,3 +727,19 @@ async fn a_sites_own_search_is_answered_under_search_site() {
             .await;
     assert_eq!(s, 404, "without `site` a site's own search is not answered");
 }
+
+/// Bodies above the in-memory limit stream from the store chunk by chunk (each read on the blocking pool,
+/// not a thread per body): whole, in order, with their length, several at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_stream_whole_from_the_blocking_pool() {
+    let big: String = (0..(STREAM_ABOVE as usize + (3 << 20)) / 16).map(|i| format!("{i:015}\n")).collect();
+    let (store, m) =
+        snapshot(&[("GET", "https://a.test/big", &big), ("GET", "https://a.test/big2", &big[16..])]);
+    let r =
+        std::sync::Arc::new(Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() }));
+    let (a, b) =
+        tokio::join!(ask(&r, "GET", "https://a.test/big", &[]), ask(&r, "GET", "https://a.test/big2", &[]));
+    assert_eq!(a.0, 200);
+    assert_eq!(a.2[header::CONTENT_LENGTH], big.len().to_string().as_str());
+    assert!(a.1 == big && b.1 == big[16..], "bodies differ: {} and {} bytes", a.1.len(), b.1.len());
+}

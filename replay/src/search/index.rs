@@ -125,18 +125,17 @@ impl SearchIndex {
         ix
     }
 
-    /// Whether the parts agree (one length per document, every posting names a document, ascending): what
-    /// a stored index must pass before it serves a page.
-    pub fn check(&self) -> Result<(), String> {
+    /// What is wrong with it, if anything (a length per document, every posting naming a document in
+    /// ascending order): what a stored index must pass before it serves a page.
+    pub fn damage(&self) -> Option<String> {
         if self.lens.len() != self.docs.len() {
-            return Err(format!("{} lengths for {} documents", self.lens.len(), self.docs.len()));
+            return Some(format!("{} lengths for {} documents", self.lens.len(), self.docs.len()));
         }
-        for (t, post) in &self.postings {
-            if post.iter().any(|&(d, _)| d >= self.docs.len()) || post.windows(2).any(|w| w[0].0 >= w[1].0) {
-                return Err(format!("the postings of {t:?} name documents it does not hold"));
-            }
-        }
-        Ok(())
+        self.postings.iter().find_map(|(t, post)| {
+            let bad =
+                post.iter().any(|&(d, _)| d >= self.docs.len()) || post.windows(2).any(|w| w[0].0 >= w[1].0);
+            bad.then(|| format!("the postings of {t:?} name documents it does not hold"))
+        })
     }
 
     /// Documents indexed.
@@ -268,13 +267,13 @@ mod tests {
             SearchIndex::build(b.clone()),
             SearchIndex::build(c.clone()),
         ]);
-        merged.check().unwrap();
+        assert_eq!(merged.damage(), None);
         assert_eq!(merged.len(), 4);
         for q in ["tea", "kettle mug", "shadowed", "teapot two", "pot"] {
             assert_eq!(merged.search(q, 0, 10), all.search(q, 0, 10), "{q}");
         }
         let mut broken = SearchIndex::build(a);
         broken.lens.pop();
-        assert!(broken.check().is_err());
+        assert!(broken.damage().is_some());
     }
 }

@@ -128,6 +128,8 @@ pub fn load_index(store: &Store, m: &Manifest) -> Result<Option<SearchIndex>, Se
             r.items
         )));
     }
-    s.index.check().map_err(damaged)?;
+    if let Some(d) = s.index.damage() {
+        return Err(damaged(d));
+    }
     Ok(Some(s.index))
 }

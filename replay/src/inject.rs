@@ -6,8 +6,8 @@
 //! WebPageReplay injects its script in both. `run --mode record` installs the same script through the
 //! browser (CDP) instead.
 //!
-//! [`RecordShim`] wraps a recording handler and changes only what the client gets: a successful HTML
-//! response up to [`INJECT_MAX`] is read whole (which records it, as the client would have), decoded, given
+//! [`RecordShim`] wraps a recording handler and changes only what the client gets: a 200 HTML response
+//! with a body, up to [`INJECT_MAX`], is read whole (which records it, as the client would have), decoded, given
 //! the shim and sent identity-encoded; the snapshot stores the origin's body. Anything else, a larger page,
 //! an encoding it cannot decode, passes unchanged.
 
@@ -79,8 +79,9 @@ impl<H: Handler> Handler for RecordShim<H> {
     }
 }
 
+/// A whole HTML document: 200 (a 206 is part of one; 204 and 304 have none).
 fn is_html(parts: &http::response::Parts) -> bool {
-    parts.status.is_success()
+    parts.status == http::StatusCode::OK
         && parts
             .headers
             .get(header::CONTENT_TYPE)
@@ -130,7 +131,8 @@ async fn with_shim(res: Response<Body>, js: &str) -> Response<Body> {
             None => break,
         }
     }
-    let Some(decoded) = decode(encoding.as_deref(), &wire) else {
+    // An empty body (a HEAD's answer) has no document to put it in.
+    let Some(decoded) = decode(encoding.as_deref(), &wire).filter(|_| !wire.is_empty()) else {
         return Response::from_parts(parts, proxy::body::full(wire));
     };
     let out = crate::shim::inject_html(&decoded, js);
@@ -247,6 +249,8 @@ mod tests {
             ),
             (vec![("content-type", "text/html"), ("content-encoding", "compress")], 200, page.clone(), false),
             (html.to_vec(), 404, page.clone(), false),
+            (html.to_vec(), 206, page[..20].to_vec(), false),
+            (html.to_vec(), 200, Vec::new(), false),
             (vec![("content-type", "application/json")], 200, b"{}".to_vec(), false),
         ];
         for (i, (headers, status, body, shim)) in rows.into_iter().enumerate() {

@@ -96,12 +96,27 @@ pub(crate) fn overlays(
 /// `snapshots explore`) when `explore` and there is one, then `members` (the site union, in their order),
 /// then their exploration layers. Only safe methods are answered from them (`writes: false`).
 pub fn layers(store: &Store, own: &Manifest, members: Vec<Manifest>, explore: bool) -> Overlays {
+    // A layer whose keys another key version derived would miss silently: left out, and said.
+    let usable = |m: &Manifest| {
+        let ok = store.check_snapshot(m).is_ok();
+        if !ok {
+            tracing::warn!(
+                "{} is left out of the replay's layers: it does not pass its check (another key version: \
+                 `webfreeze snapshots migrate {}`; damage: `webfreeze snapshots verify {}`)",
+                m.name,
+                m.name,
+                m.name
+            );
+        }
+        ok
+    };
     let explore_of = |m: &Manifest| {
         explore
             .then(|| store.manifest(&crate::task_proxy::explore_name(&m.name)).ok())
             .flatten()
-            .filter(|e| e.state != SnapshotState::Recording)
+            .filter(|e| e.state != SnapshotState::Recording && usable(e))
     };
+    let members: Vec<Manifest> = members.into_iter().filter(|m| usable(m)).collect();
     let mut layers: Vec<Overlay> = explore_of(own)
         .map(|manifest| Overlay { kind: OverlayKind::Explore, manifest })
         .into_iter()

@@ -1,5 +1,8 @@
 //! `cargo xtask bench proxy` and `cargo xtask bench replay`: webfreeze against a ceiling (the same bytes
-//! straight from an in-memory hyper+rustls origin) and against mitmproxy 12, measured in one run.
+//! straight from an in-memory hyper+rustls origin) and against mitmproxy 12, measured in one run. The
+//! ratios are taken against the **out-of-process** ceiling (`xtask bench-origin`: the same origin in a
+//! process of its own, as webfreeze and mitmproxy are), so that the load client and the thing measured do
+//! not share one process; the in-process origin is listed beside it.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -177,6 +180,39 @@ pub(crate) async fn start_origin_with(work: &Path, h2: bool) -> anyhow::Result<(
     Ok((addr, ca_cert.pem()))
 }
 
+/// `xtask bench-origin --dir DIR`: [`start_origin`] in this process, its address on stdout
+/// (`listening on ADDR`), its CA at `DIR/origin-ca.pem`; serves until killed.
+pub(crate) fn serve_origin(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async {
+        let (addr, _) = start_origin(dir).await?;
+        println!("listening on {addr}");
+        std::future::pending::<()>().await;
+        anyhow::Ok(())
+    })
+}
+
+/// The out-of-process ceiling: `xtask bench-origin` as a child, its address and CA.
+fn spawn_origin_process(work: &Path) -> anyhow::Result<(Kill, SocketAddr, String)> {
+    let dir = work.join("ceiling");
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["bench-origin", "--dir"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or_else(|| anyhow::anyhow!("bench-origin printed {line:?}"))?
+        .parse()?;
+    let ca = std::fs::read_to_string(dir.join("origin-ca.pem"))?;
+    Ok((Kill(child), addr, ca))
+}
+
 /// Request each benchmark size once through a proxy (to record it), checking the body length.
 pub(crate) async fn fetch_sizes_once(proxy: SocketAddr, origin: SocketAddr, ca: &str) -> anyhow::Result<()> {
     use http_body_util::BodyExt;
@@ -263,13 +299,15 @@ pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
         );
         measure(
             &mut rows,
-            "direct (ceiling)",
+            "direct, in-process",
             Via::Direct(origin),
             origin,
             std::slice::from_ref(&origin_ca),
             secs,
         )
         .await;
+        let (_ceiling, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
+        measure(&mut rows, "direct (ceiling)", Via::Direct(ceiling), ceiling, &[ceiling_ca], secs).await;
         // The default upstream stack (BoringSSL, presenting Chrome's ClientHello to this non-browser
         // client's origin) and rustls (no mirroring, the stack before it), in the same run.
         for (name, tls) in [("webfreeze proxy", "boring"), ("webfreeze (rustls up)", "rustls")] {
@@ -317,7 +355,9 @@ pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
         let home = work.join("wf");
         let mut rows = Vec::new();
         println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell; replay answers from the store, the ceiling from memory");
-        measure(&mut rows, "in-memory (ceiling)", Via::Direct(origin), origin, std::slice::from_ref(&origin_ca), secs).await;
+        measure(&mut rows, "in-memory, in-process", Via::Direct(origin), origin, std::slice::from_ref(&origin_ca), secs).await;
+        let (_ceiling, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
+        measure(&mut rows, "in-memory (ceiling)", Via::Direct(ceiling), ceiling, &[ceiling_ca], secs).await;
         // Record the two exchanges through webfreeze, then replay them.
         {
             let (rec, addr) = spawn_listening(&bin, &home, &["record", "--snapshot", "bench", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;

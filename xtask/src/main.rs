@@ -84,7 +84,9 @@ fn main() -> anyhow::Result<()> {
         }
         ["bench", "fidelity", dir, ..] => fidelity::run(std::path::Path::new(dir), arg(&args, "--loads", 3)),
         ["golden", ..] => golden::run(&std::env::current_dir()?),
-        ["bench-origin", ..] => proxy_bench::serve_origin(std::path::Path::new(&arg(&args, "--dir", String::new()))),
+        ["bench-origin", ..] => {
+            proxy_bench::serve_origin(std::path::Path::new(&arg(&args, "--dir", String::new())))
+        }
         ["gen-har", ..] => {
             let out: String = arg(&args, "--out", String::new());
             if out.is_empty() {

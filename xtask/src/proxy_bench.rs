@@ -83,14 +83,21 @@ pub(crate) fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow:
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
+    listening(child)
+}
+
+/// A child that prints `listening on ADDR` first: it (killed on drop) and ADDR.
+fn listening(mut child: Child) -> anyhow::Result<(Kill, SocketAddr)> {
     let mut line = String::new();
     BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
     let addr = line
         .trim()
         .strip_prefix("listening on ")
         .ok_or_else(|| anyhow::anyhow!("bad first line {line:?}"))?
-        .parse()?;
-    Ok((Kill(child), addr))
+        .parse();
+    // Killed on every path, a bad first line included.
+    let kill = Kill(child);
+    Ok((kill, addr?))
 }
 
 pub(crate) fn spawn_mitm(
@@ -196,21 +203,15 @@ pub(crate) fn serve_origin(dir: &Path) -> anyhow::Result<()> {
 /// The out-of-process ceiling: `xtask bench-origin` as a child, its address and CA.
 fn spawn_origin_process(work: &Path) -> anyhow::Result<(Kill, SocketAddr, String)> {
     let dir = work.join("ceiling");
-    let mut child = Command::new(std::env::current_exe()?)
+    let child = Command::new(std::env::current_exe()?)
         .args(["bench-origin", "--dir"])
         .arg(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or_else(|| anyhow::anyhow!("bench-origin printed {line:?}"))?
-        .parse()?;
+    let (kill, addr) = listening(child)?;
     let ca = std::fs::read_to_string(dir.join("origin-ca.pem"))?;
-    Ok((Kill(child), addr, ca))
+    Ok((kill, addr, ca))
 }
 
 /// Request each benchmark size once through a proxy (to record it), checking the body length.

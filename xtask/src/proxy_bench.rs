@@ -75,7 +75,7 @@ fn free_port() -> u16 {
 }
 
 pub(crate) fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
         .env("WEBFREEZE_HOME", home)

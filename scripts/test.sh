@@ -51,6 +51,8 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -q -- -D warnings
+# The dependency graph: bans, licenses, sources (and RustSec advisories given a copy of their database).
+bash "$ROOT/scripts/deny.sh"
 log "cargo test"
 out="$(mktemp)"
 set +e

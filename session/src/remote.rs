@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, PutPayload, WriteMultipart};
+use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart};
 
 use crate::bundle::{self, BundleError, BundleManifest};
 

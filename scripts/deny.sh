@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Audit the dependency graph with cargo-deny (deny.toml says what is allowed and why each exception is):
+# bans (including the crates removed for RustSec advisories, so they cannot come back), licenses, sources,
+# and the RustSec advisories when a copy of the advisory database is at hand.
+#
+#   bash scripts/deny.sh                       bans, licenses, sources; advisories if WEBFREEZE_ADVISORY_DB is set
+#   WEBFREEZE_ADVISORY_DB=DIR bash scripts/deny.sh
+#                                              DIR: a git checkout of https://github.com/rustsec/advisory-db
+#                                              (never fetched by this script; refused when over a year old)
+#
+# The advisory database lives on GitHub, which this project's machines cannot reach, and is published nowhere
+# they can (crates.io, PyPI, npm, Debian). Without WEBFREEZE_ADVISORY_DB the advisories check does not run and
+# the script says so on its last line; the bans in deny.toml keep out every crate an audit removed.
+source "$(dirname "$0")/lib.sh"
+setup
+cache="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}"
+deny_version=0.20.2
+if [ ! -x "$cache/cargo-deny-$deny_version/bin/cargo-deny" ]; then
+    log "installing cargo-deny $deny_version (crates.io) into $cache/cargo-deny-$deny_version"
+    (unset CARGO_TARGET_DIR; cargo install -q --locked --version "$deny_version" --root "$cache/cargo-deny-$deny_version" cargo-deny)
+fi
+export PATH="$cache/cargo-deny-$deny_version/bin:$PATH"
+checks=(bans licenses sources)
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+# deny.toml's db-path; cargo-deny looks for the database in a directory named after its URL's hash.
+export WEBFREEZE_ADVISORY_DB_ROOT="$root"
+if [ -n "${WEBFREEZE_ADVISORY_DB:-}" ]; then
+    if ! git -C "$WEBFREEZE_ADVISORY_DB" rev-parse --verify -q HEAD >/dev/null || [ ! -d "$WEBFREEZE_ADVISORY_DB/crates" ]; then
+        echo "scripts/deny.sh: WEBFREEZE_ADVISORY_DB=$WEBFREEZE_ADVISORY_DB is not a git checkout of rustsec/advisory-db (no crates/ directory)" >&2
+        exit 2
+    fi
+    ln -s "$(cd "$WEBFREEZE_ADVISORY_DB" && pwd)" "$root/advisory-db-3157b0e258782691"
+    checks+=(advisories)
+    log "RustSec advisory database: $WEBFREEZE_ADVISORY_DB, last commit $(git -C "$WEBFREEZE_ADVISORY_DB" log -1 --format=%cs)"
+fi
+# cargo-deny runs offline (it must never fetch the advisory database): the crates of every platform in the
+# lock file are fetched first, from crates.io, for its `cargo metadata`.
+cargo fetch --locked -q
+log "cargo deny check ${checks[*]}"
+status=0
+cargo deny --offline check --hide-inclusion-graph "${checks[@]}" || status=$?
+if [ -z "${WEBFREEZE_ADVISORY_DB:-}" ]; then
+    echo "cargo deny: advisories NOT checked (no RustSec database here; set WEBFREEZE_ADVISORY_DB to a checkout of github.com/rustsec/advisory-db)"
+fi
+exit "$status"

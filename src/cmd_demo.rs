@@ -106,7 +106,6 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let mut sites = demo::RunningSites::start(&dir, now)?;
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     let mut agent = AgentConfig::new(chrome.clone());
-    agent.settle_quiet = Duration::from_millis(300);
     agent.wait = Duration::from_millis(1000);
     agent.search_url = "https://shop.test/".into();
     let base = crate::demo_runs::scripted_run_options(

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
@@ -125,7 +124,6 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut agent = AgentConfig::new(chrome.clone());
-    agent.settle_quiet = Duration::from_millis(300);
     agent.action_space = ActionSpace::WebArena;
     // The tasks share the sites' state (the forum's posts): one at a time, in file order.
     let extra = [("action_space".to_string(), serde_json::json!("webarena"))].into();

@@ -82,7 +82,7 @@ impl Settings {
             max_steps: args.max_steps.or(rc.map(|c| c.max_steps)).unwrap_or(15).max(1),
             window,
             page_timeout_s: args.page_timeout.or(rc.map(|c| c.page_timeout_s)).unwrap_or(30.0),
-            settle_ms: args.settle_ms.or(rc.map(|c| c.settle_ms)).unwrap_or(500),
+            settle_ms: args.settle_ms.or(rc.map(|c| c.settle_ms)).unwrap_or(agent::runner::DEFAULT_SETTLE_MS),
             wait_ms: args.wait_ms.or(rc.map(|c| c.wait_ms)).unwrap_or(5000),
             search_url: args
                 .search_url

@@ -23,6 +23,7 @@ mod proxy_chromium;
 mod pywb_interop;
 mod record_replay;
 mod replay_chromium;
+mod settle;
 mod slurm_shards;
 mod webarena_actions;
 mod webarena_tasks;

@@ -51,6 +51,11 @@ impl Drop for ProfileGuard {
     }
 }
 
+/// The default quiet period of a settling page, in milliseconds: a margin for a page's short timers. The
+/// browser's events (requests, frames, the load event) decide the rest, so a longer one only slows steps;
+/// a page whose scripts start requests on a longer timer needs `--settle-ms`.
+pub const DEFAULT_SETTLE_MS: u64 = 50;
+
 /// Agent settings shared by all tasks of a run.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -64,7 +69,8 @@ pub struct AgentConfig {
     pub max_steps: u32,
     /// Bound on page loads and on every browser call.
     pub page_timeout: Duration,
-    /// A page has settled after this long without requests in flight.
+    /// A page has settled after this long without a request in flight, started or ended (and two frames
+    /// drawn since; see `browser::settle`) [default: [`DEFAULT_SETTLE_MS`]].
     pub settle_quiet: Duration,
     /// What `Wait` waits.
     pub wait: Duration,
@@ -96,7 +102,7 @@ impl AgentConfig {
             height: 768,
             max_steps: 15,
             page_timeout: Duration::from_secs(30),
-            settle_quiet: Duration::from_millis(500),
+            settle_quiet: Duration::from_millis(DEFAULT_SETTLE_MS),
             wait: Duration::from_secs(5),
             search_url: "https://www.google.com/".into(),
             js_heap_mb: None,
@@ -504,7 +510,7 @@ async fn steps(
             elements,
             raw_reply: decision.raw_reply.clone(),
             notes,
-            timings: Timings { observe_ms: obs.ms, decide_ms: decision.ms, act_ms: 0 },
+            timings: Timings { observe_ms: obs.ms, decide_ms: decision.ms, ..Default::default() },
             usage: decision.usage,
             reproduced,
             ..Default::default()
@@ -526,6 +532,7 @@ async fn steps(
                         AnyAction::WebArena(a) => session.perform_webarena(a).await,
                     };
                     step.timings.act_ms = a0.elapsed().as_millis() as u64;
+                    step.timings.page_ms = session.take_page_ms().min(step.timings.act_ms);
                     if let Err(e) = r {
                         // A failed action may mean a dead browser: probe it before going on.
                         if e.is_fatal() || session.url().await.is_err() {

@@ -16,6 +16,7 @@ mod handler;
 pub mod headers;
 pub mod hello;
 pub mod live;
+pub mod offload;
 mod server;
 pub mod upstream;
 
@@ -25,6 +26,7 @@ pub use error::{ErrorKind, ProxyError, ServeError, Side};
 pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
 pub use hello::{ClientHello, ClientProfile, H2Preface};
 pub use live::CountingPassThrough;
+pub use offload::{offload, Offload};
 pub use server::{text_response, Proxy, ProxyConfig};
 pub use upstream::{parse_resolve, TlsBackend, TlsStack, UpstreamConfig};
 

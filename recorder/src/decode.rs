@@ -21,6 +21,10 @@ impl Write for Sink {
     }
 }
 
+/// How much larger than its wire size a compressed chunk is assumed to decode to, for
+/// [`Decoding::may_store`] (text compresses 4-10x).
+const EXPANSION: usize = 16;
+
 enum Decoder {
     Identity(Sink),
     /// "deflate" before the first byte: zlib-wrapped per the RFC, but some servers send raw deflate.
@@ -62,6 +66,24 @@ impl Decoding {
         };
         let raw = (!matches!(decoder, Decoder::Identity(_))).then(|| store.blob_writer());
         Self { decoder: Some(decoder), raw, failed: false }
+    }
+
+    /// Whether feeding `n` wire bytes may write to the store (a chunk of the raw or the decoded body
+    /// fills), so a caller on an async worker offloads it. Decoded sizes are not known before decoding:
+    /// a compressed body counts as [`EXPANSION`] times its wire size, so a flush is rarely missed (one
+    /// missed runs inline, as every write did before).
+    pub fn may_store(&self, n: usize) -> bool {
+        let raw = self.raw.as_ref().is_some_and(|r| r.write_flushes(n));
+        let decoded = match self.decoder.as_ref() {
+            Some(Decoder::Identity(s)) | Some(Decoder::PendingDeflate(s)) => s.0.write_flushes(n),
+            Some(Decoder::Gzip(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            Some(Decoder::Deflate(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            Some(Decoder::RawDeflate(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            Some(Decoder::Brotli(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            Some(Decoder::Zstd(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            None => false,
+        };
+        raw || decoded
     }
 
     /// Feed wire bytes.

@@ -182,7 +182,13 @@ impl Recorder {
         RecCtx { state: Mutex::new(None) }
     }
 
+    /// Store the exchange: its last body chunks, its index entries and the manifest's counts, off the
+    /// async workers ([`proxy::offload`]).
     fn finish(&self, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
+        proxy::offload(|| self.finish_inline(ctx, outcome))
+    }
+
+    fn finish_inline(&self, ctx: &RecCtx, outcome: Result<(), ProxyError>) {
         let Some(st) = ctx.state.lock().ok().and_then(|mut g| g.take()) else { return };
         let Some(head) = st.response else {
             // No response head: the origin served nothing worth freezing.
@@ -282,7 +288,13 @@ impl Handler for Recorder {
 pub fn on_request_chunk(ctx: &RecCtx, chunk: &Bytes) {
     if let Ok(mut g) = ctx.state.lock() {
         if let Some(st) = g.as_mut() {
-            if let Err(e) = st.req_body.write(chunk) {
+            // A write that fills a chunk stores it: off the async workers.
+            let w = if st.req_body.write_flushes(chunk.len()) {
+                proxy::offload(|| st.req_body.write(chunk))
+            } else {
+                st.req_body.write(chunk)
+            };
+            if let Err(e) = w {
                 tracing::error!("recording request body: {e}");
             }
             if let Ok(k) = &mut st.key {
@@ -315,7 +327,11 @@ pub fn on_response_head(rec: &Recorder, ctx: &RecCtx, up: &UpstreamInfo, res: &h
 pub fn on_response_chunk(ctx: &RecCtx, chunk: &Bytes) {
     if let Ok(mut g) = ctx.state.lock() {
         if let Some(d) = g.as_mut().and_then(|st| st.resp_body.as_mut()) {
-            d.write(chunk);
+            if d.may_store(chunk.len()) {
+                proxy::offload(|| d.write(chunk));
+            } else {
+                d.write(chunk);
+            }
         }
     }
 }

@@ -63,23 +63,29 @@ impl Handler for Replay {
             let looked_up = match (cached, &key) {
                 (Some(m), _) => Ok(Some(m)),
                 (None, None) => Ok(None), // a URL that cannot be keyed cannot match
-                (None, Some(key)) => matcher::find(
-                    &self.store,
-                    &self.manifest,
-                    &self.cfg.rules,
-                    &incoming,
-                    key,
-                    self.cfg.fuzzy_min_score,
-                )
-                .inspect(|found| {
-                    if let (Some(d), Some(m)) = (digest, found) {
-                        if m.layer == Layer::Exact {
-                            if let Ok(mut c) = self.exact.lock() {
-                                c.put(d, m.clone());
+                // Index lookups and candidate reads: store work, off the async workers.
+                (None, Some(key)) => self
+                    .offload
+                    .run(|| {
+                        matcher::find(
+                            &self.store,
+                            &self.manifest,
+                            &self.cfg.rules,
+                            &incoming,
+                            key,
+                            self.cfg.fuzzy_min_score,
+                        )
+                    })
+                    .await
+                    .inspect(|found| {
+                        if let (Some(d), Some(m)) = (digest, found) {
+                            if m.layer == Layer::Exact {
+                                if let Ok(mut c) = self.exact.lock() {
+                                    c.put(d, m.clone());
+                                }
                             }
                         }
-                    }
-                }),
+                    }),
             };
             let found = match looked_up {
                 Ok(f) => f,
@@ -98,14 +104,19 @@ impl Handler for Replay {
             if lacks && !self.cfg.overlays.is_empty() {
                 if let Some(key) = &key {
                     let floor = if found.is_some() { Layer::Normalised } else { Layer::Fuzzy };
-                    let o = self.cfg.overlays.find(
-                        &self.store,
-                        &self.cfg.rules,
-                        &incoming,
-                        key,
-                        self.cfg.fuzzy_min_score,
-                        floor,
-                    );
+                    let o = self
+                        .offload
+                        .run(|| {
+                            self.cfg.overlays.find(
+                                &self.store,
+                                &self.cfg.rules,
+                                &incoming,
+                                key,
+                                self.cfg.fuzzy_min_score,
+                                floor,
+                            )
+                        })
+                        .await;
                     match o {
                         Ok(Some(om)) => {
                             return self.answer_from_overlay(om, &parts.headers, &method, &url, dest)
@@ -176,7 +187,12 @@ impl Handler for Replay {
                 }
                 i
             };
-            let x = match m.get(&self.store, &self.manifest, i) {
+            let got = if m.is_held(i) {
+                m.get(&self.store, &self.manifest, i)
+            } else {
+                self.offload.run(|| m.get(&self.store, &self.manifest, i)).await
+            };
+            let x = match got {
                 Ok(Some(x)) => x,
                 Ok(None) | Err(_) => {
                     return Decision::Respond(text_response(

@@ -130,6 +130,8 @@ pub struct Replay {
     exact: Mutex<lru::LruCache<[u8; 32], matcher::Match>>,
     /// The frozen search engine's index, built on the first search.
     search_index: search::LazyIndex,
+    /// Bounds the store work (lookups, candidate reads) blocking at once; see [`proxy::offload`].
+    offload: proxy::Offload,
 }
 
 /// Exact-key match results kept in memory.
@@ -179,6 +181,7 @@ impl Replay {
                 std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
             )),
             search_index: search::LazyIndex::default(),
+            offload: proxy::Offload::per_core(),
         }
     }
 

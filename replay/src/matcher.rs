@@ -195,6 +195,11 @@ impl Match {
             .map(|(j, _)| j)
     }
 
+    /// Whether candidate `i` is held in memory ([`Match::get`] then reads nothing from the store).
+    pub fn is_held(&self, i: usize) -> bool {
+        i < self.exchanges.len()
+    }
+
     /// Candidate `i` (recorded order): held, or read from the store.
     pub fn get(&self, store: &Store, m: &Manifest, i: usize) -> Result<Option<Exchange>, StoreError> {
         match self.exchanges.get(i) {

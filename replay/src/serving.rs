@@ -88,7 +88,9 @@ impl Replay {
         let stored = match cached {
             Some(b) => b,
             None => {
-                let b = Bytes::from(self.store.blob_bytes(&body_ref.hash).map_err(store_err)?);
+                // A read and a decompression: store work, off the async workers.
+                let b =
+                    Bytes::from(proxy::offload(|| self.store.blob_bytes(&body_ref.hash)).map_err(store_err)?);
                 if body_ref.size <= CACHE_BODY_MAX {
                     if let Ok(mut c) = self.bodies.lock() {
                         c.put(body_ref.hash.clone(), b.clone());

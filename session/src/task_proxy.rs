@@ -375,7 +375,8 @@ impl TaskProxy {
         }
         let now = self.clock.now_ms();
         for w in std::mem::take(&mut self.writers) {
-            let m = w.finalize(now)?;
+            // Sealing writes the manifest and flushes every column family: off the async workers.
+            let m = proxy::offload(|| w.finalize(now))?;
             // Reading every recorded page is store work: off the async workers.
             let store = w.store().clone();
             let indexed =

@@ -92,6 +92,12 @@ impl BlobWriter {
         self.size == 0
     }
 
+    /// Whether [`BlobWriter::write`] of `n` more bytes writes to the store (a chunk fills): the caller
+    /// on an async worker then offloads it; smaller writes only copy into the buffer.
+    pub fn write_flushes(&self, n: usize) -> bool {
+        self.buf.len() + n >= CHUNK
+    }
+
     /// Append bytes. Flushes a chunk to the store each time [`CHUNK`] bytes have accumulated.
     pub fn write(&mut self, mut data: &[u8]) -> Result<(), StoreError> {
         self.hasher.update(data);

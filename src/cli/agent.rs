@@ -200,8 +200,9 @@ pub(crate) struct RunArgs {
     /// with --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "SECS")]
     pub page_timeout: Option<f64>,
-    /// A page has settled when no request has been in flight for this many milliseconds [default: 500;
-    /// with --policy trajectory:RUN, RUN's].
+    /// A page has settled when no request has been in flight, started or ended, for this many
+    /// milliseconds, the page has drawn two frames since and its load event has fired: raise it for pages
+    /// whose scripts start requests on longer timers [default: 50; with --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
     /// How long the `Wait` action waits, in milliseconds [default: 5000; with --policy

@@ -83,7 +83,9 @@ pub(crate) enum SnapshotsCmd {
         /// Milliseconds between two page loads.
         #[arg(long, default_value_t = 0, value_name = "MS")]
         explore_pace_ms: u64,
-        /// A page has settled when no request has been in flight for this many milliseconds.
+        /// A page has settled when no request has been in flight, started or ended, for this many
+        /// milliseconds (exploration's background tabs draw no frames, so this quiet period alone
+        /// decides there; hence a longer default than `run`'s).
         #[arg(long, default_value_t = 500, value_name = "MS")]
         settle_ms: u64,
         /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].

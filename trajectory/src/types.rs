@@ -196,6 +196,10 @@ pub struct Timings {
     pub decide_ms: u64,
     /// Carrying out the action, including the page settling.
     pub act_ms: u64,
+    /// Of `act_ms`, the page's own work: from the action to the last network event it caused (the rest
+    /// is the agent's overhead). 0 in trajectories written before it was measured.
+    #[serde(default)]
+    pub page_ms: u64,
 }
 
 /// One step.

@@ -119,3 +119,30 @@ pub(crate) fn write_har(path: &Path, n: usize, seed: u64) -> std::io::Result<Gen
     let bytes = std::fs::metadata(path)?.len();
     Ok(GenInfo { urls, bytes })
 }
+
+/// A HAR holding one GET of `url` recorded `n` times (a 1 KB JSON body each, its copy number in it).
+pub(crate) fn write_copies_har(path: &Path, url: &str, n: usize) -> std::io::Result<()> {
+    let f = std::fs::File::create(path)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    w.write_all(
+        br#"{"log":{"version":"1.2","creator":{"name":"webfreeze-xtask","version":"1"},"entries":["#,
+    )?;
+    let pad = "x".repeat(1000);
+    for i in 0..n {
+        let body = format!("{{\"copy\":{i},\"pad\":\"{pad}\"}}");
+        let entry = serde_json::json!({
+            "startedDateTime": "2025-06-01T12:00:00.000Z",
+            "time": 1.0,
+            "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": [{"name": "accept", "value": "*/*"}], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [{"name": "content-type", "value": "application/json"}], "cookies": [], "content": {"size": body.len(), "mimeType": "application/json", "text": body}, "redirectURL": "", "headersSize": -1, "bodySize": -1},
+            "cache": {},
+            "timings": {"send": 0.1, "wait": 0.5, "receive": 0.4}
+        });
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut w, &entry)?;
+    }
+    w.write_all(b"]}}")?;
+    w.flush()
+}

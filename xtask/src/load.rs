@@ -149,3 +149,69 @@ pub(crate) async fn run(
     total.lat_us.sort_unstable();
     total
 }
+
+/// Where one connection of [`run_paths`] goes: a host (port 443), and the paths it requests in turn.
+pub(crate) type ConnPlan = (String, Arc<Vec<String>>);
+
+/// `plans.len()` connections, each requesting its paths in turn (wrapping round) for `secs`; any 200
+/// with a body counts. For loads whose URLs differ request by request (a cold store).
+pub(crate) async fn run_paths(via: Via, plans: Vec<ConnPlan>, secs: f64, roots: &[String]) -> LoadResult {
+    let tls = client_tls(roots);
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (host, paths) in plans {
+        let tls = tls.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut r = LoadResult::default();
+            let mut sender = match connect(via, &host, 443, tls).await {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("connect failed: {e:#}");
+                    r.errors += 1;
+                    return r;
+                }
+            };
+            let mut i = 0usize;
+            while Instant::now() < deadline && !paths.is_empty() {
+                let req = http::Request::builder()
+                    .uri(&paths[i % paths.len()])
+                    .header("host", &host)
+                    .body(Empty::<Bytes>::new())
+                    .expect("request");
+                i += 1;
+                let t = Instant::now();
+                match sender.send_request(req).await {
+                    Ok(res) if res.status() == 200 => {
+                        match res.into_body().collect().await.map(|b| b.to_bytes()) {
+                            Ok(b) if !b.is_empty() => {
+                                r.requests += 1;
+                                r.lat_us.push(t.elapsed().as_micros() as u64);
+                            }
+                            _ => {
+                                r.errors += 1;
+                                break;
+                            }
+                        }
+                    }
+                    _ => {
+                        r.errors += 1;
+                        break;
+                    }
+                }
+            }
+            r
+        }));
+    }
+    let mut total = LoadResult::default();
+    for t in tasks {
+        if let Ok(r) = t.await {
+            total.requests += r.requests;
+            total.errors += r.errors;
+            total.lat_us.extend(r.lat_us);
+        }
+    }
+    total.secs = start.elapsed().as_secs_f64();
+    total.lat_us.sort_unstable();
+    total
+}

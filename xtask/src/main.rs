@@ -35,6 +35,7 @@ mod golden;
 mod load;
 mod load_bench;
 mod proxy_bench;
+mod replay_store_bench;
 mod store_bench;
 mod throughput;
 mod warc_bench;
@@ -61,7 +62,10 @@ fn main() -> anyhow::Result<()> {
         }
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
-        ["bench", "agent", ..] => agent_bench::run(arg(&args, "--tasks", 3)),
+        ["bench", "agent", ..] => agent_bench::run(
+            arg(&args, "--tasks", 3),
+            arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
+        ),
         ["bench", "coverage", ..] => coverage_bench::run(),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {

@@ -398,6 +398,7 @@ pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
         }
         print_table("replay throughput", &rows, "webfreeze replay", "in-memory (ceiling)", "mitmproxy 12 replay");
         println!("\ntargets: replay >= 0.80 of the ceiling; >= 20x mitmproxy server replay");
+        crate::replay_store_bench::run(&bin, &work, secs).await?;
 
         // Flatness in snapshot size: a 100- and a 100k-exchange snapshot.
         println!("\nreplay start, first request and RSS by snapshot size");

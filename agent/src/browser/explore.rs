@@ -121,7 +121,7 @@ impl Session {
             // cache when the agent opens it later, or the path's own recording would lack it.
             bounded(t, "bypassing the cache", tab.page.execute(SetCacheDisabledParams::new(true))).await?;
             bounded(t, "loading the page", tab.page.goto(NavigateParams::new(url))).await?;
-            let settled = self.settle_on(&tab.page, &tab.net, true).await;
+            let settled = self.settle_on(&tab.page, &tab.net, true).await.settled;
             let wall = self.wall_on(&tab.page, &tab.net).await?;
             let links = links_of(self, &tab.page).await.unwrap_or_default();
             Ok::<_, BrowserError>(Visit { settled, wall, links, ms: 0 })

@@ -40,9 +40,11 @@ use crate::axtree;
 use crate::som::{self, Mark};
 
 mod explore;
+mod settle;
 mod webarena;
 
 pub use explore::{LinkCandidate, Visit};
+pub use settle::Settled;
 
 /// Where to look for a browser when none is named.
 pub const CANDIDATES: &[&str] = &[
@@ -317,6 +319,8 @@ struct NetState {
     /// data: requests (not tracked).
     ignored: HashSet<String>,
     last_change: Option<Instant>,
+    /// The `last_change` at which the tab was last found settled (see [`settle`]).
+    settled_at: Option<Option<Instant>>,
     crashed: bool,
     /// The latest document responses (URL, status, headers), newest last, for [`Session::wall`].
     documents: Vec<DocumentSeen>,
@@ -361,6 +365,8 @@ pub struct Session {
     scripts: Vec<String>,
     handler: tokio::task::JoinHandle<()>,
     opts: BrowserOptions,
+    /// The page's own work in the latest wait after an action ([`Settled::page_ms`]).
+    last_page_ms: std::sync::atomic::AtomicU64,
     /// How long the launch took.
     pub launch_ms: u64,
 }
@@ -432,6 +438,7 @@ impl Session {
             scripts: Vec::new(),
             handler,
             opts,
+            last_page_ms: Default::default(),
             launch_ms: 0,
         };
         if let Err(e) = s.prepare(page).await {
@@ -772,47 +779,29 @@ impl Session {
         Ok(())
     }
 
-    /// Wait until the document is complete and no request has been in flight for the quiet period.
-    /// `after_action`: the quiet period also counts from now, so requests an action is about to start
-    /// are waited for; otherwise only from the last network activity (a page that already settled is
-    /// settled at once). Returns false when the page timeout passed first (the caller notes it; this is
-    /// not an error: some pages poll forever).
+    /// Wait for the active tab to settle (see [`settle`]: no request in flight or started for the quiet
+    /// period, two frames drawn since, the document complete). `after_action`: the action's consequences
+    /// are waited for; otherwise a page already found settled is settled at once. Returns false when the
+    /// page timeout passed first (the caller notes it; this is not an error: some pages poll forever).
     pub async fn settle(&self, after_action: bool) -> bool {
         let Ok((page, net)) = self.active() else { return false };
-        self.settle_on(&page, &net, after_action).await
+        let s = self.settle_on(&page, &net, after_action).await;
+        if after_action {
+            self.last_page_ms.store(s.page_ms, std::sync::atomic::Ordering::Relaxed);
+        }
+        s.settled
+    }
+
+    /// The page's own work in the latest action's wait: from the action to the last network event it
+    /// caused, in milliseconds (the rest of the action's time is the agent's overhead).
+    /// Taken once: 0 after an action that failed before its wait.
+    pub fn take_page_ms(&self) -> u64 {
+        self.last_page_ms.swap(0, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// [`Session::settle`] for a given tab (the active one, or a background tab of exploration).
-    async fn settle_on(&self, page: &Page, net: &Arc<Mutex<NetState>>, after_action: bool) -> bool {
-        let start = Instant::now();
-        let floor = if after_action { Some(start) } else { None };
-        let quiet = self.opts.settle_quiet;
-        let mut tick = tokio::time::interval(Duration::from_millis(25));
-        loop {
-            tick.tick().await;
-            let crashed = net.lock().map(|n| n.crashed).unwrap_or(true);
-            if crashed || start.elapsed() >= self.opts.page_timeout {
-                return false;
-            }
-            let (idle, since) = match net.lock() {
-                Ok(n) => {
-                    let last = n.last_change.into_iter().chain(floor).max();
-                    (n.inflight.is_empty(), last)
-                }
-                Err(_) => return false,
-            };
-            if !idle || since.is_some_and(|t| t.elapsed() < quiet) {
-                continue;
-            }
-            let ready =
-                bounded(self.opts.page_timeout, "reading the page", page.evaluate("document.readyState"))
-                    .await;
-            match ready.map(|r| r.into_value::<String>()) {
-                Ok(Ok(s)) if s == "complete" => return true,
-                Ok(Ok(_)) => continue,
-                _ => return false,
-            }
-        }
+    async fn settle_on(&self, page: &Page, net: &Arc<Mutex<NetState>>, after_action: bool) -> Settled {
+        settle::settle(page, net, after_action, self.opts.settle_quiet, self.opts.page_timeout).await
     }
 
     /// The tab's current URL.

@@ -90,6 +90,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let jobs_list = list(args, "--jobs", &[1, 2, 4]);
     let shards_list = list(args, "--shards", &[1, 3]);
     let slurm_bin: String = crate::arg(args, "--slurm-bin", String::new());
+    let settle_ms = agent::runner::DEFAULT_SETTLE_MS.to_string();
     let work = std::env::temp_dir().join(format!("webfreeze-bench-throughput-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
@@ -122,7 +123,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
 
     let chrome = agent::browser::find_chrome(None)?;
     let mut agent = AgentConfig::new(chrome.clone());
-    agent.settle_quiet = Duration::from_millis(300);
+    // The default quiet period, as a user's run gets it (it was 300 ms before the event-driven settle).
+    agent.settle_quiet = Duration::from_millis(agent::runner::DEFAULT_SETTLE_MS);
     agent.wait = Duration::from_millis(1000);
     agent.search_url = "https://shop.test/".into();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -223,7 +225,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                         "--jobs",
                         "1",
                         "--settle-ms",
-                        "300",
+                        &settle_ms,
                         "--wait-ms",
                         "1000",
                     ])

@@ -30,6 +30,28 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# The sdist, what `pip install webfreeze-X.tar.gz` builds from: every crate the build needs (the patched h2
+# under third_party/ too, which maturin packs only as a path dependency) and no build output. Checked by a
+# size bound, its listing, and cargo resolving the unpacked workspace.
+log "maturin sdist: contents, size, and the unpacked workspace resolving"
+(cd python && "$tools/bin/maturin" sdist --out "$work/sdist") >/dev/null 2>&1
+sdist="$(ls "$work"/sdist/webfreeze-*.tar.gz)"
+size="$(stat -c %s "$sdist")"
+if [ "$size" -gt $((5 * 1024 * 1024)) ]; then
+    echo "the sdist is $size bytes (over 5 MiB); its largest top-level entries:" >&2
+    tar tvzf "$sdist" | awk '{split($6, p, "/"); s[p[2]] += $3} END {for (k in s) print s[k], k}' | sort -rn | head >&2
+    exit 1
+fi
+if tar tzf "$sdist" | grep -qE '^[^/]+/(target[^/]*|dist|webfreeze-demo|bench-out)/'; then
+    echo "the sdist holds build output: $(tar tzf "$sdist" | grep -E '^[^/]+/(target[^/]*|dist|webfreeze-demo|bench-out)/' | head -3)" >&2
+    exit 1
+fi
+tar xzf "$sdist" -C "$work/sdist"
+if ! (cd "$work"/sdist/webfreeze-*/ && cargo metadata --format-version 1 --locked >/dev/null); then
+    echo "the sdist's Cargo workspace does not resolve (a crate it needs was left out)" >&2
+    exit 1
+fi
+log "sdist: $((size / 1024)) KiB, workspace resolves"
 log "building the wheel (profile dev, the test build's)"
 (cd python && "$tools/bin/maturin" build -q --profile dev --out "$work/dist") >&2
 wheel="$(ls "$work"/dist/webfreeze-*.whl)"

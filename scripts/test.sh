@@ -9,6 +9,8 @@ LEAN_PACKAGES+=(dokuwiki nginx-light php-fpm)
 # ... and replays it a day later: libfaketime moves the replay's and Chromium's clocks.
 LEAN_PACKAGES+=(faketime)
 setup
+# The test command must leave no new untracked files in the checkout (compared at the end).
+untracked_before="$(git -C "$ROOT" status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)"
 # The bundle push/pull test runs a real S3-compatible server: moto (PyPI), under pyenv's Python 3.13.
 moto_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/moto-5.1"
 python="${WEBFREEZE_TEST_PYTHON:-$HOME/.pyenv/versions/3.13.0/bin/python}"
@@ -71,6 +73,14 @@ if [ "$fuzz_status" -ne 0 ]; then
     [ "$status" -ne 0 ] || status=$fuzz_status
 fi
 set -e
+# Nothing left behind: untracked files the run made in the checkout (build output, caches not in .gitignore).
+untracked_after="$(git -C "$ROOT" status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)"
+left="$(comm -13 <(printf '%s\n' "$untracked_before" | sort) <(printf '%s\n' "$untracked_after" | sort) | grep . || true)"
+if [ -n "$left" ]; then
+    echo "the test command left untracked files in the checkout (add them to .gitignore or remove them):" | tee -a "$out"
+    printf '%s\n' "$left" | head -20 | tee -a "$out"
+    [ "$status" -ne 0 ] || status=1
+fi
 # One closing line over every test binary (cargo prints one result line per binary, the last often a
 # doc-test run with 0 tests).
 # pytest's summary line ("3 failed, 20 passed in 80.1s") counts too.

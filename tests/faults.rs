@@ -15,11 +15,16 @@ const HOLD_AFTER: usize = 100;
 
 /// A HAR of `n` exchanges with distinct bodies (so each is its own blob).
 fn distinct_har(n: usize) -> String {
+    distinct_har_at("https://site.test", n)
+}
+
+/// [`distinct_har`] with its URLs under `base`.
+fn distinct_har_at(base: &str, n: usize) -> String {
     let entries: Vec<serde_json::Value> = (0..n)
         .map(|i| {
             serde_json::json!({
                 "startedDateTime": "2025-01-02T03:04:05.000Z", "time": 1,
-                "request": {"method": "GET", "url": format!("https://site.test/p/{i}"), "httpVersion": "HTTP/1.1", "headers": []},
+                "request": {"method": "GET", "url": format!("{base}/p/{i}"), "httpVersion": "HTTP/1.1", "headers": []},
                 "response": {"status": 200, "httpVersion": "HTTP/1.1",
                     "headers": [{"name": "content-type", "value": "text/plain"}],
                     "content": {"size": 512, "mimeType": "text/plain", "text": format!("{i:0512}")}},
@@ -455,4 +460,48 @@ async fn a_full_disk_stops_recording_cleanly_and_loses_nothing_stored() {
     assert_eq!(state("before"), Some((serde_json::json!("imported"), serde_json::json!(20))));
     let out = run_cli(&home, &["--store", &st, "snapshots", "verify"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Issue 35.2: a store lookup that blocks stalls no other connection. The replay runs with one async worker
+/// (`TOKIO_WORKER_THREADS=1`) and its first index lookup held for good at the `store-lookup` fault point; of
+/// two requests sent together, the one whose lookup is not held is answered. Were the lookup run on the
+/// worker itself (not through `proxy::offload`), it would hold the only worker and neither would be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_store_lookup_stalls_no_other_connection() {
+    if !cfg!(feature = "faults") {
+        panic!(
+            "the fault points are compiled in only with the `faults` feature: run `cargo test --features \
+             webfreeze/faults` (scripts/test.sh does)"
+        );
+    }
+    let home = tempfile::tempdir().unwrap();
+    let har = home.path().join("two.har");
+    std::fs::write(&har, distinct_har_at("http://site.test", 2)).unwrap();
+    let out = run_cli(home.path(), &["snapshots", "import", har.to_str().unwrap(), "--snapshot", "two"]);
+    assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+    let wf = Webfreeze::spawn_env(
+        home.path(),
+        &["replay", "--snapshot", "two", "--no-inject-shim"],
+        &[("FAILPOINTS", "store-lookup=1*return"), ("TOKIO_WORKER_THREADS", "1")],
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for i in 0..2usize {
+        let (tx, addr) = (tx.clone(), wf.addr);
+        tokio::spawn(async move {
+            let _ = tx.send((i, get_via(addr, &format!("http://site.test/p/{i}")).await));
+        });
+    }
+    let (i, body) = tokio::time::timeout(std::time::Duration::from_secs(60), rx.recv())
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "neither request was answered: the held lookup stalled the proxy; stderr:\n{}",
+                wf.stderr()
+            )
+        })
+        .unwrap();
+    assert_eq!(body.as_deref(), Some(format!("{i:0512}").as_bytes()), "request {i} got the wrong answer");
+    // The other one is the held lookup: still unanswered.
+    assert!(rx.try_recv().is_err(), "both requests were answered: the fault point held nothing");
+    assert!(wf.stderr().contains("fault point store-lookup: holding"), "stderr:\n{}", wf.stderr());
 }

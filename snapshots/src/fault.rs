@@ -9,7 +9,8 @@
 //! the test command runs); elsewhere `fail_point!` expands to nothing.
 //!
 //! Points: `snapshot-append` (after each exchange is durably written), `gc-batch` (after each batch of
-//! gc deletions).
+//! gc deletions), `store-lookup` (before an index lookup: a lookup that blocks, for the test that it
+//! stalls no other connection).
 
 /// Announce the point on stderr and never return.
 #[cfg_attr(not(feature = "faults"), allow(dead_code))] // the points compile to nothing without the feature

@@ -342,6 +342,7 @@ impl Store {
     /// The sequence numbers of every exchange whose request key digest is `digest`, in recorded order,
     /// from the index alone (no exchange decoded): for keys recorded thousands of times.
     pub fn lookup_seqs(&self, m: &Manifest, digest: &[u8; 32]) -> Result<Vec<u64>, StoreError> {
+        fail::fail_point!("store-lookup", |_| crate::fault::hold("store-lookup"));
         let mut p = id_prefix(m.id).to_vec();
         p.extend_from_slice(digest);
         self.kv()

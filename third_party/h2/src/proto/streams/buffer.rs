@@ -53,10 +53,7 @@ impl Deque {
                 idxs.tail = key;
             }
             None => {
-                self.indices = Some(Indices {
-                    head: key,
-                    tail: key,
-                });
+                self.indices = Some(Indices { head: key, tail: key });
             }
         }
     }
@@ -70,10 +67,7 @@ impl Deque {
                 idxs.head = key;
             }
             None => {
-                self.indices = Some(Indices {
-                    head: key,
-                    tail: key,
-                });
+                self.indices = Some(Indices { head: key, tail: key });
             }
         }
     }

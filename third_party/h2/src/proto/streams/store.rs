@@ -80,10 +80,7 @@ pub(super) trait Resolve {
 
 impl Store {
     pub fn new() -> Self {
-        Store {
-            slab: slab::Slab::new(),
-            ids: IndexMap::new(),
-        }
+        Store { slab: slab::Slab::new(), ids: IndexMap::new() }
     }
 
     pub fn find_mut(&mut self, id: &StreamId) -> Option<Ptr<'_>> {
@@ -92,26 +89,14 @@ impl Store {
             *key
         };
 
-        Some(Ptr {
-            key: Key {
-                index,
-                stream_id: *id,
-            },
-            store: self,
-        })
+        Some(Ptr { key: Key { index, stream_id: *id }, store: self })
     }
 
     pub fn insert(&mut self, id: StreamId, val: Stream) -> Ptr<'_> {
         let index = SlabIndex(self.slab.insert(val) as u32);
         assert!(self.ids.insert(id, index).is_none());
 
-        Ptr {
-            key: Key {
-                index,
-                stream_id: id,
-            },
-            store: self,
-        }
+        Ptr { key: Key { index, stream_id: id }, store: self }
     }
 
     pub fn find_entry(&mut self, id: StreamId) -> Entry<'_> {
@@ -119,10 +104,7 @@ impl Store {
 
         match self.ids.entry(id) {
             Occupied(e) => Entry::Occupied(OccupiedEntry { ids: e }),
-            Vacant(e) => Entry::Vacant(VacantEntry {
-                ids: e,
-                slab: &mut self.slab,
-            }),
+            Vacant(e) => Entry::Vacant(VacantEntry { ids: e, slab: &mut self.slab }),
         }
     }
 
@@ -155,10 +137,7 @@ impl Store {
                 (*entry.0, *entry.1)
             };
 
-            f(Ptr {
-                key: Key { index, stream_id },
-                store: self,
-            })?;
+            f(Ptr { key: Key { index, stream_id }, store: self })?;
 
             // TODO: This logic probably could be better...
             let new_len = self.ids.len();
@@ -185,23 +164,17 @@ impl ops::Index<Key> for Store {
     type Output = Stream;
 
     fn index(&self, key: Key) -> &Self::Output {
-        self.slab
-            .get(key.index.0 as usize)
-            .filter(|s| s.id == key.stream_id)
-            .unwrap_or_else(|| {
-                panic!("dangling store key for stream_id={:?}", key.stream_id);
-            })
+        self.slab.get(key.index.0 as usize).filter(|s| s.id == key.stream_id).unwrap_or_else(|| {
+            panic!("dangling store key for stream_id={:?}", key.stream_id);
+        })
     }
 }
 
 impl ops::IndexMut<Key> for Store {
     fn index_mut(&mut self, key: Key) -> &mut Self::Output {
-        self.slab
-            .get_mut(key.index.0 as usize)
-            .filter(|s| s.id == key.stream_id)
-            .unwrap_or_else(|| {
-                panic!("dangling store key for stream_id={:?}", key.stream_id);
-            })
+        self.slab.get_mut(key.index.0 as usize).filter(|s| s.id == key.stream_id).unwrap_or_else(|| {
+            panic!("dangling store key for stream_id={:?}", key.stream_id);
+        })
     }
 }
 
@@ -240,17 +213,11 @@ where
     N: Next,
 {
     pub fn new() -> Self {
-        Queue {
-            indices: None,
-            _p: PhantomData,
-        }
+        Queue { indices: None, _p: PhantomData }
     }
 
     pub fn take(&mut self) -> Self {
-        Queue {
-            indices: self.indices.take(),
-            _p: PhantomData,
-        }
+        Queue { indices: self.indices.take(), _p: PhantomData }
     }
 
     /// Queue the stream.
@@ -283,10 +250,7 @@ where
             }
             None => {
                 tracing::trace!(" -> first entry");
-                self.indices = Some(store::Indices {
-                    head: stream.key(),
-                    tail: stream.key(),
-                });
+                self.indices = Some(store::Indices { head: stream.key(), tail: stream.key() });
             }
         }
 
@@ -323,10 +287,7 @@ where
             }
             None => {
                 tracing::trace!(" -> first entry");
-                self.indices = Some(store::Indices {
-                    head: stream.key(),
-                    tail: stream.key(),
-                });
+                self.indices = Some(store::Indices { head: stream.key(), tail: stream.key() });
             }
         }
 
@@ -421,10 +382,7 @@ impl<'a> Ptr<'a> {
 
 impl<'a> Resolve for Ptr<'a> {
     fn resolve(&mut self, key: Key) -> Ptr<'_> {
-        Ptr {
-            key,
-            store: &mut *self.store,
-        }
+        Ptr { key, store: &mut *self.store }
     }
 }
 

@@ -519,22 +519,25 @@ where
         request: Request<()>,
         end_of_stream: bool,
     ) -> Result<(ResponseFuture, SendStream<B>), crate::Error> {
-        self.inner.send_request(request, end_of_stream, self.pending.as_ref()).map_err(Into::into).map(
-            |(stream, is_full)| {
+        self.inner
+            .send_request(request, end_of_stream, self.pending.as_ref())
+            .map_err(Into::into)
+            .map(|(stream, is_full)| {
                 if stream.is_pending_open() && is_full {
                     // Only prevent sending another request when the request queue
                     // is not full.
                     self.pending = Some(stream.clone_to_opaque());
                 }
 
-                let response =
-                    ResponseFuture { inner: stream.clone_to_opaque(), push_promise_consumed: false };
+                let response = ResponseFuture {
+                    inner: stream.clone_to_opaque(),
+                    push_promise_consumed: false,
+                };
 
                 let stream = SendStream::new(stream);
 
                 (response, stream)
-            },
-        )
+            })
     }
 
     /// Returns whether the [extended CONNECT protocol][1] is enabled or not.
@@ -575,7 +578,10 @@ where
     B: Buf,
 {
     fn clone(&self) -> Self {
-        SendRequest { inner: self.inner.clone(), pending: None }
+        SendRequest {
+            inner: self.inner.clone(),
+            pending: None,
+        }
     }
 }
 
@@ -1173,7 +1179,10 @@ impl Builder {
     #[cfg(feature = "unstable")]
     pub fn initial_stream_id(&mut self, stream_id: u32) -> &mut Self {
         self.stream_id = stream_id.into();
-        assert!(self.stream_id.is_client_initiated(), "stream id must be odd");
+        assert!(
+            self.stream_id.is_client_initiated(),
+            "stream id must be odd"
+        );
         self
     }
 
@@ -1296,7 +1305,10 @@ where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     let builder = Builder::new();
-    builder.handshake(io).instrument(tracing::trace_span!("client_handshake")).await
+    builder
+        .handshake(io)
+        .instrument(tracing::trace_span!("client_handshake"))
+        .await
 }
 
 // ===== impl Connection =====
@@ -1338,7 +1350,9 @@ where
         }
 
         // Send initial settings frame
-        codec.buffer(builder.settings.clone().into()).expect("invalid SETTINGS frame");
+        codec
+            .buffer(builder.settings.clone().into())
+            .expect("invalid SETTINGS frame");
 
         let inner = proto::Connection::new(
             codec,
@@ -1354,7 +1368,10 @@ where
                 data_frame_budget: builder.data_frame_budget,
             },
         );
-        let send_request = SendRequest { inner: inner.streams().clone(), pending: None };
+        let send_request = SendRequest {
+            inner: inner.streams().clone(),
+            pending: None,
+        };
 
         let mut connection = Connection { inner };
         if let Some(sz) = builder.initial_target_connection_window_size {
@@ -1460,7 +1477,10 @@ where
         let result = self.inner.poll(cx).map_err(Into::into);
         // if we had streams/refs, and don't anymore, wake up one more time to
         // ensure proper shutdown
-        if result.is_pending() && had_streams_or_refs && !self.inner.has_streams_or_other_references() {
+        if result.is_pending()
+            && had_streams_or_refs
+            && !self.inner.has_streams_or_other_references()
+        {
             tracing::trace!("last stream closed during poll, wake again");
             cx.waker().wake_by_ref();
         }
@@ -1528,7 +1548,9 @@ impl ResponseFuture {
             panic!("Reference to push promises stream taken!");
         }
         self.push_promise_consumed = true;
-        PushPromises { inner: self.inner.clone() }
+        PushPromises {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -1548,7 +1570,10 @@ impl PushPromises {
         match self.inner.poll_pushed(cx) {
             Poll::Ready(Some(Ok((request, response)))) => {
                 let response = PushedResponseFuture {
-                    inner: ResponseFuture { inner: response, push_promise_consumed: false },
+                    inner: ResponseFuture {
+                        inner: response,
+                        push_promise_consumed: false,
+                    },
                 };
                 Poll::Ready(Some(Ok(PushPromise { request, response })))
             }
@@ -1620,7 +1645,16 @@ impl Peer {
     ) -> Result<Headers, SendError> {
         use http::request::Parts;
 
-        let (Parts { method, uri, headers, version, .. }, _) = request.into_parts();
+        let (
+            Parts {
+                method,
+                uri,
+                headers,
+                version,
+                ..
+            },
+            _,
+        ) = request.into_parts();
 
         let is_connect = method == Method::CONNECT;
 
@@ -1669,7 +1703,11 @@ impl Peer {
 
         // Create the HEADERS frame
         let mut frame = Headers::new(id, pseudo, headers);
-        frame.set_stream_dep(crate::frame::StreamDependency::new(StreamId::zero(), weight, true));
+        frame.set_stream_dep(crate::frame::StreamDependency::new(
+            StreamId::zero(),
+            weight,
+            true,
+        ));
 
         if end_of_stream {
             frame.set_end_stream()

@@ -51,7 +51,9 @@ impl Error {
     /// action taken by the peer (i.e. a protocol error).
     pub fn reason(&self) -> Option<Reason> {
         match self.kind {
-            Kind::Reset(_, reason, _) | Kind::GoAway(_, reason, _) | Kind::Reason(reason) => Some(reason),
+            Kind::Reset(_, reason, _) | Kind::GoAway(_, reason, _) | Kind::Reason(reason) => {
+                Some(reason)
+            }
             _ => None,
         }
     }
@@ -78,7 +80,9 @@ impl Error {
     }
 
     pub(crate) fn from_io(err: io::Error) -> Self {
-        Error { kind: Kind::Io(err) }
+        Error {
+            kind: Kind::Io(err),
+        }
     }
 
     /// Returns true if the error is from a `GOAWAY`.
@@ -95,14 +99,20 @@ impl Error {
     ///
     /// Such as from a received `RST_STREAM` or `GOAWAY` frame.
     pub fn is_remote(&self) -> bool {
-        matches!(self.kind, Kind::GoAway(_, _, Initiator::Remote) | Kind::Reset(_, _, Initiator::Remote))
+        matches!(
+            self.kind,
+            Kind::GoAway(_, _, Initiator::Remote) | Kind::Reset(_, _, Initiator::Remote)
+        )
     }
 
     /// Returns true if the error was created by `h2`.
     ///
     /// Such as noticing some protocol error and sending a GOAWAY or RST_STREAM.
     pub fn is_library(&self) -> bool {
-        matches!(self.kind, Kind::GoAway(_, _, Initiator::Library) | Kind::Reset(_, _, Initiator::Library))
+        matches!(
+            self.kind,
+            Kind::GoAway(_, _, Initiator::Library) | Kind::Reset(_, _, Initiator::Library)
+        )
     }
 }
 
@@ -113,7 +123,9 @@ impl From<proto::Error> for Error {
         Error {
             kind: match src {
                 Reset(stream_id, reason, initiator) => Kind::Reset(stream_id, reason, initiator),
-                GoAway(debug_data, reason, initiator) => Kind::GoAway(debug_data, reason, initiator),
+                GoAway(debug_data, reason, initiator) => {
+                    Kind::GoAway(debug_data, reason, initiator)
+                }
                 Io(kind, inner) => {
                     Kind::Io(inner.map_or_else(|| kind.into(), |inner| io::Error::new(kind, inner)))
                 }
@@ -124,7 +136,9 @@ impl From<proto::Error> for Error {
 
 impl From<Reason> for Error {
     fn from(src: Reason) -> Error {
-        Error { kind: Kind::Reason(src) }
+        Error {
+            kind: Kind::Reason(src),
+        }
     }
 }
 
@@ -139,7 +153,9 @@ impl From<SendError> for Error {
 
 impl From<UserError> for Error {
     fn from(src: UserError) -> Error {
-        Error { kind: Kind::User(src) }
+        Error {
+            kind: Kind::User(src),
+        }
     }
 }
 

@@ -17,7 +17,9 @@ pub struct Protocol {
 impl Protocol {
     /// Converts a static string to a protocol name.
     pub const fn from_static(value: &'static str) -> Self {
-        Self { value: BytesStr::from_static(value) }
+        Self {
+            value: BytesStr::from_static(value),
+        }
     }
 
     /// Returns a str representation of the header.
@@ -26,13 +28,17 @@ impl Protocol {
     }
 
     pub(crate) fn try_from(bytes: Bytes) -> Result<Self, std::str::Utf8Error> {
-        Ok(Self { value: BytesStr::try_from(bytes)? })
+        Ok(Self {
+            value: BytesStr::try_from(bytes)?,
+        })
     }
 }
 
 impl<'a> From<&'a str> for Protocol {
     fn from(value: &'a str) -> Self {
-        Self { value: BytesStr::from(value) }
+        Self {
+            value: BytesStr::from(value),
+        }
     }
 }
 

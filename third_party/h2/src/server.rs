@@ -397,18 +397,27 @@ where
         }
 
         // Send initial settings frame.
-        codec.buffer(builder.settings.clone().into()).expect("invalid SETTINGS frame");
+        codec
+            .buffer(builder.settings.clone().into())
+            .expect("invalid SETTINGS frame");
 
         // Create the handshake future.
-        let state = Handshaking::Flushing(Flush::new(codec).instrument(tracing::trace_span!("flush")));
+        let state =
+            Handshaking::Flushing(Flush::new(codec).instrument(tracing::trace_span!("flush")));
 
         drop(entered);
 
-        Handshake { builder, state, span }
+        Handshake {
+            builder,
+            state,
+            span,
+        }
     }
 
     /// Accept the next incoming request on this connection.
-    pub async fn accept(&mut self) -> Option<Result<(Request<RecvStream>, SendResponse<B>), crate::Error>> {
+    pub async fn accept(
+        &mut self,
+    ) -> Option<Result<(Request<RecvStream>, SendResponse<B>), crate::Error>> {
         crate::poll_fn(move |cx| self.poll_accept(cx)).await
     }
 
@@ -610,7 +619,9 @@ where
     B: fmt::Debug + Buf,
 {
     fn fmt(&self, fmt: &mut fmt::Formatter) -> fmt::Result {
-        fmt.debug_struct("Connection").field("connection", &self.connection).finish()
+        fmt.debug_struct("Connection")
+            .field("connection", &self.connection)
+            .finish()
     }
 }
 
@@ -1181,12 +1192,22 @@ impl<B: Buf> SendResponse<B> {
         let stream_id = self.inner.stream_id();
         let status = response.status();
 
-        tracing::trace!("send_informational called with status: {} on stream: {:?}", status, stream_id);
+        tracing::trace!(
+            "send_informational called with status: {} on stream: {:?}",
+            status,
+            stream_id
+        );
 
         // Validate that this is an informational response (1xx status code)
         if !response.status().is_informational() {
-            tracing::trace!("invalid informational status code: {} on stream: {:?}", status, stream_id);
-            return Err(crate::Error::from(UserError::InvalidInformationalStatusCode));
+            tracing::trace!(
+                "invalid informational status code: {} on stream: {:?}",
+                status,
+                stream_id
+            );
+            return Err(crate::Error::from(
+                UserError::InvalidInformationalStatusCode,
+            ));
         }
 
         tracing::trace!(
@@ -1198,17 +1219,28 @@ impl<B: Buf> SendResponse<B> {
             stream_id, response, false, // NOT end_of_stream for informational responses
         );
 
-        tracing::trace!("sending interim informational headers frame for stream: {:?}", stream_id);
+        tracing::trace!(
+            "sending interim informational headers frame for stream: {:?}",
+            stream_id
+        );
 
         // Use the proper H2 streams API for sending interim informational headers
         // This bypasses the normal response flow and allows multiple informational responses
-        let result = self.inner.send_informational_headers(frame).map_err(Into::into);
+        let result = self
+            .inner
+            .send_informational_headers(frame)
+            .map_err(Into::into);
 
         match &result {
-            Ok(()) => tracing::trace!("Successfully sent informational headers for stream: {:?}", stream_id),
-            Err(e) => {
-                tracing::trace!("Failed to send informational headers for stream: {:?}: {:?}", stream_id, e)
-            }
+            Ok(()) => tracing::trace!(
+                "Successfully sent informational headers for stream: {:?}",
+                stream_id
+            ),
+            Err(e) => tracing::trace!(
+                "Failed to send informational headers for stream: {:?}: {:?}",
+                stream_id,
+                e
+            ),
         }
 
         result
@@ -1246,10 +1278,15 @@ impl<B: Buf> SendResponse<B> {
     /// On success, a [`SendResponse`] instance is returned.
     ///
     /// [`SendResponse`]: #
-    pub fn push_request(&mut self, request: Request<()>) -> Result<SendPushedResponse<B>, crate::Error> {
+    pub fn push_request(
+        &mut self,
+        request: Request<()>,
+    ) -> Result<SendPushedResponse<B>, crate::Error> {
         self.inner
             .send_push_promise(request)
-            .map(|inner| SendPushedResponse { inner: SendResponse { inner } })
+            .map(|inner| SendPushedResponse {
+                inner: SendResponse { inner },
+            })
             .map_err(Into::into)
     }
 
@@ -1396,7 +1433,10 @@ where
 
 impl<T, B: Buf> ReadPreface<T, B> {
     fn new(codec: Codec<T, B>) -> Self {
-        ReadPreface { codec: Some(codec), pos: 0 }
+        ReadPreface {
+            codec: Some(codec),
+            pos: 0,
+        }
     }
 
     fn inner_mut(&mut self) -> &mut T {
@@ -1417,7 +1457,8 @@ where
 
         while rem > 0 {
             let mut buf = ReadBuf::new(&mut buf[..rem]);
-            ready!(Pin::new(self.inner_mut()).poll_read(cx, &mut buf)).map_err(crate::Error::from_io)?;
+            ready!(Pin::new(self.inner_mut()).poll_read(cx, &mut buf))
+                .map_err(crate::Error::from_io)?;
             let n = buf.filled().len();
             if n == 0 {
                 return Poll::Ready(Err(crate::Error::from_io(io::Error::new(
@@ -1489,7 +1530,9 @@ where
                             reset_stream_duration: self.builder.reset_stream_duration,
                             reset_stream_max: self.builder.reset_stream_max,
                             remote_reset_stream_max: self.builder.pending_accept_reset_stream_max,
-                            local_error_reset_streams_max: self.builder.local_max_error_reset_streams,
+                            local_error_reset_streams_max: self
+                                .builder
+                                .local_max_error_reset_streams,
                             settings: self.builder.settings.clone(),
                             data_frame_budget: self.builder.data_frame_budget,
                         },
@@ -1522,11 +1565,20 @@ where
 }
 
 impl Peer {
-    pub fn convert_send_message(id: StreamId, response: Response<()>, end_of_stream: bool) -> frame::Headers {
+    pub fn convert_send_message(
+        id: StreamId,
+        response: Response<()>,
+        end_of_stream: bool,
+    ) -> frame::Headers {
         use http::response::Parts;
 
         // Extract the components of the HTTP request
-        let (Parts { status, headers, .. }, _) = response.into_parts();
+        let (
+            Parts {
+                status, headers, ..
+            },
+            _,
+        ) = response.into_parts();
 
         // Build the set pseudo header set. All requests will include `method`
         // and `path`.
@@ -1567,11 +1619,24 @@ impl Peer {
         }
 
         // Extract the components of the HTTP request
-        let (Parts { method, uri, headers, .. }, _) = request.into_parts();
+        let (
+            Parts {
+                method,
+                uri,
+                headers,
+                ..
+            },
+            _,
+        ) = request.into_parts();
 
         let pseudo = Pseudo::request(method, uri, None);
 
-        Ok(frame::PushPromise::new(stream_id, promised_id, pseudo, headers))
+        Ok(frame::PushPromise::new(
+            stream_id,
+            promised_id,
+            pseudo,
+            headers,
+        ))
     }
 }
 
@@ -1638,7 +1703,11 @@ impl proto::Peer for Peer {
         if let Some(authority) = pseudo.authority {
             let maybe_authority = uri::Authority::from_maybe_shared(authority.clone().into_inner());
             parts.authority = Some(maybe_authority.or_else(|why| {
-                malformed!("malformed headers: malformed authority ({:?}): {}", authority, why,)
+                malformed!(
+                    "malformed headers: malformed authority ({:?}): {}",
+                    authority,
+                    why,
+                )
             })?);
         }
 
@@ -1648,8 +1717,13 @@ impl proto::Peer for Peer {
                 malformed!("malformed headers: :scheme in CONNECT");
             }
             let maybe_scheme = scheme.parse();
-            let scheme = maybe_scheme
-                .or_else(|why| malformed!("malformed headers: malformed scheme ({:?}): {}", scheme, why,))?;
+            let scheme = maybe_scheme.or_else(|why| {
+                malformed!(
+                    "malformed headers: malformed scheme ({:?}): {}",
+                    scheme,
+                    why,
+                )
+            })?;
 
             // It's not possible to build an `Uri` from a scheme and path. So,
             // after validating is was a valid scheme, we just have to drop it
@@ -1672,10 +1746,9 @@ impl proto::Peer for Peer {
             }
 
             let maybe_path = uri::PathAndQuery::from_maybe_shared(path.clone().into_inner());
-            parts.path_and_query = Some(
-                maybe_path
-                    .or_else(|why| malformed!("malformed headers: malformed path ({:?}): {}", path, why,))?,
-            );
+            parts.path_and_query = Some(maybe_path.or_else(|why| {
+                malformed!("malformed headers: malformed path ({:?}): {}", path, why,)
+            })?);
         } else if is_connect && has_protocol {
             malformed!("malformed headers: missing path in extended CONNECT");
         }

@@ -310,7 +310,10 @@ impl<B: Buf> SendStream<B> {
     /// that `n` is lower than the previous call if, since then, the caller has
     /// sent data. `n` will always be greater than zero.
     pub fn poll_capacity(&mut self, cx: &mut Context) -> Poll<Option<Result<usize, crate::Error>>> {
-        self.inner.poll_capacity(cx).map_ok(|w| w as usize).map_err(Into::into)
+        self.inner
+            .poll_capacity(cx)
+            .map_ok(|w| w as usize)
+            .map_err(Into::into)
     }
 
     /// Sends a single data frame to the remote peer.
@@ -329,7 +332,9 @@ impl<B: Buf> SendStream<B> {
     ///
     /// [`Error`]: struct.Error.html
     pub fn send_data(&mut self, data: B, end_of_stream: bool) -> Result<(), crate::Error> {
-        self.inner.send_data(data, end_of_stream).map_err(Into::into)
+        self.inner
+            .send_data(data, end_of_stream)
+            .map_err(Into::into)
     }
 
     /// Sends trailers to the remote peer.
@@ -419,7 +424,10 @@ impl RecvStream {
     }
 
     #[doc(hidden)]
-    pub fn poll_trailers(&mut self, cx: &mut Context) -> Poll<Result<Option<HeaderMap>, crate::Error>> {
+    pub fn poll_trailers(
+        &mut self,
+        cx: &mut Context,
+    ) -> Poll<Result<Option<HeaderMap>, crate::Error>> {
         match ready!(self.inner.inner.poll_trailers(cx)) {
             Some(Ok(map)) => Poll::Ready(Ok(Some(map))),
             Some(Err(e)) => Poll::Ready(Err(e.into())),
@@ -463,7 +471,9 @@ impl futures_core::Stream for RecvStream {
 
 impl fmt::Debug for RecvStream {
     fn fmt(&self, fmt: &mut fmt::Formatter) -> fmt::Result {
-        fmt.debug_struct("RecvStream").field("inner", &self.inner).finish()
+        fmt.debug_struct("RecvStream")
+            .field("inner", &self.inner)
+            .finish()
     }
 }
 
@@ -523,7 +533,9 @@ impl FlowControl {
         if sz > proto::MAX_WINDOW_SIZE as usize {
             return Err(UserError::ReleaseCapacityTooBig.into());
         }
-        self.inner.release_capacity(sz as proto::WindowSize).map_err(Into::into)
+        self.inner
+            .release_capacity(sz as proto::WindowSize)
+            .map_err(Into::into)
     }
 }
 

@@ -1,5 +1,7 @@
 use crate::frame::{self, Frame, Kind, Reason};
-use crate::frame::{DEFAULT_MAX_FRAME_SIZE, DEFAULT_SETTINGS_HEADER_TABLE_SIZE, MAX_MAX_FRAME_SIZE};
+use crate::frame::{
+    DEFAULT_MAX_FRAME_SIZE, DEFAULT_SETTINGS_HEADER_TABLE_SIZE, MAX_MAX_FRAME_SIZE,
+};
 use crate::proto::Error;
 
 use crate::hpack;
@@ -90,7 +92,8 @@ impl<T> FramedRead<T> {
     /// Update the max header list size setting.
     #[inline]
     pub fn set_max_header_list_size(&mut self, val: usize) {
-        self.decoder.set_max_header_list_size(val, self.max_frame_size());
+        self.decoder
+            .set_max_header_list_size(val, self.max_frame_size());
     }
 
     /// Update the header table size setting.
@@ -115,7 +118,10 @@ impl FrameDecoder {
         FrameDecoder {
             hpack: hpack::Decoder::new(DEFAULT_SETTINGS_HEADER_TABLE_SIZE),
             max_header_list_size,
-            max_continuation_frames: calc_max_continuation_frames(max_header_list_size, max_frame_size),
+            max_continuation_frames: calc_max_continuation_frames(
+                max_header_list_size,
+                max_frame_size,
+            ),
             partial: None,
         }
     }
@@ -324,7 +330,10 @@ fn decode_frame(decoder: &mut FrameDecoder, mut bytes: BytesMut) -> Result<Optio
             } else {
                 let cnt = partial.continuation_frames_count + 1;
                 if cnt > decoder.max_continuation_frames {
-                    tracing::debug!("too_many_continuations, max = {}", decoder.max_continuation_frames);
+                    tracing::debug!(
+                        "too_many_continuations, max = {}",
+                        decoder.max_continuation_frames
+                    );
                     return Err(Error::library_go_away_data(
                         Reason::ENHANCE_YOUR_CALM,
                         "too_many_continuations",
@@ -360,8 +369,11 @@ fn decode_frame(decoder: &mut FrameDecoder, mut bytes: BytesMut) -> Result<Optio
                 partial.buf.extend_from_slice(&bytes[frame::HEADER_LEN..]);
             }
 
-            match partial.frame.load_hpack(&mut partial.buf, decoder.max_header_list_size, &mut decoder.hpack)
-            {
+            match partial.frame.load_hpack(
+                &mut partial.buf,
+                decoder.max_header_list_size,
+                &mut decoder.hpack,
+            ) {
                 Ok(_) => {}
                 Err(frame::Error::Hpack(hpack::DecoderError::NeedMore(_))) if !is_end_headers => {}
                 Err(frame::Error::MalformedMessage) => {

@@ -83,8 +83,11 @@ where
     B: Buf,
 {
     pub fn new(inner: T) -> FramedWrite<T, B> {
-        let chain_threshold =
-            if inner.is_write_vectored() { CHAIN_THRESHOLD } else { CHAIN_THRESHOLD_WITHOUT_VECTORED_IO };
+        let chain_threshold = if inner.is_write_vectored() {
+            CHAIN_THRESHOLD
+        } else {
+            CHAIN_THRESHOLD_WITHOUT_VECTORED_IO
+        };
         FramedWrite {
             inner,
             final_flush_done: false,
@@ -146,7 +149,11 @@ where
                     }
                     _ => {
                         tracing::trace!(queued_data_frame = false);
-                        ready!(poll_write_buf(Pin::new(&mut self.inner), cx, &mut self.encoder.buf))?
+                        ready!(poll_write_buf(
+                            Pin::new(&mut self.inner),
+                            cx,
+                            &mut self.encoder.buf
+                        ))?
                     }
                 };
                 if n == 0 {
@@ -301,7 +308,8 @@ where
 
     fn has_capacity(&self) -> bool {
         self.next.is_none()
-            && (self.buf.get_ref().capacity() - self.buf.get_ref().len() >= self.min_buffer_capacity)
+            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
+                >= self.min_buffer_capacity)
     }
 
     fn is_empty(&self) -> bool {
@@ -346,7 +354,11 @@ impl<T, B> FramedWrite<T, B> {
 }
 
 impl<T: AsyncRead + Unpin, B> AsyncRead for FramedWrite<T, B> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf,
+    ) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }

@@ -28,7 +28,12 @@ impl<T> Data<T> {
     pub fn new(stream_id: StreamId, payload: T) -> Self {
         assert!(!stream_id.is_zero());
 
-        Data { stream_id, data: payload, flags: DataFlags::default(), pad_len: None }
+        Data {
+            stream_id,
+            data: payload,
+            flags: DataFlags::default(),
+            pad_len: None,
+        }
     }
 
     /// Returns the stream identifier that this frame is associated with.
@@ -102,7 +107,12 @@ impl<T> Data<T> {
     where
         F: FnOnce(T) -> U,
     {
-        Data { stream_id: self.stream_id, data: f(self.data), flags: self.flags, pad_len: self.pad_len }
+        Data {
+            stream_id: self.stream_id,
+            data: f(self.data),
+            flags: self.flags,
+            pad_len: self.pad_len,
+        }
     }
 }
 
@@ -122,7 +132,12 @@ impl Data<Bytes> {
             None
         };
 
-        Ok(Data { stream_id: head.stream_id(), data: payload, flags, pad_len })
+        Ok(Data {
+            stream_id: head.stream_id(),
+            data: payload,
+            flags,
+            pad_len,
+        })
     }
 
     pub(crate) fn flow_controlled_len(&self) -> usize {

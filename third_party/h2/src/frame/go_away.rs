@@ -13,11 +13,19 @@ pub struct GoAway {
 
 impl GoAway {
     pub fn new(last_stream_id: StreamId, reason: Reason) -> Self {
-        GoAway { last_stream_id, error_code: reason, debug_data: Bytes::new() }
+        GoAway {
+            last_stream_id,
+            error_code: reason,
+            debug_data: Bytes::new(),
+        }
     }
 
     pub fn with_debug_data(last_stream_id: StreamId, reason: Reason, debug_data: Bytes) -> Self {
-        Self { last_stream_id, error_code: reason, debug_data }
+        Self {
+            last_stream_id,
+            error_code: reason,
+            debug_data,
+        }
     }
 
     pub fn last_stream_id(&self) -> StreamId {
@@ -51,7 +59,11 @@ impl GoAway {
         let error_code = unpack_octets_4!(payload, 4, u32);
         let debug_data = Bytes::copy_from_slice(&payload[8..]);
 
-        Ok(GoAway { last_stream_id, error_code: error_code.into(), debug_data })
+        Ok(GoAway {
+            last_stream_id,
+            error_code: error_code.into(),
+            debug_data,
+        })
     }
 
     pub fn encode<B: BufMut>(&self, dst: &mut B) {

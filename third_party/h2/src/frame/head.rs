@@ -29,14 +29,22 @@ pub enum Kind {
 
 impl Head {
     pub fn new(kind: Kind, flag: u8, stream_id: StreamId) -> Head {
-        Head { kind, flag, stream_id }
+        Head {
+            kind,
+            flag,
+            stream_id,
+        }
     }
 
     /// Parse an HTTP/2 frame header
     pub fn parse(header: &[u8]) -> Head {
         let (stream_id, _) = StreamId::parse(&header[5..]);
 
-        Head { kind: Kind::new(header[3]), flag: header[4], stream_id }
+        Head {
+            kind: Kind::new(header[3]),
+            flag: header[4],
+            stream_id,
+        }
     }
 
     pub fn stream_id(&self) -> StreamId {

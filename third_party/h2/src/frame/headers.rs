@@ -274,7 +274,11 @@ impl Headers {
         self.header_block.fields
     }
 
-    pub fn encode(mut self, encoder: &mut hpack::Encoder, dst: &mut EncodeBuf<'_>) -> Option<Continuation> {
+    pub fn encode(
+        mut self,
+        encoder: &mut hpack::Encoder,
+        dst: &mut EncodeBuf<'_>,
+    ) -> Option<Continuation> {
         // At this point, the `is_end_headers` flag should always be set
         debug_assert!(self.flags.is_end_headers());
 
@@ -286,11 +290,13 @@ impl Headers {
             head = Head::new(Kind::Headers, self.flags.0 | PRIORITY, self.stream_id);
         }
 
-        self.header_block.into_encoding(encoder).encode(&head, dst, Some(encoder), |dst| {
-            if let Some(dep) = dep {
-                dep.encode(dst);
-            }
-        })
+        self.header_block
+            .into_encoding(encoder)
+            .encode(&head, dst, Some(encoder), |dst| {
+                if let Some(dep) = dep {
+                    dep.encode(dst);
+                }
+            })
     }
 
     /// webfreeze: send this HEADERS frame with a priority (RFC 9113 section 6.2).
@@ -312,7 +318,9 @@ impl<T> From<Headers> for Frame<T> {
 impl fmt::Debug for Headers {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let mut builder = f.debug_struct("Headers");
-        builder.field("stream_id", &self.stream_id).field("flags", &self.flags);
+        builder
+            .field("stream_id", &self.stream_id)
+            .field("flags", &self.flags);
 
         if let Some(ref protocol) = self.header_block.pseudo.protocol {
             builder.field("protocol", protocol);
@@ -361,7 +369,12 @@ pub enum PushPromiseHeaderError {
 }
 
 impl PushPromise {
-    pub fn new(stream_id: StreamId, promised_id: StreamId, pseudo: Pseudo, fields: HeaderMap) -> Self {
+    pub fn new(
+        stream_id: StreamId,
+        promised_id: StreamId,
+        pseudo: Pseudo,
+        fields: HeaderMap,
+    ) -> Self {
         PushPromise {
             flags: PushPromiseFlag::default(),
             header_block: HeaderBlock {
@@ -496,16 +509,22 @@ impl PushPromise {
         self.header_block.is_over_size
     }
 
-    pub fn encode(self, encoder: &mut hpack::Encoder, dst: &mut EncodeBuf<'_>) -> Option<Continuation> {
+    pub fn encode(
+        self,
+        encoder: &mut hpack::Encoder,
+        dst: &mut EncodeBuf<'_>,
+    ) -> Option<Continuation> {
         // At this point, the `is_end_headers` flag should always be set
         debug_assert!(self.flags.is_end_headers());
 
         let head = self.head();
         let promised_id = self.promised_id;
 
-        self.header_block.into_encoding(encoder).encode(&head, dst, Some(encoder), |dst| {
-            dst.put_u32(promised_id.into());
-        })
+        self.header_block
+            .into_encoding(encoder)
+            .encode(&head, dst, Some(encoder), |dst| {
+                dst.put_u32(promised_id.into());
+            })
     }
 
     fn head(&self) -> Head {
@@ -559,8 +578,10 @@ impl Pseudo {
         let (scheme, path) = if method == Method::CONNECT && protocol.is_none() {
             (None, None)
         } else {
-            let path =
-                parts.path_and_query.map(|v| BytesStr::from(v.as_str())).unwrap_or(BytesStr::from_static(""));
+            let path = parts
+                .path_and_query
+                .map(|v| BytesStr::from(v.as_str()))
+                .unwrap_or(BytesStr::from_static(""));
 
             let path = if !path.is_empty() {
                 path
@@ -573,8 +594,14 @@ impl Pseudo {
             (parts.scheme, Some(path))
         };
 
-        let mut pseudo =
-            Pseudo { method: Some(method), scheme: None, authority: None, path, protocol, status: None };
+        let mut pseudo = Pseudo {
+            method: Some(method),
+            scheme: None,
+            authority: None,
+            path,
+            protocol,
+            status: None,
+        };
 
         // If the URI includes a scheme component, add it to the pseudo headers
         if let Some(scheme) = scheme {
@@ -626,7 +653,8 @@ impl Pseudo {
 
     /// Whether it has status 1xx
     pub(crate) fn is_informational(&self) -> bool {
-        self.status.map_or(false, |status| status.is_informational())
+        self.status
+            .map_or(false, |status| status.is_informational())
     }
 }
 
@@ -659,7 +687,10 @@ impl EncodingHeaderBlock {
             let head_part = self.hpack.split_to(dst.remaining_mut());
             dst.put_slice(&head_part);
 
-            Some(Continuation { stream_id: head.stream_id(), header_block: self })
+            Some(Continuation {
+                stream_id: head.stream_id(),
+                header_block: self,
+            })
         } else {
             dst.put_slice(&self.hpack);
             // The block is fully written, so the buffer can be reused by the
@@ -729,7 +760,9 @@ impl Iterator for Iter {
 
         self.pseudo = None;
 
-        self.fields.next().map(|(name, value)| Field { name, value })
+        self.fields
+            .next()
+            .map(|(name, value)| Field { name, value })
     }
 }
 
@@ -881,7 +914,8 @@ impl HeaderBlock {
                     malformed = true;
                 } else {
                     let __val = $val;
-                    headers_size += decoded_header_size(stringify!($field).len() + 1, __val.as_str().len());
+                    headers_size +=
+                        decoded_header_size(stringify!($field).len() + 1, __val.as_str().len());
                     if check_size!().is_break() {
                         return ControlFlow::Break(());
                     }
@@ -915,7 +949,10 @@ impl HeaderBlock {
                         tracing::trace!("load_hpack; connection level header");
                         malformed = true;
                     } else if name == header::TE && value != "trailers" {
-                        tracing::trace!("load_hpack; TE header not set to trailers; val={:?}", value);
+                        tracing::trace!(
+                            "load_hpack; TE header not set to trailers; val={:?}",
+                            value
+                        );
                         malformed = true;
                     } else {
                         reg = true;
@@ -971,7 +1008,10 @@ impl HeaderBlock {
     fn into_encoding(self, encoder: &mut hpack::Encoder) -> EncodingHeaderBlock {
         let mut hpack = encoder.take_scratch();
         hpack.clear();
-        let headers = Iter { pseudo: Some(self.pseudo), fields: self.fields.into_iter() };
+        let headers = Iter {
+            pseudo: Some(self.pseudo),
+            fields: self.fields.into_iter(),
+        };
 
         encoder.encode(headers, &mut hpack);
 
@@ -1006,7 +1046,9 @@ impl HeaderBlock {
 }
 
 fn calculate_headermap_size(map: &HeaderMap) -> usize {
-    map.iter().map(|(name, value)| decoded_header_size(name.as_str().len(), value.len())).sum::<usize>()
+    map.iter()
+        .map(|(name, value)| decoded_header_size(name.as_str().len(), value.len()))
+        .sum::<usize>()
 }
 
 fn decoded_header_size(name: usize, value: usize) -> usize {
@@ -1028,14 +1070,24 @@ mod test {
             StreamId::ZERO,
             Default::default(),
             HeaderMap::from_iter(vec![
-                (HeaderName::from_static("hello"), HeaderValue::from_static("world")),
-                (HeaderName::from_static("hello"), HeaderValue::from_static("zomg")),
-                (HeaderName::from_static("hello"), HeaderValue::from_static("sup")),
+                (
+                    HeaderName::from_static("hello"),
+                    HeaderValue::from_static("world"),
+                ),
+                (
+                    HeaderName::from_static("hello"),
+                    HeaderValue::from_static("zomg"),
+                ),
+                (
+                    HeaderName::from_static("hello"),
+                    HeaderValue::from_static("sup"),
+                ),
             ]),
         );
 
-        let continuation =
-            headers.encode(&mut encoder, &mut (&mut dst).limit(frame::HEADER_LEN + 8)).unwrap();
+        let continuation = headers
+            .encode(&mut encoder, &mut (&mut dst).limit(frame::HEADER_LEN + 8))
+            .unwrap();
 
         assert_eq!(17, dst.len());
         assert_eq!([0, 0, 8, 1, 0, 0, 0, 0, 0], &dst[0..9]);
@@ -1047,7 +1099,9 @@ mod test {
 
         dst.clear();
 
-        assert!(continuation.encode(&mut (&mut dst).limit(frame::HEADER_LEN + 16)).is_none());
+        assert!(continuation
+            .encode(&mut (&mut dst).limit(frame::HEADER_LEN + 16))
+            .is_none());
 
         world.extend_from_slice(&dst[9..12]);
         assert_eq!("world", huff_decode(&world));
@@ -1073,7 +1127,11 @@ mod test {
         // See: https://datatracker.ietf.org/doc/html/rfc9113#section-8.5
 
         assert_eq!(
-            Pseudo::request(Method::CONNECT, Uri::from_static("https://example.com:8443"), None),
+            Pseudo::request(
+                Method::CONNECT,
+                Uri::from_static("https://example.com:8443"),
+                None
+            ),
             Pseudo {
                 method: Method::CONNECT.into(),
                 authority: BytesStr::from_static("example.com:8443").into(),
@@ -1082,7 +1140,11 @@ mod test {
         );
 
         assert_eq!(
-            Pseudo::request(Method::CONNECT, Uri::from_static("https://example.com/test"), None),
+            Pseudo::request(
+                Method::CONNECT,
+                Uri::from_static("https://example.com/test"),
+                None
+            ),
             Pseudo {
                 method: Method::CONNECT.into(),
                 authority: BytesStr::from_static("example.com").into(),
@@ -1250,7 +1312,10 @@ mod test {
             .expect("load_hpack should return Ok");
 
         // Verify that is_over_size was set (try_append returned Err)
-        assert!(headers.is_over_size(), "is_over_size should be true when HeaderMap capacity is exceeded");
+        assert!(
+            headers.is_over_size(),
+            "is_over_size should be true when HeaderMap capacity is exceeded"
+        );
     }
 
     #[test]
@@ -1267,7 +1332,11 @@ mod test {
 
         for method in methods {
             assert_eq!(
-                Pseudo::request(method.clone(), Uri::from_static("http://example.com:8080"), None,),
+                Pseudo::request(
+                    method.clone(),
+                    Uri::from_static("http://example.com:8080"),
+                    None,
+                ),
                 Pseudo {
                     method: method.clone().into(),
                     authority: BytesStr::from_static("example.com:8080").into(),
@@ -1277,7 +1346,11 @@ mod test {
                 }
             );
             assert_eq!(
-                Pseudo::request(method.clone(), Uri::from_static("https://example.com/a/b/c"), None,),
+                Pseudo::request(
+                    method.clone(),
+                    Uri::from_static("https://example.com/a/b/c"),
+                    None,
+                ),
                 Pseudo {
                     method: method.into(),
                     authority: BytesStr::from_static("example.com").into(),

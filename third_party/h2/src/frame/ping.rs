@@ -30,7 +30,10 @@ impl Ping {
     pub(crate) const USER: Payload = USER_PAYLOAD;
 
     pub fn new(payload: Payload) -> Ping {
-        Ping { ack: false, payload }
+        Ping {
+            ack: false,
+            payload,
+        }
     }
 
     pub fn pong(payload: Payload) -> Ping {

@@ -28,7 +28,10 @@ impl Priority {
             return Err(Error::InvalidDependencyId);
         }
 
-        Ok(Priority { stream_id: head.stream_id(), dependency })
+        Ok(Priority {
+            stream_id: head.stream_id(),
+            dependency,
+        })
     }
 }
 
@@ -42,7 +45,11 @@ impl<B> From<Priority> for Frame<B> {
 
 impl StreamDependency {
     pub fn new(dependency_id: StreamId, weight: u8, is_exclusive: bool) -> Self {
-        StreamDependency { dependency_id, weight, is_exclusive }
+        StreamDependency {
+            dependency_id,
+            weight,
+            is_exclusive,
+        }
     }
 
     pub fn load(src: &[u8]) -> Result<Self, Error> {

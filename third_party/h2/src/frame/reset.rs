@@ -10,7 +10,10 @@ pub struct Reset {
 
 impl Reset {
     pub fn new(stream_id: StreamId, error: Reason) -> Reset {
-        Reset { stream_id, error_code: error }
+        Reset {
+            stream_id,
+            error_code: error,
+        }
     }
 
     pub fn stream_id(&self) -> StreamId {
@@ -28,11 +31,18 @@ impl Reset {
 
         let error_code = unpack_octets_4!(payload, 0, u32);
 
-        Ok(Reset { stream_id: head.stream_id(), error_code: error_code.into() })
+        Ok(Reset {
+            stream_id: head.stream_id(),
+            error_code: error_code.into(),
+        })
     }
 
     pub fn encode<B: BufMut>(&self, dst: &mut B) {
-        tracing::trace!("encoding RESET; id={:?} code={:?}", self.stream_id, self.error_code);
+        tracing::trace!(
+            "encoding RESET; id={:?} code={:?}",
+            self.stream_id,
+            self.error_code
+        );
         let head = Head::new(Kind::Reset, 0, self.stream_id);
         head.encode(4, dst);
         dst.put_u32(self.error_code.into());

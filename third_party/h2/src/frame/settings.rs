@@ -56,7 +56,10 @@ pub const MAX_MAX_FRAME_SIZE: FrameSize = (1 << 24) - 1;
 
 impl Settings {
     pub fn ack() -> Settings {
-        Settings { flags: SettingsFlags::ack(), ..Settings::default() }
+        Settings {
+            flags: SettingsFlags::ack(),
+            ..Settings::default()
+        }
     }
 
     pub fn is_ack(&self) -> bool {
@@ -379,6 +382,8 @@ impl From<SettingsFlags> for u8 {
 
 impl fmt::Debug for SettingsFlags {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        util::debug_flags(f, self.0).flag_if(self.is_ack(), "ACK").finish()
+        util::debug_flags(f, self.0)
+            .flag_if(self.is_ack(), "ACK")
+            .finish()
     }
 }

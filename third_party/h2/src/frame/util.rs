@@ -38,9 +38,16 @@ pub fn strip_padding(payload: &mut Bytes) -> Result<u8, Error> {
     Ok(pad_len as u8)
 }
 
-pub(super) fn debug_flags<'a, 'f: 'a>(fmt: &'a mut fmt::Formatter<'f>, bits: u8) -> DebugFlags<'a, 'f> {
+pub(super) fn debug_flags<'a, 'f: 'a>(
+    fmt: &'a mut fmt::Formatter<'f>,
+    bits: u8,
+) -> DebugFlags<'a, 'f> {
     let result = write!(fmt, "({:#x}", bits);
-    DebugFlags { fmt, result, started: false }
+    DebugFlags {
+        fmt,
+        result,
+        started: false,
+    }
 }
 
 pub(super) struct DebugFlags<'a, 'f: 'a> {

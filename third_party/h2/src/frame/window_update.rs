@@ -12,7 +12,10 @@ pub struct WindowUpdate {
 
 impl WindowUpdate {
     pub fn new(stream_id: StreamId, size_increment: u32) -> WindowUpdate {
-        WindowUpdate { stream_id, size_increment }
+        WindowUpdate {
+            stream_id,
+            size_increment,
+        }
     }
 
     pub fn stream_id(&self) -> StreamId {
@@ -38,7 +41,10 @@ impl WindowUpdate {
             return Err(Error::InvalidWindowUpdateValue);
         }
 
-        Ok(WindowUpdate { stream_id: head.stream_id(), size_increment })
+        Ok(WindowUpdate {
+            stream_id: head.stream_id(),
+            size_increment,
+        })
     }
 
     pub fn encode<B: BufMut>(&self, dst: &mut B) {

@@ -174,7 +174,11 @@ impl Decoder {
     }
 
     /// Decodes the headers found in the given buffer.
-    pub fn decode<F>(&mut self, src: &mut Cursor<&mut BytesMut>, mut f: F) -> Result<(), DecoderError>
+    pub fn decode<F>(
+        &mut self,
+        src: &mut Cursor<&mut BytesMut>,
+        mut f: F,
+    ) -> Result<(), DecoderError>
     where
         F: FnMut(Header) -> ControlFlow<()>,
     {
@@ -262,7 +266,11 @@ impl Decoder {
             return Err(DecoderError::InvalidMaxDynamicSize);
         }
 
-        tracing::debug!(from = self.table.size(), to = new_size, "Decoder changed max table size");
+        tracing::debug!(
+            from = self.table.size(),
+            to = new_size,
+            "Decoder changed max table size"
+        );
 
         self.table.set_max_size(new_size);
 
@@ -302,7 +310,10 @@ impl Decoder {
         }
     }
 
-    fn try_decode_string(&mut self, buf: &mut Cursor<&mut BytesMut>) -> Result<StringMarker, DecoderError> {
+    fn try_decode_string(
+        &mut self,
+        buf: &mut Cursor<&mut BytesMut>,
+    ) -> Result<StringMarker, DecoderError> {
         let old_pos = buf.position();
         const HUFF_FLAG: u8 = 0b1000_0000;
 
@@ -335,7 +346,11 @@ impl Decoder {
             ret
         } else {
             buf.advance(len);
-            Ok(StringMarker { offset, len, string: None })
+            Ok(StringMarker {
+                offset,
+                len,
+                string: None,
+            })
         }
     }
 
@@ -398,7 +413,11 @@ fn decode_int<B: Buf>(buf: &mut B, prefix_size: u8) -> Result<usize, DecoderErro
         return Err(DecoderError::NeedMore(NeedMore::IntegerUnderflow));
     }
 
-    let mask = if prefix_size == 8 { 0xFF } else { (1u8 << prefix_size).wrapping_sub(1) };
+    let mask = if prefix_size == 8 {
+        0xFF
+    } else {
+        (1u8 << prefix_size).wrapping_sub(1)
+    };
 
     let mut ret = (buf.get_u8() & mask) as usize;
 
@@ -477,7 +496,11 @@ fn consume(buf: &mut Cursor<&mut BytesMut>) {
 
 impl Table {
     fn new(max_size: usize) -> Table {
-        Table { entries: VecDeque::new(), size: 0, max_size }
+        Table {
+            entries: VecDeque::new(),
+            size: 0,
+            max_size,
+        }
     }
 
     fn size(&self) -> usize {
@@ -620,57 +643,194 @@ pub fn get_static(idx: usize) -> Header {
         12 => Header::Status(StatusCode::BAD_REQUEST),
         13 => Header::Status(StatusCode::NOT_FOUND),
         14 => Header::Status(StatusCode::INTERNAL_SERVER_ERROR),
-        15 => Header::Field { name: header::ACCEPT_CHARSET, value: HeaderValue::from_static("") },
-        16 => {
-            Header::Field { name: header::ACCEPT_ENCODING, value: HeaderValue::from_static("gzip, deflate") }
-        }
-        17 => Header::Field { name: header::ACCEPT_LANGUAGE, value: HeaderValue::from_static("") },
-        18 => Header::Field { name: header::ACCEPT_RANGES, value: HeaderValue::from_static("") },
-        19 => Header::Field { name: header::ACCEPT, value: HeaderValue::from_static("") },
-        20 => {
-            Header::Field { name: header::ACCESS_CONTROL_ALLOW_ORIGIN, value: HeaderValue::from_static("") }
-        }
-        21 => Header::Field { name: header::AGE, value: HeaderValue::from_static("") },
-        22 => Header::Field { name: header::ALLOW, value: HeaderValue::from_static("") },
-        23 => Header::Field { name: header::AUTHORIZATION, value: HeaderValue::from_static("") },
-        24 => Header::Field { name: header::CACHE_CONTROL, value: HeaderValue::from_static("") },
-        25 => Header::Field { name: header::CONTENT_DISPOSITION, value: HeaderValue::from_static("") },
-        26 => Header::Field { name: header::CONTENT_ENCODING, value: HeaderValue::from_static("") },
-        27 => Header::Field { name: header::CONTENT_LANGUAGE, value: HeaderValue::from_static("") },
-        28 => Header::Field { name: header::CONTENT_LENGTH, value: HeaderValue::from_static("") },
-        29 => Header::Field { name: header::CONTENT_LOCATION, value: HeaderValue::from_static("") },
-        30 => Header::Field { name: header::CONTENT_RANGE, value: HeaderValue::from_static("") },
-        31 => Header::Field { name: header::CONTENT_TYPE, value: HeaderValue::from_static("") },
-        32 => Header::Field { name: header::COOKIE, value: HeaderValue::from_static("") },
-        33 => Header::Field { name: header::DATE, value: HeaderValue::from_static("") },
-        34 => Header::Field { name: header::ETAG, value: HeaderValue::from_static("") },
-        35 => Header::Field { name: header::EXPECT, value: HeaderValue::from_static("") },
-        36 => Header::Field { name: header::EXPIRES, value: HeaderValue::from_static("") },
-        37 => Header::Field { name: header::FROM, value: HeaderValue::from_static("") },
-        38 => Header::Field { name: header::HOST, value: HeaderValue::from_static("") },
-        39 => Header::Field { name: header::IF_MATCH, value: HeaderValue::from_static("") },
-        40 => Header::Field { name: header::IF_MODIFIED_SINCE, value: HeaderValue::from_static("") },
-        41 => Header::Field { name: header::IF_NONE_MATCH, value: HeaderValue::from_static("") },
-        42 => Header::Field { name: header::IF_RANGE, value: HeaderValue::from_static("") },
-        43 => Header::Field { name: header::IF_UNMODIFIED_SINCE, value: HeaderValue::from_static("") },
-        44 => Header::Field { name: header::LAST_MODIFIED, value: HeaderValue::from_static("") },
-        45 => Header::Field { name: header::LINK, value: HeaderValue::from_static("") },
-        46 => Header::Field { name: header::LOCATION, value: HeaderValue::from_static("") },
-        47 => Header::Field { name: header::MAX_FORWARDS, value: HeaderValue::from_static("") },
-        48 => Header::Field { name: header::PROXY_AUTHENTICATE, value: HeaderValue::from_static("") },
-        49 => Header::Field { name: header::PROXY_AUTHORIZATION, value: HeaderValue::from_static("") },
-        50 => Header::Field { name: header::RANGE, value: HeaderValue::from_static("") },
-        51 => Header::Field { name: header::REFERER, value: HeaderValue::from_static("") },
-        52 => Header::Field { name: header::REFRESH, value: HeaderValue::from_static("") },
-        53 => Header::Field { name: header::RETRY_AFTER, value: HeaderValue::from_static("") },
-        54 => Header::Field { name: header::SERVER, value: HeaderValue::from_static("") },
-        55 => Header::Field { name: header::SET_COOKIE, value: HeaderValue::from_static("") },
-        56 => Header::Field { name: header::STRICT_TRANSPORT_SECURITY, value: HeaderValue::from_static("") },
-        57 => Header::Field { name: header::TRANSFER_ENCODING, value: HeaderValue::from_static("") },
-        58 => Header::Field { name: header::USER_AGENT, value: HeaderValue::from_static("") },
-        59 => Header::Field { name: header::VARY, value: HeaderValue::from_static("") },
-        60 => Header::Field { name: header::VIA, value: HeaderValue::from_static("") },
-        61 => Header::Field { name: header::WWW_AUTHENTICATE, value: HeaderValue::from_static("") },
+        15 => Header::Field {
+            name: header::ACCEPT_CHARSET,
+            value: HeaderValue::from_static(""),
+        },
+        16 => Header::Field {
+            name: header::ACCEPT_ENCODING,
+            value: HeaderValue::from_static("gzip, deflate"),
+        },
+        17 => Header::Field {
+            name: header::ACCEPT_LANGUAGE,
+            value: HeaderValue::from_static(""),
+        },
+        18 => Header::Field {
+            name: header::ACCEPT_RANGES,
+            value: HeaderValue::from_static(""),
+        },
+        19 => Header::Field {
+            name: header::ACCEPT,
+            value: HeaderValue::from_static(""),
+        },
+        20 => Header::Field {
+            name: header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            value: HeaderValue::from_static(""),
+        },
+        21 => Header::Field {
+            name: header::AGE,
+            value: HeaderValue::from_static(""),
+        },
+        22 => Header::Field {
+            name: header::ALLOW,
+            value: HeaderValue::from_static(""),
+        },
+        23 => Header::Field {
+            name: header::AUTHORIZATION,
+            value: HeaderValue::from_static(""),
+        },
+        24 => Header::Field {
+            name: header::CACHE_CONTROL,
+            value: HeaderValue::from_static(""),
+        },
+        25 => Header::Field {
+            name: header::CONTENT_DISPOSITION,
+            value: HeaderValue::from_static(""),
+        },
+        26 => Header::Field {
+            name: header::CONTENT_ENCODING,
+            value: HeaderValue::from_static(""),
+        },
+        27 => Header::Field {
+            name: header::CONTENT_LANGUAGE,
+            value: HeaderValue::from_static(""),
+        },
+        28 => Header::Field {
+            name: header::CONTENT_LENGTH,
+            value: HeaderValue::from_static(""),
+        },
+        29 => Header::Field {
+            name: header::CONTENT_LOCATION,
+            value: HeaderValue::from_static(""),
+        },
+        30 => Header::Field {
+            name: header::CONTENT_RANGE,
+            value: HeaderValue::from_static(""),
+        },
+        31 => Header::Field {
+            name: header::CONTENT_TYPE,
+            value: HeaderValue::from_static(""),
+        },
+        32 => Header::Field {
+            name: header::COOKIE,
+            value: HeaderValue::from_static(""),
+        },
+        33 => Header::Field {
+            name: header::DATE,
+            value: HeaderValue::from_static(""),
+        },
+        34 => Header::Field {
+            name: header::ETAG,
+            value: HeaderValue::from_static(""),
+        },
+        35 => Header::Field {
+            name: header::EXPECT,
+            value: HeaderValue::from_static(""),
+        },
+        36 => Header::Field {
+            name: header::EXPIRES,
+            value: HeaderValue::from_static(""),
+        },
+        37 => Header::Field {
+            name: header::FROM,
+            value: HeaderValue::from_static(""),
+        },
+        38 => Header::Field {
+            name: header::HOST,
+            value: HeaderValue::from_static(""),
+        },
+        39 => Header::Field {
+            name: header::IF_MATCH,
+            value: HeaderValue::from_static(""),
+        },
+        40 => Header::Field {
+            name: header::IF_MODIFIED_SINCE,
+            value: HeaderValue::from_static(""),
+        },
+        41 => Header::Field {
+            name: header::IF_NONE_MATCH,
+            value: HeaderValue::from_static(""),
+        },
+        42 => Header::Field {
+            name: header::IF_RANGE,
+            value: HeaderValue::from_static(""),
+        },
+        43 => Header::Field {
+            name: header::IF_UNMODIFIED_SINCE,
+            value: HeaderValue::from_static(""),
+        },
+        44 => Header::Field {
+            name: header::LAST_MODIFIED,
+            value: HeaderValue::from_static(""),
+        },
+        45 => Header::Field {
+            name: header::LINK,
+            value: HeaderValue::from_static(""),
+        },
+        46 => Header::Field {
+            name: header::LOCATION,
+            value: HeaderValue::from_static(""),
+        },
+        47 => Header::Field {
+            name: header::MAX_FORWARDS,
+            value: HeaderValue::from_static(""),
+        },
+        48 => Header::Field {
+            name: header::PROXY_AUTHENTICATE,
+            value: HeaderValue::from_static(""),
+        },
+        49 => Header::Field {
+            name: header::PROXY_AUTHORIZATION,
+            value: HeaderValue::from_static(""),
+        },
+        50 => Header::Field {
+            name: header::RANGE,
+            value: HeaderValue::from_static(""),
+        },
+        51 => Header::Field {
+            name: header::REFERER,
+            value: HeaderValue::from_static(""),
+        },
+        52 => Header::Field {
+            name: header::REFRESH,
+            value: HeaderValue::from_static(""),
+        },
+        53 => Header::Field {
+            name: header::RETRY_AFTER,
+            value: HeaderValue::from_static(""),
+        },
+        54 => Header::Field {
+            name: header::SERVER,
+            value: HeaderValue::from_static(""),
+        },
+        55 => Header::Field {
+            name: header::SET_COOKIE,
+            value: HeaderValue::from_static(""),
+        },
+        56 => Header::Field {
+            name: header::STRICT_TRANSPORT_SECURITY,
+            value: HeaderValue::from_static(""),
+        },
+        57 => Header::Field {
+            name: header::TRANSFER_ENCODING,
+            value: HeaderValue::from_static(""),
+        },
+        58 => Header::Field {
+            name: header::USER_AGENT,
+            value: HeaderValue::from_static(""),
+        },
+        59 => Header::Field {
+            name: header::VARY,
+            value: HeaderValue::from_static(""),
+        },
+        60 => Header::Field {
+            name: header::VIA,
+            value: HeaderValue::from_static(""),
+        },
+        61 => Header::Field {
+            name: header::WWW_AUTHENTICATE,
+            value: HeaderValue::from_static(""),
+        },
         _ => unreachable!(),
     }
 }
@@ -700,7 +860,8 @@ mod test {
     fn test_decode_empty() {
         let mut de = Decoder::new(0);
         let mut buf = BytesMut::new();
-        de.decode(&mut Cursor::new(&mut buf), |_| ControlFlow::Continue(())).unwrap();
+        de.decode(&mut Cursor::new(&mut buf), |_| ControlFlow::Continue(()))
+            .unwrap();
     }
 
     #[test]
@@ -724,7 +885,10 @@ mod test {
         assert_eq!(de.table.size(), 0);
 
         match res[0] {
-            Header::Field { ref name, ref value } => {
+            Header::Field {
+                ref name,
+                ref value,
+            } => {
                 assert_eq!(name, "foo");
                 assert_eq!(value, "bar");
             }
@@ -772,7 +936,10 @@ mod test {
         assert_eq!(de.table.size(), 0);
 
         match res[0] {
-            Header::Field { ref name, ref value } => {
+            Header::Field {
+                ref name,
+                ref value,
+            } => {
                 assert_eq!(name, "foo");
                 assert_eq!(value, "bar");
             }

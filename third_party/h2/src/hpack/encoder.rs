@@ -193,9 +193,17 @@ impl Encoder {
         }
     }
 
-    fn encode_header_without_name(&mut self, last: &Index, value: &HeaderValue, dst: &mut BytesMut) {
+    fn encode_header_without_name(
+        &mut self,
+        last: &Index,
+        value: &HeaderValue,
+        dst: &mut BytesMut,
+    ) {
         match *last {
-            Index::Indexed(..) | Index::Name(..) | Index::Inserted(..) | Index::InsertedValue(..) => {
+            Index::Indexed(..)
+            | Index::Name(..)
+            | Index::Inserted(..)
+            | Index::InsertedValue(..) => {
                 let idx = self.table.resolve_idx(last);
 
                 encode_not_indexed(idx, value.as_ref(), value.is_sensitive(), dst);
@@ -203,7 +211,12 @@ impl Encoder {
             Index::NotIndexed(_) => {
                 let last = self.table.resolve(last);
 
-                encode_not_indexed2(last.name().as_slice(), value.as_ref(), value.is_sensitive(), dst);
+                encode_not_indexed2(
+                    last.name().as_slice(),
+                    value.as_ref(),
+                    value.is_sensitive(),
+                    dst,
+                );
             }
         }
     }
@@ -470,7 +483,10 @@ mod test {
         let mut value = HeaderValue::from_bytes(b"12345").unwrap();
         value.set_sensitive(true);
 
-        let header = Header::Field { name: Some(name), value };
+        let header = Header::Field {
+            name: Some(name),
+            value,
+        };
 
         // Now, try to encode the sensitive header
 
@@ -487,7 +503,10 @@ mod test {
         let mut value = HeaderValue::from_bytes(b"12345").unwrap();
         value.set_sensitive(true);
 
-        let header = Header::Field { name: Some(name), value };
+        let header = Header::Field {
+            name: Some(name),
+            value,
+        };
 
         let mut encoder = Encoder::default();
         let res = encode(&mut encoder, vec![header]);
@@ -499,13 +518,19 @@ mod test {
         // Using the name component of a previously indexed header (without
         // sensitive flag set)
 
-        let _ = encode(&mut encoder, vec![self::header("my-password", "not-so-secret")]);
+        let _ = encode(
+            &mut encoder,
+            vec![self::header("my-password", "not-so-secret")],
+        );
 
         let name = "my-password".parse().unwrap();
         let mut value = HeaderValue::from_bytes(b"12345").unwrap();
         value.set_sensitive(true);
 
-        let header = Header::Field { name: Some(name), value };
+        let header = Header::Field {
+            name: Some(name),
+            value,
+        };
         let res = encode(&mut encoder, vec![header]);
 
         assert_eq!(&[0b11111, 47], &res[..2]);
@@ -674,7 +699,10 @@ mod test {
                     name: Some("hello".parse().unwrap()),
                     value: HeaderValue::from_bytes(b"world").unwrap(),
                 },
-                Header::Field { name: None, value: HeaderValue::from_bytes(b"zomg").unwrap() },
+                Header::Field {
+                    name: None,
+                    value: HeaderValue::from_bytes(b"zomg").unwrap(),
+                },
             ],
         );
 
@@ -706,7 +734,10 @@ mod test {
         let mut encoder = Encoder::new(0, 0);
 
         encoder.update_max_size(1912930560);
-        assert_eq!(Some(SizeUpdate::One(DEFAULT_MAX_ALLOWED_SIZE)), encoder.size_update);
+        assert_eq!(
+            Some(SizeUpdate::One(DEFAULT_MAX_ALLOWED_SIZE)),
+            encoder.size_update
+        );
 
         let mut dst = BytesMut::with_capacity(3);
         encoder.encode_size_updates(&mut dst);
@@ -734,7 +765,10 @@ mod test {
         let name = HeaderName::from_bytes(name.as_bytes()).unwrap();
         let value = HeaderValue::from_bytes(val.as_bytes()).unwrap();
 
-        Header::Field { name: Some(name), value }
+        Header::Field {
+            name: Some(name),
+            value,
+        }
     }
 
     fn huff_decode(src: &[u8]) -> BytesMut {

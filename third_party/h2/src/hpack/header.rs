@@ -45,7 +45,10 @@ impl Header<Option<HeaderName>> {
         use self::Header::*;
 
         Ok(match self {
-            Field { name: Some(n), value } => Field { name: n, value },
+            Field {
+                name: Some(n),
+                value,
+            } => Field { name: n, value },
             Field { name: None, value } => return Err(value),
             Authority(v) => Authority(v),
             Method(v) => Method(v),
@@ -101,7 +104,10 @@ impl Header {
 
     pub fn len(&self) -> usize {
         match *self {
-            Header::Field { ref name, ref value } => len(name, value),
+            Header::Field {
+                ref name,
+                ref value,
+            } => len(name, value),
             Header::Authority(ref v) => 32 + 10 + v.len(),
             Header::Method(ref v) => 32 + 7 + v.as_ref().len(),
             Header::Scheme(ref v) => 32 + 7 + v.len(),
@@ -206,7 +212,10 @@ impl Header {
 impl From<Header> for Header<Option<HeaderName>> {
     fn from(src: Header) -> Self {
         match src {
-            Header::Field { name, value } => Header::Field { name: Some(name), value },
+            Header::Field { name, value } => Header::Field {
+                name: Some(name),
+                value,
+            },
             Header::Authority(v) => Header::Authority(v),
             Header::Method(v) => Header::Method(v),
             Header::Scheme(v) => Header::Scheme(v),
@@ -220,9 +229,10 @@ impl From<Header> for Header<Option<HeaderName>> {
 impl<'a> Name<'a> {
     pub fn into_entry(self, value: Bytes) -> Result<Header, DecoderError> {
         match self {
-            Name::Field(name) => {
-                Ok(Header::Field { name: name.clone(), value: HeaderValue::from_bytes(&value)? })
-            }
+            Name::Field(name) => Ok(Header::Field {
+                name: name.clone(),
+                value: HeaderValue::from_bytes(&value)?,
+            }),
             Name::Authority => Ok(Header::Authority(BytesStr::try_from(value)?)),
             Name::Method => Ok(Header::Method(Method::from_bytes(&value)?)),
             Name::Scheme => Ok(Header::Scheme(BytesStr::try_from(value)?)),

@@ -74,7 +74,14 @@ macro_rules! probe_loop {
 impl Table {
     pub fn new(max_size: usize, capacity: usize) -> Table {
         if capacity == 0 {
-            Table { mask: 0, indices: vec![], slots: VecDeque::new(), inserted: 0, size: 0, max_size }
+            Table {
+                mask: 0,
+                indices: vec![],
+                slots: VecDeque::new(),
+                inserted: 0,
+                size: 0,
+                max_size,
+            }
         } else {
             let capacity = cmp::max(to_raw_capacity(capacity).next_power_of_two(), 8);
 
@@ -299,7 +306,10 @@ impl Table {
 
         let pos_idx = 0usize.wrapping_sub(self.inserted);
 
-        let prev = self.indices[probe].replace(Pos { index: pos_idx, hash });
+        let prev = self.indices[probe].replace(Pos {
+            index: pos_idx,
+            hash,
+        });
 
         if let Some(mut prev) = prev {
             // Shift forward
@@ -327,7 +337,11 @@ impl Table {
     fn insert(&mut self, header: Header, hash: HashValue) {
         self.inserted = self.inserted.wrapping_add(1);
 
-        self.slots.push_front(Slot { hash, header, next: None });
+        self.slots.push_front(Slot {
+            hash,
+            header,
+            next: None,
+        });
     }
 
     pub fn resize(&mut self, size: usize) {
@@ -374,7 +388,14 @@ impl Table {
         // Update the size
         self.size -= slot.header.len();
 
-        debug_assert_eq!(self.indices.iter().filter_map(|p| *p).filter(|p| p.index == pos_idx).count(), 1);
+        debug_assert_eq!(
+            self.indices
+                .iter()
+                .filter_map(|p| *p)
+                .filter(|p| p.index == pos_idx)
+                .count(),
+            1
+        );
 
         // Find the associated position
         probe_loop!(probe < self.indices.len(), {
@@ -650,7 +671,10 @@ fn hash_header(header: &Header) -> HashValue {
 /// boolean representing if the value matched as well.
 fn index_static(header: &Header) -> Option<(usize, bool)> {
     match *header {
-        Header::Field { ref name, ref value } => match *name {
+        Header::Field {
+            ref name,
+            ref value,
+        } => match *name {
             header::ACCEPT_CHARSET => Some((15, false)),
             header::ACCEPT_ENCODING => {
                 if value == "gzip, deflate" {

@@ -146,7 +146,10 @@ where
                 local_reset_max: config.reset_stream_max,
                 remote_reset_max: config.remote_reset_stream_max,
                 remote_init_window_sz: DEFAULT_INITIAL_WINDOW_SIZE,
-                remote_max_initiated: config.settings.max_concurrent_streams().map(|max| max as usize),
+                remote_max_initiated: config
+                    .settings
+                    .max_concurrent_streams()
+                    .map(|max| max as usize),
                 local_max_error_reset_streams: config.local_error_reset_streams_max,
                 data_frame_budget: config.data_frame_budget,
             }
@@ -219,7 +222,10 @@ where
         // The order of these calls don't really matter too much
         ready!(self.inner.ping_pong.send_pending_pong(cx, &mut self.codec))?;
         ready!(self.inner.ping_pong.send_pending_ping(cx, &mut self.codec))?;
-        ready!(self.inner.settings.poll_send(cx, &mut self.codec, &mut self.inner.streams))?;
+        ready!(self
+            .inner
+            .settings
+            .poll_send(cx, &mut self.codec, &mut self.inner.streams))?;
         if let Some(id) = self.inner.pending_refusal {
             // Keep the refusal pending if making room requires socket progress.
             ready!(self.codec.poll_ready(cx))?;
@@ -246,8 +252,12 @@ where
     }
 
     fn take_error(&mut self, ours: Reason, initiator: Initiator) -> Result<(), Error> {
-        let (debug_data, theirs) =
-            self.inner.error.take().as_ref().map_or((Bytes::new(), Reason::NO_ERROR), |frame| {
+        let (debug_data, theirs) = self
+            .inner
+            .error
+            .take()
+            .as_ref()
+            .map_or((Bytes::new(), Reason::NO_ERROR), |frame| {
                 (frame.debug_data().clone(), frame.reason())
             });
 
@@ -314,7 +324,8 @@ where
                             // This will also handle flushing `self.codec`
                             ready!(self.inner.streams.poll_complete(cx, &mut self.codec))?;
 
-                            if (self.inner.error.is_some() || self.inner.go_away.should_close_on_idle())
+                            if (self.inner.error.is_some()
+                                || self.inner.go_away.should_close_on_idle())
                                 && !self.inner.streams.has_streams()
                             {
                                 self.inner.as_dyn().go_away_now(Reason::NO_ERROR);
@@ -365,13 +376,25 @@ where
                     }
                 }
                 // Only NO_ERROR should be waiting for idle
-                debug_assert_eq!(reason, Reason::NO_ERROR, "graceful GOAWAY should be NO_ERROR");
+                debug_assert_eq!(
+                    reason,
+                    Reason::NO_ERROR,
+                    "graceful GOAWAY should be NO_ERROR"
+                );
             }
             ready!(self.poll_ready(cx))?;
 
-            match self.inner.as_dyn().recv_frame(ready!(Pin::new(&mut self.codec).poll_next(cx)?))? {
+            match self
+                .inner
+                .as_dyn()
+                .recv_frame(ready!(Pin::new(&mut self.codec).poll_next(cx)?))?
+            {
                 ReceivedFrame::Settings(frame) => {
-                    self.inner.settings.recv_settings(frame, &mut self.codec, &mut self.inner.streams)?;
+                    self.inner.settings.recv_settings(
+                        frame,
+                        &mut self.codec,
+                        &mut self.inner.streams,
+                    )?;
                 }
                 ReceivedFrame::Refused(id) => {
                     debug_assert!(self.inner.pending_refusal.is_none());
@@ -396,9 +419,22 @@ where
     B: Buf,
 {
     fn as_dyn(&mut self) -> DynConnection<'_, B> {
-        let ConnectionInner { state, go_away, streams, error, ping_pong, .. } = self;
+        let ConnectionInner {
+            state,
+            go_away,
+            streams,
+            error,
+            ping_pong,
+            ..
+        } = self;
         let streams = streams.as_dyn();
-        DynConnection { state, go_away, streams, error, ping_pong }
+        DynConnection {
+            state,
+            go_away,
+            streams,
+            error,
+            ping_pong,
+        }
     }
 }
 
@@ -487,7 +523,8 @@ where
                 if self.streams.is_buffer_empty()
                     && matches!(kind, io::ErrorKind::UnexpectedEof)
                     && (self.streams.is_server()
-                        || self.error.as_ref().map(|f| f.reason() == Reason::NO_ERROR) == Some(true))
+                        || self.error.as_ref().map(|f| f.reason() == Reason::NO_ERROR)
+                            == Some(true))
                 {
                     *self.state = State::Closed(Reason::NO_ERROR, Initiator::Library);
                     return Ok(());
@@ -505,7 +542,11 @@ where
 
         // We may have already sent a GOAWAY for this error,
         // if so, don't send another, just flush and close up.
-        if self.go_away.going_away().map_or(false, |frame| frame.reason() == reason) {
+        if self
+            .go_away
+            .going_away()
+            .map_or(false, |frame| frame.reason() == reason)
+        {
             tracing::trace!("    -> already going away");
             *self.state = State::Closing(reason, initiator);
             return;
@@ -558,7 +599,10 @@ where
                 tracing::trace!(?frame, "recv PING");
                 let status = self.ping_pong.recv_ping(frame);
                 if status.is_shutdown() {
-                    assert!(self.go_away.is_going_away(), "received unexpected shutdown ping");
+                    assert!(
+                        self.go_away.is_going_away(),
+                        "received unexpected shutdown ping"
+                    );
 
                     let last_processed_id = self.streams.last_processed_id();
                     self.go_away(last_processed_id, Reason::NO_ERROR);
@@ -651,7 +695,10 @@ mod tests {
 
     #[test]
     fn auto_data_frame_budget_scales_with_connection_window() {
-        assert_eq!(DataFrameBudget::Auto.resolve(None), DEFAULT_INITIAL_WINDOW_SIZE as usize / 2);
+        assert_eq!(
+            DataFrameBudget::Auto.resolve(None),
+            DEFAULT_INITIAL_WINDOW_SIZE as usize / 2
+        );
         assert_eq!(
             DataFrameBudget::Auto.resolve(Some(DEFAULT_INITIAL_WINDOW_SIZE)),
             DEFAULT_INITIAL_WINDOW_SIZE as usize / 2
@@ -661,12 +708,21 @@ mod tests {
 
     #[test]
     fn auto_data_frame_budget_has_minimum() {
-        assert_eq!(DataFrameBudget::Auto.resolve(Some(1)), DEFAULT_DATA_FRAME_BUDGET);
-        assert_eq!(DataFrameBudget::Auto.resolve(Some(MAX_WINDOW_SIZE)), MAX_WINDOW_SIZE as usize / 2);
+        assert_eq!(
+            DataFrameBudget::Auto.resolve(Some(1)),
+            DEFAULT_DATA_FRAME_BUDGET
+        );
+        assert_eq!(
+            DataFrameBudget::Auto.resolve(Some(MAX_WINDOW_SIZE)),
+            MAX_WINDOW_SIZE as usize / 2
+        );
     }
 
     #[test]
     fn configured_data_frame_budget_is_unchanged() {
-        assert_eq!(DataFrameBudget::Configured(123).resolve(Some(MAX_WINDOW_SIZE)), 123);
+        assert_eq!(
+            DataFrameBudget::Configured(123).resolve(Some(MAX_WINDOW_SIZE)),
+            123
+        );
     }
 }

@@ -39,7 +39,12 @@ pub(crate) struct GoingAway {
 
 impl GoAway {
     pub fn new() -> Self {
-        GoAway { close_now: false, going_away: None, is_user_initiated: false, pending: None }
+        GoAway {
+            close_now: false,
+            going_away: None,
+            is_user_initiated: false,
+            pending: None,
+        }
     }
 
     /// Enqueue a GOAWAY frame to be written.
@@ -56,7 +61,10 @@ impl GoAway {
             );
         }
 
-        self.going_away = Some(GoingAway { last_processed_id: f.last_stream_id(), reason: f.reason() });
+        self.going_away = Some(GoingAway {
+            last_processed_id: f.last_stream_id(),
+            reason: f.reason(),
+        });
         self.pending = Some(f);
     }
 
@@ -64,7 +72,8 @@ impl GoAway {
         self.close_now = true;
         if let Some(ref going_away) = self.going_away {
             // Prevent sending the same GOAWAY twice.
-            if going_away.last_processed_id == f.last_stream_id() && going_away.reason == f.reason() {
+            if going_away.last_processed_id == f.last_stream_id() && going_away.reason == f.reason()
+            {
                 return;
             }
         }
@@ -98,7 +107,11 @@ impl GoAway {
     /// Returns if the connection should be closed when idle.
     pub fn should_close_on_idle(&self) -> bool {
         !self.close_now
-            && self.going_away.as_ref().map(|g| g.last_processed_id != StreamId::MAX).unwrap_or(false)
+            && self
+                .going_away
+                .as_ref()
+                .map(|g| g.last_processed_id != StreamId::MAX)
+                .unwrap_or(false)
     }
 
     /// Try to write a pending GOAWAY frame to the buffer.

@@ -64,9 +64,11 @@ impl Dyn {
         stream_id: StreamId,
     ) -> Result<PollMessage, Error> {
         if self.is_server() {
-            crate::server::Peer::convert_poll_message(pseudo, fields, stream_id).map(PollMessage::Server)
+            crate::server::Peer::convert_poll_message(pseudo, fields, stream_id)
+                .map(PollMessage::Server)
         } else {
-            crate::client::Peer::convert_poll_message(pseudo, fields, stream_id).map(PollMessage::Client)
+            crate::client::Peer::convert_poll_message(pseudo, fields, stream_id)
+                .map(PollMessage::Client)
         }
     }
 

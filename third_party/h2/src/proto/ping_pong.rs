@@ -62,7 +62,11 @@ const USER_STATE_CLOSED: usize = 4;
 
 impl PingPong {
     pub(crate) fn new() -> Self {
-        PingPong { pending_ping: None, pending_pong: None, user_pings: None }
+        PingPong {
+            pending_ping: None,
+            pending_pong: None,
+            user_pings: None,
+        }
     }
 
     /// Can only be called once. If called a second time, returns `None`.
@@ -83,7 +87,10 @@ impl PingPong {
     pub(crate) fn ping_shutdown(&mut self) {
         assert!(self.pending_ping.is_none());
 
-        self.pending_ping = Some(PendingPing { payload: Ping::SHUTDOWN, sent: false });
+        self.pending_ping = Some(PendingPing {
+            payload: Ping::SHUTDOWN,
+            sent: false,
+        });
     }
 
     /// Process a ping
@@ -95,7 +102,11 @@ impl PingPong {
         if ping.is_ack() {
             if let Some(pending) = self.pending_ping.take() {
                 if &pending.payload == ping.payload() {
-                    assert_eq!(&pending.payload, &Ping::SHUTDOWN, "pending_ping should be for shutdown",);
+                    assert_eq!(
+                        &pending.payload,
+                        &Ping::SHUTDOWN,
+                        "pending_ping should be for shutdown",
+                    );
                     tracing::trace!("recv PING SHUTDOWN ack");
                     return ReceivedPing::Shutdown;
                 }
@@ -139,7 +150,8 @@ impl PingPong {
                 return Poll::Pending;
             }
 
-            dst.buffer(Ping::pong(pong).into()).expect("invalid pong frame");
+            dst.buffer(Ping::pong(pong).into())
+                .expect("invalid pong frame");
         }
 
         Poll::Ready(Ok(()))
@@ -161,7 +173,8 @@ impl PingPong {
                     return Poll::Pending;
                 }
 
-                dst.buffer(Ping::new(ping.payload).into()).expect("invalid ping frame");
+                dst.buffer(Ping::new(ping.payload).into())
+                    .expect("invalid ping frame");
                 ping.sent = true;
             }
         } else if let Some(ref users) = self.user_pings {
@@ -170,8 +183,12 @@ impl PingPong {
                     return Poll::Pending;
                 }
 
-                dst.buffer(Ping::new(Ping::USER).into()).expect("invalid ping frame");
-                users.0.state.store(USER_STATE_PENDING_PONG, Ordering::Release);
+                dst.buffer(Ping::new(Ping::USER).into())
+                    .expect("invalid ping frame");
+                users
+                    .0
+                    .state
+                    .store(USER_STATE_PENDING_PONG, Ordering::Release);
             } else {
                 users.0.ping_task.register(cx.waker());
             }

@@ -154,7 +154,8 @@ impl Settings {
                 }
 
                 // Buffer the settings frame
-                dst.buffer(settings.clone().into()).expect("invalid settings frame");
+                dst.buffer(settings.clone().into())
+                    .expect("invalid settings frame");
                 tracing::trace!("local settings sent; waiting for ack: {:?}", settings);
 
                 self.local = Local::WaitingAck(settings.clone());

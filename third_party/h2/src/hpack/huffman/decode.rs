@@ -74,7 +74,8 @@ const fn build_fast_table() -> [u32; 1 << FAST_BITS] {
                 if len2 <= rem {
                     let rem2 = rem - len2;
                     let base = ((code1 as usize) << rem) | ((code2 as usize) << rem2);
-                    let pair = (2 << 16) | (((len1 + len2) as u32) << 24) | ((b as u32) << 8) | a as u32;
+                    let pair =
+                        (2 << 16) | (((len1 + len2) as u32) << 24) | ((b as u32) << 8) | a as u32;
                     let mut i = 0;
                     while i < (1 << rem2) {
                         table[base + i] = pair;
@@ -287,7 +288,10 @@ mod test {
     #[test]
     fn rejects_eos_and_invalid_padding() {
         assert_eq!(decode(&[0xff]), Err(DecoderError::InvalidHuffmanCode));
-        assert_eq!(decode(&[0xff, 0xff, 0xff, 0xff]), Err(DecoderError::InvalidHuffmanCode));
+        assert_eq!(
+            decode(&[0xff, 0xff, 0xff, 0xff]),
+            Err(DecoderError::InvalidHuffmanCode)
+        );
         assert_eq!(decode(&[0]), Err(DecoderError::InvalidHuffmanCode));
     }
 }

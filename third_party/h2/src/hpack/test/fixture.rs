@@ -31,7 +31,9 @@ fn test_story(story: Value) {
             .map(|case| {
                 let case = case.as_object().unwrap();
 
-                let size = case.get("header_table_size").map(|v| v.as_u64().unwrap() as usize);
+                let size = case
+                    .get("header_table_size")
+                    .map(|v| v.as_u64().unwrap() as usize);
 
                 let wire = case.get("wire").unwrap().as_str().unwrap();
                 let wire: Vec<u8> = FromHex::from_hex(wire.as_bytes()).unwrap();
@@ -100,7 +102,11 @@ fn test_story(story: Value) {
             let mut input: Vec<_> = case
                 .expect
                 .iter()
-                .map(|(name, value)| Header::new(name.clone().into(), value.clone().into()).unwrap().into())
+                .map(|(name, value)| {
+                    Header::new(name.clone().into(), value.clone().into())
+                        .unwrap()
+                        .into()
+                })
                 .collect();
 
             encoder.encode(input.clone(), &mut buf);

@@ -21,7 +21,9 @@ fn hpack_fuzz() {
         TestResult::from_bool(true)
     }
 
-    QuickCheck::new().tests(100).quickcheck(prop as fn(FuzzHpack) -> TestResult)
+    QuickCheck::new()
+        .tests(100)
+        .quickcheck(prop as fn(FuzzHpack) -> TestResult)
 }
 
 /*
@@ -68,7 +70,10 @@ impl FuzzHpack {
 
         // Rough number of headers to add
         while added < num {
-            let mut frame = HeaderFrame { resizes: vec![], headers: vec![] };
+            let mut frame = HeaderFrame {
+                resizes: vec![],
+                headers: vec![],
+            };
 
             match rng.gen_range(0..20) {
                 0 => {
@@ -236,7 +241,11 @@ fn gen_header(g: &mut StdRng) -> Header<Option<HeaderName>> {
             _ => unreachable!(),
         }
     } else {
-        let name = if g.gen_ratio(1, 10) { None } else { Some(gen_header_name(g)) };
+        let name = if g.gen_ratio(1, 10) {
+            None
+        } else {
+            Some(gen_header_name(g))
+        };
         let mut value = gen_header_value(g);
 
         if g.gen_ratio(1, 30) {

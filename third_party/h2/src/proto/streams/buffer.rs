@@ -53,7 +53,10 @@ impl Deque {
                 idxs.tail = key;
             }
             None => {
-                self.indices = Some(Indices { head: key, tail: key });
+                self.indices = Some(Indices {
+                    head: key,
+                    tail: key,
+                });
             }
         }
     }
@@ -67,7 +70,10 @@ impl Deque {
                 idxs.head = key;
             }
             None => {
-                self.indices = Some(Indices { head: key, tail: key });
+                self.indices = Some(Indices {
+                    head: key,
+                    tail: key,
+                });
             }
         }
     }

@@ -111,23 +111,28 @@ impl Counts {
 
     pub fn set_target_connection_window_size(&mut self, size: WindowSize) {
         if self.data_frame_budget_is_auto {
-            self.data_frame_budget.set_max(DataFrameBudget::Auto.resolve(Some(size)));
+            self.data_frame_budget
+                .set_max(DataFrameBudget::Auto.resolve(Some(size)));
         }
     }
 
     /// Records the framing overhead of a DATA frame.
     pub fn record_data_frame(&mut self, payload_len: usize) -> Result<(), BudgetExhausted> {
         if payload_len == 0 {
-            self.num_recv_empty_data_frames =
-                self.num_recv_empty_data_frames.checked_add(1).ok_or(BudgetExhausted)?;
+            self.num_recv_empty_data_frames = self
+                .num_recv_empty_data_frames
+                .checked_add(1)
+                .ok_or(BudgetExhausted)?;
             if self.num_recv_empty_data_frames > MAX_RECV_EMPTY_DATA_FRAMES {
                 return Err(BudgetExhausted);
             }
             Ok(())
         } else if payload_len < DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
-            self.data_frame_budget.consume(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - payload_len)
+            self.data_frame_budget
+                .consume(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - payload_len)
         } else {
-            self.data_frame_budget.replenish(payload_len - DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD);
+            self.data_frame_budget
+                .replenish(payload_len - DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD);
             Ok(())
         }
     }
@@ -136,7 +141,8 @@ impl Counts {
     /// buffered internally.
     pub fn release_data_frame(&mut self, payload_len: usize) {
         if payload_len != 0 && payload_len < DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
-            self.data_frame_budget.replenish(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - payload_len);
+            self.data_frame_budget
+                .replenish(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - payload_len);
         }
     }
 
@@ -429,7 +435,10 @@ mod tests {
     fn auto_budget_tracks_target_window_and_configured_budget_does_not() {
         let mut auto = Counts::new(
             peer::Dyn::Server,
-            &Config { data_frame_budget: DataFrameBudget::Auto, ..counts_config() },
+            &Config {
+                data_frame_budget: DataFrameBudget::Auto,
+                ..counts_config()
+            },
         );
         auto.set_target_connection_window_size(1024 * 1024);
         assert_eq!(auto.data_frame_budget.max, 512 * 1024);
@@ -439,7 +448,10 @@ mod tests {
 
         let mut configured = Counts::new(
             peer::Dyn::Server,
-            &Config { data_frame_budget: DataFrameBudget::Configured(123), ..counts_config() },
+            &Config {
+                data_frame_budget: DataFrameBudget::Configured(123),
+                ..counts_config()
+            },
         );
         configured.set_target_connection_window_size(1024 * 1024);
         assert_eq!(configured.data_frame_budget.max, 123);
@@ -450,7 +462,9 @@ mod tests {
         let mut counts = counts();
 
         for _ in 0..1_000_000 {
-            counts.record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD).unwrap();
+            counts
+                .record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD)
+                .unwrap();
         }
     }
 
@@ -485,7 +499,9 @@ mod tests {
 
         for _ in 0..MAX_RECV_EMPTY_DATA_FRAMES {
             counts.record_data_frame(0).unwrap();
-            counts.record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD * 2).unwrap();
+            counts
+                .record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD * 2)
+                .unwrap();
         }
         assert!(counts.record_data_frame(0).is_err());
     }

@@ -50,7 +50,10 @@ pub struct FlowControl {
 
 impl FlowControl {
     pub fn new() -> FlowControl {
-        FlowControl { window_size: Window(0), available: Window(0) }
+        FlowControl {
+            window_size: Window(0),
+            available: Window(0),
+        }
     }
 
     /// Returns the window size as known by the peer
@@ -118,7 +121,12 @@ impl FlowControl {
             return Err(Reason::FLOW_CONTROL_ERROR);
         }
 
-        tracing::trace!("inc_window; sz={}; old={}; new={}", sz, self.window_size, val);
+        tracing::trace!(
+            "inc_window; sz={}; old={}; new={}",
+            sz,
+            self.window_size,
+            val
+        );
 
         self.window_size = Window(val);
         Ok(())
@@ -129,7 +137,12 @@ impl FlowControl {
     /// This is called after receiving a SETTINGS frame with a lower
     /// INITIAL_WINDOW_SIZE value.
     pub fn dec_send_window(&mut self, sz: WindowSize) -> Result<(), Reason> {
-        tracing::trace!("dec_window; sz={}; window={}, available={}", sz, self.window_size, self.available);
+        tracing::trace!(
+            "dec_window; sz={}; window={}, available={}",
+            sz,
+            self.window_size,
+            self.available
+        );
         // ~~This should not be able to overflow `window_size` from the bottom.~~ wrong. it can.
         self.window_size.decrease_by(sz)?;
         Ok(())
@@ -155,7 +168,12 @@ impl FlowControl {
     /// Decrements the window reflecting data has actually been sent. The caller
     /// must ensure that the window has capacity.
     pub fn send_data(&mut self, sz: WindowSize) -> Result<(), Reason> {
-        tracing::trace!("send_data; sz={}; window={}; available={}", sz, self.window_size, self.available);
+        tracing::trace!(
+            "send_data; sz={}; window={}; available={}",
+            sz,
+            self.window_size,
+            self.available
+        );
 
         // If send size is zero it's meaningless to update flow control window
         if sz > 0 {

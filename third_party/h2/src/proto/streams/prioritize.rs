@@ -84,7 +84,8 @@ impl Prioritize {
     pub fn new(config: &Config) -> Prioritize {
         let mut flow = FlowControl::new();
 
-        flow.inc_window(config.remote_init_window_sz).expect("invalid initial window size");
+        flow.inc_window(config.remote_init_window_sz)
+            .expect("invalid initial window size");
 
         // TODO: proper error handling
         let _res = flow.assign_capacity(config.remote_init_window_sz);
@@ -171,7 +172,8 @@ impl Prioritize {
         // Update the buffered data counter
         stream.buffered_send_data += sz as usize;
 
-        let span = tracing::trace_span!("send_data", sz, requested = stream.requested_send_capacity);
+        let span =
+            tracing::trace_span!("send_data", sz, requested = stream.requested_send_capacity);
         let _e = span.enter();
         tracing::trace!(buffered = stream.buffered_send_data);
 
@@ -220,7 +222,12 @@ impl Prioritize {
     }
 
     /// Request capacity to send data
-    pub fn reserve_capacity(&mut self, capacity: WindowSize, stream: &mut store::Ptr, counts: &mut Counts) {
+    pub fn reserve_capacity(
+        &mut self,
+        capacity: WindowSize,
+        stream: &mut store::Ptr,
+        counts: &mut Counts,
+    ) {
         let span = tracing::trace_span!(
             "reserve_capacity",
             ?stream.id,
@@ -265,7 +272,8 @@ impl Prioritize {
                 }
 
                 // Update the target requested capacity
-                stream.requested_send_capacity = cmp::min(capacity, WindowSize::MAX as usize) as WindowSize;
+                stream.requested_send_capacity =
+                    cmp::min(capacity, WindowSize::MAX as usize) as WindowSize;
 
                 // Try to assign additional capacity to the stream. If none is
                 // currently available, the stream will be queued to receive some
@@ -335,11 +343,15 @@ impl Prioritize {
     pub fn reclaim_reserved_capacity(&mut self, stream: &mut store::Ptr, counts: &mut Counts) {
         // only reclaim reserved capacity that isn't already buffered
         if stream.send_flow.available().as_size() as usize > stream.buffered_send_data {
-            let reserved = stream.send_flow.available().as_size() - stream.buffered_send_data as WindowSize;
+            let reserved =
+                stream.send_flow.available().as_size() - stream.buffered_send_data as WindowSize;
 
             // Panic safety: due to how `reserved` is computed it can't be greater
             // than what's available.
-            stream.send_flow.claim_capacity(reserved).expect("window size should be greater than reserved");
+            stream
+                .send_flow
+                .claim_capacity(reserved)
+                .expect("window size should be greater than reserved");
 
             self.assign_connection_capacity(reserved, stream, counts);
         }
@@ -355,8 +367,12 @@ impl Prioritize {
         }
     }
 
-    pub fn assign_connection_capacity<R>(&mut self, inc: WindowSize, store: &mut R, counts: &mut Counts)
-    where
+    pub fn assign_connection_capacity<R>(
+        &mut self,
+        inc: WindowSize,
+        store: &mut R,
+        counts: &mut Counts,
+    ) where
         R: Resolve,
     {
         let span = tracing::trace_span!("assign_connection_capacity", inc);
@@ -589,7 +605,11 @@ impl Prioritize {
     where
         B: Buf,
     {
-        tracing::trace!(?frame, sz = frame.payload().inner.get_ref().remaining(), "reclaimed");
+        tracing::trace!(
+            ?frame,
+            sz = frame.payload().inner.get_ref().remaining(),
+            "reclaimed"
+        );
 
         let mut eos = false;
         let key = frame.payload().stream;
@@ -793,22 +813,23 @@ impl Prioritize {
                         debug_assert!(_res.is_ok());
                     });
 
-                    let (eos, len) = tracing::trace_span!("updating connection flow").in_scope(|| {
-                        // TODO: proper error handling
-                        let _res = self.flow.send_data(len);
-                        debug_assert!(_res.is_ok());
+                    let (eos, len) =
+                        tracing::trace_span!("updating connection flow").in_scope(|| {
+                            // TODO: proper error handling
+                            let _res = self.flow.send_data(len);
+                            debug_assert!(_res.is_ok());
 
-                        // Wrap the frame's data payload to ensure that the
-                        // correct amount of data gets written.
+                            // Wrap the frame's data payload to ensure that the
+                            // correct amount of data gets written.
 
-                        let eos = frame.is_end_stream();
-                        let len = len as usize;
+                            let eos = frame.is_end_stream();
+                            let len = len as usize;
 
-                        if frame.payload().remaining() > len {
-                            frame.set_end_stream(false);
-                        }
-                        (eos, len)
-                    });
+                            if frame.payload().remaining() > len {
+                                frame.set_end_stream(false);
+                            }
+                            (eos, len)
+                        });
 
                     Frame::Data(frame.map(|buf| Prioritized {
                         inner: buf.take(len),
@@ -879,7 +900,11 @@ impl Prioritize {
         }
     }
 
-    fn pop_pending_open<'s>(&mut self, store: &'s mut Store, counts: &mut Counts) -> Option<store::Ptr<'s>> {
+    fn pop_pending_open<'s>(
+        &mut self,
+        store: &'s mut Store,
+        counts: &mut Counts,
+    ) -> Option<store::Ptr<'s>> {
         tracing::trace!("schedule_pending_open");
         // check for any pending open streams
         if counts.can_inc_num_send_streams() {

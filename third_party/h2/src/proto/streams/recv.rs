@@ -92,7 +92,8 @@ impl Recv {
 
         // connections always have the default window size, regardless of
         // settings
-        flow.inc_window(DEFAULT_INITIAL_WINDOW_SIZE).expect("invalid initial remote window size");
+        flow.inc_window(DEFAULT_INITIAL_WINDOW_SIZE)
+            .expect("invalid initial remote window size");
         flow.assign_capacity(DEFAULT_INITIAL_WINDOW_SIZE).unwrap();
 
         Recv {
@@ -125,7 +126,12 @@ impl Recv {
     /// Update state reflecting a new, remotely opened stream
     ///
     /// Returns the stream state if successful. `None` if refused
-    pub fn open(&mut self, id: StreamId, mode: Open, counts: &mut Counts) -> Result<Option<StreamId>, Error> {
+    pub fn open(
+        &mut self,
+        id: StreamId,
+        mode: Open,
+        counts: &mut Counts,
+    ) -> Result<Option<StreamId>, Error> {
         counts.peer().ensure_can_open(id, mode)?;
 
         let next_id = self.next_stream_id()?;
@@ -193,13 +199,18 @@ impl Recv {
                 }
             }
 
-            if let Some(content_length) = first_content_length.filter(|_| !stream.content_length.is_head()) {
+            if let Some(content_length) =
+                first_content_length.filter(|_| !stream.content_length.is_head())
+            {
                 stream.content_length = ContentLength::Remaining(content_length);
                 // END_STREAM on headers frame with non-zero content-length is malformed.
                 // https://datatracker.ietf.org/doc/html/rfc9113#section-8.1.1
                 if frame.is_end_stream()
                     && content_length > 0
-                    && frame.pseudo().status.map_or(true, |status| status != 204 && status != 304)
+                    && frame
+                        .pseudo()
+                        .status
+                        .map_or(true, |status| status != 204 && status != 304)
                 {
                     proto_err!(stream: "recv_headers with END_STREAM: content-length is not zero; stream={:?};", stream.id);
                     return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
@@ -244,10 +255,14 @@ impl Recv {
         }
 
         if !pseudo.is_informational() {
-            let message = counts.peer().convert_poll_message(pseudo, fields, stream_id)?;
+            let message = counts
+                .peer()
+                .convert_poll_message(pseudo, fields, stream_id)?;
 
             // Push the frame onto the stream's recv buffer
-            stream.pending_recv.push_back(&mut self.buffer, Event::Headers(message));
+            stream
+                .pending_recv
+                .push_back(&mut self.buffer, Event::Headers(message));
             stream.notify_recv();
 
             // Only servers can receive a headers frame that initiates the stream.
@@ -260,13 +275,17 @@ impl Recv {
         } else {
             // This is an informational response (1xx status code)
             // Convert to response and store it for polling
-            let message = counts.peer().convert_poll_message(pseudo, fields, stream_id)?;
+            let message = counts
+                .peer()
+                .convert_poll_message(pseudo, fields, stream_id)?;
 
             tracing::trace!("Received informational response: stream_id={:?}", stream_id);
 
             // Push the informational response onto the stream's recv buffer
             // with a special event type so it can be polled separately
-            stream.pending_recv.push_back(&mut self.buffer, Event::InformationalHeaders(message));
+            stream
+                .pending_recv
+                .push_back(&mut self.buffer, Event::InformationalHeaders(message));
             stream.notify_recv();
         }
 
@@ -340,7 +359,10 @@ impl Recv {
                 None => {
                     if !stream.state.ensure_recv_open()? {
                         proto_err!(stream: "poll_response: stream={:?} is not opened;",  stream.id);
-                        return Poll::Ready(Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR)));
+                        return Poll::Ready(Err(Error::library_reset(
+                            stream.id,
+                            Reason::PROTOCOL_ERROR,
+                        )));
                     }
 
                     stream.recv_task = Some(cx.waker().clone());
@@ -364,7 +386,9 @@ impl Recv {
             match event {
                 Event::Headers(Client(response)) => {
                     // Final response
-                    stream.pending_recv.push_front(&mut self.buffer, Event::Headers(Client(response)));
+                    stream
+                        .pending_recv
+                        .push_front(&mut self.buffer, Event::Headers(Client(response)));
                     return Poll::Ready(None);
                 }
                 Event::InformationalHeaders(Client(response)) => {
@@ -390,7 +414,11 @@ impl Recv {
     }
 
     /// Transition the stream based on receiving trailers
-    pub fn recv_trailers(&mut self, frame: frame::Headers, stream: &mut store::Ptr) -> Result<(), Error> {
+    pub fn recv_trailers(
+        &mut self,
+        frame: frame::Headers,
+        stream: &mut store::Ptr,
+    ) -> Result<(), Error> {
         // Transition the state
         stream.state.recv_close()?;
 
@@ -402,7 +430,9 @@ impl Recv {
         let trailers = frame.into_fields();
 
         // Push the frame onto the stream's recv buffer
-        stream.pending_recv.push_back(&mut self.buffer, Event::Trailers(trailers));
+        stream
+            .pending_recv
+            .push_back(&mut self.buffer, Event::Trailers(trailers));
         stream.notify_recv();
 
         Ok(())
@@ -518,7 +548,11 @@ impl Recv {
         //
         // Update the flow controller with the difference between the new
         // target and the current target.
-        let current = self.flow.available().add(self.in_flight_data)?.checked_size();
+        let current = self
+            .flow
+            .available()
+            .add(self.in_flight_data)?
+            .checked_size();
         if target > current {
             self.flow.assign_capacity(target - current)?;
         } else {
@@ -574,7 +608,10 @@ impl Recv {
                     tracing::trace!("decrementing all windows; dec={}", dec);
 
                     store.try_for_each(|mut stream| {
-                        stream.recv_flow.dec_recv_window(dec).map_err(proto::Error::library_go_away)?;
+                        stream
+                            .recv_flow
+                            .dec_recv_window(dec)
+                            .map_err(proto::Error::library_go_away)?;
                         Ok::<_, proto::Error>(())
                     })?;
                 }
@@ -585,8 +622,14 @@ impl Recv {
                     store.try_for_each(|mut stream| {
                         // XXX: Shouldn't the peer have already noticed our
                         // overflow and sent us a GOAWAY?
-                        stream.recv_flow.inc_window(inc).map_err(proto::Error::library_go_away)?;
-                        stream.recv_flow.assign_capacity(inc).map_err(proto::Error::library_go_away)?;
+                        stream
+                            .recv_flow
+                            .inc_window(inc)
+                            .map_err(proto::Error::library_go_away)?;
+                        stream
+                            .recv_flow
+                            .assign_capacity(inc)
+                            .map_err(proto::Error::library_go_away)?;
                         Ok::<_, proto::Error>(())
                     })?;
                 }
@@ -635,7 +678,10 @@ impl Recv {
         );
 
         if is_ignoring_frame {
-            tracing::trace!("recv_data; frame ignored on locally reset {:?} for some time", stream.id,);
+            tracing::trace!(
+                "recv_data; frame ignored on locally reset {:?} for some time",
+                stream.id,
+            );
             return self.ignore_data(sz);
         }
 
@@ -683,13 +729,19 @@ impl Recv {
 
         // Received a frame, but no one cared about it. fix issue#648
         if !stream.is_recv {
-            tracing::trace!("recv_data; frame ignored on stream release {:?} for some time", stream.id,);
+            tracing::trace!(
+                "recv_data; frame ignored on stream release {:?} for some time",
+                stream.id,
+            );
             self.release_connection_capacity(sz, &mut None);
             return Ok(());
         }
 
         // Update stream level flow control
-        stream.recv_flow.send_data(sz).map_err(proto::Error::library_go_away)?;
+        stream
+            .recv_flow
+            .send_data(sz)
+            .map_err(proto::Error::library_go_away)?;
 
         // Track the data as in-flight
         stream.in_flight_recv_data += sz;
@@ -698,7 +750,11 @@ impl Recv {
         // since the user only sees the data payload via `payload()`.
         let padding = (frame.flow_controlled_len() - frame.payload().len()) as WindowSize;
         if padding > 0 {
-            tracing::trace!("recv_data; auto-releasing padding of {:?} for {:?}", padding, stream.id,);
+            tracing::trace!(
+                "recv_data; auto-releasing padding of {:?} for {:?}",
+                padding,
+                stream.id,
+            );
             let _res = self.release_capacity(padding, stream, &mut None);
             // cannot fail, we JUST added more in_flight data above.
             debug_assert!(_res.is_ok());
@@ -712,7 +768,10 @@ impl Recv {
         }
 
         let is_budgeted = !frame.is_end_stream();
-        let event = Event::Data(DataEvent { payload: frame.into_payload(), is_budgeted });
+        let event = Event::Data(DataEvent {
+            payload: frame.into_payload(),
+            is_budgeted,
+        });
 
         // Push the frame onto the recv buffer
         stream.pending_recv.push_back(&mut self.buffer, event);
@@ -778,7 +837,10 @@ impl Recv {
                  headers frame is over size; promised_id={:?};",
                 frame.promised_id(),
             );
-            return Err(Error::library_reset(frame.promised_id(), Reason::PROTOCOL_ERROR));
+            return Err(Error::library_reset(
+                frame.promised_id(),
+                Reason::PROTOCOL_ERROR,
+            ));
         }
 
         let promised_id = frame.promised_id();
@@ -805,7 +867,9 @@ impl Recv {
         }
 
         use super::peer::PollMessage::*;
-        stream.pending_recv.push_back(&mut self.buffer, Event::Headers(Server(req)));
+        stream
+            .pending_recv
+            .push_back(&mut self.buffer, Event::Headers(Server(req)));
         stream.notify_recv();
         stream.notify_push();
         Ok(())
@@ -815,7 +879,10 @@ impl Recv {
     pub fn ensure_not_idle(&self, id: StreamId) -> Result<(), Reason> {
         if let Ok(next) = self.next_stream_id {
             if id >= next {
-                tracing::debug!("stream ID implicitly closed, PROTOCOL_ERROR; stream={:?}", id);
+                tracing::debug!(
+                    "stream ID implicitly closed, PROTOCOL_ERROR; stream={:?}",
+                    id
+                );
                 return Err(Reason::PROTOCOL_ERROR);
             }
         }
@@ -847,7 +914,10 @@ impl Recv {
                     "recv_reset; remotely-reset pending-accept streams reached limit ({:?})",
                     counts.max_remote_reset_streams(),
                 );
-                return Err(Error::library_go_away_data(Reason::ENHANCE_YOUR_CALM, "too_many_resets"));
+                return Err(Error::library_go_away_data(
+                    Reason::ENHANCE_YOUR_CALM,
+                    "too_many_resets",
+                ));
             }
         }
 
@@ -990,7 +1060,12 @@ impl Recv {
         }
     }
 
-    pub fn clear_queues(&mut self, clear_pending_accept: bool, store: &mut Store, counts: &mut Counts) {
+    pub fn clear_queues(
+        &mut self,
+        clear_pending_accept: bool,
+        store: &mut Store,
+        counts: &mut Counts,
+    ) {
         self.clear_stream_window_update_queue(store, counts);
         self.clear_all_reset_streams(store, counts);
 
@@ -1061,10 +1136,13 @@ impl Recv {
             }
 
             // Buffer the WINDOW_UPDATE frame
-            dst.buffer(frame.into()).expect("invalid WINDOW_UPDATE frame");
+            dst.buffer(frame.into())
+                .expect("invalid WINDOW_UPDATE frame");
 
             // Update flow control
-            self.flow.inc_window(incr).expect("unexpected flow control state");
+            self.flow
+                .inc_window(incr)
+                .expect("unexpected flow control state");
         }
 
         Ok(BufferStatus::Complete)
@@ -1113,10 +1191,14 @@ impl Recv {
                     let frame = frame::WindowUpdate::new(stream.id, incr);
 
                     // Buffer it
-                    dst.buffer(frame.into()).expect("invalid WINDOW_UPDATE frame");
+                    dst.buffer(frame.into())
+                        .expect("invalid WINDOW_UPDATE frame");
 
                     // Update flow control
-                    stream.recv_flow.inc_window(incr).expect("unexpected flow control state");
+                    stream
+                        .recv_flow
+                        .inc_window(incr)
+                        .expect("unexpected flow control state");
                 }
             })
         }
@@ -1212,14 +1294,19 @@ mod tests {
         };
         let mut recv = Recv::new(peer::Dyn::Server, &config);
         let mut store = Store::new();
-        let mut stream =
-            store.insert(StreamId::from(1), Stream::new(StreamId::from(1), 0, DEFAULT_INITIAL_WINDOW_SIZE));
+        let mut stream = store.insert(
+            StreamId::from(1),
+            Stream::new(StreamId::from(1), 0, DEFAULT_INITIAL_WINDOW_SIZE),
+        );
         let data = Bytes::from(vec![0; FRAME_LEN]);
 
         for _ in 0..FRAME_COUNT {
             stream.pending_recv.push_back(
                 &mut recv.buffer,
-                Event::Data(DataEvent { payload: data.clone(), is_budgeted: true }),
+                Event::Data(DataEvent {
+                    payload: data.clone(),
+                    is_budgeted: true,
+                }),
             );
         }
         stream.in_flight_recv_data = DEFAULT_INITIAL_WINDOW_SIZE;

@@ -1,6 +1,6 @@
 use super::{
-    store, Buffer, BufferStatus, Codec, Config, Counts, Frame, Prioritize, Prioritized, Store, Stream,
-    StreamId, StreamIdOverflow, WindowSize,
+    store, Buffer, BufferStatus, Codec, Config, Counts, Frame, Prioritize, Prioritized, Store,
+    Stream, StreamId, StreamIdOverflow, WindowSize,
 };
 use crate::codec::UserError;
 use crate::frame::{self, Reason};
@@ -107,12 +107,17 @@ impl Send {
             return Err(UserError::PeerDisabledServerPush);
         }
 
-        tracing::trace!("send_push_promise; frame={:?}; init_window={:?}", frame, self.init_window_sz);
+        tracing::trace!(
+            "send_push_promise; frame={:?}; init_window={:?}",
+            frame,
+            self.init_window_sz
+        );
 
         Self::check_headers(frame.fields())?;
 
         // Queue the frame for sending
-        self.prioritize.queue_frame(frame.into(), buffer, stream, task);
+        self.prioritize
+            .queue_frame(frame.into(), buffer, stream, task);
 
         Ok(())
     }
@@ -125,7 +130,11 @@ impl Send {
         counts: &mut Counts,
         task: &mut Option<Waker>,
     ) -> Result<(), UserError> {
-        tracing::trace!("send_headers; frame={:?}; init_window={:?}", frame, self.init_window_sz);
+        tracing::trace!(
+            "send_headers; frame={:?}; init_window={:?}",
+            frame,
+            self.init_window_sz
+        );
 
         Self::check_headers(frame.fields())?;
 
@@ -144,7 +153,8 @@ impl Send {
         //
         // This call expects that, since new streams are in the open queue, new
         // streams won't be pushed on pending_send.
-        self.prioritize.queue_frame(frame.into(), buffer, stream, task);
+        self.prioritize
+            .queue_frame(frame.into(), buffer, stream, task);
 
         // Need to notify the connection when pushing onto pending_open since
         // queue_frame only notifies for pending_send.
@@ -183,7 +193,8 @@ impl Send {
 
         // Queue the frame for sending WITHOUT changing stream state
         // This is the key difference from send_headers - we don't call stream.state.send_open()
-        self.prioritize.queue_frame(frame.into(), buffer, stream, task);
+        self.prioritize
+            .queue_frame(frame.into(), buffer, stream, task);
 
         Ok(())
     }
@@ -219,7 +230,10 @@ impl Send {
 
         if is_reset {
             // Don't double reset
-            tracing::trace!(" -> not sending RST_STREAM ({:?} is already reset)", stream_id);
+            tracing::trace!(
+                " -> not sending RST_STREAM ({:?} is already reset)",
+                stream_id
+            );
             return;
         }
 
@@ -257,7 +271,8 @@ impl Send {
         let frame = frame::Reset::new(stream.id, reason);
 
         tracing::trace!("send_reset -- queueing; frame={:?}", frame);
-        self.prioritize.queue_frame(frame.into(), buffer, stream, task);
+        self.prioritize
+            .queue_frame(frame.into(), buffer, stream, task);
         self.prioritize.reclaim_all_capacity(stream, counts);
     }
 
@@ -290,7 +305,8 @@ impl Send {
     where
         B: Buf,
     {
-        self.prioritize.send_data(frame, buffer, stream, counts, task)
+        self.prioritize
+            .send_data(frame, buffer, stream, counts, task)
     }
 
     pub fn send_trailers<B>(
@@ -319,7 +335,8 @@ impl Send {
         stream.state.send_close();
 
         tracing::trace!("send_trailers -- queuing; frame={:?}", frame);
-        self.prioritize.queue_frame(frame.into(), buffer, stream, task);
+        self.prioritize
+            .queue_frame(frame.into(), buffer, stream, task);
 
         // Release any excess capacity
         self.prioritize.reserve_capacity(0, stream, counts);
@@ -354,7 +371,12 @@ impl Send {
     }
 
     /// Request capacity to send data
-    pub fn reserve_capacity(&mut self, capacity: WindowSize, stream: &mut store::Ptr, counts: &mut Counts) {
+    pub fn reserve_capacity(
+        &mut self,
+        capacity: WindowSize,
+        stream: &mut store::Ptr,
+        counts: &mut Counts,
+    ) {
         self.prioritize.reserve_capacity(capacity, stream, counts)
     }
 
@@ -412,7 +434,8 @@ impl Send {
         store: &mut Store,
         counts: &mut Counts,
     ) -> Result<(), Reason> {
-        self.prioritize.recv_connection_window_update(frame.size_increment(), store, counts)
+        self.prioritize
+            .recv_connection_window_update(frame.size_increment(), store, counts)
     }
 
     pub fn recv_stream_window_update<B>(
@@ -426,7 +449,14 @@ impl Send {
         if let Err(e) = self.prioritize.recv_stream_window_update(sz, stream) {
             tracing::debug!("recv_stream_window_update !!; err={:?}", e);
 
-            self.send_reset(Reason::FLOW_CONTROL_ERROR, Initiator::Library, buffer, stream, counts, task);
+            self.send_reset(
+                Reason::FLOW_CONTROL_ERROR,
+                Initiator::Library,
+                buffer,
+                stream,
+                counts,
+                task,
+            );
 
             return Err(e);
         }
@@ -526,7 +556,10 @@ impl Send {
                         );
 
                         // TODO: this decrement can underflow based on received frames!
-                        stream.send_flow.dec_send_window(dec).map_err(proto::Error::library_go_away)?;
+                        stream
+                            .send_flow
+                            .dec_send_window(dec)
+                            .map_err(proto::Error::library_go_away)?;
 
                         // It's possible that decreasing the window causes
                         // `window_size` (the stream-specific window) to fall below
@@ -564,7 +597,8 @@ impl Send {
                         Ok::<_, proto::Error>(())
                     })?;
 
-                    self.prioritize.assign_connection_capacity(total_reclaimed, store, counts);
+                    self.prioritize
+                        .assign_connection_capacity(total_reclaimed, store, counts);
                 }
                 Ordering::Greater => {
                     let inc = val - old_val;
@@ -603,7 +637,8 @@ impl Send {
     }
 
     pub fn ensure_next_stream_id(&self) -> Result<StreamId, UserError> {
-        self.next_stream_id.map_err(|_| UserError::OverflowedStreamId)
+        self.next_stream_id
+            .map_err(|_| UserError::OverflowedStreamId)
     }
 
     pub fn may_have_created_stream(&self, id: StreamId) -> bool {

@@ -99,10 +99,16 @@ impl State {
                 if eos {
                     HalfClosedLocal(AwaitingHeaders)
                 } else {
-                    Open { local, remote: AwaitingHeaders }
+                    Open {
+                        local,
+                        remote: AwaitingHeaders,
+                    }
                 }
             }
-            Open { local: AwaitingHeaders, remote } => {
+            Open {
+                local: AwaitingHeaders,
+                remote,
+            } => {
                 if eos {
                     HalfClosedLocal(remote)
                 } else {
@@ -162,7 +168,10 @@ impl State {
                     HalfClosedLocal(Streaming)
                 }
             }
-            Open { local, remote: AwaitingHeaders } => {
+            Open {
+                local,
+                remote: AwaitingHeaders,
+            } => {
                 if eos {
                     HalfClosedRemote(local)
                 } else {
@@ -269,7 +278,12 @@ impl State {
             // previous state with the received RST_STREAM, so that the queue
             // will be cleared by `Prioritize::pop_frame`.
             ref state => {
-                tracing::trace!("recv_reset; frame={:?}; state={:?}; queued={:?}", frame, state, queued);
+                tracing::trace!(
+                    "recv_reset; frame={:?}; state={:?}; queued={:?}",
+                    frame,
+                    state,
+                    queued
+                );
                 let error = Error::remote_reset(frame.stream_id(), frame.reason());
                 // Preserve the received EOS while retaining the reset for the send half.
                 self.inner = Closed(if recv_end_stream {
@@ -298,8 +312,11 @@ impl State {
             ref state => {
                 tracing::trace!("recv_eof; state={:?}", state);
                 self.inner = Closed(Cause::Error(
-                    io::Error::new(io::ErrorKind::BrokenPipe, "stream closed because of a broken pipe")
-                        .into(),
+                    io::Error::new(
+                        io::ErrorKind::BrokenPipe,
+                        "stream closed because of a broken pipe",
+                    )
+                    .into(),
                 ));
             }
         }
@@ -355,7 +372,11 @@ impl State {
         matches!(
             self.inner,
             Closed(Cause::Error(Error::Reset(_, _, Initiator::Remote)))
-                | Closed(Cause::ErrorAfterEndStream(Error::Reset(_, _, Initiator::Remote)))
+                | Closed(Cause::ErrorAfterEndStream(Error::Reset(
+                    _,
+                    _,
+                    Initiator::Remote
+                )))
         )
     }
 
@@ -369,24 +390,43 @@ impl State {
     }
 
     pub fn is_send_streaming(&self) -> bool {
-        matches!(self.inner, Open { local: Streaming, .. } | HalfClosedRemote(Streaming))
+        matches!(
+            self.inner,
+            Open {
+                local: Streaming,
+                ..
+            } | HalfClosedRemote(Streaming)
+        )
     }
 
     /// Returns true when the stream is in a state to receive headers
     pub fn is_recv_headers(&self) -> bool {
         matches!(
             self.inner,
-            Idle | Open { remote: AwaitingHeaders, .. } | HalfClosedLocal(AwaitingHeaders) | ReservedRemote
+            Idle | Open {
+                remote: AwaitingHeaders,
+                ..
+            } | HalfClosedLocal(AwaitingHeaders)
+                | ReservedRemote
         )
     }
 
     pub fn is_recv_streaming(&self) -> bool {
-        matches!(self.inner, Open { remote: Streaming, .. } | HalfClosedLocal(Streaming))
+        matches!(
+            self.inner,
+            Open {
+                remote: Streaming,
+                ..
+            } | HalfClosedLocal(Streaming)
+        )
     }
 
     pub fn is_recv_end_stream(&self) -> bool {
         // In each case END_STREAM has been received.
-        matches!(self.inner, Closed(Cause::EndStream | Cause::ErrorAfterEndStream(_)) | HalfClosedRemote(..))
+        matches!(
+            self.inner,
+            Closed(Cause::EndStream | Cause::ErrorAfterEndStream(_)) | HalfClosedRemote(..)
+        )
     }
 
     pub fn is_closed(&self) -> bool {
@@ -394,7 +434,10 @@ impl State {
     }
 
     pub fn is_send_closed(&self) -> bool {
-        matches!(self.inner, Closed(..) | HalfClosedLocal(..) | ReservedRemote)
+        matches!(
+            self.inner,
+            Closed(..) | HalfClosedLocal(..) | ReservedRemote
+        )
     }
 
     pub fn is_idle(&self) -> bool {
@@ -405,7 +448,9 @@ impl State {
         // TODO: Is this correct?
         match self.inner {
             Closed(Cause::Error(ref e)) => Err(e.clone()),
-            Closed(Cause::ScheduledLibraryReset(reason)) => Err(proto::Error::library_go_away(reason)),
+            Closed(Cause::ScheduledLibraryReset(reason)) => {
+                Err(proto::Error::library_go_away(reason))
+            }
             Closed(Cause::EndStream | Cause::ErrorAfterEndStream(_))
             | HalfClosedRemote(..)
             | ReservedLocal => Ok(false),
@@ -421,8 +466,13 @@ impl State {
             | Closed(Cause::Error(Error::GoAway(_, reason, _)))
             | Closed(Cause::ErrorAfterEndStream(Error::GoAway(_, reason, _)))
             | Closed(Cause::ScheduledLibraryReset(reason)) => Ok(Some(reason)),
-            Closed(Cause::Error(ref e) | Cause::ErrorAfterEndStream(ref e)) => Err(e.clone().into()),
-            Open { local: Streaming, .. } | HalfClosedRemote(Streaming) => match mode {
+            Closed(Cause::Error(ref e) | Cause::ErrorAfterEndStream(ref e)) => {
+                Err(e.clone().into())
+            }
+            Open {
+                local: Streaming, ..
+            }
+            | HalfClosedRemote(Streaming) => match mode {
                 PollReset::AwaitingHeaders => Err(UserError::PollResetAfterSendResponse.into()),
                 PollReset::Streaming => Ok(None),
             },
@@ -464,6 +514,9 @@ mod tests {
 
         assert!(state.is_recv_end_stream());
         assert_eq!(state.ensure_recv_open().unwrap(), false);
-        assert_eq!(state.ensure_reason(PollReset::Streaming).unwrap(), Some(Reason::NO_ERROR));
+        assert_eq!(
+            state.ensure_reason(PollReset::Streaming).unwrap(),
+            Some(Reason::NO_ERROR)
+        );
     }
 }

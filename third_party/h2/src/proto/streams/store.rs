@@ -80,7 +80,10 @@ pub(super) trait Resolve {
 
 impl Store {
     pub fn new() -> Self {
-        Store { slab: slab::Slab::new(), ids: IndexMap::new() }
+        Store {
+            slab: slab::Slab::new(),
+            ids: IndexMap::new(),
+        }
     }
 
     pub fn find_mut(&mut self, id: &StreamId) -> Option<Ptr<'_>> {
@@ -89,14 +92,26 @@ impl Store {
             *key
         };
 
-        Some(Ptr { key: Key { index, stream_id: *id }, store: self })
+        Some(Ptr {
+            key: Key {
+                index,
+                stream_id: *id,
+            },
+            store: self,
+        })
     }
 
     pub fn insert(&mut self, id: StreamId, val: Stream) -> Ptr<'_> {
         let index = SlabIndex(self.slab.insert(val) as u32);
         assert!(self.ids.insert(id, index).is_none());
 
-        Ptr { key: Key { index, stream_id: id }, store: self }
+        Ptr {
+            key: Key {
+                index,
+                stream_id: id,
+            },
+            store: self,
+        }
     }
 
     pub fn find_entry(&mut self, id: StreamId) -> Entry<'_> {
@@ -104,7 +119,10 @@ impl Store {
 
         match self.ids.entry(id) {
             Occupied(e) => Entry::Occupied(OccupiedEntry { ids: e }),
-            Vacant(e) => Entry::Vacant(VacantEntry { ids: e, slab: &mut self.slab }),
+            Vacant(e) => Entry::Vacant(VacantEntry {
+                ids: e,
+                slab: &mut self.slab,
+            }),
         }
     }
 
@@ -137,7 +155,10 @@ impl Store {
                 (*entry.0, *entry.1)
             };
 
-            f(Ptr { key: Key { index, stream_id }, store: self })?;
+            f(Ptr {
+                key: Key { index, stream_id },
+                store: self,
+            })?;
 
             // TODO: This logic probably could be better...
             let new_len = self.ids.len();
@@ -164,17 +185,23 @@ impl ops::Index<Key> for Store {
     type Output = Stream;
 
     fn index(&self, key: Key) -> &Self::Output {
-        self.slab.get(key.index.0 as usize).filter(|s| s.id == key.stream_id).unwrap_or_else(|| {
-            panic!("dangling store key for stream_id={:?}", key.stream_id);
-        })
+        self.slab
+            .get(key.index.0 as usize)
+            .filter(|s| s.id == key.stream_id)
+            .unwrap_or_else(|| {
+                panic!("dangling store key for stream_id={:?}", key.stream_id);
+            })
     }
 }
 
 impl ops::IndexMut<Key> for Store {
     fn index_mut(&mut self, key: Key) -> &mut Self::Output {
-        self.slab.get_mut(key.index.0 as usize).filter(|s| s.id == key.stream_id).unwrap_or_else(|| {
-            panic!("dangling store key for stream_id={:?}", key.stream_id);
-        })
+        self.slab
+            .get_mut(key.index.0 as usize)
+            .filter(|s| s.id == key.stream_id)
+            .unwrap_or_else(|| {
+                panic!("dangling store key for stream_id={:?}", key.stream_id);
+            })
     }
 }
 
@@ -213,11 +240,17 @@ where
     N: Next,
 {
     pub fn new() -> Self {
-        Queue { indices: None, _p: PhantomData }
+        Queue {
+            indices: None,
+            _p: PhantomData,
+        }
     }
 
     pub fn take(&mut self) -> Self {
-        Queue { indices: self.indices.take(), _p: PhantomData }
+        Queue {
+            indices: self.indices.take(),
+            _p: PhantomData,
+        }
     }
 
     /// Queue the stream.
@@ -250,7 +283,10 @@ where
             }
             None => {
                 tracing::trace!(" -> first entry");
-                self.indices = Some(store::Indices { head: stream.key(), tail: stream.key() });
+                self.indices = Some(store::Indices {
+                    head: stream.key(),
+                    tail: stream.key(),
+                });
             }
         }
 
@@ -287,7 +323,10 @@ where
             }
             None => {
                 tracing::trace!(" -> first entry");
-                self.indices = Some(store::Indices { head: stream.key(), tail: stream.key() });
+                self.indices = Some(store::Indices {
+                    head: stream.key(),
+                    tail: stream.key(),
+                });
             }
         }
 
@@ -382,7 +421,10 @@ impl<'a> Ptr<'a> {
 
 impl<'a> Resolve for Ptr<'a> {
     fn resolve(&mut self, key: Key) -> Ptr<'_> {
-        Ptr { key, store: &mut *self.store }
+        Ptr {
+            key,
+            store: &mut *self.store,
+        }
     }
 }
 

@@ -147,12 +147,16 @@ impl Stream {
         let mut send_flow = FlowControl::new();
         let mut recv_flow = FlowControl::new();
 
-        recv_flow.inc_window(init_recv_window).expect("invalid initial receive window");
+        recv_flow
+            .inc_window(init_recv_window)
+            .expect("invalid initial receive window");
         // TODO: proper error handling?
         let _res = recv_flow.assign_capacity(init_recv_window);
         debug_assert!(_res.is_ok());
 
-        send_flow.inc_window(init_send_window).expect("invalid initial send window size");
+        send_flow
+            .inc_window(init_send_window)
+            .expect("invalid initial send window size");
 
         Stream {
             id,
@@ -399,8 +403,15 @@ impl fmt::Debug for Stream {
             .field("requested_send_capacity", &self.requested_send_capacity)
             .field("buffered_send_data", &self.buffered_send_data)
             .h2_field_some("send_task", &self.send_task.as_ref().map(|_| ()))
-            .h2_field_if_then("pending_send", !self.pending_send.is_empty(), &self.pending_send)
-            .h2_field_some("next_pending_send_capacity", &self.next_pending_send_capacity)
+            .h2_field_if_then(
+                "pending_send",
+                !self.pending_send.is_empty(),
+                &self.pending_send,
+            )
+            .h2_field_some(
+                "next_pending_send_capacity",
+                &self.next_pending_send_capacity,
+            )
             .h2_field_if("is_pending_send_capacity", &self.is_pending_send_capacity)
             .h2_field_if("send_capacity_inc", &self.send_capacity_inc)
             .h2_field_some("next_open", &self.next_open)
@@ -414,7 +425,11 @@ impl fmt::Debug for Stream {
             .h2_field_if("is_pending_window_update", &self.is_pending_window_update)
             .h2_field_some("reset_at", &self.reset_at)
             .h2_field_some("next_reset_expire", &self.next_reset_expire)
-            .h2_field_if_then("pending_recv", !self.pending_recv.is_empty(), &self.pending_recv)
+            .h2_field_if_then(
+                "pending_recv",
+                !self.pending_recv.is_empty(),
+                &self.pending_recv,
+            )
             .h2_field_if("is_recv", &self.is_recv)
             .h2_field_some("recv_task", &self.recv_task.as_ref().map(|_| ()))
             .h2_field_some("push_task", &self.push_task.as_ref().map(|_| ()))

@@ -132,7 +132,9 @@ where
         let mut me = self.inner.lock().unwrap();
         let me = &mut *me;
 
-        me.actions.recv.set_target_connection_window(size, &mut me.actions.task)?;
+        me.actions
+            .recv
+            .set_target_connection_window(size, &mut me.actions.task)?;
         me.counts.set_target_connection_window_size(size);
         Ok(())
     }
@@ -142,7 +144,11 @@ where
         let me = &mut *me;
         me.actions.recv.next_incoming(&mut me.store).map(|key| {
             let stream = &mut me.store.resolve(key);
-            tracing::trace!("next_incoming; id={:?}, state={:?}", stream.id, stream.state);
+            tracing::trace!(
+                "next_incoming; id={:?}, state={:?}",
+                stream.id,
+                stream.state
+            );
             // TODO: ideally, OpaqueStreamRefs::new would do this, but we're holding
             // the lock, so it can't.
             me.refs += 1;
@@ -163,7 +169,10 @@ where
     pub fn count_pending_refusal(&mut self) -> Result<(), Error> {
         let mut me = self.inner.lock().unwrap();
         if !me.counts.can_inc_num_local_error_resets() {
-            return Err(Error::library_go_away_data(Reason::ENHANCE_YOUR_CALM, "too_many_internal_resets"));
+            return Err(Error::library_go_away_data(
+                Reason::ENHANCE_YOUR_CALM,
+                "too_many_internal_resets",
+            ));
         }
         me.counts.inc_num_local_error_resets();
         Ok(())
@@ -172,7 +181,9 @@ where
     pub fn clear_expired_reset_streams(&mut self) {
         let mut me = self.inner.lock().unwrap();
         let me = &mut *me;
-        me.actions.recv.clear_expired_reset_streams(&mut me.store, &mut me.counts);
+        me.actions
+            .recv
+            .clear_expired_reset_streams(&mut me.store, &mut me.counts);
     }
 
     pub fn poll_complete<T>(
@@ -222,7 +233,11 @@ where
         }
     }
 
-    pub fn apply_remote_settings(&mut self, frame: &frame::Settings, is_initial: bool) -> Result<(), Error> {
+    pub fn apply_remote_settings(
+        &mut self,
+        frame: &frame::Settings,
+        is_initial: bool,
+    ) -> Result<(), Error> {
         let mut me = self.inner.lock().unwrap();
         let me = &mut *me;
 
@@ -294,15 +309,19 @@ where
 
         let stream_id = me.actions.send.open()?;
 
-        let mut stream =
-            Stream::new(stream_id, me.actions.send.init_window_sz(), me.actions.recv.init_window_sz());
+        let mut stream = Stream::new(
+            stream_id,
+            me.actions.send.init_window_sz(),
+            me.actions.recv.init_window_sz(),
+        );
 
         if *request.method() == Method::HEAD {
             stream.content_length = ContentLength::Head;
         }
 
         // Convert the message
-        let headers = client::Peer::convert_send_message(stream_id, request, protocol, end_of_stream)?;
+        let headers =
+            client::Peer::convert_send_message(stream_id, request, protocol, end_of_stream)?;
 
         let mut stream = me.store.insert(stream.id, stream);
 
@@ -341,7 +360,12 @@ where
     }
 
     pub(crate) fn is_extended_connect_protocol_enabled(&self) -> bool {
-        self.inner.lock().unwrap().actions.send.is_extended_connect_protocol_enabled()
+        self.inner
+            .lock()
+            .unwrap()
+            .actions
+            .send
+            .is_extended_connect_protocol_enabled()
     }
 
     pub fn current_max_send_streams(&self) -> usize {
@@ -413,7 +437,11 @@ impl<B> DynStreams<'_, B> {
         me.recv_eof(self.send_buffer, clear_pending_accept)
     }
 
-    pub fn send_reset(&mut self, id: StreamId, reason: Reason) -> Result<(), crate::proto::error::GoAway> {
+    pub fn send_reset(
+        &mut self,
+        id: StreamId,
+        reason: Reason,
+    ) -> Result<(), crate::proto::error::GoAway> {
         let mut me = self.inner.lock().unwrap();
         me.send_reset(self.send_buffer, id, reason)
     }
@@ -470,12 +498,19 @@ impl Inner {
                     // This may be response headers for a stream we've already
                     // forgotten about...
                     if self.actions.may_have_forgotten_stream(peer, id) {
-                        tracing::debug!("recv_headers for old stream={:?}, sending STREAM_CLOSED", id,);
+                        tracing::debug!(
+                            "recv_headers for old stream={:?}, sending STREAM_CLOSED",
+                            id,
+                        );
                         return Err(Error::library_reset(id, Reason::STREAM_CLOSED));
                     }
                 }
 
-                match self.actions.recv.open(id, Open::Headers, &mut self.counts)? {
+                match self
+                    .actions
+                    .recv
+                    .open(id, Open::Headers, &mut self.counts)?
+                {
                     Some(stream_id) => {
                         let stream = Stream::new(
                             stream_id,
@@ -508,7 +543,11 @@ impl Inner {
         let actions = &mut self.actions;
 
         self.counts.transition(stream, |counts, stream| {
-            tracing::trace!("recv_headers; stream={:?}; state={:?}", stream.id, stream.state);
+            tracing::trace!(
+                "recv_headers; stream={:?}; state={:?}",
+                stream.id,
+                stream.state
+            );
 
             let res = if stream.state.is_recv_headers() {
                 match actions.recv.recv_headers(frame, stream, counts) {
@@ -517,26 +556,22 @@ impl Inner {
                         if peer.is_server() {
                             let mut resp = frame::Headers::new(
                                 stream.id,
-                                frame::Pseudo::response(::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE),
+                                frame::Pseudo::response(
+                                    ::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                                ),
                                 HeaderMap::new(),
                             );
                             resp.set_end_stream();
                             let mut send_buffer = send_buffer.inner.lock().unwrap();
                             let sent = actions.send.send_headers(
-                                resp,
-                                &mut send_buffer,
-                                stream,
-                                counts,
-                                &mut actions.task,
-                            );
+                                resp, &mut send_buffer, stream, counts, &mut actions.task);
                             debug_assert!(sent.is_ok(), "oversize response should not fail");
 
                             actions.send.schedule_implicit_reset(
                                 stream,
                                 Reason::PROTOCOL_ERROR,
                                 counts,
-                                &mut actions.task,
-                            );
+                                &mut actions.task);
 
                             actions.recv.enqueue_reset_expiration(stream, counts);
 
@@ -544,7 +579,7 @@ impl Inner {
                         } else {
                             Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR))
                         }
-                    }
+                    },
                     Err(RecvHeaderBlockError::State(err)) => Err(err),
                 }
             } else {
@@ -631,13 +666,19 @@ impl Inner {
             // we won't give the data to the user, and so they can't
             // release the capacity. We do it automatically.
             if let Err(Error::Reset(..)) = res {
-                actions.recv.release_connection_capacity(sz as WindowSize, &mut None);
+                actions
+                    .recv
+                    .release_connection_capacity(sz as WindowSize, &mut None);
             }
             actions.reset_on_recv_stream_err_deferred(send_buffer, stream, counts, res)
         })
     }
 
-    fn recv_reset<B>(&mut self, send_buffer: &SendBuffer<B>, frame: frame::Reset) -> Result<(), Error> {
+    fn recv_reset<B>(
+        &mut self,
+        send_buffer: &SendBuffer<B>,
+        frame: frame::Reset,
+    ) -> Result<(), Error> {
         let id = frame.stream_id();
 
         if id.is_zero() {
@@ -660,7 +701,9 @@ impl Inner {
             Some(stream) => stream,
             None => {
                 // TODO: Are there other error cases?
-                self.actions.ensure_not_idle(self.counts.peer(), id).map_err(Error::library_go_away)?;
+                self.actions
+                    .ensure_not_idle(self.counts.peer(), id)
+                    .map_err(Error::library_go_away)?;
 
                 return Ok(());
             }
@@ -727,7 +770,9 @@ impl Inner {
                     res,
                 );
             } else {
-                self.actions.ensure_not_idle(self.counts.peer(), id).map_err(Error::library_go_away)?;
+                self.actions
+                    .ensure_not_idle(self.counts.peer(), id)
+                    .map_err(Error::library_go_away)?;
             }
         }
 
@@ -754,7 +799,11 @@ impl Inner {
         last_processed_id
     }
 
-    fn recv_go_away<B>(&mut self, send_buffer: &SendBuffer<B>, frame: &frame::GoAway) -> Result<(), Error> {
+    fn recv_go_away<B>(
+        &mut self,
+        send_buffer: &SendBuffer<B>,
+        frame: &frame::GoAway,
+    ) -> Result<(), Error> {
         let actions = &mut self.actions;
         let counts = &mut self.counts;
         let mut send_buffer = send_buffer.inner.lock().unwrap();
@@ -824,7 +873,12 @@ impl Inner {
         //
         // If `None` is returned, then the stream is being refused. There is no
         // further work to be done.
-        if self.actions.recv.open(promised_id, Open::PushPromise, &mut self.counts)?.is_none() {
+        if self
+            .actions
+            .recv
+            .open(promised_id, Open::PushPromise, &mut self.counts)?
+            .is_none()
+        {
             return Ok(RecvOutcome::Refused(promised_id));
         }
 
@@ -856,7 +910,12 @@ impl Inner {
                     _ => {
                         let mut send_buffer = send_buffer.inner.lock().unwrap();
                         actions
-                            .reset_on_recv_stream_err(&mut *send_buffer, stream, counts, stream_valid)
+                            .reset_on_recv_stream_err(
+                                &mut *send_buffer,
+                                stream,
+                                counts,
+                                stream_valid,
+                            )
                             .map(|()| None)
                     }
                 }
@@ -875,7 +934,11 @@ impl Inner {
         Ok(RecvOutcome::Processed)
     }
 
-    fn recv_eof<B>(&mut self, send_buffer: &SendBuffer<B>, clear_pending_accept: bool) -> Result<(), ()> {
+    fn recv_eof<B>(
+        &mut self,
+        send_buffer: &SendBuffer<B>,
+        clear_pending_accept: bool,
+    ) -> Result<(), ()> {
         let actions = &mut self.actions;
         let counts = &mut self.counts;
         let mut send_buffer = send_buffer.inner.lock().unwrap();
@@ -883,8 +946,11 @@ impl Inner {
 
         if actions.conn_error.is_none() {
             actions.conn_error = Some(
-                io::Error::new(io::ErrorKind::BrokenPipe, "connection closed because of a broken pipe")
-                    .into(),
+                io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "connection closed because of a broken pipe",
+                )
+                .into(),
             );
         }
 
@@ -920,14 +986,20 @@ impl Inner {
         //
         // TODO: It would probably be better to interleave updates w/ data
         // frames.
-        if self.actions.recv.buffer_pending(&mut self.store, &mut self.counts, dst)?
+        if self
+            .actions
+            .recv
+            .buffer_pending(&mut self.store, &mut self.counts, dst)?
             == BufferStatus::CodecFull
         {
             return Ok(BufferStatus::CodecFull);
         }
 
         // Send any other pending frames
-        if self.actions.send.buffer_pending(send_buffer, &mut self.store, &mut self.counts, dst)?
+        if self
+            .actions
+            .send
+            .buffer_pending(send_buffer, &mut self.store, &mut self.counts, dst)?
             == BufferStatus::CodecFull
         {
             return Ok(BufferStatus::CodecFull);
@@ -947,7 +1019,9 @@ impl Inner {
         let mut send_buffer = send_buffer.inner.lock().unwrap();
         let send_buffer = &mut *send_buffer;
 
-        self.actions.send.reclaim_written_frame(send_buffer, &mut self.store, dst)
+        self.actions
+            .send
+            .reclaim_written_frame(send_buffer, &mut self.store, dst)
     }
 
     fn send_reset<B>(
@@ -990,7 +1064,13 @@ impl Inner {
         let stream = self.store.resolve(key);
         let mut send_buffer = send_buffer.inner.lock().unwrap();
         let send_buffer = &mut *send_buffer;
-        self.actions.send_reset(stream, reason, Initiator::Library, &mut self.counts, send_buffer)
+        self.actions.send_reset(
+            stream,
+            reason,
+            Initiator::Library,
+            &mut self.counts,
+            send_buffer,
+        )
     }
 }
 
@@ -1026,8 +1106,16 @@ where
     P: Peer,
 {
     pub fn as_dyn(&self) -> DynStreams<'_, B> {
-        let Self { inner, send_buffer, _p } = self;
-        DynStreams { inner, send_buffer, peer: P::r#dyn() }
+        let Self {
+            inner,
+            send_buffer,
+            _p,
+        } = self;
+        DynStreams {
+            inner,
+            send_buffer,
+            peer: P::r#dyn(),
+        }
     }
 
     /// This function is safe to call multiple times.
@@ -1120,7 +1208,9 @@ impl<B> StreamRef<B> {
             frame.set_end_stream(end_stream);
 
             // Send the data frame
-            actions.send.send_data(frame, send_buffer, stream, counts, &mut actions.task)
+            actions
+                .send
+                .send_data(frame, send_buffer, stream, counts, &mut actions.task)
         })
     }
 
@@ -1138,7 +1228,9 @@ impl<B> StreamRef<B> {
             let frame = frame::Headers::trailers(stream.id, trailers);
 
             // Send the trailers frame
-            actions.send.send_trailers(frame, send_buffer, stream, counts, &mut actions.task)
+            actions
+                .send
+                .send_trailers(frame, send_buffer, stream, counts, &mut actions.task)
         })
     }
 
@@ -1150,7 +1242,10 @@ impl<B> StreamRef<B> {
         let mut send_buffer = self.send_buffer.inner.lock().unwrap();
         let send_buffer = &mut *send_buffer;
 
-        match me.actions.send_reset(stream, reason, Initiator::User, &mut me.counts, send_buffer) {
+        match me
+            .actions
+            .send_reset(stream, reason, Initiator::User, &mut me.counts, send_buffer)
+        {
             Ok(()) => (),
             Err(crate::proto::error::GoAway { .. }) => {
                 // this should never happen, because Initiator::User resets do
@@ -1218,11 +1313,16 @@ impl<B> StreamRef<B> {
         me.counts.transition(stream, |counts, stream| {
             let frame = server::Peer::convert_send_message(stream.id, response, end_of_stream);
 
-            actions.send.send_headers(frame, send_buffer, stream, counts, &mut actions.task)
+            actions
+                .send
+                .send_headers(frame, send_buffer, stream, counts, &mut actions.task)
         })
     }
 
-    pub fn send_push_promise(&mut self, mut request: Request<()>) -> Result<StreamRef<B>, UserError> {
+    pub fn send_push_promise(
+        &mut self,
+        mut request: Request<()>,
+    ) -> Result<StreamRef<B>, UserError> {
         // Clear before taking lock, incase extensions contain a StreamRef.
         request.extensions_mut().clear();
         let mut me = self.opaque.inner.lock().unwrap();
@@ -1237,7 +1337,11 @@ impl<B> StreamRef<B> {
         let child_key = {
             let mut child_stream = me.store.insert(
                 promised_id,
-                Stream::new(promised_id, actions.send.init_window_sz(), actions.recv.init_window_sz()),
+                Stream::new(
+                    promised_id,
+                    actions.send.init_window_sz(),
+                    actions.recv.init_window_sz(),
+                ),
             );
             child_stream.state.reserve_local()?;
             child_stream.is_pending_push = true;
@@ -1249,7 +1353,9 @@ impl<B> StreamRef<B> {
 
             let frame = crate::server::Peer::convert_push_message(stream.id, promised_id, request)?;
 
-            actions.send.send_push_promise(frame, send_buffer, &mut stream, &mut actions.task)
+            actions
+                .send
+                .send_push_promise(frame, send_buffer, &mut stream, &mut actions.task)
         };
 
         if let Err(err) = pushed {
@@ -1260,9 +1366,13 @@ impl<B> StreamRef<B> {
         }
 
         me.refs += 1;
-        let opaque = OpaqueStreamRef::new(self.opaque.inner.clone(), &mut me.store.resolve(child_key));
+        let opaque =
+            OpaqueStreamRef::new(self.opaque.inner.clone(), &mut me.store.resolve(child_key));
 
-        Ok(StreamRef { opaque, send_buffer: self.send_buffer.clone() })
+        Ok(StreamRef {
+            opaque,
+            send_buffer: self.send_buffer.clone(),
+        })
     }
 
     /// Called by the server after the stream is accepted. Given that clients
@@ -1293,7 +1403,9 @@ impl<B> StreamRef<B> {
 
         let mut stream = me.store.resolve(self.opaque.key);
 
-        me.actions.send.reserve_capacity(capacity, &mut stream, &mut me.counts)
+        me.actions
+            .send
+            .reserve_capacity(capacity, &mut stream, &mut me.counts)
     }
 
     /// Returns the stream's current send capacity.
@@ -1341,7 +1453,10 @@ impl<B> StreamRef<B> {
 
 impl<B> Clone for StreamRef<B> {
     fn clone(&self) -> Self {
-        StreamRef { opaque: self.opaque.clone(), send_buffer: self.send_buffer.clone() }
+        StreamRef {
+            opaque: self.opaque.clone(),
+            send_buffer: self.send_buffer.clone(),
+        }
     }
 }
 
@@ -1350,7 +1465,10 @@ impl<B> Clone for StreamRef<B> {
 impl OpaqueStreamRef {
     fn new(inner: Arc<Mutex<Inner>>, stream: &mut store::Ptr) -> OpaqueStreamRef {
         stream.ref_inc();
-        OpaqueStreamRef { inner, key: stream.key() }
+        OpaqueStreamRef {
+            inner,
+            key: stream.key(),
+        }
     }
     /// Called by a client to check for a received response.
     pub fn poll_response(&mut self, cx: &Context) -> Poll<Result<Response<()>, proto::Error>> {
@@ -1363,7 +1481,10 @@ impl OpaqueStreamRef {
     }
 
     /// Called by a client to check for informational responses (1xx status codes)
-    pub fn poll_informational(&mut self, cx: &Context) -> Poll<Option<Result<Response<()>, proto::Error>>> {
+    pub fn poll_informational(
+        &mut self,
+        cx: &Context,
+    ) -> Poll<Option<Result<Response<()>, proto::Error>>> {
         let mut me = self.inner.lock().unwrap();
         let me = &mut *me;
 
@@ -1380,11 +1501,15 @@ impl OpaqueStreamRef {
         let me = &mut *me;
 
         let mut stream = me.store.resolve(self.key);
-        me.actions.recv.poll_pushed(cx, &mut stream).map_ok(|(h, key)| {
-            me.refs += 1;
-            let opaque_ref = OpaqueStreamRef::new(self.inner.clone(), &mut me.store.resolve(key));
-            (h, opaque_ref)
-        })
+        me.actions
+            .recv
+            .poll_pushed(cx, &mut stream)
+            .map_ok(|(h, key)| {
+                me.refs += 1;
+                let opaque_ref =
+                    OpaqueStreamRef::new(self.inner.clone(), &mut me.store.resolve(key));
+                (h, opaque_ref)
+            })
     }
 
     pub fn is_end_stream(&self) -> bool {
@@ -1402,16 +1527,19 @@ impl OpaqueStreamRef {
 
         let mut stream = me.store.resolve(self.key);
 
-        me.actions.recv.poll_data(cx, &mut stream).map(|result| match result {
-            Some(Ok(data)) => {
-                if data.is_budgeted {
-                    me.counts.release_data_frame(data.payload.len());
+        me.actions
+            .recv
+            .poll_data(cx, &mut stream)
+            .map(|result| match result {
+                Some(Ok(data)) => {
+                    if data.is_budgeted {
+                        me.counts.release_data_frame(data.payload.len());
+                    }
+                    Some(Ok(data.payload))
                 }
-                Some(Ok(data.payload))
-            }
-            Some(Err(err)) => Some(Err(err)),
-            None => None,
-        })
+                Some(Err(err)) => Some(Err(err)),
+                None => None,
+            })
     }
 
     pub fn poll_trailers(&mut self, cx: &Context) -> Poll<Option<Result<HeaderMap, proto::Error>>> {
@@ -1447,7 +1575,9 @@ impl OpaqueStreamRef {
 
         let mut stream = me.store.resolve(self.key);
 
-        me.actions.recv.release_capacity(capacity, &mut stream, &mut me.actions.task)
+        me.actions
+            .recv
+            .release_capacity(capacity, &mut stream, &mut me.actions.task)
     }
 
     /// Clear the receive queue and set the status to no longer receive data frames.
@@ -1457,7 +1587,9 @@ impl OpaqueStreamRef {
 
         let mut stream = me.store.resolve(self.key);
         stream.is_recv = false;
-        me.actions.recv.clear_recv_buffer(&mut stream, &mut me.actions.task, &mut me.counts);
+        me.actions
+            .recv
+            .clear_recv_buffer(&mut stream, &mut me.actions.task, &mut me.counts);
     }
 
     pub fn stream_id(&self) -> StreamId {
@@ -1477,8 +1609,14 @@ impl fmt::Debug for OpaqueStreamRef {
                     .field("ref_count", &stream.ref_count)
                     .finish()
             }
-            Err(Poisoned(_)) => fmt.debug_struct("OpaqueStreamRef").field("inner", &"<Poisoned>").finish(),
-            Err(WouldBlock) => fmt.debug_struct("OpaqueStreamRef").field("inner", &"<Locked>").finish(),
+            Err(Poisoned(_)) => fmt
+                .debug_struct("OpaqueStreamRef")
+                .field("inner", &"<Poisoned>")
+                .finish(),
+            Err(WouldBlock) => fmt
+                .debug_struct("OpaqueStreamRef")
+                .field("inner", &"<Locked>")
+                .finish(),
         }
     }
 }
@@ -1490,7 +1628,10 @@ impl Clone for OpaqueStreamRef {
         inner.store.resolve(self.key).ref_inc();
         inner.refs += 1;
 
-        OpaqueStreamRef { inner: self.inner.clone(), key: self.key }
+        OpaqueStreamRef {
+            inner: self.inner.clone(),
+            key: self.key,
+        }
     }
 }
 
@@ -1541,7 +1682,9 @@ fn drop_stream_ref(inner: &Mutex<Inner>, key: store::Key) {
         if stream.ref_count == 0 {
             // Release any recv window back to connection, no one can access
             // it anymore.
-            actions.recv.release_closed_capacity(stream, &mut actions.task, counts);
+            actions
+                .recv
+                .release_closed_capacity(stream, &mut actions.task, counts);
 
             // We won't be able to reach our push promises anymore
             let mut ppp = stream.pending_push_promises.take();
@@ -1559,15 +1702,18 @@ fn maybe_cancel(stream: &mut store::Ptr, actions: &mut Actions, counts: &mut Cou
         // Server is allowed to early respond without fully consuming the client input stream
         // But per the RFC, must send a RST_STREAM(NO_ERROR) in such cases. https://www.rfc-editor.org/rfc/rfc7540#section-8.1
         // Some other http2 implementation may interpret other error code as fatal if not respected (i.e: nginx https://trac.nginx.org/nginx/ticket/2376)
-        let reason =
-            if counts.peer().is_server() && stream.state.is_send_closed() && stream.state.is_recv_streaming()
-            {
-                Reason::NO_ERROR
-            } else {
-                Reason::CANCEL
-            };
+        let reason = if counts.peer().is_server()
+            && stream.state.is_send_closed()
+            && stream.state.is_recv_streaming()
+        {
+            Reason::NO_ERROR
+        } else {
+            Reason::CANCEL
+        };
 
-        actions.send.schedule_implicit_reset(stream, reason, counts, &mut actions.task);
+        actions
+            .send
+            .schedule_implicit_reset(stream, reason, counts, &mut actions.task);
         actions.recv.enqueue_reset_expiration(stream, counts);
     }
 }
@@ -1613,7 +1759,14 @@ impl Actions {
                 }
             }
 
-            self.send.send_reset(reason, initiator, send_buffer, stream, counts, &mut self.task);
+            self.send.send_reset(
+                reason,
+                initiator,
+                send_buffer,
+                stream,
+                counts,
+                &mut self.task,
+            );
             self.recv.enqueue_reset_expiration(stream, counts);
             // if a RecvStream is parked, ensure it's notified
             stream.notify_recv();
@@ -1651,7 +1804,8 @@ impl Actions {
                 counts.inc_num_local_error_resets();
 
                 // Reset the stream.
-                self.send.send_reset(reason, initiator, buffer, stream, counts, &mut self.task);
+                self.send
+                    .send_reset(reason, initiator, buffer, stream, counts, &mut self.task);
                 self.recv.enqueue_reset_expiration(stream, counts);
                 // if a RecvStream is parked, ensure it's notified
                 stream.notify_recv();
@@ -1661,7 +1815,10 @@ impl Actions {
                     "reset_on_recv_stream_err; locally-reset streams reached limit ({:?})",
                     counts.max_local_error_resets().unwrap(),
                 );
-                Err(Error::library_go_away_data(Reason::ENHANCE_YOUR_CALM, "too_many_internal_resets"))
+                Err(Error::library_go_away_data(
+                    Reason::ENHANCE_YOUR_CALM,
+                    "too_many_internal_resets",
+                ))
             }
         } else {
             res

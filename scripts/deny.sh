@@ -13,13 +13,8 @@
 # the script says so on its last line; the bans in deny.toml keep out every crate an audit removed.
 source "$(dirname "$0")/lib.sh"
 setup
-cache="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}"
-deny_version=0.20.2
-if [ ! -x "$cache/cargo-deny-$deny_version/bin/cargo-deny" ]; then
-    log "installing cargo-deny $deny_version (crates.io) into $cache/cargo-deny-$deny_version"
-    (unset CARGO_TARGET_DIR; cargo install -q --locked --version "$deny_version" --root "$cache/cargo-deny-$deny_version" cargo-deny)
-fi
-export PATH="$cache/cargo-deny-$deny_version/bin:$PATH"
+deny_bin="$(cargo_tool cargo-deny 0.20.2)"
+export PATH="$deny_bin:$PATH"
 checks=(bans licenses sources)
 root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT

@@ -22,13 +22,8 @@ for a in "$@"; do
         *) targets+=("$a") ;;
     esac
 done
-cache="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}"
-fuzz_version=0.13.2
-if [ ! -x "$cache/cargo-fuzz-$fuzz_version/bin/cargo-fuzz" ]; then
-    log "installing cargo-fuzz $fuzz_version (crates.io) into $cache/cargo-fuzz-$fuzz_version"
-    (unset CARGO_TARGET_DIR; cargo install -q --locked --version "$fuzz_version" --root "$cache/cargo-fuzz-$fuzz_version" cargo-fuzz)
-fi
-export PATH="$cache/cargo-fuzz-$fuzz_version/bin:$PATH"
+fuzz_bin="$(cargo_tool cargo-fuzz 0.13.2)"
+export PATH="$fuzz_bin:$PATH"
 # Its own target directory: the fuzz build instruments every crate, so it shares nothing with the main one.
 fuzz_target_dir="${CARGO_TARGET_DIR:-$ROOT/target}-fuzz"
 out="${FUZZ_OUT:-$(mktemp -d)}"

@@ -95,6 +95,18 @@ setup() {
     rocksdb_cache
 }
 
+# A cargo-installed tool (NAME from crates.io at VERSION), pinned and kept in the build cache; prints the
+# directory its binary is in.
+cargo_tool() {
+    local name="$1" version="$2"
+    local root="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/$name-$version"
+    if [ ! -x "$root/bin/$name" ]; then
+        log "installing $name $version (crates.io) into $root"
+        (unset CARGO_TARGET_DIR; cargo install -q --locked --version "$version" --root "$root" "$name")
+    fi
+    printf '%s\n' "$root/bin"
+}
+
 # Python build and lint tools (maturin, ruff, mypy, pytest), pinned, in a virtualenv kept in the build cache.
 # Prints its directory.
 PY_TOOLS=(maturin==1.16.0 ruff==0.17.6 mypy==2.4.1 pytest==9.2.0)

@@ -137,17 +137,7 @@ pub(crate) async fn run(
             r
         }));
     }
-    let mut total = LoadResult::default();
-    for t in tasks {
-        if let Ok(r) = t.await {
-            total.requests += r.requests;
-            total.errors += r.errors;
-            total.lat_us.extend(r.lat_us);
-        }
-    }
-    total.secs = start.elapsed().as_secs_f64();
-    total.lat_us.sort_unstable();
-    total
+    gather(tasks, start).await
 }
 
 /// Where one connection of [`run_paths`] goes: a host (port 443), and the paths it requests in turn.
@@ -203,6 +193,11 @@ pub(crate) async fn run_paths(via: Via, plans: Vec<ConnPlan>, secs: f64, roots: 
             r
         }));
     }
+    gather(tasks, start).await
+}
+
+/// The connections' results as one, timed from `start`.
+async fn gather(tasks: Vec<tokio::task::JoinHandle<LoadResult>>, start: Instant) -> LoadResult {
     let mut total = LoadResult::default();
     for t in tasks {
         if let Ok(r) = t.await {

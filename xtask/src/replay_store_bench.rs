@@ -64,6 +64,24 @@ fn cold_plans(n: usize, conc: usize) -> anyhow::Result<Vec<ConnPlan>> {
         .collect()
 }
 
+/// One cell: a fresh replay of `snapshot` (nothing cached from the cell before) under `plans`.
+async fn cell(
+    bin: &Path,
+    home: &Path,
+    snapshot: &str,
+    label: &'static str,
+    conc: usize,
+    plans: Vec<ConnPlan>,
+    secs: f64,
+) -> anyhow::Result<Row> {
+    let (_rep, addr) = spawn_listening(bin, home, &["replay", "--snapshot", snapshot, "--no-inject-shim"])?;
+    let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+    let r = load::run_paths(Via::Proxy(addr), plans, secs, &[ca]).await;
+    let rps = r.requests as f64 / r.secs;
+    eprintln!("  {label:<20} c={conc:<3} {rps:>8.0} req/s");
+    Ok((label, conc, rps, pct_ms(&r.lat_us, 50.0), pct_ms(&r.lat_us, 99.0), r.errors))
+}
+
 /// Runs the two cases and prints their table. `bin`: the release binary; `work`: a scratch directory.
 pub(crate) async fn run(bin: &Path, work: &Path, secs: f64) -> anyhow::Result<()> {
     let mut rows: Vec<Row> = Vec::new();
@@ -75,21 +93,8 @@ pub(crate) async fn run(bin: &Path, work: &Path, secs: f64) -> anyhow::Result<()
     gen::write_har(&har, n, 7)?;
     import(bin, &home, &har, "cold")?;
     for conc in CONCS {
-        // A fresh replay per cell: nothing cached from the cell before.
-        let (_rep, addr) =
-            spawn_listening(bin, &home, &["replay", "--snapshot", "cold", "--no-inject-shim"])?;
-        let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
-        let r = load::run_paths(Via::Proxy(addr), cold_plans(n, conc)?, secs, &[ca]).await;
-        let rps = r.requests as f64 / r.secs;
-        eprintln!("  cold replay        c={conc:<3} {rps:>8.0} req/s");
-        rows.push((
-            "cold (new URL each)",
-            conc,
-            rps,
-            pct_ms(&r.lat_us, 50.0),
-            pct_ms(&r.lat_us, 99.0),
-            r.errors,
-        ));
+        let plans = cold_plans(n, conc)?;
+        rows.push(cell(bin, &home, "cold", "cold (new URL each)", conc, plans, secs).await?);
     }
     // One URL recorded 100,000 times.
     let home = work.join("copies");
@@ -100,21 +105,8 @@ pub(crate) async fn run(bin: &Path, work: &Path, secs: f64) -> anyhow::Result<()
     import(bin, &home, &har, "copies")?;
     let (host, path) = host_and_path(url)?;
     for conc in CONCS {
-        let (_rep, addr) =
-            spawn_listening(bin, &home, &["replay", "--snapshot", "copies", "--no-inject-shim"])?;
-        let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
         let plans = (0..conc).map(|_| (host.clone(), Arc::new(vec![path.clone()]))).collect();
-        let r = load::run_paths(Via::Proxy(addr), plans, secs, &[ca]).await;
-        let rps = r.requests as f64 / r.secs;
-        eprintln!("  100k copies        c={conc:<3} {rps:>8.0} req/s");
-        rows.push((
-            "100k copies, 1 URL",
-            conc,
-            rps,
-            pct_ms(&r.lat_us, 50.0),
-            pct_ms(&r.lat_us, 99.0),
-            r.errors,
-        ));
+        rows.push(cell(bin, &home, "copies", "100k copies, 1 URL", conc, plans, secs).await?);
     }
     println!(
         "\nreplay from the store: every request reads RocksDB (bodies 0.3-20 KB; a fresh replay per cell)"

@@ -69,6 +69,7 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     agent.settle_quiet = std::time::Duration::from_millis(rf.config.settle_ms);
     agent.wait = std::time::Duration::from_millis(rf.config.wait_ms);
     agent.search_url = rf.config.search_url.clone();
+    agent.shop_admin = crate::config::shop_admin();
     if let Some(s) = rf.config.extra_str("action_space") {
         agent.action_space = s.parse().map_err(UsageError)?;
     }

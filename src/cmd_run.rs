@@ -255,6 +255,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.action_space = action_space;
     agent.observation = observation;
     agent.explore = explore_options(&args)?;
+    agent.shop_admin = crate::config::shop_admin();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let opts = RunOptions {

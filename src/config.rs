@@ -42,6 +42,21 @@ pub(crate) mod env {
     pub(crate) const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
     /// Object storage: session token of temporary credentials.
     pub(crate) const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+    /// The shop admin's user name for WebArena's shop REST helpers (WebArena's `admin` when unset).
+    pub(crate) const WEBFREEZE_SHOPPING_ADMIN_USER: &str = "WEBFREEZE_SHOPPING_ADMIN_USER";
+    /// The shop admin's password for those helpers (WebArena's published one when unset).
+    pub(crate) const WEBFREEZE_SHOPPING_ADMIN_PASSWORD: &str = "WEBFREEZE_SHOPPING_ADMIN_PASSWORD";
+}
+
+/// The shop admin account for WebArena's shop REST helpers: from the environment, each part defaulting
+/// to WebArena's published account. Never printed.
+pub(crate) fn shop_admin() -> agent::tasks::shop_api::ShopAdmin {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let d = agent::tasks::shop_api::ShopAdmin::default();
+    agent::tasks::shop_api::ShopAdmin {
+        username: var(env::WEBFREEZE_SHOPPING_ADMIN_USER).unwrap_or(d.username),
+        password: var(env::WEBFREEZE_SHOPPING_ADMIN_PASSWORD).unwrap_or(d.password),
+    }
 }
 
 /// Whether two paths name the same directory (compared canonically when both exist).

@@ -66,14 +66,39 @@ fn wa_tasks(dir: &Path) -> std::path::PathBuf {
                 ],
             })
         ),
-        // A check that needs a site API helper: not scorable, by name.
+        // The shop REST helpers (WebArena's Magento API calls, made through the task's proxy): the agent
+        // places an order, the checks find it by the API and read the reviews.
         common(
             "DemoShop--3",
+            "Buy the cheapest product in the Demo Shop.",
+            serde_json::json!({
+                "eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+                "program_html": [
+                    {"url": "func:shopping_get_latest_order_url()",
+                     "locator": "document.querySelector(\".order-details-items.ordered\").outerText",
+                     "required_contents": {"must_include": ["B0DEMO0006"]}},
+                    {"url": "last", "locator": "func:shopping_get_order_product_name_list(__page__)",
+                     "required_contents": {"exact_match": "Glass Jar"}},
+                    {"url": "last", "locator": "func:shopping_get_sku_latest_review_author('B0DEMO0001')",
+                     "required_contents": {"must_include": ["Emma Lopez"]}},
+                    {"url": "last", "locator": "func:shopping_get_sku_latest_review_rating(\"B0DEMO0001\")",
+                     "required_contents": {"exact_match": "100"}},
+                ],
+            })
+        ),
+        // REST helpers that run and fail a check: scored, not "not supported".
+        common(
+            "DemoShop--4",
             "Which product is on promotion today in the Demo Shop?",
             serde_json::json!({
                 "eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
-                "program_html": [{"url": "func:shopping_get_latest_order_url()", "locator": "",
-                                  "required_contents": {"must_include": ["x"]}}],
+                "program_html": [
+                    {"url": "func:shopping_get_sku_product_page_url('B0DEMO0006')",
+                     "locator": "document.querySelector('h1').outerText",
+                     "required_contents": {"exact_match": "Glass Jar"}},
+                    {"url": "last", "locator": "func:shopping_get_sku_latest_review_text('B0DEMO0006')",
+                     "required_contents": {"must_include": ["the lid seals well"]}},
+                ],
             })
         ),
     ]);
@@ -91,6 +116,8 @@ fn run_args(tasks: &Path, mode: &str, replies: &Path, out: &Path) -> Vec<String>
         tasks.to_str().unwrap(),
         "--site",
         "SHOP=https://shop.test",
+        "--site",
+        "SHOPPING=https://shop.test",
         "--mode",
         mode,
         "--policy",
@@ -139,7 +166,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     // The demo's scripted replies, keyed by the same task ids.
     let loaded = agent::tasks::load_with_sites(
         &tasks,
-        &agent::tasks::Sites::from_pairs(&["SHOP=https://shop.test"]).unwrap(),
+        &agent::tasks::Sites::from_pairs(&["SHOP=https://shop.test", "SHOPPING=https://shop.test"]).unwrap(),
     )
     .unwrap();
     assert_eq!(loaded[0].setup.viewport, (Some(1280), Some(1000)));
@@ -148,9 +175,20 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     let pairs: Vec<_> = loaded
         .into_iter()
         .map(|t| {
-            // DemoShop--3 asks DemoShop--2's question: the same replies.
-            let key = if t.id == "DemoShop--3" { "DemoShop--2" } else { t.id.as_str() };
-            let r = scripts.get(key).unwrap().clone();
+            // DemoShop--4 asks DemoShop--2's question: the same replies. DemoShop--3 buys the cheapest
+            // product: open it (first in the list), add it to the cart, place the order.
+            let r = match t.id.as_str() {
+                "DemoShop--3" => [
+                    "Thought: The cheapest is first.\nAction: Click [3]",
+                    "Thought: I add it to the cart.\nAction: Click [2]",
+                    "Thought: I place the order.\nAction: Click [1]",
+                    "Thought: The order is placed.\nAction: ANSWER; ordered",
+                ]
+                .map(str::to_string)
+                .to_vec(),
+                "DemoShop--4" => scripts["DemoShop--2"].clone(),
+                id => scripts[id].clone(),
+            };
             (t, r)
         })
         .collect();
@@ -185,7 +223,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     args.extend(sites.reach.iter().cloned());
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
-    for id in ["DemoShop--0", "DemoShop--1", "DemoShop--2", "DemoShop--3"] {
+    for id in ["DemoShop--0", "DemoShop--1", "DemoShop--2", "DemoShop--3", "DemoShop--4"] {
         let t = RunDir::new(&rec).task(id).read_trajectory().unwrap().unwrap();
         assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
         assert!(t.task_eval.is_some(), "{id}: the spec travels with the trajectory");
@@ -215,18 +253,39 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
             ("DemoShop--0".into(), true, true, 0, None),
             ("DemoShop--1".into(), true, true, 0, None),
             ("DemoShop--2".into(), true, true, 0, None),
-            (
-                "DemoShop--3".into(),
-                false,
-                false,
-                0,
-                Some("cannot score eval type program_html (program_html check 0: func:shopping_get_latest_order_url() is not supported (it needs the site's API))".into())
-            ),
+            ("DemoShop--3".into(), true, true, 0, None),
+            ("DemoShop--4".into(), true, false, 1, None),
         ]
     );
     let table = run_cli(h, &["eval", rec.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&table.stdout)
-        .contains("Not scored (their eval spec could not be run): DemoShop--3"));
+    assert!(!String::from_utf8_lossy(&table.stdout).contains("Not scored"));
+    // The REST helpers' evidence: the order URL the API gave, the values it gave, and the calls in the
+    // task's snapshot (so the offline re-scoring below answers them).
+    let t3 = RunDir::new(&rec).task("DemoShop--3").read_trajectory().unwrap().unwrap();
+    assert_eq!(
+        t3.html_checks[0].visited, "https://shop.test/sales/order/view/order_id/3/",
+        "{:?}",
+        t3.html_checks
+    );
+    assert_eq!(t3.html_checks[1].result, "Glass Jar");
+    assert_eq!((t3.html_checks[2].result.as_str(), t3.html_checks[3].result.as_str()), ("Emma Lopez", "100"));
+    let t4 = RunDir::new(&rec).task("DemoShop--4").read_trajectory().unwrap().unwrap();
+    assert_eq!(t4.html_checks[0].visited, "https://shop.test/glass-jar.html");
+    assert_eq!(t4.html_checks[1].result, "The jar is fine, the lid does not seal.");
+    let show = run_cli(h, &["snapshots", "show", "rec/DemoShop--3", "--json", "--limit", "100"]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    for url in [
+        "/rest/default/V1/integration/admin/token",
+        "/rest/V1/orders?",
+        "/rest/V1/products/B0DEMO0001/reviews",
+    ] {
+        assert!(shown.contains(url), "{url} not recorded");
+    }
+    // The admin password is in no file of the run (only in the snapshot, like a submitted sign-in form).
+    for f in walk(&rec) {
+        let text = std::fs::read(&f).unwrap();
+        assert!(!String::from_utf8_lossy(&text).contains("admin1234"), "{}", f.display());
+    }
     // The checks' evidence is in the trajectory; the page the agent never opened was recorded.
     let t2 = RunDir::new(&rec).task("DemoShop--2").read_trajectory().unwrap().unwrap();
     assert_eq!(t2.html_checks.len(), 3);
@@ -243,7 +302,7 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     assert!(out.status.success(), "rescore: {}", String::from_utf8_lossy(&out.stderr));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("re-ran the program_html / page_image_query checks of 2 task(s) offline"),
+            .contains("re-ran the program_html / page_image_query checks of 3 task(s) offline"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -257,4 +316,18 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(verdicts(&eval_json(h, &rep)), live);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

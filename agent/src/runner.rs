@@ -91,6 +91,9 @@ pub struct AgentConfig {
     /// Record mode: explore the links the agent could have followed after each observation
     /// ([`crate::explore`]); None: no exploration.
     pub explore: Option<crate::explore::ExploreOptions>,
+    /// The shop's admin account for WebArena's shop REST helpers ([`crate::tasks::shop_api`]);
+    /// WebArena's public default unless the caller gives one.
+    pub shop_admin: crate::tasks::shop_api::ShopAdmin,
 }
 
 impl AgentConfig {
@@ -112,6 +115,7 @@ impl AgentConfig {
             action_space: ActionSpace::WebVoyager,
             observation: ObservationKind::Som,
             explore: None,
+            shop_admin: Default::default(),
         }
     }
 }
@@ -131,6 +135,8 @@ pub struct TaskEnv {
     pub proxy: SocketAddr,
     /// The proxy CA's SPKI pin.
     pub ca_spki: String,
+    /// The proxy CA's certificate (PEM), for requests made outside the browser (the shop REST helpers).
+    pub ca_pem: String,
     /// Scripts installed before page scripts (record / replay: the determinism shim).
     pub init_scripts: Vec<String>,
     /// Time zone to emulate.
@@ -311,7 +317,10 @@ pub async fn run_task(
         .await
         .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
     if let Some(eval) = &task.setup.eval {
-        let (html, images) = final_checks(&session, eval, dir.path()).await;
+        let shop = task.setup.shop_api.as_deref().map(|base| {
+            ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).map_err(|e| e.to_string())
+        });
+        let (html, images) = final_checks(&session, shop.as_ref(), eval, dir.path()).await;
         if !html.is_empty() || !images.is_empty() {
             (t.html_checks, t.image_checks) = (html, images);
             files.save(&t);
@@ -639,43 +648,68 @@ pub(crate) fn browser_options(
     }
 }
 
+use crate::tasks::shop_api::ShopApi;
 use trajectory::CheckEvidence;
+
+/// The shop REST client of a task whose checks call one (or why it could not be made).
+type Shop<'a> = Option<&'a Result<ShopApi, String>>;
 
 /// Runs a WebArena / VWA spec's end-of-task checks in the order of its `eval_types` (each may move the
 /// page, as in their harnesses): `program_html` ([`html_checks`]) and `page_image_query`
 /// ([`image_checks`], whose images are saved under `dir`).
-async fn final_checks(session: &Session, eval: &serde_json::Value, dir: &std::path::Path) -> CheckEvidence {
+async fn final_checks(
+    session: &Session,
+    shop: Shop<'_>,
+    eval: &serde_json::Value,
+    dir: &std::path::Path,
+) -> CheckEvidence {
     let (mut html, mut images) = (Vec::new(), Vec::new());
     let types = eval.get("eval_types").and_then(|t| t.as_array()).cloned().unwrap_or_default();
     for ty in types.iter().filter_map(|t| t.as_str()) {
         let list = eval.get(ty).and_then(|p| p.as_array()).filter(|a| !a.is_empty());
         match (ty, list) {
-            ("program_html", Some(checks)) => html = html_checks(session, checks).await,
-            ("page_image_query", Some(queries)) => images = image_checks(session, queries, dir).await,
+            ("program_html", Some(checks)) => html = html_checks(session, shop, checks).await,
+            ("page_image_query", Some(queries)) => images = image_checks(session, shop, queries, dir).await,
             _ => {}
         }
     }
     (html, images)
 }
 
-/// A check's URL: as given, or what a `func:` URL helper computes (`Err`: a helper not run here).
-fn helper_url(url: &str, last: &str) -> Result<String, String> {
+/// A check's URL: as given, or what a `func:` URL helper computes (`Err`: a helper not run here, or
+/// one that failed).
+async fn helper_url(url: &str, last: &str, shop: Shop<'_>) -> Result<String, String> {
     if !url.starts_with("func:") {
         return Ok(url.to_string());
     }
     match helper(url, last) {
         Helper::Url(u) => Ok(u),
+        Helper::ShopApi(c) if c.gives_url() => shop_call(shop, &c).await,
         Helper::Unsupported(e) => Err(e),
-        Helper::Page(_) => Err(format!("{url} is not supported as a URL")),
+        Helper::Page(_) | Helper::ShopApi(_) => Err(format!("{url} is not supported as a URL")),
+    }
+}
+
+/// Runs a shop REST helper through the task's proxy.
+async fn shop_call(shop: Shop<'_>, c: &crate::tasks::shop_api::ShopApiCall) -> Result<String, String> {
+    match shop {
+        None => Err("the task has no shop for its REST helpers (its SHOPPING site)".into()),
+        Some(Err(e)) => Err(e.clone()),
+        Some(Ok(api)) => api.call(c).await.map_err(|e| format!("shop REST helper: {e}")),
     }
 }
 
 /// Runs a WebArena `program_html` spec's checks at the end of a task, as its harness does: each check
 /// navigates to its `url` unless it is `last`, runs its `prep_actions`, then its `locator` (empty: the
 /// page's HTML). A locator that throws gives `""` (WebArena's rule) with the error kept as evidence;
-/// `func:` helpers run when they read the page or the URL ([`crate::tasks::helpers`]); those that call a
-/// site's REST API are reported as not supported, by name.
-async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<trajectory::HtmlCheck> {
+/// `func:` helpers run when they read the page or the URL ([`crate::tasks::helpers`]), the shop's REST
+/// helpers as HTTP calls through the task's proxy ([`crate::tasks::shop_api`]); any other is reported as
+/// not supported, by name.
+async fn html_checks(
+    session: &Session,
+    shop: Shop<'_>,
+    checks: &[serde_json::Value],
+) -> Vec<trajectory::HtmlCheck> {
     let mut out = Vec::with_capacity(checks.len());
     for c in checks {
         let s = |k: &str| c.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
@@ -683,7 +717,7 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
         let mut ev =
             trajectory::HtmlCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
         let last = session.url().await.unwrap_or_default();
-        let target = match helper_url(&url, &last) {
+        let target = match helper_url(&url, &last, shop).await {
             Ok(u) => u,
             Err(e) => {
                 ev.error = Some(e);
@@ -693,7 +727,8 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
         };
         let page_helper = match locator.trim().starts_with("func:").then(|| helper(&locator, &last)) {
             None => None,
-            Some(Helper::Page(js)) => Some(js),
+            Some(Helper::Page(js)) => Some(PageHelper::Script(js)),
+            Some(Helper::ShopApi(c)) => Some(PageHelper::Shop(c)),
             Some(Helper::Unsupported(e)) | Some(Helper::Url(e)) => {
                 ev.error = Some(if e.contains("is not supported") {
                     e
@@ -718,7 +753,15 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
             }
         }
         let r = match (&page_helper, locator.trim().is_empty()) {
-            (Some(js), _) => session.evaluate_value(js).await,
+            (Some(PageHelper::Script(js)), _) => session.evaluate_value(js).await,
+            // Its value is text, as the Python helpers' `str` (a rating "80" is compared as text there).
+            (Some(PageHelper::Shop(c)), _) => match shop_call(shop, c).await {
+                Ok(v) => Ok((false, v)),
+                Err(e) => {
+                    ev.error.get_or_insert(e);
+                    Ok((false, String::new()))
+                }
+            },
             (None, true) => session.html().await.map(|h| (false, h)),
             (None, false) => session.evaluate_value(&locator).await,
         };
@@ -733,6 +776,12 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
     out
 }
 
+/// A `func:` locator: a script run in the page, or a shop REST call.
+enum PageHelper {
+    Script(String),
+    Shop(crate::tasks::shop_api::ShopApiCall),
+}
+
 /// Collects a VWA `page_image_query` spec's images, as its harness does: each query navigates to its
 /// `eval_image_url` unless it is `last`; `eval_image_class` selects the images (`.class`: the elements
 /// that are images and the images inside the others; empty: every image on the page; anything else is
@@ -741,6 +790,7 @@ async fn html_checks(session: &Session, checks: &[serde_json::Value]) -> Vec<tra
 /// read; all are saved under `dir` for the evaluator.
 async fn image_checks(
     session: &Session,
+    shop: Shop<'_>,
     queries: &[serde_json::Value],
     dir: &std::path::Path,
 ) -> Vec<trajectory::ImageCheck> {
@@ -751,7 +801,7 @@ async fn image_checks(
         let mut ev =
             trajectory::ImageCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
         let last = session.url().await.unwrap_or_default();
-        let url = match helper_url(&url, &last) {
+        let url = match helper_url(&url, &last, shop).await {
             Ok(u) => u,
             Err(e) => {
                 ev.error = Some(e);

@@ -135,7 +135,7 @@ impl Sites {
         };
         let stateful = match host.as_str() {
             "forum.test" => Some(self.state.forum(&parts.method, path, &parts.headers, &body)),
-            "shop.test" => self.state.shop(&parts.method, path, &parts.headers, &body, day),
+            "shop.test" => self.state.shop(&parts.method, path, query, &parts.headers, &body, day),
             _ => None,
         };
         if let Some(mut res) = stateful {
@@ -207,19 +207,22 @@ fn fnv(parts: &[&str]) -> u64 {
 }
 
 pub(crate) struct Product {
+    /// Its page is `/product/SLUG` (and Magento's `/SLUG.html`); Magento's `url_key`.
     slug: &'static str,
+    /// Magento's `sku` (what WebArena's REST helpers and order pages name).
+    sku: &'static str,
     name: &'static str,
     cents: u64,
     reviews: u32,
 }
 
 const PRODUCTS: &[Product] = &[
-    Product { slug: "blue-kettle", name: "Blue Kettle", cents: 2400, reviews: 112 },
-    Product { slug: "red-mug", name: "Red Mug", cents: 850, reviews: 48 },
-    Product { slug: "green-teapot", name: "Green Teapot", cents: 3100, reviews: 27 },
-    Product { slug: "steel-pan", name: "Steel Pan", cents: 4200, reviews: 203 },
-    Product { slug: "oak-board", name: "Oak Board", cents: 1900, reviews: 65 },
-    Product { slug: "glass-jar", name: "Glass Jar", cents: 675, reviews: 15 },
+    Product { slug: "blue-kettle", sku: "B0DEMO0001", name: "Blue Kettle", cents: 2400, reviews: 112 },
+    Product { slug: "red-mug", sku: "B0DEMO0002", name: "Red Mug", cents: 850, reviews: 48 },
+    Product { slug: "green-teapot", sku: "B0DEMO0003", name: "Green Teapot", cents: 3100, reviews: 27 },
+    Product { slug: "steel-pan", sku: "B0DEMO0004", name: "Steel Pan", cents: 4200, reviews: 203 },
+    Product { slug: "oak-board", sku: "B0DEMO0005", name: "Oak Board", cents: 1900, reviews: 65 },
+    Product { slug: "glass-jar", sku: "B0DEMO0006", name: "Glass Jar", cents: 675, reviews: 15 },
 ];
 
 /// The price on `day`: day 0 is the list price; later days drift by up to ±60%.
@@ -234,6 +237,11 @@ fn price(p: &Product, day: u32) -> u64 {
 /// A product by its slug.
 pub(crate) fn product(slug: &str) -> Option<&'static Product> {
     PRODUCTS.iter().find(|p| p.slug == slug)
+}
+
+/// A product by its SKU.
+pub(crate) fn product_by_sku(sku: &str) -> Option<&'static Product> {
+    PRODUCTS.iter().find(|p| p.sku == sku)
 }
 
 /// A cart's lines (`<li>`s) and total on `day`.
@@ -314,11 +322,14 @@ fn shop(path: &str, query: &str, day: u32) -> (StatusCode, &'static str, String)
                      <p>Price: <b id=price>{}</b></p>\
                      <p><span id=reviews>{reviews}</span> reviews</p>\
                      <p><a class=stock href=\"#stock\" data-hint=\"Only {left} left\">In stock</a> <span id=hint></span></p>\
-                     <form method=post action=\"/cart/add\"><input type=hidden name=slug value=\"{}\"><button type=submit>Add to cart</button></form>",
+                     <form method=post action=\"/cart/add\"><input type=hidden name=slug value=\"{}\"><button type=submit>Add to cart</button></form>\
+                     <p class=sku>SKU <span id=sku>{}</span> · <a href=\"/review/product/list/id/{}/\">Reviews</a></p>",
                     p.name,
                     p.slug,
                     p.name,
                     money(price(p, day)),
+                    p.slug,
+                    p.sku,
                     p.slug
                 );
                 (StatusCode::OK, "text/html; charset=utf-8", html_page(p.name, &head, &body))

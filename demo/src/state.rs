@@ -4,7 +4,9 @@
 //! - `forum.test`, a small Reddit: posts with votes; `/login` (any user name, password `demo`) sets a
 //!   `forum_session` cookie; signed in, one can upvote (`POST /vote`) and submit posts (`POST /submit`);
 //! - `shop.test`'s cart (`POST /cart/add`, `GET /cart`, per `wf_session` cookie, else a guest cart) and
-//!   an admin page (`/admin`) that needs the `wf_session=abc123` cookie a storage-state file provides.
+//!   an admin page (`/admin`) that needs the `wf_session=abc123` cookie a storage-state file provides;
+//! - `shop.test`'s orders and reviews, with Magento's URLs ([`orders`]), and the part of Magento's REST
+//!   API that WebArena's shop helpers call ([`rest`]).
 //!
 //! The state lives in memory for the sites' lifetime (WebArena's `require_reset`: a fresh
 //! [`crate::Sites`] is the reset). Everything is deterministic: no random tokens, no clock.
@@ -15,6 +17,11 @@ use std::sync::Mutex;
 use bytes::Bytes;
 use http::{header, HeaderMap, Method, Response, StatusCode};
 use http_body_util::Full;
+
+mod orders;
+mod rest;
+
+pub(crate) use orders::{Order, Review};
 
 /// The password every forum user has.
 pub const FORUM_PASSWORD: &str = "demo";
@@ -29,10 +36,12 @@ struct Post {
     votes: i64,
 }
 
-/// Posts and carts.
+/// Posts, carts, orders and reviews.
 pub(crate) struct State {
     posts: Mutex<Vec<Post>>,
     carts: Mutex<BTreeMap<String, Vec<String>>>,
+    orders: Mutex<Vec<Order>>,
+    reviews: Mutex<Vec<Review>>,
 }
 
 impl Default for State {
@@ -51,6 +60,8 @@ impl Default for State {
                 post("Library weekend hours", "Open until 8 pm on Saturdays now.", "mei", 2),
             ]),
             carts: Mutex::new(BTreeMap::new()),
+            orders: Mutex::new(orders::seed_orders()),
+            reviews: Mutex::new(orders::seed_reviews()),
         }
     }
 }
@@ -210,16 +221,24 @@ impl State {
         }
     }
 
-    /// `shop.test`'s stateful pages (`/cart/add`, `/cart`, `/admin`); None for the others.
+    /// `shop.test`'s stateful pages (`/cart/add`, `/cart`, `/admin`, orders, reviews, the REST API); None
+    /// for the others.
     pub(crate) fn shop(
         &self,
         method: &Method,
         path: &str,
+        query: &str,
         headers: &HeaderMap,
         body: &[u8],
         day: u32,
     ) -> Option<Reply> {
+        if path.starts_with("/rest/") {
+            return Some(self.rest(method, path, query, headers, body, day));
+        }
         let session = cookie(headers, "wf_session").unwrap_or_else(|| "guest".into());
+        if let Some(r) = self.orders_and_reviews(method, path, &session, body, day) {
+            return Some(r);
+        }
         let Ok(mut carts) = self.carts.lock() else {
             return Some(reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "state poisoned".into()));
         };
@@ -236,9 +255,14 @@ impl State {
             ("GET", "/cart") => {
                 let items = carts.get(&session).cloned().unwrap_or_default();
                 let (list, total) = crate::cart_lines(&items, day);
+                let checkout = if items.is_empty() {
+                    ""
+                } else {
+                    "<form method=post action=\"/checkout\"><button type=submit id=place-order>Place order</button></form>"
+                };
                 let body = format!(
                     "<header><a href=\"/\">Demo Shop</a></header><h1>Your cart</h1><ul id=cart>{list}</ul>\
-                     <p>{} item(s), total <b id=total>{total}</b></p>",
+                     <p>{} item(s), total <b id=total>{total}</b></p>{checkout}",
                     items.len()
                 );
                 reply(StatusCode::OK, "text/html; charset=utf-8", crate::html_page("Your cart", &head, &body))
@@ -284,7 +308,7 @@ mod tests {
             h.insert(header::COOKIE, http::HeaderValue::from_str(c).unwrap());
         }
         let r = if path.starts_with("/cart") || path == "/admin" {
-            s.shop(&method, path, &h, body.as_bytes(), 0).unwrap()
+            s.shop(&method, path, "", &h, body.as_bytes(), 0).unwrap()
         } else {
             s.forum(&method, path, &h, body.as_bytes())
         };

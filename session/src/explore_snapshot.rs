@@ -95,6 +95,7 @@ pub async fn explore_snapshot(
     let env = TaskEnv {
         proxy: addr,
         ca_spki: o.ca.info().spki_sha256.clone(),
+        ca_pem: o.ca.cert_pem().to_string(),
         // The recording's clock and random numbers, as its pages computed them.
         init_scripts: vec![replay::shim::for_snapshot(m.recorded_as(), m.seed.start_ms, 1)],
         time_zone: Some(m.seed.time_zone.clone()),

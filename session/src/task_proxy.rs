@@ -117,6 +117,7 @@ pub struct TaskProxyOptions {
 pub struct TaskProxy {
     addr: SocketAddr,
     ca_spki: String,
+    ca_pem: String,
     mode: RunMode,
     init_scripts: Vec<String>,
     time_zone: Option<String>,
@@ -161,6 +162,7 @@ impl TaskProxy {
         let mut tp = TaskProxy {
             addr,
             ca_spki: ca.info().spki_sha256.clone(),
+            ca_pem: ca.cert_pem().to_string(),
             mode: mode.run_mode(),
             init_scripts: Vec::new(),
             time_zone: None,
@@ -347,6 +349,7 @@ impl TaskProxy {
         TaskEnv {
             proxy: self.addr,
             ca_spki: self.ca_spki.clone(),
+            ca_pem: self.ca_pem.clone(),
             init_scripts: self.init_scripts.clone(),
             time_zone: self.time_zone.clone(),
             locale: Some(self.locale.clone()),

@@ -11,8 +11,11 @@
 //!   `reddit_get_latest_comment_content_by_username`,
 //!   `reddit_get_parent_comment_username_of_latest_comment_by_username`, GitLab's
 //!   `gitlab_get_project_memeber_role`;
-//! - helpers that call a site's REST API with admin credentials (`shopping_get_latest_order_url`,
-//!   `shopping_get_sku_latest_review_*`, ...) are not supported: [`Helper::Unsupported`] names them.
+//! - the shop's REST helpers (`shopping_get_latest_order_url`, `shopping_get_sku_latest_review_*`, ...),
+//!   run as HTTP calls through the task's proxy ([`crate::tasks::shop_api`]);
+//! - anything else is not supported: [`Helper::Unsupported`] names it.
+
+use super::shop_api::ShopApiCall;
 
 /// A parsed helper call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +24,8 @@ pub enum Helper {
     Url(String),
     /// A script to evaluate in the page; its value is the helper's result.
     Page(String),
+    /// A call to the shop's REST API.
+    ShopApi(ShopApiCall),
     /// A helper this harness does not run (named).
     Unsupported(String),
 }
@@ -207,6 +212,19 @@ pub fn helper(call: &str, last_url: &str) -> Helper {
             _ => unsupported(),
         };
     }
+    if super::shop_api::NAMES.contains(&name.as_str()) {
+        let strings: Option<Vec<String>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Str(s) => Some(s.clone()),
+                Arg::Page => None,
+            })
+            .collect();
+        return match strings.and_then(|s| ShopApiCall::parse(&name, &s)) {
+            Some(c) => Helper::ShopApi(c),
+            None => unsupported(),
+        };
+    }
     let Some((_, n)) = PAGE_HELPERS.iter().find(|(h, _)| *h == name) else { return unsupported() };
     let strings: Vec<String> = args
         .iter()
@@ -247,9 +265,21 @@ mod tests {
         assert!(page("func:shopping_get_product_price(__page__)"));
         assert!(page("func:shopping_get_order_product_option(__page__, 'B0', 'Size')"));
         assert!(page("func:reddit_get_latest_comment_content_by_username(__page__, 'MarvelsGrantMan136')"));
+        assert_eq!(
+            helper("func:shopping_get_latest_order_url()", last),
+            Helper::ShopApi(ShopApiCall::LatestOrderUrl)
+        );
+        assert_eq!(
+            helper("func:shopping_get_sku_latest_review_text(\"B09QYJJNW2\")", last),
+            Helper::ShopApi(ShopApiCall::LatestReview {
+                sku: "B09QYJJNW2".into(),
+                field: super::super::shop_api::ReviewField::Text
+            })
+        );
         for bad in [
-            "func:shopping_get_latest_order_url()",
-            "func:shopping_get_sku_latest_review_author('B0')",
+            "func:shopping_get_latest_order_url(__page__)",
+            "func:shopping_get_sku_latest_review_author()",
+            "func:shopping_get_mystery('B0')",
             "func:get_query_text(__page__)",
             "func:get_query_text('no page', '.x')",
             "func:os.system('rm')",

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 pub mod helpers;
+pub mod shop_api;
 pub mod webarena;
 
 pub use webarena::{Sites, TaskSetup};

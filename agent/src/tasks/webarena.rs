@@ -126,6 +126,9 @@ pub struct TaskSetup {
     pub eval: Option<Value>,
     /// Sites the task uses (`sites`).
     pub sites: Vec<String>,
+    /// The shop (`SHOPPING` site) whose REST API the eval's helpers call, when they call one
+    /// ([`crate::tasks::shop_api`]).
+    pub shop_api: Option<String>,
 }
 
 /// A URL as it is; a relative path joined to `base` (the task file's directory).
@@ -343,6 +346,13 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
             *gold = gold.split(" |OR| ").map(|g| local_to(base, g.trim())).collect::<Vec<_>>().join(" |OR| ");
         }
     }
+    // The shop REST helpers take the shop from WebArena's SHOPPING setting, as theirs do.
+    let shop_api = match eval.as_ref().filter(|e| super::shop_api::used_by(e)) {
+        None => None,
+        Some(_) => Some(sites.resolve("__SHOPPING__").map_err(|e| {
+            err("eval", format!("a shop REST helper (func:shopping_get_...) needs the shop: {e}"))
+        })?),
+    };
     let web = start_urls[0].clone();
     let web_name = if site_names.is_empty() {
         web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()
@@ -365,6 +375,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
             require_reset: flag("require_reset")?,
             eval,
             sites: site_names,
+            shop_api,
         },
     })
 }

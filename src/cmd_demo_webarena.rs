@@ -3,7 +3,8 @@
 //!
 //! 1. serve the demo sites (a fresh forum and shop: WebArena's reset) and run the demo's WebArena tasks
 //!    (`demo::WEBARENA_TASKS_JSON`: login, upvote, post, cart, admin page by storage state, two start
-//!    tabs, hover, press, goto, an input image) in WebArena's action space while recording, with their
+//!    tabs, hover, press, goto, an input image, an order and a review checked through the shop's REST API)
+//!    in WebArena's action space while recording, with their
 //!    scripted replies; 2. score them with their own eval specs; 3. stop the sites and re-score offline
 //!    (`eval --rescore`: each task re-executed against its snapshot, its checks run again); 4. replay
 //!    the recorded run and score it. The three must agree task by task.

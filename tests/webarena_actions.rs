@@ -295,7 +295,7 @@ async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() 
     let out = cli(h, strs(&["demo", "--webarena", "--dir", dir.to_str().unwrap()]), vec![]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("6/6 tasks succeed live, 6/6 re-scored offline, 6/6 replayed"), "{stdout}");
+    assert!(stdout.contains("8/8 tasks succeed live, 8/8 re-scored offline, 8/8 replayed"), "{stdout}");
     // The forum's state came from the agent: the vote and the post are in the recorded pages.
     let t =
         RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-0").read_trajectory().unwrap().unwrap();
@@ -309,6 +309,14 @@ async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() 
         "{}",
         t.html_checks[1].result
     );
+    // The shop REST helpers found the agent's order and review through the API.
+    let t =
+        RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-6").read_trajectory().unwrap().unwrap();
+    assert_eq!(t.html_checks[0].visited, "https://shop.test/sales/order/view/order_id/3/");
+    let t =
+        RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-7").read_trajectory().unwrap().unwrap();
+    let values: Vec<&str> = t.html_checks.iter().map(|c| c.result.as_str()).collect();
+    assert_eq!(values, ["Kim", "80", "Red Mug"]);
 }
 
 /// README's by-hand path: `demo --serve` keeps the sites up, `run --mode record` and `eval` go through the
@@ -372,14 +380,14 @@ async fn by_hand_on_served_demo_sites_record_eval_then_rescore_offline() {
             .collect()
     };
     let live = success(&eval(false).await);
-    assert_eq!(live.len(), 6);
+    assert_eq!(live.len(), 8);
     assert!(live.iter().all(|(_, ok)| *ok), "{live:?}");
     // Ctrl-C stops the sites.
     std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(child.wait().unwrap().success());
     let offline = eval(true).await;
     assert!(
-        String::from_utf8_lossy(&offline.stderr).contains("checks of 5 task(s) offline"),
+        String::from_utf8_lossy(&offline.stderr).contains("checks of 7 task(s) offline"),
         "{}",
         String::from_utf8_lossy(&offline.stderr)
     );

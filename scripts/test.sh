@@ -58,6 +58,14 @@ if [ ! -f "$walibs_dir/.installed" ]; then
     touch "$walibs_dir/.installed"
 fi
 export WEBFREEZE_TEST_WEBARENA_LIBS="$walibs_dir"
+# The WebArena-Verified cross-check scores cases with its own evaluator (webarena-verified, PyPI).
+wav_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/webarena-verified-1.2.3"
+if [ ! -f "$wav_dir/.installed" ]; then
+    log "installing WebArena-Verified's evaluator (webarena-verified) into $wav_dir"
+    "$python" -m pip install -q --root-user-action=ignore --target "$wav_dir" "webarena-verified==1.2.3"
+    touch "$wav_dir/.installed"
+fi
+export WEBFREEZE_TEST_WEBARENA_VERIFIED="$wav_dir"
 export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
 export WEBFREEZE_TEST_LLAMA="$llama_dir" WEBFREEZE_TEST_LLAMA_MODEL="$llama_model"
 log "cargo fmt --check"

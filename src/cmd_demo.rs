@@ -47,6 +47,7 @@ fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
         score_possible: false,
         rescored: Default::default(),
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
+        network: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =

@@ -34,6 +34,7 @@ fn score(run: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> 
         score_possible: false,
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
+        network: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =

@@ -28,3 +28,4 @@ mod slurm_shards;
 mod webarena_actions;
 mod webarena_helpers;
 mod webarena_tasks;
+mod webarena_verified;

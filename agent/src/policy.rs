@@ -111,9 +111,14 @@ pub fn webarena_user_text(
     if let Some(e) = error {
         s.push_str(&format!("Your previous action failed: {e}\n\n"));
     }
+    // WebArena-Verified scores a typed answer: the objective says which.
+    let objective = if task.setup.format == crate::tasks::verified::FORMAT {
+        format!("{}\n{}", task.ques, crate::tasks::verified::RESPONSE_FORMAT)
+    } else {
+        task.ques.clone()
+    };
     s.push_str(&format!(
-        "OBSERVATION:\n{tab_line}\n\n{observation}\nURL: {url}\nOBJECTIVE: {}\nPREVIOUS ACTION: {}",
-        task.ques,
+        "OBSERVATION:\n{tab_line}\n\n{observation}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {}",
         previous.unwrap_or("None")
     ));
     s
@@ -123,9 +128,14 @@ pub fn webarena_user_text(
 pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) -> String {
     let mut s = String::new();
     if step == 1 {
+        let ques = if task.setup.format == crate::tasks::verified::FORMAT {
+            format!("{} {}", task.ques, crate::tasks::verified::RESPONSE_FORMAT)
+        } else {
+            task.ques.clone()
+        };
         s.push_str(&format!(
-            "Now given a task: {}  Please interact with {} and get the answer.\n\n",
-            task.ques, task.web
+            "Now given a task: {ques}  Please interact with {} and get the answer.\n\n",
+            task.web
         ));
     }
     if let Some(e) = error {

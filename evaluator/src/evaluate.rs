@@ -47,6 +47,9 @@ pub struct EvalOptions {
     pub rescored: BTreeMap<String, Result<trajectory::CheckEvidence, String>>,
     /// SSIM threshold of VWA image queries that set none (VWA: 0.8).
     pub ssim_threshold: f64,
+    /// WebArena-Verified tasks' network events (their snapshot's requests), by task id; an `Err` says
+    /// why a task has none. Tasks missing here have none either.
+    pub network: BTreeMap<String, Result<Vec<crate::verified::network::Event>, String>>,
 }
 
 /// Reference-matcher result of one task.
@@ -259,6 +262,13 @@ pub async fn evaluate_with_progress(
         }
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
+                // A WebArena-Verified task: a list of evaluators.
+                Some(spec) if crate::verified::is_verified_eval(spec) => {
+                    match verified_result(opts, spec, t, &answer) {
+                        Ok(r) => te.reference = Some(r),
+                        Err(e) => te.reference_error = Some(e),
+                    }
+                }
                 // A WebArena-format task: its spec travels in the trajectory.
                 Some(spec) => match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
                     Ok(r) => te.reference = Some(r),
@@ -387,6 +397,51 @@ async fn reference_result(
     }
     let pass = checks.iter().all(|c| c.pass);
     Some(ReferenceResult { checks, pass, possible_answer })
+}
+
+/// Scores a WebArena-Verified eval list: one check per evaluator, its failures as evidence.
+fn verified_result(
+    opts: &EvalOptions,
+    spec: &serde_json::Value,
+    t: &Trajectory,
+    answer: &str,
+) -> Result<ReferenceResult, String> {
+    let events = match opts.network.get(&t.task_id) {
+        Some(Ok(e)) => Some(e.as_slice()),
+        Some(Err(e)) => {
+            let needs = spec.as_array().into_iter().flatten().any(|e| {
+                e.get("evaluator").and_then(serde_json::Value::as_str) == Some("NetworkEventEvaluator")
+            });
+            if needs {
+                return Err(format!("its network checks need the run's requests: {e}"));
+            }
+            None
+        }
+        None => None,
+    };
+    let results = crate::verified::score(spec, answer, events)?;
+    let list = spec.as_array().cloned().unwrap_or_default();
+    let checks: Vec<Check> = results
+        .iter()
+        .zip(&list)
+        .map(|(r, s)| {
+            let what = s.get("expected").map(|e| e.to_string()).unwrap_or_default();
+            let what: String = what.chars().take(300).collect();
+            let neg = if s.get("should_not_exist").and_then(serde_json::Value::as_bool) == Some(true) {
+                "must not exist: "
+            } else {
+                ""
+            };
+            let expected = if r.failures.is_empty() {
+                format!("{neg}{what}")
+            } else {
+                format!("{neg}{what} (failed: {})", r.failures.join("; "))
+            };
+            Check { matcher: r.evaluator.clone(), expected, pass: r.failures.is_empty() }
+        })
+        .collect();
+    let pass = checks.iter().all(|c| c.pass);
+    Ok(ReferenceResult { checks, pass, possible_answer: None })
 }
 
 /// Scores a WebArena-format spec: the checks decided here, then those the model decides.

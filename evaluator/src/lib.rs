@@ -18,4 +18,5 @@ pub mod judge;
 pub mod matchers;
 pub mod reference;
 pub mod stats;
+pub mod verified;
 pub mod webarena;

@@ -485,6 +485,46 @@ fn body_json(store: &Store, hash: &str, mime: &str) -> Result<(Value, Option<&'s
     Ok((Value::String(base64::engine::general_purpose::STANDARD.encode(&bytes)), Some("base64")))
 }
 
+/// HAR's `queryString`: the URL's query parameters, decoded.
+fn query_json(url: &str) -> Value {
+    let Ok(u) = url::Url::parse(url) else { return json!([]) };
+    Value::Array(u.query_pairs().map(|(k, v)| json!({"name": k, "value": v})).collect())
+}
+
+/// HAR's request `cookies`: the Cookie headers' pairs.
+fn request_cookies(h: &[Header]) -> Value {
+    let pairs = h
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
+        .flat_map(|h| h.value.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .map(|(k, v)| json!({"name": k, "value": v}));
+    Value::Array(pairs.collect())
+}
+
+/// HAR's response `cookies`: each Set-Cookie's name and value, with the attributes HAR names.
+fn response_cookies(h: &[Header]) -> Value {
+    let cookies = h.iter().filter(|h| h.name.eq_ignore_ascii_case("set-cookie")).filter_map(|h| {
+        let mut parts = h.value.split(';');
+        let (name, value) = parts.next()?.trim().split_once('=')?;
+        let mut c = json!({"name": name, "value": value});
+        for attr in parts {
+            let (k, v) = attr.trim().split_once('=').unwrap_or((attr.trim(), ""));
+            match k.to_ascii_lowercase().as_str() {
+                "path" => c["path"] = json!(v),
+                "domain" => c["domain"] = json!(v),
+                "expires" => c["expires"] = json!(v),
+                "httponly" => c["httpOnly"] = json!(true),
+                "secure" => c["secure"] = json!(true),
+                "samesite" => c["sameSite"] = json!(v),
+                _ => {}
+            }
+        }
+        Some(c)
+    });
+    Value::Array(cookies.collect())
+}
+
 fn headers_json(h: &[Header]) -> Value {
     Value::Array(h.iter().map(|h| json!({"name": h.name, "value": h.value})).collect())
 }
@@ -516,8 +556,8 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
             "url": x.request.url,
             "httpVersion": x.request.version,
             "headers": headers_json(&x.request.headers),
-            "queryString": [],
-            "cookies": [],
+            "queryString": query_json(&x.request.url),
+            "cookies": request_cookies(&x.request.headers),
             "headersSize": -1,
             "bodySize": x.request.body.as_ref().map_or(0, |b| b.size as i64),
         });
@@ -549,7 +589,7 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
                 "statusText": "",
                 "httpVersion": x.response.version,
                 "headers": headers_json(&x.response.headers),
-                "cookies": [],
+                "cookies": response_cookies(&x.response.headers),
                 "content": content,
                 "redirectURL": header(&x.response.headers, "location").unwrap_or(""),
                 "headersSize": -1,

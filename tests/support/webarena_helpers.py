@@ -24,9 +24,9 @@ from requests.adapters import HTTPAdapter  # noqa: E402
 
 
 class TrustProxyCa(HTTPAdapter):
-    """Trusts CA_PEM on the tunnelled connections too: `Session.verify = CA_PEM` alone did not reach the
-    TLS inside a proxy's CONNECT tunnel here (requests 2.34: "self-signed certificate in certificate
-    chain"), so the context is given to urllib3 directly."""
+    """Trusts CA_PEM: `Session.verify = CA_PEM` alone loses to REQUESTS_CA_BUNDLE when the environment
+    sets it (requests merges the environment's bundle into each request before the session's setting),
+    so the context is given to urllib3 directly."""
 
     def init_poolmanager(self, *a, **k):
         k["ssl_context"] = ssl.create_default_context(cafile=ca)

@@ -3,6 +3,7 @@
 //!   kept). Errors name the file and line.
 //! - WebArena / VisualWebArena: config JSON, one task per file (a directory of them, like WebArena's
 //!   `config_files/`) or an array ([`webarena`]). Errors name the file, the task and the field.
+//! - WebArena-Verified: a JSON array of tasks whose `eval` is a list of evaluators ([`verified`]).
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 pub mod helpers;
 pub mod shop_api;
+pub mod verified;
 pub mod webarena;
 
 pub use webarena::{Sites, TaskSetup};
@@ -136,6 +138,9 @@ pub fn load_with_sites(path: &Path, sites: &Sites) -> Result<Vec<Task>, TaskErro
         return webarena::load_dir(path, sites);
     }
     let text = std::fs::read_to_string(path).map_err(|e| TaskError::Io { path: p.clone(), source: e })?;
+    if verified::looks_like(&text) {
+        return verified::parse(&text, &p, path.parent().unwrap_or(Path::new(".")), sites);
+    }
     if webarena::looks_like(&text) {
         return webarena::parse(&text, &p, path.parent().unwrap_or(Path::new(".")), sites);
     }

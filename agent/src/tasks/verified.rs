@@ -1,0 +1,203 @@
+//! WebArena-Verified task files (`webarena-verified.json` from the `webarena-verified` package), read as
+//! they are: a JSON array of tasks with `task_id`, `sites`, `start_urls` (a list, with `__SITE__`
+//! placeholders), `intent`, `eval` (a list of evaluators: `AgentResponseEvaluator`,
+//! `NetworkEventEvaluator`), `revision`, and the template fields. Placeholders everywhere are resolved
+//! by `--site` like WebArena's; the eval list travels with the task (`TaskSetup::eval`) and
+//! `TaskSetup::format` is [`FORMAT`], so the prompt asks for their response format ([`RESPONSE_FORMAT`])
+//! and `eval` scores it with their evaluators.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::webarena::{Sites, TaskSetup};
+use super::{Task, TaskError};
+
+/// `TaskSetup::format` of these tasks.
+pub const FORMAT: &str = "webarena-verified";
+
+/// What the agent is asked to put in `stop [...]`: their `FinalAgentResponse`, described in our words.
+pub const RESPONSE_FORMAT: &str = "When the task is done, or cannot be done, issue stop with a JSON object in the \
+brackets: {\"task_type\": \"RETRIEVE\" | \"MUTATE\" | \"NAVIGATE\" (retrieve: the task asks for information; \
+mutate: it asks to create, change or delete something; navigate: it asks to show a page), \"status\": \"SUCCESS\" | \
+\"NOT_FOUND_ERROR\" | \"ACTION_NOT_ALLOWED_ERROR\" | \"PERMISSION_DENIED_ERROR\" | \"DATA_VALIDATION_ERROR\" | \
+\"UNKNOWN_ERROR\", \"retrieved_data\": a list of the values found (numbers as numbers, true/false as booleans) for \
+a retrieve task, else null, \"error_details\": null on success, else a short reason}.";
+
+/// Whether the text is a WebArena-Verified file: a JSON array of tasks whose `eval` is a list.
+pub(crate) fn looks_like(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('[') {
+        return false;
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(Value::Array(a)) => a.first().is_some_and(|x| x.get("eval").is_some_and(Value::is_array)),
+        _ => false,
+    }
+}
+
+/// Reads a WebArena-Verified file; `path` names it in errors.
+pub(crate) fn parse(text: &str, path: &str, base: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
+    let v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| TaskError::Bad {
+        path: path.to_string(),
+        line: e.line(),
+        detail: e.to_string(),
+    })?;
+    let items = v.as_array().ok_or_else(|| TaskError::Bad {
+        path: path.to_string(),
+        line: 1,
+        detail: "expected a JSON array of tasks".into(),
+    })?;
+    let mut out = Vec::with_capacity(items.len());
+    let mut seen = std::collections::HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let task_name = match item.get("task_id") {
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+            _ => format!("#{i}"),
+        };
+        let err = |field: &str, detail: String| TaskError::Field {
+            path: path.to_string(),
+            task: task_name.clone(),
+            field: field.to_string(),
+            detail,
+        };
+        if task_name.starts_with('#') {
+            return Err(err("task_id", "missing, or not a number or a string".into()));
+        }
+        let intent = item
+            .get("intent")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| err("intent", "missing or empty".into()))?;
+        let start: Vec<&str> = match item.get("start_urls") {
+            Some(Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .map(|u| u.as_str().ok_or_else(|| err("start_urls", "expected strings".into())))
+                .collect::<Result<_, _>>()?,
+            Some(Value::String(s)) => vec![s.as_str()],
+            _ => return Err(err("start_urls", "expected a non-empty list of URLs".into())),
+        };
+        let mut start_urls = Vec::new();
+        for u in start {
+            let u = sites.resolve(u.trim()).map_err(|e| err("start_urls", e))?;
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(err("start_urls", format!("{u:?} is not an http(s) URL")));
+            }
+            start_urls.push(u);
+        }
+        let eval = match item.get("eval") {
+            Some(e @ Value::Array(list)) => {
+                for (j, ev) in list.iter().enumerate() {
+                    match ev.get("evaluator").and_then(Value::as_str) {
+                        Some("AgentResponseEvaluator" | "NetworkEventEvaluator") => {}
+                        Some(other) => {
+                            return Err(err("eval", format!("evaluator {j}: unknown evaluator {other:?}")))
+                        }
+                        None => return Err(err("eval", format!("evaluator {j}: no \"evaluator\" name"))),
+                    }
+                }
+                resolve(e, sites).map_err(|d| err("eval", d))?
+            }
+            _ => return Err(err("eval", "expected a list of evaluators".into())),
+        };
+        let site_names: Vec<String> = item
+            .get("sites")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        // Not in their files; a task file of ours may carry one (the demo's signed-in shop).
+        let storage_state =
+            match item.get("storage_state").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+                None => None,
+                Some(s) => {
+                    let p = base.join(s);
+                    if !p.is_file() {
+                        return Err(err("storage_state", format!("{} does not exist", p.display())));
+                    }
+                    Some(p)
+                }
+            };
+        if !seen.insert(task_name.clone()) {
+            return Err(TaskError::Duplicate { path: path.to_string(), line: i + 1, id: task_name });
+        }
+        let web = start_urls[0].clone();
+        let web_name = if site_names.is_empty() {
+            web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()
+        } else {
+            site_names.join("+")
+        };
+        out.push(Task {
+            web_name,
+            id: task_name,
+            ques: intent.to_string(),
+            web,
+            setup: TaskSetup {
+                format: FORMAT.into(),
+                start_urls,
+                storage_state,
+                eval: Some(eval),
+                sites: site_names,
+                ..Default::default()
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// Their SSH host template (`git@__SSH_HOST__:group/repo.git`): not a site, compared as written.
+const SSH_HOST: &str = "__SSH_HOST__";
+
+/// Placeholders resolved in every string value of the eval list (keys are field names, left as they are).
+fn resolve(v: &Value, sites: &Sites) -> Result<Value, String> {
+    Ok(match v {
+        Value::String(s) if s.contains(SSH_HOST) => {
+            let parts: Vec<String> = s.split(SSH_HOST).map(|p| sites.resolve(p)).collect::<Result<_, _>>()?;
+            Value::String(parts.join(SSH_HOST))
+        }
+        Value::String(s) => Value::String(sites.resolve(s)?),
+        Value::Array(a) => Value::Array(a.iter().map(|x| resolve(x, sites)).collect::<Result<_, _>>()?),
+        Value::Object(o) => Value::Object(
+            o.iter().map(|(k, x)| Ok((k.clone(), resolve(x, sites)?))).collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_their_shape() {
+        let text = r#"[{"sites": ["shopping_admin"], "task_id": 0, "intent_template_id": 279,
+            "start_urls": ["__SHOPPING_ADMIN__"], "intent": "Get the top-1 best-selling product name(s) in 2022",
+            "intent_template": "x", "instantiation_dict": {}, "revision": 2,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "array", "items": {"type": "string"}},
+                      "expected": {"task_type": "retrieve", "status": "SUCCESS", "retrieved_data": ["Quest Lumaflex\u2122 Band"]}},
+                     {"evaluator": "NetworkEventEvaluator", "expected": {"url": "__SHOPPING_ADMIN__/reports", "http_method": "GET"}}]}]"#;
+        assert!(looks_like(text));
+        assert!(!looks_like(r#"[{"task_id": 1, "eval": {"eval_types": []}}]"#));
+        let sites = Sites::from_pairs(&["SHOPPING_ADMIN=http://admin:7780/admin"]).unwrap();
+        let t = parse(text, "v.json", Path::new("."), &sites).unwrap();
+        assert_eq!(t[0].id, "0");
+        assert_eq!(t[0].web, "http://admin:7780/admin");
+        assert_eq!(t[0].setup.format, FORMAT);
+        assert_eq!(
+            t[0].setup.eval.as_ref().unwrap()[1]["expected"]["url"],
+            "http://admin:7780/admin/reports"
+        );
+        // (file, error contains)
+        for (bad, want) in [
+            (text.replace("__SHOPPING_ADMIN__\"]", "__NOPE__\"]"), "--site NOPE=URL"),
+            (text.replace("\"NetworkEventEvaluator\"", "\"Mystery\""), "unknown evaluator \"Mystery\""),
+            (text.replace("\"intent\": \"Get", "\"intentx\": \"Get"), "intent: missing"),
+        ] {
+            let e = parse(&bad, "v.json", Path::new("."), &sites).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("task 0"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! WebArena-Verified (ServiceNow's re-audit of WebArena's 812 tasks; `webarena-verified` on PyPI) scored
+//! here. A task's `eval` is a list of evaluators, each with its `expected` value; the task passes when
+//! every one passes (their `evaluate_task`).
+//!
+//! - `AgentResponseEvaluator` ([`response`]): the agent's final answer, a typed JSON object.
+//! - `NetworkEventEvaluator` ([`network`]): the requests of the run as the proxy saw them.
+//!
+//! What their evaluators do is the reference: where a rule is unclear, this does what theirs does
+//! (webarena-verified 1.2.3), and the test command compares verdicts with theirs.
+
+use serde_json::Value;
+
+pub mod network;
+pub mod response;
+pub mod value;
+
+/// One evaluator's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluatorResult {
+    /// `AgentResponseEvaluator`, `NetworkEventEvaluator`.
+    pub evaluator: String,
+    /// What failed (empty: passed).
+    pub failures: Vec<String>,
+}
+
+/// Whether a task's `eval` is WebArena-Verified's: a list of objects with an `evaluator`.
+pub fn is_verified_eval(eval: &Value) -> bool {
+    eval.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|e| e.get("evaluator").is_some()))
+}
+
+/// What a task is: its expected `task_type`, lower case (`retrieve`, `mutate`, `navigate`).
+pub fn task_type(eval: &Value) -> Option<String> {
+    eval.as_array()?
+        .iter()
+        .filter(|e| e.get("evaluator").and_then(Value::as_str) == Some("AgentResponseEvaluator"))
+        .find_map(|e| e.pointer("/expected/task_type").and_then(Value::as_str))
+        .map(str::to_ascii_lowercase)
+}
+
+/// Scores a task: each evaluator's failures; `Err` when the task cannot be scored here (a schema type
+/// or an evaluator not implemented, named).
+pub fn score(
+    eval: &Value,
+    answer: &str,
+    events: Option<&[network::Event]>,
+) -> Result<Vec<EvaluatorResult>, String> {
+    let list = eval.as_array().ok_or("a WebArena-Verified eval is a list of evaluators")?;
+    let navigate = task_type(eval).as_deref() == Some("navigate");
+    let mut out = Vec::with_capacity(list.len());
+    for (i, spec) in list.iter().enumerate() {
+        let name = spec.get("evaluator").and_then(Value::as_str).unwrap_or("").to_string();
+        let r = match name.as_str() {
+            "AgentResponseEvaluator" => response::evaluate(spec, answer),
+            "NetworkEventEvaluator" => match events {
+                Some(ev) => network::evaluate(spec, ev, navigate),
+                None => Err("the run has no network events to check (no snapshot)".into()),
+            },
+            other => Err(format!("unknown evaluator {other:?}")),
+        };
+        let failures = r.map_err(|e| match e.strip_prefix("UNSUPPORTED:") {
+            Some(t) => format!("evaluator {i} ({name}): schema type {t:?} is not implemented here"),
+            None => format!("evaluator {i} ({name}): {e}"),
+        })?;
+        out.push(EvaluatorResult { evaluator: name, failures });
+    }
+    Ok(out)
+}

@@ -1,0 +1,663 @@
+//! WebArena-Verified's `NetworkEventEvaluator`, over the requests of a run as webfreeze's proxy saw them
+//! (the task's snapshot), not a browser's HAR.
+//!
+//! The spec's `expected` names a request: `url` (a URL with the task's sites in it, or a `^...$`
+//! regular expression), `http_method`, and what must hold of it: `query_params`, `post_data` (form, JSON
+//! or multipart fields; keys may be JSONPath `$.a.b[0]` or a `^regex$` over top-level keys),
+//! `response_status` (-1: no response), `headers` (`referer` compared as a URL), `response_content`,
+//! `response_cookies`. As their evaluator does:
+//! 1. static assets (`.css`, `.js`, images, fonts) are left out;
+//! 2. a navigate task's GET spec looks at the last page navigation only; otherwise the events whose
+//!    method and URL path (and Referer path, when the spec names one) match are the candidates, all of
+//!    them or the last (`last_event_only`);
+//! 3. `should_not_exist`: passes when there is no candidate; otherwise some candidate must match every
+//!    field of the spec, with query parameters compared over the union of keys (a missing one is "";
+//!    `ignored_query_params` and `ignored_query_params_patterns` left out; values lower-cased; an
+//!    expected `^...$` value is a regular expression) and fields normalized as strings unless
+//!    `post_data_schema` types them.
+//!
+//! Not here yet (the task is reported as not scored, by name): `query_params_schema`, JSONPath filter
+//! expressions, and the schema formats [`super::value`] does not have.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::value::{self, py_re, Norm};
+
+/// One request and its response, as the proxy saw them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Event {
+    /// GET, POST, ...
+    pub method: String,
+    /// The absolute URL.
+    pub url: String,
+    /// Request headers, as sent.
+    pub request_headers: Vec<(String, String)>,
+    /// The request body and its content type.
+    pub post: Option<(String, String)>,
+    /// The response status; -1 when there was none.
+    pub status: i64,
+    /// Response headers.
+    pub response_headers: Vec<(String, String)>,
+    /// The response body (text) and its content type.
+    pub response: Option<(String, String)>,
+}
+
+impl Event {
+    fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        h.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn path(&self) -> String {
+        url::Url::parse(&self.url).map(|u| u.path().to_string()).unwrap_or_default()
+    }
+
+    /// Not a static asset.
+    fn is_evaluation_event(&self) -> bool {
+        const STATIC: [&str; 12] = [
+            ".css", ".js", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".woff", ".woff2", ".ttf", ".ico",
+            ".webp",
+        ];
+        let p = self.path();
+        !STATIC.iter().any(|s| p.ends_with(s))
+    }
+
+    /// A page navigation: a GET for HTML (by the user, when the browser says who started it).
+    fn is_navigation_event(&self) -> bool {
+        if self.method != "GET" {
+            return false;
+        }
+        let h = |n: &str| Self::header(&self.request_headers, n).map(str::to_lowercase);
+        let accept = h("accept").unwrap_or_default();
+        if h("sec-fetch-user").is_some() {
+            return h("sec-fetch-dest").as_deref() == Some("document")
+                && h("sec-fetch-mode").as_deref() == Some("navigate")
+                && h("sec-fetch-user").as_deref() == Some("?1")
+                && accept.contains("text/html");
+        }
+        accept.starts_with("text/html")
+    }
+
+    /// Response cookies (Set-Cookie), values percent-decoded.
+    fn cookies(&self) -> BTreeMap<String, String> {
+        self.response_headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+            .filter_map(|(_, v)| {
+                let (k, val) = v.split(';').next()?.split_once('=')?;
+                Some((k.trim().to_string(), percent_decode(val.trim())))
+            })
+            .collect()
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+/// A body parsed by its content type: form fields (first value each), a JSON object, multipart fields.
+fn parse_content(mime: &str, text: &str) -> Option<Map<String, Value>> {
+    if text.is_empty() {
+        return None;
+    }
+    if mime.contains("application/x-www-form-urlencoded") {
+        let mut m = Map::new();
+        for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
+            m.entry(k.into_owned()).or_insert(Value::String(v.into_owned()));
+        }
+        return Some(m);
+    }
+    if mime.contains("application/json") {
+        return serde_json::from_str::<Value>(text).ok().and_then(|v| v.as_object().cloned());
+    }
+    if mime.contains("multipart/form-data") {
+        let boundary = mime.split("boundary=").nth(1)?.split([';', ' ']).next()?;
+        let mut m = Map::new();
+        for part in text.split(&format!("--{boundary}")) {
+            let part = part.trim();
+            if part.is_empty() || part == "--" {
+                continue;
+            }
+            let Some((head, body)) = part.split_once("\r\n\r\n").or_else(|| part.split_once("\n\n")) else {
+                continue;
+            };
+            let name = head
+                .split("\r\n")
+                .find(|l| l.to_lowercase().starts_with("content-disposition:"))
+                .and_then(|l| {
+                    let i = l.find("name=\"")? + 6;
+                    Some(l[i..].split('"').next()?.to_string())
+                });
+            if let Some(n) = name {
+                m.insert(n, Value::String(body.trim_end_matches(['\r', '\n']).to_string()));
+            }
+        }
+        return Some(m);
+    }
+    None
+}
+
+/// A URL as their `URL` type holds it: the base (scheme and host lower-cased, default port dropped,
+/// no query, no trailing `/`) or a regular expression, and the query parameters (sorted values,
+/// lower-cased, ignored ones dropped).
+#[derive(Debug, Clone)]
+struct NormUrl {
+    base: String,
+    regex: bool,
+    query: BTreeMap<String, Vec<String>>,
+}
+
+struct UrlRules<'a> {
+    ignored: Vec<String>,
+    ignored_patterns: Vec<String>,
+    decode_base64: bool,
+    _spec: &'a Value,
+}
+
+impl UrlRules<'_> {
+    fn ignore(&self, k: &str) -> bool {
+        self.ignored.iter().any(|i| i == k) || self.ignored_patterns.iter().any(|p| py_re::search(p, k, true))
+    }
+
+    fn normalize(&self, raw: &str, query_params: Option<&Value>) -> Result<NormUrl, String> {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return Err("empty URL".into());
+        }
+        let given_query = |q: Option<&Value>| -> BTreeMap<String, Vec<String>> {
+            let mut m = BTreeMap::new();
+            if let Some(Value::Object(o)) = q {
+                for (k, v) in o {
+                    let vals: Vec<String> = match v {
+                        Value::Array(a) => a.iter().map(py_str).collect(),
+                        other => vec![py_str(other)],
+                    };
+                    m.insert(k.clone(), vals);
+                }
+            }
+            m
+        };
+        if value::is_regexp(raw) {
+            let q = self.clean(given_query(query_params));
+            return Ok(NormUrl { base: raw.trim_end_matches('/').to_string(), regex: true, query: q });
+        }
+        let raw = raw.trim_end_matches('/');
+        let mut u = url::Url::parse(raw).map_err(|e| format!("invalid URL {raw:?}: {e}"))?;
+        let mut path = u.path().to_string();
+        let mut query_parts = Vec::new();
+        if self.decode_base64 {
+            let (p, q) = extract_base64_query(&path);
+            path = p;
+            query_parts.extend(q);
+        }
+        if let Some(q) = u.query().filter(|q| !q.is_empty()) {
+            query_parts.push(q.trim().to_string());
+        }
+        let query = match query_params {
+            Some(q) => given_query(Some(q)),
+            None => {
+                let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for (k, v) in url::form_urlencoded::parse(query_parts.join("&").as_bytes()) {
+                    m.entry(k.into_owned()).or_default().push(v.into_owned());
+                }
+                m
+            }
+        };
+        u.set_query(None);
+        let frag = u.fragment().map(str::to_string);
+        u.set_fragment(None);
+        let host = u.host_str().unwrap_or("").to_lowercase();
+        let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let mut base = format!("{}://{host}{port}{path}", u.scheme().to_lowercase());
+        if let Some(f) = frag.filter(|f| !f.is_empty()) {
+            base.push('#');
+            base.push_str(&f);
+        }
+        Ok(NormUrl { base, regex: false, query: self.clean(query) })
+    }
+
+    fn clean(&self, q: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+        q.into_iter()
+            .filter(|(k, _)| !self.ignore(k))
+            .map(|(k, v)| {
+                let mut v: Vec<String> = v.iter().map(|s| s.trim().to_lowercase()).collect();
+                v.sort();
+                (k, v)
+            })
+            .collect()
+    }
+}
+
+fn py_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        other => other.to_string(),
+    }
+}
+
+/// Their `extract_base64_query`: path segments that decode (URL-safe base64) to `k=v` text become query
+/// text and leave the path.
+fn extract_base64_query(path: &str) -> (String, Vec<String>) {
+    use base64::Engine as _;
+    let seg_re = |s: &str| {
+        let core = s.trim_end_matches('=');
+        s.len() >= 4
+            && s.len() - core.len() <= 2
+            && core.len() >= 4
+            && core.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let mut segs: Vec<String> = path.split('/').map(str::to_string).collect();
+    let mut found = Vec::new();
+    for s in segs.iter_mut() {
+        if s.is_empty() || !seg_re(s) {
+            continue;
+        }
+        let core = s.trim_end_matches('=');
+        let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(core) else { continue };
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        if !text.contains('=') {
+            continue;
+        }
+        let q = percent_decode(&text).trim().to_string();
+        if !q.is_empty() {
+            found.push(q.trim_start_matches(['?', '&']).to_string());
+            s.clear();
+        }
+    }
+    let kept: Vec<&String> = segs.iter().filter(|s| !s.is_empty()).collect();
+    let mut out = if kept.is_empty() {
+        if path.starts_with('/') {
+            "/".to_string()
+        } else {
+            String::new()
+        }
+    } else {
+        let j = kept.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("/");
+        let mut p = if path.starts_with('/') { format!("/{j}") } else { j };
+        if path.ends_with('/') && !p.ends_with('/') {
+            p.push('/');
+        }
+        p
+    };
+    if out.is_empty() && path.starts_with('/') {
+        out.push('/');
+    }
+    (out, found)
+}
+
+impl NormUrl {
+    /// Their `matches_base_path`: a regular expression (anchored at the start) on either side, or the
+    /// bases equal ignoring case and a trailing `/`.
+    fn same_base(&self, other: &NormUrl) -> bool {
+        let re_match = |pattern: &str, text: &str| py_re::match_start(pattern, text, false);
+        if self.regex && re_match(&self.base, &other.base) {
+            return true;
+        }
+        if other.regex && re_match(&other.base, &self.base) {
+            return true;
+        }
+        !self.regex
+            && !other.regex
+            && self.base.to_lowercase().trim_end_matches('/')
+                == other.base.to_lowercase().trim_end_matches('/')
+    }
+
+    /// Their `_compare_query_params`, expected on the left.
+    fn same_query(&self, actual: &NormUrl) -> bool {
+        let first = |q: &BTreeMap<String, Vec<String>>, k: &str| {
+            q.get(k).and_then(|v| v.first()).cloned().unwrap_or_default()
+        };
+        let keys: std::collections::BTreeSet<&String> =
+            self.query.keys().chain(actual.query.keys()).collect();
+        keys.into_iter().all(|k| {
+            let (e, a) = (first(&self.query, k), first(&actual.query, k));
+            if value::is_regexp(&e) {
+                py_re::match_start(&e, &a, false)
+            } else {
+                e == a
+            }
+        })
+    }
+}
+
+/// A JSONPath key (`$.a.b[0]`, `$['a']`) or a regular expression over top-level keys (`$.^re$`, `^re$`).
+fn is_jsonpath_key(k: &str) -> bool {
+    k.starts_with('$') || value::is_regexp(k)
+}
+
+/// The value at a JSONPath key: the one match, or None (none or several).
+fn jsonpath(data: &Map<String, Value>, path: &str) -> Result<Option<Value>, String> {
+    let regex_key =
+        path.strip_prefix("$.").filter(|p| value::is_regexp(p)).or(value::is_regexp(path).then_some(path));
+    if let Some(p) = regex_key {
+        let hits: Vec<&Value> =
+            data.iter().filter(|(k, _)| py_re::match_start(p, k, false)).map(|(_, v)| v).collect();
+        return Ok((hits.len() == 1).then(|| hits[0].clone()));
+    }
+    let rest = path.strip_prefix('$').ok_or_else(|| format!("not a JSONPath: {path:?}"))?;
+    if rest.contains("[?") || rest.contains('*') || rest.contains("..") {
+        return Err(format!("UNSUPPORTED:JSONPath {path:?}"));
+    }
+    let mut cur = Value::Object(data.clone());
+    let mut s = rest;
+    while !s.is_empty() {
+        if let Some(r) = s.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let Some(next) = cur.get(&r[..end]).cloned() else { return Ok(None) };
+            cur = next;
+            s = &r[end..];
+        } else if let Some(r) = s.strip_prefix("['") {
+            let end = r.find("']").ok_or_else(|| format!("bad JSONPath {path:?}"))?;
+            let Some(next) = cur.get(&r[..end]).cloned() else { return Ok(None) };
+            cur = next;
+            s = &r[end + 2..];
+        } else if let Some(r) = s.strip_prefix('[') {
+            let end = r.find(']').ok_or_else(|| format!("bad JSONPath {path:?}"))?;
+            let i: usize = r[..end].trim().parse().map_err(|_| format!("UNSUPPORTED:JSONPath {path:?}"))?;
+            let Some(next) = cur.get(i).cloned() else { return Ok(None) };
+            cur = next;
+            s = &r[end + 1..];
+        } else {
+            return Err(format!("bad JSONPath {path:?}"));
+        }
+    }
+    Ok(Some(cur))
+}
+
+/// A dict of fields normalized as their `ValueNormalizer.normalize(dict, schema)` does: each field by its
+/// property schema, a string when it has none; None stays None.
+fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Result<Norm, String> {
+    let schema = schema.cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
+    Ok(value::object(&Value::Object(dict.clone()), &schema, strict)?.unwrap_or(Norm::Null))
+}
+
+/// The result of one `NetworkEventEvaluator` over the run's events: what failed (empty: passed).
+pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, String> {
+    let exp = spec.get("expected").ok_or("NetworkEventEvaluator without \"expected\"")?;
+    if spec.get("query_params_schema").is_some() {
+        return Err("UNSUPPORTED:query_params_schema".into());
+    }
+    let strs = |k: &str| -> Vec<String> {
+        spec.get(k)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let rules = UrlRules {
+        ignored: strs("ignored_query_params"),
+        ignored_patterns: strs("ignored_query_params_patterns"),
+        decode_base64: spec.get("decode_base64_query").and_then(Value::as_bool).unwrap_or(false),
+        _spec: spec,
+    };
+    let ignored_post = strs("ignored_post_data_params_patterns");
+    let should_not_exist = spec.get("should_not_exist").and_then(Value::as_bool).unwrap_or(false);
+    // Their defaults: the last matching event, a GET, status 200.
+    let last_only = spec.get("last_event_only").and_then(Value::as_bool).unwrap_or(true);
+    let method = exp.get("http_method").and_then(Value::as_str).unwrap_or("GET");
+    // One URL, or alternatives.
+    let exp_urls_raw: Vec<&str> = match exp.get("url") {
+        Some(Value::String(u)) => vec![u.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if exp_urls_raw.is_empty() {
+        return Err("expected.url missing".into());
+    }
+    let exp_url_raw = exp_urls_raw.join(" | ");
+    let exp_headers = exp.get("headers").and_then(Value::as_object);
+
+    // 1-2: the candidates.
+    let evaluation: Vec<&Event> = events.iter().filter(|e| e.is_evaluation_event()).collect();
+    let candidates: Vec<&Event> = if navigate && method == "GET" {
+        evaluation.iter().rev().find(|e| e.is_navigation_event()).copied().into_iter().collect()
+    } else {
+        let exp_url: Vec<NormUrl> =
+            exp_urls_raw.iter().map(|u| rules.normalize(u, None)).collect::<Result<_, _>>()?;
+        let exp_ref = match exp_headers.and_then(|h| h.get("referer")).and_then(Value::as_str) {
+            Some(r) => Some(rules.normalize(r, None)?),
+            None => None,
+        };
+        let mut out = Vec::new();
+        for e in &evaluation {
+            if !e.method.eq_ignore_ascii_case(method) {
+                continue;
+            }
+            let Ok(u) = rules.normalize(&e.url, None) else { continue };
+            if !exp_url.iter().any(|x| x.same_base(&u)) {
+                continue;
+            }
+            if let (Some(er), Some(r)) = (&exp_ref, Event::header(&e.request_headers, "referer")) {
+                match rules.normalize(r, None) {
+                    Ok(ru) if er.same_base(&ru) => {}
+                    _ => continue,
+                }
+            }
+            out.push(*e);
+        }
+        out
+    };
+    let selected: Vec<&Event> =
+        if last_only { candidates.last().copied().into_iter().collect() } else { candidates };
+    if should_not_exist {
+        return Ok(if selected.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!("{} request(s) to {exp_url_raw} exist, and none should", selected.len())]
+        });
+    }
+    if selected.is_empty() {
+        return Ok(vec![format!("no {} request to {exp_url_raw}", method)]);
+    }
+
+    // 3: some candidate matches every field of the spec.
+    let exp_url: Vec<NormUrl> =
+        exp_urls_raw.iter().map(|u| rules.normalize(u, exp.get("query_params"))).collect::<Result<_, _>>()?;
+    let post_schema = spec.get("post_data_schema");
+    let exp_post = match exp.get("post_data").and_then(Value::as_object) {
+        Some(p) => Some(fields(p, post_schema, true)?),
+        None => None,
+    };
+    let exp_status = Some(exp.get("response_status").and_then(Value::as_i64).unwrap_or(200));
+    let mut reasons = Vec::new();
+    for e in &selected {
+        let mut why = Vec::new();
+        let au = rules.normalize(&e.url, None)?;
+        if !exp_url.iter().any(|x| x.same_base(&au) && x.same_query(&au)) {
+            why.push(format!("url {} differs", e.url));
+        }
+        if e.method != method {
+            why.push(format!("method {}", e.method));
+        }
+        if let Some(s) = exp_status {
+            if e.status != s {
+                why.push(format!("status {}", e.status));
+            }
+        }
+        if let Some(h) = exp_headers {
+            for (name, want) in h {
+                let got = Event::header(&e.request_headers, name);
+                let ok = match (name.to_lowercase().as_str(), got, want.as_str()) {
+                    (_, None, _) => false,
+                    ("referer" | "redirect_url", Some(g), Some(w)) => {
+                        let (wu, gu) = (rules.normalize(w, None)?, rules.normalize(g, None));
+                        gu.is_ok_and(|gu| wu.same_base(&gu) && wu.same_query(&gu))
+                    }
+                    (_, Some(g), _) => {
+                        let en = value::scalar(value::Kind::Str, want, true)?;
+                        let an = value::scalar(value::Kind::Str, &Value::String(g.to_string()), false)?;
+                        value::equal(&en, &an, false, true)
+                    }
+                };
+                if !ok {
+                    why.push(format!("header {name}: {}", got.unwrap_or("(none)")));
+                }
+            }
+        }
+        if let (Some(ep), Some(raw)) = (&exp_post, exp.get("post_data").and_then(Value::as_object)) {
+            let actual = e.post.as_ref().and_then(|(mime, text)| parse_content(mime, text));
+            match actual {
+                None => why.push("no form or JSON body".into()),
+                Some(mut a) => {
+                    a.retain(|k, _| !ignored_post.iter().any(|p| py_re::search(p, k, false)));
+                    let mut flat = Map::new();
+                    for k in raw.keys() {
+                        let k = k.trim();
+                        let v = if is_jsonpath_key(k) { jsonpath(&a, k)? } else { a.get(k).cloned() };
+                        flat.insert(k.to_string(), v.unwrap_or(Value::Null));
+                    }
+                    let an = fields(&flat, post_schema, false)?;
+                    if !value::equal(ep, &an, false, true) {
+                        why.push(format!("body {}", Value::Object(flat)));
+                    }
+                }
+            }
+        }
+        if let Some(rc) = exp.get("response_content").and_then(Value::as_object) {
+            let actual = e.response.as_ref().and_then(|(mime, text)| parse_content(mime, text));
+            let ok = actual.is_some_and(|a| {
+                rc.iter().all(|(k, want)| {
+                    let got =
+                        if is_jsonpath_key(k) { jsonpath(&a, k).ok().flatten() } else { a.get(k).cloned() };
+                    got.as_ref() == Some(want)
+                })
+            });
+            if !ok {
+                why.push("response content differs".into());
+            }
+        }
+        if let Some(rc) = exp.get("response_cookies").and_then(Value::as_object) {
+            let got = e.cookies();
+            let ok = rc.iter().all(|(k, want)| {
+                got.get(k).is_some_and(|g| {
+                    let en = value::scalar(value::Kind::Str, want, true);
+                    let an = value::scalar(value::Kind::Str, &Value::String(g.clone()), false);
+                    matches!((en, an), (Ok(en), Ok(an)) if value::equal(&en, &an, false, true))
+                })
+            });
+            if !ok {
+                why.push("response cookies differ".into());
+            }
+        }
+        if why.is_empty() {
+            return Ok(Vec::new());
+        }
+        reasons.push(format!("{} {}: {}", e.method, e.url, why.join(", ")));
+    }
+    Ok(vec![format!(
+        "no request matches {} {exp_url_raw} ({} checked; {})",
+        method,
+        selected.len(),
+        reasons.last().cloned().unwrap_or_default()
+    )])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(method: &str, url: &str, post: Option<(&str, &str)>, status: i64) -> Event {
+        Event {
+            method: method.into(),
+            url: url.into(),
+            request_headers: vec![
+                ("Accept".into(), "text/html,*/*".into()),
+                ("Referer".into(), "http://shop/cart".into()),
+            ],
+            post: post.map(|(m, t)| (m.into(), t.into())),
+            status,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn network_table() {
+        let events = vec![
+            ev("GET", "http://shop/cart", None, 200),
+            ev("GET", "http://shop/static/app.js", None, 200),
+            ev(
+                "POST",
+                "http://shop/checkout?x=1",
+                Some(("application/x-www-form-urlencoded", "name=Emma+Lopez&qty=2")),
+                303,
+            ),
+            ev(
+                "POST",
+                "http://shop/dummy_bin",
+                Some(("application/json", "{\"note\": {\"text\": \"Hi\"}}")),
+                -1,
+            ),
+        ];
+        // (spec, navigate task, passes)
+        let cases = [
+            (
+                json!({"expected": {"url": "http://shop/checkout", "http_method": "POST", "query_params": {"x": "1"},
+                                 "post_data": {"name": "emma lopez", "qty": "2"}, "response_status": 303}}),
+                false,
+                true,
+            ),
+            // An extra query parameter fails unless ignored.
+            (json!({"expected": {"url": "http://shop/checkout", "http_method": "POST"}}), false, false),
+            (
+                json!({"ignored_query_params": ["x"], "expected": {"url": "http://shop/checkout/", "http_method": "POST", "response_status": 303}}),
+                false,
+                true,
+            ),
+            (
+                json!({"expected": {"url": "http://shop/checkout", "http_method": "POST", "query_params": {"x": "^\\d+$"},
+                                 "post_data": {"qty": "3"}}}),
+                false,
+                false,
+            ),
+            (
+                json!({"expected": {"url": "^http://.*/dummy_bin$", "http_method": "POST",
+                                 "post_data": {"$.note.text": "hi"}, "response_status": -1}}),
+                false,
+                true,
+            ),
+            (
+                json!({"should_not_exist": true, "expected": {"url": "http://shop/checkout", "http_method": "POST"}}),
+                false,
+                false,
+            ),
+            (
+                json!({"should_not_exist": true, "expected": {"url": "http://shop/admin", "http_method": "POST"}}),
+                false,
+                true,
+            ),
+            // A navigate task: the last page navigation, the app.js request left out.
+            (json!({"expected": {"url": "http://shop/cart", "http_method": "GET"}}), true, true),
+            (json!({"expected": {"url": "http://shop/", "http_method": "GET"}}), true, false),
+            (
+                json!({"expected": {"url": "http://shop/checkout", "http_method": "POST", "query_params": {"x": "1"},
+                                 "headers": {"referer": "http://shop/cart"}, "response_status": 303}}),
+                false,
+                true,
+            ),
+            // Their defaults: a GET with status 200 (the POST does not match), and URL alternatives.
+            (json!({"expected": {"url": ["http://shop/nope", "http://shop/checkout"]}}), false, false),
+            (json!({"expected": {"url": ["http://shop/nope", "http://shop/cart"]}}), false, true),
+        ];
+        for (i, (spec, nav, pass)) in cases.iter().enumerate() {
+            let f = evaluate(spec, &events, *nav).unwrap();
+            assert_eq!(f.is_empty(), *pass, "case {i}: {f:?}");
+        }
+        assert!(evaluate(
+            &json!({"query_params_schema": {}, "expected": {"url": "http://x"}}),
+            &events,
+            false
+        )
+        .unwrap_err()
+        .starts_with("UNSUPPORTED:"));
+        assert_eq!(
+            extract_base64_query("/api/dXNlcj1hZG1pbiZwYXNzPTEyMw/data"),
+            ("/api/data".to_string(), vec!["user=admin&pass=123".to_string()])
+        );
+    }
+}

@@ -1,0 +1,589 @@
+//! WebArena-Verified's typed values: a value normalized by its JSON schema type (`string`, `number` /
+//! `integer`, `boolean`, `null`; objects and arrays of them), with alternatives (an expected value
+//! written as a list of two or more is "any of these"), and compared the way its `ValueComparator` does
+//! (objects key by key, arrays in order or by greedy unordered matching).
+//!
+//! Written from webarena-verified 1.2.3's `core/evaluation` (value_normalizer.py, value_comparator.py,
+//! data_types/{base,string,number,boolean,empty}.py): the same rules, in Rust. Its other types (the
+//! schema `format`s `currency`, `date`, `duration`, `distance`, `coordinates`, `month`, `location-name`,
+//! `markdown`, `string_list`, `url`, `json`, `full_address`, `base64`) are not here yet:
+//! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use unicode_normalization::UnicodeNormalization as _;
+
+/// A schema type this module does not normalize yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// The scalar kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `string` (their `NormalizedString`).
+    Str,
+    /// `number` and `integer` (their `Number`: a float).
+    Number,
+    /// `boolean`.
+    Bool,
+    /// `null` (their `Empty`: none, "", "n/a", "null", ...).
+    Empty,
+}
+
+/// One normalized alternative.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Alt {
+    /// A string (lower case, ASCII, single spaces), or a regular expression (`^...$`, kept as written).
+    Str(String),
+    /// A number.
+    Number(f64),
+    /// A boolean.
+    Bool(bool),
+    /// The empty value.
+    Empty,
+}
+
+/// A normalized value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Norm {
+    /// A scalar of a kind, with its alternatives (one or more).
+    Typed(Kind, Vec<Alt>),
+    /// A value that could not be normalized (the agent's): compared as it is, so it matches nothing typed.
+    Raw(Value),
+    /// An object's properties.
+    Object(BTreeMap<String, Norm>),
+    /// An array.
+    Array(Vec<Norm>),
+    /// None.
+    Null,
+}
+
+/// Their `is_regexp`: a string that starts with `^` and ends with `$`.
+pub fn is_regexp(s: &str) -> bool {
+    s.len() >= 2 && s.starts_with('^') && s.ends_with('$')
+}
+
+/// The kind a schema names (`format` first, then `type`; no schema: string).
+pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
+    let Some(s) = schema else { return Ok(Kind::Str) };
+    let name = s.get("format").and_then(Value::as_str).or_else(|| s.get("type").and_then(Value::as_str));
+    match name.unwrap_or("string") {
+        "string" => Ok(Kind::Str),
+        "number" | "integer" => Ok(Kind::Number),
+        "boolean" => Ok(Kind::Bool),
+        "null" => Ok(Kind::Empty),
+        other => Err(Unsupported(other.to_string())),
+    }
+}
+
+/// Python's truthiness of a JSON value.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Their string pipeline (`NormalizedType._normalize_string`): trademark signs dropped, NFKC, a hyphen
+/// next to a letter becomes a space, control characters dropped (tab and newlines become spaces),
+/// transliterated to ASCII, spaces collapsed, case folded. A regular expression is kept as written.
+pub fn normalize_text(s: &str) -> String {
+    if s.is_empty() || is_regexp(s) {
+        return s.to_string();
+    }
+    let s: String =
+        s.chars().filter(|c| !matches!(c, '\u{2122}' | '\u{00AE}' | '\u{2120}' | '\u{00A9}')).collect();
+    let s: String = s.nfkc().collect();
+    let chars: Vec<char> = s.chars().collect();
+    let hyphen = |c: char| {
+        matches!(
+            c,
+            '\u{002D}'
+                | '\u{2010}'
+                | '\u{2011}'
+                | '\u{2012}'
+                | '\u{2013}'
+                | '\u{2014}'
+                | '\u{2015}'
+                | '\u{2212}'
+                | '\u{00AD}'
+        )
+    };
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let letter_before = i > 0 && chars[i - 1].is_ascii_alphabetic();
+        let letter_after = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
+        if hyphen(c) && (letter_before || letter_after) {
+            out.push(' ');
+        } else if c.is_control() {
+            if matches!(c, '\t' | '\n' | '\r') {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    let ascii: String = deunicode::deunicode(&out).chars().filter(char::is_ascii).collect();
+    ascii.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// An SSH clone URL (`ssh://git@host:port/path`, `git@host:path`) in their short form with the host
+/// template (`git@__SSH_HOST__:path`, lower case), as their URL derendering writes it; other text as is.
+fn ssh_template(s: &str) -> String {
+    let t = s.trim();
+    let lower = t.to_lowercase();
+    if let Some(rest) = lower.strip_prefix("ssh://") {
+        let (user, hostpath) = rest.split_once('@').unwrap_or(("git", rest));
+        let path = hostpath.split_once('/').map(|(_, p)| p).unwrap_or("");
+        return format!("{user}@__SSH_HOST__:{}", path.trim_start_matches('/'));
+    }
+    if lower.starts_with("git@") && !lower.contains("://") && !lower.contains(' ') {
+        if let Some((user, hostpath)) = lower.split_once('@') {
+            if let Some((host, path)) = hostpath.split_once(':') {
+                // git@host:2222/path keeps the port's path part; git@host:group/repo is the path.
+                let path = if host.is_empty() {
+                    path
+                } else {
+                    path.split_once('/')
+                        .filter(|(p, _)| p.chars().all(|c| c.is_ascii_digit()))
+                        .map(|(_, r)| r)
+                        .unwrap_or(path)
+                };
+                return format!("{user}@__SSH_HOST__:{}", path.trim_start_matches('/'));
+            }
+        }
+    }
+    s.to_string()
+}
+
+/// Python's `float()` of a number written with commas or spaces, or in English words.
+fn parse_number(s: &str) -> Option<f64> {
+    let t: String = s.chars().filter(|c| *c != ',' && *c != ' ').collect();
+    let t = t.trim();
+    let lower = t.to_ascii_lowercase();
+    // Python's float() also reads these; a JSON number never says them.
+    if matches!(lower.as_str(), "nan" | "inf" | "infinity" | "-inf" | "+inf" | "-infinity" | "+infinity") {
+        return None;
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        return Some(f);
+    }
+    words_to_number(s)
+}
+
+/// English number words ("twenty five", "one hundred and two") to a number.
+fn words_to_number(s: &str) -> Option<f64> {
+    const SMALL: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
+    let (mut total, mut current, mut any) = (0f64, 0f64, false);
+    for w in s.to_ascii_lowercase().replace('-', " ").split_whitespace() {
+        if w == "and" {
+            continue;
+        }
+        if let Some(n) = SMALL.iter().position(|x| *x == w) {
+            current += n as f64;
+        } else if let Some(n) = TENS.iter().position(|x| *x == w) {
+            current += (n as f64 + 2.0) * 10.0;
+        } else if w == "hundred" {
+            current = current.max(1.0) * 100.0;
+        } else if let Some(scale) = match w {
+            "thousand" => Some(1e3),
+            "million" => Some(1e6),
+            "billion" => Some(1e9),
+            _ => None,
+        } {
+            total += current.max(1.0) * scale;
+            current = 0.0;
+        } else {
+            return None;
+        }
+        any = true;
+    }
+    any.then_some(total + current)
+}
+
+/// One raw value of a kind, normalized (`Err`: it is not of that kind).
+fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
+    match kind {
+        Kind::Str => {
+            // `if not value: return ""`; `str(value)` of anything else.
+            if !truthy(v) {
+                return Ok(Alt::Str(String::new()));
+            }
+            let s = match v {
+                Value::String(s) => normalize_text(&ssh_template(s)),
+                Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                other => other.to_string(),
+            };
+            Ok(Alt::Str(if is_regexp(&s) { s.trim().to_string() } else { s.trim().to_lowercase() }))
+        }
+        Kind::Number => match v {
+            Value::Bool(b) => Ok(Alt::Number(if *b { 1.0 } else { 0.0 })),
+            Value::Number(n) => n.as_f64().map(Alt::Number).ok_or(()),
+            Value::String(s) if !s.is_empty() => parse_number(&normalize_text(s)).map(Alt::Number).ok_or(()),
+            _ => Err(()),
+        },
+        Kind::Bool => match v {
+            Value::Bool(b) => Ok(Alt::Bool(*b)),
+            Value::Number(n) => Ok(Alt::Bool(n.as_f64().is_some_and(|f| f != 0.0))),
+            Value::String(s) if !s.is_empty() => match normalize_text(s).trim() {
+                "true" | "yes" | "y" | "1" | "t" | "on" => Ok(Alt::Bool(true)),
+                "false" | "no" | "n" | "0" | "f" | "off" => Ok(Alt::Bool(false)),
+                _ => Err(()),
+            },
+            _ => Err(()),
+        },
+        Kind::Empty => match v {
+            Value::Number(_) => Err(()),
+            v if !truthy(v) => Ok(Alt::Empty),
+            Value::String(s) => {
+                let t = s.trim().to_lowercase();
+                let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                let t = t.replace(" / ", "/").replace(" /", "/").replace("/ ", "/");
+                if ["n/a", "na", "nan", "null", "none"].contains(&t.as_str()) {
+                    Ok(Alt::Empty)
+                } else {
+                    Err(())
+                }
+            }
+            _ => Err(()),
+        },
+    }
+}
+
+/// A scalar of `kind`: a list of two or more is alternatives. `strict` (expected values): a value that is
+/// not of the kind is an error; otherwise (the agent's) it is kept raw.
+pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, String> {
+    let alts: Result<Vec<Alt>, ()> = match v {
+        Value::Array(a) if a.len() >= 2 => a.iter().map(|x| alt(kind, x)).collect(),
+        Value::Array(_) => Err(()),
+        other => alt(kind, other).map(|a| vec![a]),
+    };
+    match alts {
+        Ok(a) => Ok(Norm::Typed(kind, a)),
+        Err(()) if strict => Err(format!("{v} is not a {kind:?} value")),
+        Err(()) => Ok(Norm::Raw(v.clone())),
+    }
+}
+
+/// What a property schema holds: a scalar kind, an array of something, or an object schema (their
+/// `_extract_type_from_schema`).
+enum Shape {
+    Scalar(Kind),
+    Array(Box<Shape>),
+    Object(Value),
+}
+
+fn shape_of(schema: &Value) -> Result<Shape, Unsupported> {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => {
+            let items = schema.get("items").cloned().unwrap_or(Value::Object(Default::default()));
+            Ok(Shape::Array(Box::new(shape_of(&items)?)))
+        }
+        Some("object") => Ok(Shape::Object(schema.clone())),
+        _ => kind_of(Some(schema)).map(Shape::Scalar),
+    }
+}
+
+/// An object as their `_normalize_object` does it: each of its own properties by the schema's type for
+/// it (a string when the schema has none); None stays None. Not an object: an error when `strict`, else
+/// kept raw. A string holding a JSON object is read as the object.
+pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, String> {
+    let parsed;
+    let mut v = v;
+    if let Value::String(s) = v {
+        if let Ok(p @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
+            parsed = p;
+            v = &parsed;
+        }
+    }
+    let Some(o) = v.as_object() else {
+        return if strict { Err(format!("{v} is not an object")) } else { Ok(Some(Norm::Raw(v.clone()))) };
+    };
+    let props = schema.get("properties").and_then(Value::as_object);
+    let mut out = BTreeMap::new();
+    for (name, pv) in o {
+        if pv.is_null() {
+            out.insert(name.clone(), Norm::Null);
+            continue;
+        }
+        let shape = match props.and_then(|p| p.get(name)) {
+            None => Shape::Scalar(Kind::Str),
+            Some(ps) => shape_of(ps).map_err(|u| unsupported_msg(&u))?,
+        };
+        out.insert(name.clone(), by_shape(pv, &shape, strict)?);
+    }
+    Ok(Some(Norm::Object(out)))
+}
+
+fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, String> {
+    match shape {
+        Shape::Scalar(k) => scalar(*k, v, strict),
+        Shape::Object(schema) => Ok(object(v, schema, strict)?.unwrap_or(Norm::Null)),
+        Shape::Array(item) => {
+            let list = match v {
+                Value::Array(a) => a.clone(),
+                Value::String(s) => match serde_json::from_str::<Value>(s) {
+                    Ok(Value::Array(a)) => a,
+                    _ if strict => return Err(format!("{v} is not an array")),
+                    _ => return Ok(Norm::Raw(v.clone())),
+                },
+                _ if strict => return Err(format!("{v} is not an array")),
+                _ => return Ok(Norm::Raw(v.clone())),
+            };
+            Ok(Norm::Array(list.iter().map(|x| by_shape(x, item, strict)).collect::<Result<_, _>>()?))
+        }
+    }
+}
+
+/// The message for a type not normalized here (the evaluator turns it into "not scored").
+pub fn unsupported_msg(u: &Unsupported) -> String {
+    format!("UNSUPPORTED:{}", u.0)
+}
+
+/// An array by its schema (`items`); not strict: a string holding a JSON list is read, anything else is
+/// one item.
+pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<Norm>, String> {
+    let mut items: Vec<Value> = match v {
+        Value::Array(a) => a.clone(),
+        Value::String(s) if !strict => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(a)) => a,
+            _ => vec![v.clone()],
+        },
+        other if !strict => vec![other.clone()],
+        other => return Err(format!("{other} is not an array")),
+    };
+    let items_schema = match schema {
+        None => None,
+        Some(s) => {
+            let ty = s.get("type").and_then(Value::as_str).unwrap_or("array");
+            if ty != "array" {
+                return Err(format!("schema type must be 'array', got {ty:?}"));
+            }
+            Some(s.get("items").cloned().unwrap_or(Value::Object(Default::default())))
+        }
+    };
+    let item_type =
+        items_schema.as_ref().and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("string");
+    let mut out = Vec::with_capacity(items.len());
+    for item in items.drain(..) {
+        if item_type == "object" {
+            let schema = items_schema.clone().unwrap_or(Value::Null);
+            match &item {
+                Value::Array(objs) => {
+                    let mut list = Vec::new();
+                    for o in objs {
+                        list.push(object(o, &schema, strict)?.unwrap_or(Norm::Null));
+                    }
+                    out.push(Norm::Array(list));
+                }
+                o => out.push(object(o, &schema, strict)?.unwrap_or(Norm::Null)),
+            }
+        } else {
+            let kind = kind_of(items_schema.as_ref()).map_err(|u| unsupported_msg(&u))?;
+            out.push(scalar(kind, &item, strict)?);
+        }
+    }
+    Ok(Some(Norm::Array(out)))
+}
+
+/// Python's `re` semantics over a pattern from a spec (their patterns use lookahead, so fancy-regex): a
+/// pattern that does not compile matches nothing, as their `except re.error: pass` does.
+pub mod py_re {
+    use fancy_regex::Regex;
+
+    fn build(pattern: &str, ignore_case: bool) -> Option<Regex> {
+        Regex::new(&if ignore_case { format!("(?i){pattern}") } else { pattern.to_string() }).ok()
+    }
+
+    /// `re.fullmatch`.
+    pub fn full_match(pattern: &str, text: &str, ignore_case: bool) -> bool {
+        build(&format!("^(?:{pattern})\\z"), ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
+    }
+
+    /// `re.match`: a match starting at the beginning.
+    pub fn match_start(pattern: &str, text: &str, ignore_case: bool) -> bool {
+        build(&format!("^(?:{pattern})"), ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
+    }
+
+    /// `re.search`.
+    pub fn search(pattern: &str, text: &str, ignore_case: bool) -> bool {
+        build(pattern, ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
+    }
+}
+
+fn regex_full_match(pattern: &str, text: &str) -> bool {
+    // Python's fullmatch of the pattern as written, case-insensitive.
+    py_re::full_match(pattern, text, true)
+}
+
+fn strip_marks(s: &str) -> &str {
+    s.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '.' | ',' | ';' | ':' | '!' | '?'))
+}
+
+/// Their `NormalizedString.__eq__`: a regular expression on either side, a common alternative, or a
+/// common alternative once quotes and punctuation at the ends are dropped.
+fn strings_equal(a: &[String], b: &[String]) -> bool {
+    for x in a.iter().filter(|x| is_regexp(x)) {
+        if b.iter().any(|y| regex_full_match(x, y)) {
+            return true;
+        }
+    }
+    for y in b.iter().filter(|y| is_regexp(y)) {
+        if a.iter().any(|x| regex_full_match(y, x)) {
+            return true;
+        }
+    }
+    if a.iter().any(|x| b.contains(x)) {
+        return true;
+    }
+    a.iter().any(|x| b.iter().any(|y| strip_marks(x) == strip_marks(y)))
+}
+
+/// A raw value compared with a typed string: Python compares `NormalizedString == str` by normalizing
+/// the string; anything else is unequal.
+fn typed_equal(expected: &Norm, actual: &Norm) -> bool {
+    let strs = |alts: &[Alt]| -> Vec<String> {
+        alts.iter()
+            .filter_map(|a| match a {
+                Alt::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    match (expected, actual) {
+        (Norm::Typed(Kind::Str, e), Norm::Typed(Kind::Str, a)) => strings_equal(&strs(e), &strs(a)),
+        (Norm::Typed(Kind::Str, e), Norm::Raw(Value::String(s))) => {
+            let Ok(Norm::Typed(_, a)) = scalar(Kind::Str, &Value::String(s.clone()), false) else {
+                return false;
+            };
+            strings_equal(&strs(e), &strs(&a))
+        }
+        (Norm::Typed(k1, e), Norm::Typed(k2, a)) if k1 == k2 => e.iter().any(|x| a.contains(x)),
+        _ => false,
+    }
+}
+
+/// Their `ValueComparator.compare`: true when equal.
+pub fn equal(expected: &Norm, actual: &Norm, ordered: bool, ignore_extra_keys: bool) -> bool {
+    match (expected, actual) {
+        (Norm::Null, Norm::Null) => true,
+        (Norm::Null, _) | (_, Norm::Null) => false,
+        (Norm::Object(e), Norm::Object(a)) => {
+            if e.keys().any(|k| !a.contains_key(k))
+                || (!ignore_extra_keys && a.keys().any(|k| !e.contains_key(k)))
+            {
+                return false;
+            }
+            e.iter().all(|(k, ev)| a.get(k).is_some_and(|av| equal(ev, av, ordered, ignore_extra_keys)))
+        }
+        (Norm::Object(_), _) => false,
+        (Norm::Array(e), Norm::Array(a)) => {
+            if ordered {
+                return e.len() == a.len()
+                    && e.iter().zip(a).all(|(x, y)| equal(x, y, ordered, ignore_extra_keys));
+            }
+            let mut used = vec![false; a.len()];
+            for x in e {
+                let Some(i) = (0..a.len()).find(|&i| !used[i] && equal(x, &a[i], ordered, ignore_extra_keys))
+                else {
+                    return false;
+                };
+                used[i] = true;
+            }
+            used.iter().all(|u| *u)
+        }
+        (Norm::Array(_), _) => false,
+        (e, a) => typed_equal(e, a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_table() {
+        // (input, normalized)
+        for (i, want) in [
+            ("  Quest Lumaflex\u{2122} Band ", "quest lumaflex band"),
+            ("Caf\u{e9}\tau\nlait", "cafe au lait"),
+            ("e-mail", "e mail"),
+            ("10-20", "10-20"),
+            ("\u{ff21}BC", "abc"),
+            ("^Exact (Match)$", "^Exact (Match)$"),
+        ] {
+            assert_eq!(normalize_text(i), want, "{i:?}");
+        }
+    }
+
+    #[test]
+    fn equality_table() {
+        let s = |v: Value, strict| scalar(Kind::Str, &v, strict).unwrap();
+        let n = |v: Value| scalar(Kind::Number, &v, false).unwrap();
+        // (expected, actual, equal)
+        let cases = [
+            (s(json!("Emma Lopez"), true), s(json!("emma lopez."), false), true),
+            (s(json!(["yes", "ok"]), true), s(json!("OK"), false), true),
+            (s(json!("^ord(er)?\\s*#?\\d+$"), true), s(json!("Order #12"), false), true),
+            (s(json!("blue"), true), s(json!("blue kettle"), false), false),
+            (n(json!(1234)), n(json!("1,234")), true),
+            (n(json!(25)), n(json!("twenty five")), true),
+            (n(json!(3)), n(json!("three apples")), false),
+            (
+                scalar(Kind::Bool, &json!(true), true).unwrap(),
+                scalar(Kind::Bool, &json!("Yes"), false).unwrap(),
+                true,
+            ),
+            (
+                scalar(Kind::Empty, &json!(null), true).unwrap(),
+                scalar(Kind::Empty, &json!("N / A"), false).unwrap(),
+                true,
+            ),
+        ];
+        for (i, (e, a, want)) in cases.iter().enumerate() {
+            assert_eq!(equal(e, a, false, false), *want, "case {i}: {e:?} vs {a:?}");
+        }
+        // Arrays: unordered by greedy matching, duplicates counted; ordered when asked.
+        let arr = |v: Value, strict| {
+            array(&v, Some(&json!({"type": "array", "items": {"type": "string"}})), strict).unwrap().unwrap()
+        };
+        assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!(["B", "a"]), false), false, false));
+        assert!(!equal(&arr(json!(["a", "b"]), true), &arr(json!(["B", "a"]), false), true, false));
+        assert!(!equal(&arr(json!(["a", "a"]), true), &arr(json!(["a"]), false), false, false));
+        assert!(!equal(&arr(json!(["a"]), true), &arr(json!(["a", "b"]), false), false, false));
+        // A string holding a JSON list is read as the list (the agent's side only).
+        assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!("[\"a\", \"b\"]"), false), false, false));
+        assert_eq!(
+            kind_of(Some(&json!({"type": "string", "format": "currency"}))),
+            Err(Unsupported("currency".into()))
+        );
+    }
+}

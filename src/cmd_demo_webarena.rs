@@ -23,7 +23,7 @@ use snapshots::{Clock, Store, SystemClock};
 use crate::cli::DemoArgs;
 use crate::config::Config;
 
-fn score(run: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> {
+fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> {
     let opts = EvalOptions {
         judge: JudgeKind::Reference,
         llm: None,
@@ -34,7 +34,7 @@ fn score(run: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> 
         score_possible: false,
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-        network: Default::default(),
+        network: crate::network_events::for_run(store, run),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =
@@ -64,7 +64,11 @@ fn prepare(a: &DemoArgs) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, Vec<agent
     let gold = demo::product_photo_of("red-mug").context("the demo's red mug photo")?;
     trajectory::write_atomic(&dir.join("gold/red-mug.png"), &gold)?;
     let sites = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES).map_err(anyhow::Error::msg)?;
-    let tasks = agent::tasks::load_with_sites(&tasks_path, &sites)?;
+    let mut tasks = agent::tasks::load_with_sites(&tasks_path, &sites)?;
+    // WebArena-Verified tasks too, in their own file format.
+    let verified_path = dir.join("webarena-verified.json");
+    trajectory::write_atomic(&verified_path, demo::WEBARENA_VERIFIED_TASKS_JSON.as_bytes())?;
+    tasks.extend(agent::tasks::load_with_sites(&verified_path, &sites)?);
     let mut scripts: BTreeMap<String, Vec<String>> = serde_json::from_str(demo::WEBARENA_SCRIPTS_JSON)?;
     let pairs = tasks
         .iter()
@@ -155,7 +159,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         )?;
     }
     eprintln!("== 2/4 scoring with the tasks' eval specs");
-    let live = score(&recorded, Default::default())?;
+    let live = score(&recorded, &store_dir, Default::default())?;
     running.stop();
     eprintln!("== 3/4 sites stopped: re-scoring offline (each task re-executed against its snapshot, checks re-run)");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -168,10 +172,10 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         clock,
         &|_, _, _| {},
     ))?;
-    let offline = score(&recorded, rescored)?;
+    let offline = score(&recorded, &store_dir, rescored)?;
     eprintln!("== 4/4 replaying the recorded run from its snapshots and scoring it");
     crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
-    let replay = score(&replayed, Default::default())?;
+    let replay = score(&replayed, &store_dir, Default::default())?;
 
     println!("| task | recorded live | re-scored offline | replayed |\n|---|---|---|---|");
     let (l, o, r) = (verdicts(&live), verdicts(&offline), verdicts(&replay));

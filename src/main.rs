@@ -18,6 +18,7 @@ mod cmd_run;
 mod cmd_snapshots;
 mod config;
 mod demo_runs;
+mod network_events;
 mod output;
 mod serve;
 

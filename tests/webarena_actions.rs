@@ -295,7 +295,7 @@ async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() 
     let out = cli(h, strs(&["demo", "--webarena", "--dir", dir.to_str().unwrap()]), vec![]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("8/8 tasks succeed live, 8/8 re-scored offline, 8/8 replayed"), "{stdout}");
+    assert!(stdout.contains("11/11 tasks succeed live, 11/11 re-scored offline, 11/11 replayed"), "{stdout}");
     // The forum's state came from the agent: the vote and the post are in the recorded pages.
     let t =
         RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-0").read_trajectory().unwrap().unwrap();

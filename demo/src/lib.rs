@@ -487,6 +487,10 @@ pub const TASKS_JSONL: &str = include_str!("../tasks/demo_tasks.jsonl");
 /// need a model (string_match, url_match, program_html, page_image_query).
 pub const WEBARENA_TASKS_JSON: &str = include_str!("../tasks/webarena_tasks.json");
 
+/// WebArena-Verified tasks on the demo shop, in that benchmark's file format (an answer in its typed
+/// JSON, network checks over the recorded requests); their replies are in [`WEBARENA_SCRIPTS_JSON`].
+pub const WEBARENA_VERIFIED_TASKS_JSON: &str = include_str!("../tasks/webarena_verified_tasks.json");
+
 /// The storage-state file [`WEBARENA_TASKS_JSON`] names (`./.auth/state.json`): bob's forum session and
 /// the shop admin's.
 pub const WEBARENA_AUTH_JSON: &str = include_str!("../tasks/webarena_auth.json");

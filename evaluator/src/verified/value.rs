@@ -4,8 +4,8 @@
 //! (objects key by key, arrays in order or by greedy unordered matching).
 //!
 //! Written from webarena-verified 1.2.3's `core/evaluation` (value_normalizer.py, value_comparator.py,
-//! data_types/{base,string,number,boolean,empty}.py): the same rules, in Rust. Its other types (the
-//! schema `format`s `currency`, `date`, `duration`, `distance`, `coordinates`, `month`, `location-name`,
+//! data_types/{base,string,number,boolean,empty,currency}.py): the same rules, in Rust. Its other types
+//! (the schema `format`s `date`, `duration`, `distance`, `coordinates`, `month`, `location-name`,
 //! `markdown`, `string_list`, `url`, `json`, `full_address`, `base64`) are not here yet:
 //! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
 
@@ -29,6 +29,8 @@ pub enum Kind {
     Bool,
     /// `null` (their `Empty`: none, "", "n/a", "null", ...).
     Empty,
+    /// The `currency` format: an amount read as `price-parser` reads it, equal within 0.1.
+    Currency,
 }
 
 /// One normalized alternative.
@@ -73,6 +75,7 @@ pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
         "number" | "integer" => Ok(Kind::Number),
         "boolean" => Ok(Kind::Bool),
         "null" => Ok(Kind::Empty),
+        "currency" => Ok(Kind::Currency),
         other => Err(Unsupported(other.to_string())),
     }
 }
@@ -176,6 +179,53 @@ fn parse_number(s: &str) -> Option<f64> {
     words_to_number(s)
 }
 
+/// Their `Currency._type_normalize`: the text (strings after the common string pipeline, so `€` is
+/// already `eur`), a leading minus, the decimal separator guessed from the last `.` or `,`, and the
+/// amount found the way `price_parser.Price.fromstring` finds it.
+fn currency(v: &Value) -> Option<f64> {
+    if !truthy(v) && !v.is_number() {
+        return None;
+    }
+    let text = match v {
+        Value::String(s) => normalize_text(s),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        other => other.to_string(),
+    };
+    let negative = text.starts_with('-');
+    let text = if negative { text.replace('-', "") } else { text };
+    let sep = if text.rfind('.').map_or(-1, |i| i as i64) > text.rfind(',').map_or(-1, |i| i as i64) {
+        '.'
+    } else {
+        ','
+    };
+    let amount = price_text(&text)?;
+    let num = amount.trim().replace(' ', "");
+    let num = if sep == '.' { num.replace(',', "") } else { num.replace('.', "").replace(',', ".") };
+    // Python's Decimal() of the text, then float().
+    let valid = !num.is_empty()
+        && num.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && num.matches('.').count() <= 1
+        && num != ".";
+    let f: f64 = if valid { num.parse().ok()? } else { return None };
+    Some(if negative { -f } else { f })
+}
+
+/// `price_parser.extract_price_text` (its euro branch cannot apply: the string pipeline has already
+/// written the euro sign as letters).
+fn price_text(price: &str) -> Option<String> {
+    let price = price.split_whitespace().collect::<Vec<_>>().join(" ");
+    let re = fancy_regex::Regex::new(r"([.]?\d[\d\s.,']*)\s*?(?:[^%\d]|$)").ok()?;
+    if let Ok(Some(c)) = re.captures(&price) {
+        let t = c.get(1)?.as_str().trim_end_matches([',', '.']).replace('\'', "");
+        return Some(if t.matches('.').count() == 1 {
+            t.trim().to_string()
+        } else {
+            t.trim_start_matches([',', '.']).trim().to_string()
+        });
+    }
+    price.to_lowercase().contains("free").then(|| "0".to_string())
+}
+
 /// English number words ("twenty five", "one hundred and two") to a number.
 fn words_to_number(s: &str) -> Option<f64> {
     const SMALL: [&str; 20] = [
@@ -259,6 +309,7 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
             },
             _ => Err(()),
         },
+        Kind::Currency => currency(v).map(Alt::Number).ok_or(()),
         Kind::Empty => match v {
             Value::Number(_) => Err(()),
             v if !truthy(v) => Ok(Alt::Empty),
@@ -485,6 +536,11 @@ fn typed_equal(expected: &Norm, actual: &Norm) -> bool {
             };
             strings_equal(&strs(e), &strs(&a))
         }
+        // Their Currency compares the first alternatives only, within 0.1.
+        (Norm::Typed(Kind::Currency, e), Norm::Typed(Kind::Currency, a)) => match (e.first(), a.first()) {
+            (Some(Alt::Number(x)), Some(Alt::Number(y))) => ((x - y).abs() * 1e9).round() <= 1e8,
+            _ => false,
+        },
         (Norm::Typed(k1, e), Norm::Typed(k2, a)) if k1 == k2 => e.iter().any(|x| a.contains(x)),
         _ => false,
     }
@@ -582,8 +638,22 @@ mod tests {
         // A string holding a JSON list is read as the list (the agent's side only).
         assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!("[\"a\", \"b\"]"), false), false, false));
         assert_eq!(
-            kind_of(Some(&json!({"type": "string", "format": "currency"}))),
-            Err(Unsupported("currency".into()))
+            kind_of(Some(&json!({"type": "string", "format": "date"}))),
+            Err(Unsupported("date".into()))
         );
+        // Currency: read as price-parser reads it, equal within 0.1, first alternatives only.
+        let c = |v: Value| scalar(Kind::Currency, &v, false).unwrap();
+        for (e, a, want) in [
+            (json!(12.99), json!("$12.99"), true),
+            (json!("1,234.50"), json!("USD 1234.5"), true),
+            (json!(10.0), json!("10.1"), true),
+            (json!(10.0), json!("10.2"), false),
+            (json!("-5"), json!("-$5.00"), true),
+            (json!("1.234,50 \u{20ac}"), json!(1234.5), true),
+            (json!([10, 20]), json!(20), false),
+            (json!(3), json!("50%"), false),
+        ] {
+            assert_eq!(equal(&c(e.clone()), &c(a.clone()), false, false), want, "{e} vs {a}");
+        }
     }
 }

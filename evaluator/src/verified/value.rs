@@ -4,9 +4,9 @@
 //! (objects key by key, arrays in order or by greedy unordered matching).
 //!
 //! Written from webarena-verified 1.2.3's `core/evaluation` (value_normalizer.py, value_comparator.py,
-//! data_types/{base,string,number,boolean,empty,currency}.py): the same rules, in Rust. Its other types
-//! (the schema `format`s `date`, `duration`, `distance`, `coordinates`, `month`, `location-name`,
-//! `markdown`, `string_list`, `url`, `json`, `full_address`, `base64`) are not here yet:
+//! data_types/{base,string,number,boolean,empty,currency,duration,month,string_list}.py): the same rules,
+//! in Rust. Its other types (the schema `format`s `date`, `distance`, `coordinates`, `location-name`,
+//! `markdown`, `url`, `json`, `full_address`, `base64`) are not here yet:
 //! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
 
 use std::collections::BTreeMap;
@@ -31,6 +31,12 @@ pub enum Kind {
     Empty,
     /// The `currency` format: an amount read as `price-parser` reads it, equal within 0.1.
     Currency,
+    /// The `duration` format: seconds, as `pytimeparse2` reads the text; equal within max(3 min, 10%).
+    Duration,
+    /// The `month` format: a month number 1-12 (from a number or a month's name).
+    Month,
+    /// The `string_list` format: comma-separated items, sorted.
+    StringList,
 }
 
 /// One normalized alternative.
@@ -76,6 +82,9 @@ pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
         "boolean" => Ok(Kind::Bool),
         "null" => Ok(Kind::Empty),
         "currency" => Ok(Kind::Currency),
+        "duration" => Ok(Kind::Duration),
+        "month" => Ok(Kind::Month),
+        "string_list" => Ok(Kind::StringList),
         other => Err(Unsupported(other.to_string())),
     }
 }
@@ -226,6 +235,164 @@ fn price_text(price: &str) -> Option<String> {
     price.to_lowercase().contains("free").then(|| "0".to_string())
 }
 
+/// Their `Duration`: text with a unit or a clock form (a bare number is refused), read by
+/// `pytimeparse2`'s formats (the same regular expressions), in seconds.
+fn duration(v: &Value) -> Option<f64> {
+    if !truthy(v) {
+        return None;
+    }
+    let text = match v {
+        Value::String(s) => {
+            let t = normalize_text(s);
+            fancy_regex::Regex::new(r"(\d+):(\d+)\s*hours?").ok()?.replace_all(&t, "${1}h${2}m").into_owned()
+        }
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        other => other.to_string(),
+    };
+    if text.trim().parse::<f64>().is_ok() {
+        return None;
+    }
+    let bare = text.replacen('.', "", 1).replacen('-', "", 1).replacen('+', "", 1);
+    if !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit()) {
+        return text.parse().ok();
+    }
+    const YEARS: &str = r"(?P<years>[\d.]+)\s*(?:ys?|yrs?.?|years?)";
+    const MONTHS: &str = r"(?P<months>[\d.]+)\s*(?:mos?.?|mths?.?|months?)";
+    const WEEKS: &str = r"(?P<weeks>[\d.]+)\s*(?:w|wks?|weeks?)";
+    const DAYS: &str = r"(?P<days>[\d.]+)\s*(?:d|dys?|days?)";
+    const HOURS: &str = r"(?P<hours>[\d.]+)\s*(?:h|hrs?|hours?)";
+    const MINS: &str = r"(?P<minutes>[\d.]+)\s*(?:m|(mins?)|(minutes?))";
+    const SECS: &str = r"(?P<seconds>[\d.]+)\s*(?:s|secs?|seconds?)";
+    const MILLIS: &str = r"(?P<milliseconds>[\d.]+)\s*(?:ms|msecs?|millis|milliseconds?)";
+    const SECCLOCK: &str = r":(?P<seconds>\d{2}(?:\.\d+)?)";
+    const MINCLOCK: &str = r"(?P<minutes>\d{1,2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+    const HOURCLOCK: &str = r"(?P<hours>\d+):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+    const DAYCLOCK: &str = r"(?P<days>\d+):(?P<hours>\d{2}):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+    let opt = |x: &str| format!("(?:{x})?");
+    let optsep = |x: &str| format!(r"(?:{x}\s*(?:[,/]\s*)?)?");
+    let formats = [
+        format!(
+            r"{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}",
+            optsep(YEARS),
+            optsep(MONTHS),
+            optsep(WEEKS),
+            optsep(DAYS),
+            optsep(HOURS),
+            optsep(MINS),
+            opt(SECS),
+            opt(MILLIS)
+        ),
+        format!(
+            r"{}\s*{}\s*{}\s*{}\s*{}\s*{}",
+            optsep(WEEKS),
+            optsep(DAYS),
+            optsep(HOURS),
+            optsep(MINS),
+            opt(SECS),
+            opt(MILLIS)
+        ),
+        MINCLOCK.to_string(),
+        format!(r"{}\s*{}\s*{HOURCLOCK}", optsep(WEEKS), optsep(DAYS)),
+        DAYCLOCK.to_string(),
+        SECCLOCK.to_string(),
+        YEARS.to_string(),
+        MONTHS.to_string(),
+    ];
+    let sign_re = fancy_regex::Regex::new(r"^\s*(?P<sign>[+|-]|\+)?\s*(?P<unsigned>.*)$").ok()?;
+    let caps = sign_re.captures(&text).ok()??;
+    let sign = if caps.name("sign").map(|m| m.as_str()) == Some("-") { -1.0 } else { 1.0 };
+    let unsigned = caps.name("unsigned").map_or("", |m| m.as_str());
+    const MULT: [(&str, f64); 8] = [
+        ("years", 31_536_000.0),
+        ("months", 2_592_000.0),
+        ("weeks", 604_800.0),
+        ("days", 86_400.0),
+        ("hours", 3_600.0),
+        ("minutes", 60.0),
+        ("seconds", 1.0),
+        ("milliseconds", 1e-3),
+    ];
+    for f in formats {
+        let re = fancy_regex::Regex::new(&format!(r"(?i)^\s*{f}\s*$")).ok()?;
+        let Ok(Some(c)) = re.captures(unsigned) else { continue };
+        if c.get(0).is_none_or(|m| m.as_str().trim().is_empty()) {
+            continue;
+        }
+        let mut total = 0.0;
+        for (name, mult) in MULT {
+            if let Some(m) = c.name(name).filter(|m| !m.as_str().is_empty()) {
+                total += m.as_str().parse::<f64>().ok()? * mult;
+            }
+        }
+        return Some(sign * total);
+    }
+    None
+}
+
+/// Their `Month`: a whole number 1-12, or text naming one month (its name or abbreviation, with a day
+/// or a year around it), or an ISO (`2023-05`) or US (`05/31/2023`) date.
+fn month(v: &Value) -> Option<u32> {
+    let from_num = |n: f64| (n.fract() == 0.0 && (1.0..=12.0).contains(&n)).then_some(n as u32);
+    match v {
+        Value::Number(n) => return from_num(n.as_f64()?),
+        Value::Bool(b) => return from_num(if *b { 1.0 } else { 0.0 }),
+        Value::String(_) => {}
+        _ => return None,
+    }
+    let text = normalize_text(v.as_str()?);
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return (1..=12).contains(&n).then_some(n as u32);
+    }
+    const NAMES: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let named = |w: &str| {
+        NAMES
+            .iter()
+            .position(|n| *n == w || (w.len() >= 3 && n.starts_with(w) && (w.len() == 3 || w == "sept")))
+    };
+    let words: Vec<&str> =
+        t.split(|c: char| c.is_whitespace() || c == ',' || c == '.').filter(|w| !w.is_empty()).collect();
+    let mut found = None;
+    for w in &words {
+        if let Some(i) = named(w) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(i as u32 + 1);
+        } else if !w.chars().all(|c| c.is_ascii_digit()) && !matches!(*w, "st" | "nd" | "rd" | "th") {
+            return None;
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    let iso = fancy_regex::Regex::new(r"^\d{4}-(\d{1,2})(-\d{1,2})?$").ok()?;
+    if let Ok(Some(c)) = iso.captures(t) {
+        return c.get(1)?.as_str().parse().ok().filter(|m| (1..=12).contains(m));
+    }
+    let us = fancy_regex::Regex::new(r"^(\d{1,2})/\d{1,2}/\d{2,4}$").ok()?;
+    if let Ok(Some(c)) = us.captures(t) {
+        return c.get(1)?.as_str().parse().ok().filter(|m| (1..=12).contains(m));
+    }
+    None
+}
+
 /// English number words ("twenty five", "one hundred and two") to a number.
 fn words_to_number(s: &str) -> Option<f64> {
     const SMALL: [&str; 20] = [
@@ -310,6 +477,24 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
             _ => Err(()),
         },
         Kind::Currency => currency(v).map(Alt::Number).ok_or(()),
+        Kind::Duration => duration(v).map(Alt::Number).ok_or(()),
+        Kind::Month => month(v).map(|m| Alt::Number(f64::from(m))).ok_or(()),
+        Kind::StringList => {
+            if !truthy(v) {
+                return Err(());
+            }
+            let text = match v {
+                Value::String(s) => normalize_text(s),
+                Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                other => other.to_string(),
+            };
+            let mut items: Vec<&str> = text.split(',').map(str::trim).filter(|i| !i.is_empty()).collect();
+            if items.is_empty() {
+                return Err(());
+            }
+            items.sort_unstable();
+            Ok(Alt::Str(items.join("\u{0}")))
+        }
         Kind::Empty => match v {
             Value::Number(_) => Err(()),
             v if !truthy(v) => Ok(Alt::Empty),
@@ -536,6 +721,13 @@ fn typed_equal(expected: &Norm, actual: &Norm) -> bool {
             };
             strings_equal(&strs(e), &strs(&a))
         }
+        // Their Duration: any pair of alternatives within max(3 minutes, 10% of the larger).
+        (Norm::Typed(Kind::Duration, e), Norm::Typed(Kind::Duration, a)) => e.iter().any(|x| {
+            a.iter().any(|y| match (x, y) {
+                (Alt::Number(x), Alt::Number(y)) => (x - y).abs() <= 180f64.max(x.max(*y) * 0.1),
+                _ => false,
+            })
+        }),
         // Their Currency compares the first alternatives only, within 0.1.
         (Norm::Typed(Kind::Currency, e), Norm::Typed(Kind::Currency, a)) => match (e.first(), a.first()) {
             (Some(Alt::Number(x)), Some(Alt::Number(y))) => ((x - y).abs() * 1e9).round() <= 1e8,
@@ -641,6 +833,26 @@ mod tests {
             kind_of(Some(&json!({"type": "string", "format": "date"}))),
             Err(Unsupported("date".into()))
         );
+        let d = |v: Value| scalar(Kind::Duration, &v, false).unwrap();
+        for (e, a, want) in [
+            (json!("1hr 35min"), json!("1 hour 35 minutes"), true),
+            (json!("16min"), json!("18 min"), true),
+            (json!("16min"), json!("20min"), false),
+            (json!("3h 30min"), json!("3:30 hours"), true),
+            (json!("2min"), json!("2"), false),
+        ] {
+            assert_eq!(equal(&d(e.clone()), &d(a.clone()), false, false), want, "{e} vs {a}");
+        }
+        let m = |v: Value| scalar(Kind::Month, &v, false).unwrap();
+        for (e, a, want) in [
+            (json!("May"), json!(5), true),
+            (json!("Jan"), json!("january"), true),
+            (json!("May"), json!("May extra"), false),
+        ] {
+            assert_eq!(equal(&m(e.clone()), &m(a.clone()), false, false), want, "{e} vs {a}");
+        }
+        let l = |v: Value| scalar(Kind::StringList, &v, false).unwrap();
+        assert!(equal(&l(json!("632, 64,86")), &l(json!("86,632,64")), false, false));
         // Currency: read as price-parser reads it, equal within 0.1, first alternatives only.
         let c = |v: Value| scalar(Kind::Currency, &v, false).unwrap();
         for (e, a, want) in [

@@ -51,17 +51,8 @@ pub(crate) fn parse(text: &str, path: &str, base: &Path, sites: &Sites) -> Resul
     let mut out = Vec::with_capacity(items.len());
     let mut seen = std::collections::HashSet::new();
     for (i, item) in items.iter().enumerate() {
-        let task_name = match item.get("task_id") {
-            Some(Value::Number(n)) => n.to_string(),
-            Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
-            _ => format!("#{i}"),
-        };
-        let err = |field: &str, detail: String| TaskError::Field {
-            path: path.to_string(),
-            task: task_name.clone(),
-            field: field.to_string(),
-            detail,
-        };
+        let task_name = super::webarena::task_name(item, i);
+        let err = |field: &str, detail: String| super::webarena::field_error(path, &task_name, field, detail);
         if task_name.starts_with('#') {
             return Err(err("task_id", "missing, or not a number or a string".into()));
         }

@@ -222,18 +222,23 @@ pub(crate) fn parse(text: &str, path: &str, base: &Path, sites: &Sites) -> Resul
     Ok(out)
 }
 
-fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Result<Task, TaskError> {
-    let task_name = match v.get("task_id") {
+/// A task's name for messages: its `task_id`, or `#INDEX` when it has none.
+pub(super) fn task_name(v: &Value, index: usize) -> String {
+    match v.get("task_id") {
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
         _ => format!("#{index}"),
-    };
-    let err = |field: &str, detail: String| TaskError::Field {
-        path: path.to_string(),
-        task: task_name.clone(),
-        field: field.to_string(),
-        detail,
-    };
+    }
+}
+
+/// The error for a bad field of the task named `task` in the file `path`.
+pub(super) fn field_error(path: &str, task: &str, field: &str, detail: String) -> TaskError {
+    TaskError::Field { path: path.to_string(), task: task.to_string(), field: field.to_string(), detail }
+}
+
+fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Result<Task, TaskError> {
+    let task_name = task_name(v, index);
+    let err = |field: &str, detail: String| field_error(path, &task_name, field, detail);
     if !v.is_object() {
         return Err(err("(task)", "not a JSON object".into()));
     }

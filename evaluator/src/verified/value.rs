@@ -188,6 +188,15 @@ fn parse_number(s: &str) -> Option<f64> {
     words_to_number(s)
 }
 
+/// The text a typed value reads: a string after the string pipeline, anything else as Python's `str()`.
+fn py_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => normalize_text(s),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Their `Currency._type_normalize`: the text (strings after the common string pipeline, so `€` is
 /// already `eur`), a leading minus, the decimal separator guessed from the last `.` or `,`, and the
 /// amount found the way `price_parser.Price.fromstring` finds it.
@@ -195,11 +204,7 @@ fn currency(v: &Value) -> Option<f64> {
     if !truthy(v) && !v.is_number() {
         return None;
     }
-    let text = match v {
-        Value::String(s) => normalize_text(s),
-        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        other => other.to_string(),
-    };
+    let text = py_text(v);
     let negative = text.starts_with('-');
     let text = if negative { text.replace('-', "") } else { text };
     let sep = if text.rfind('.').map_or(-1, |i| i as i64) > text.rfind(',').map_or(-1, |i| i as i64) {
@@ -235,20 +240,71 @@ fn price_text(price: &str) -> Option<String> {
     price.to_lowercase().contains("free").then(|| "0".to_string())
 }
 
+/// pytimeparse2's formats, compiled once: (the whole-text pattern, case-insensitive) in its order.
+fn duration_formats() -> &'static [fancy_regex::Regex] {
+    static FORMATS: std::sync::OnceLock<Vec<fancy_regex::Regex>> = std::sync::OnceLock::new();
+    FORMATS.get_or_init(|| {
+        const YEARS: &str = r"(?P<years>[\d.]+)\s*(?:ys?|yrs?.?|years?)";
+        const MONTHS: &str = r"(?P<months>[\d.]+)\s*(?:mos?.?|mths?.?|months?)";
+        const WEEKS: &str = r"(?P<weeks>[\d.]+)\s*(?:w|wks?|weeks?)";
+        const DAYS: &str = r"(?P<days>[\d.]+)\s*(?:d|dys?|days?)";
+        const HOURS: &str = r"(?P<hours>[\d.]+)\s*(?:h|hrs?|hours?)";
+        const MINS: &str = r"(?P<minutes>[\d.]+)\s*(?:m|(mins?)|(minutes?))";
+        const SECS: &str = r"(?P<seconds>[\d.]+)\s*(?:s|secs?|seconds?)";
+        const MILLIS: &str = r"(?P<milliseconds>[\d.]+)\s*(?:ms|msecs?|millis|milliseconds?)";
+        const SECCLOCK: &str = r":(?P<seconds>\d{2}(?:\.\d+)?)";
+        const MINCLOCK: &str = r"(?P<minutes>\d{1,2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+        const HOURCLOCK: &str = r"(?P<hours>\d+):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+        const DAYCLOCK: &str =
+            r"(?P<days>\d+):(?P<hours>\d{2}):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
+        let opt = |x: &str| format!("(?:{x})?");
+        let optsep = |x: &str| format!(r"(?:{x}\s*(?:[,/]\s*)?)?");
+        let formats = [
+            format!(
+                r"{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}",
+                optsep(YEARS),
+                optsep(MONTHS),
+                optsep(WEEKS),
+                optsep(DAYS),
+                optsep(HOURS),
+                optsep(MINS),
+                opt(SECS),
+                opt(MILLIS)
+            ),
+            format!(
+                r"{}\s*{}\s*{}\s*{}\s*{}\s*{}",
+                optsep(WEEKS),
+                optsep(DAYS),
+                optsep(HOURS),
+                optsep(MINS),
+                opt(SECS),
+                opt(MILLIS)
+            ),
+            MINCLOCK.to_string(),
+            format!(r"{}\s*{}\s*{HOURCLOCK}", optsep(WEEKS), optsep(DAYS)),
+            DAYCLOCK.to_string(),
+            SECCLOCK.to_string(),
+            YEARS.to_string(),
+            MONTHS.to_string(),
+        ];
+        formats.iter().filter_map(|f| fancy_regex::Regex::new(&format!(r"(?i)^\s*{f}\s*$")).ok()).collect()
+    })
+}
+
 /// Their `Duration`: text with a unit or a clock form (a bare number is refused), read by
 /// `pytimeparse2`'s formats (the same regular expressions), in seconds.
 fn duration(v: &Value) -> Option<f64> {
     if !truthy(v) {
         return None;
     }
-    let text = match v {
-        Value::String(s) => {
-            let t = normalize_text(s);
-            fancy_regex::Regex::new(r"(\d+):(\d+)\s*hours?").ok()?.replace_all(&t, "${1}h${2}m").into_owned()
-        }
-        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        other => other.to_string(),
-    };
+    let mut text = py_text(v);
+    if v.is_string() {
+        // Their Duration's own string step: "3:30 hours" is 3h30m.
+        text = fancy_regex::Regex::new(r"(\d+):(\d+)\s*hours?")
+            .ok()?
+            .replace_all(&text, "${1}h${2}m")
+            .into_owned();
+    }
     if text.trim().parse::<f64>().is_ok() {
         return None;
     }
@@ -256,48 +312,6 @@ fn duration(v: &Value) -> Option<f64> {
     if !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit()) {
         return text.parse().ok();
     }
-    const YEARS: &str = r"(?P<years>[\d.]+)\s*(?:ys?|yrs?.?|years?)";
-    const MONTHS: &str = r"(?P<months>[\d.]+)\s*(?:mos?.?|mths?.?|months?)";
-    const WEEKS: &str = r"(?P<weeks>[\d.]+)\s*(?:w|wks?|weeks?)";
-    const DAYS: &str = r"(?P<days>[\d.]+)\s*(?:d|dys?|days?)";
-    const HOURS: &str = r"(?P<hours>[\d.]+)\s*(?:h|hrs?|hours?)";
-    const MINS: &str = r"(?P<minutes>[\d.]+)\s*(?:m|(mins?)|(minutes?))";
-    const SECS: &str = r"(?P<seconds>[\d.]+)\s*(?:s|secs?|seconds?)";
-    const MILLIS: &str = r"(?P<milliseconds>[\d.]+)\s*(?:ms|msecs?|millis|milliseconds?)";
-    const SECCLOCK: &str = r":(?P<seconds>\d{2}(?:\.\d+)?)";
-    const MINCLOCK: &str = r"(?P<minutes>\d{1,2}):(?P<seconds>\d{2}(?:\.\d+)?)";
-    const HOURCLOCK: &str = r"(?P<hours>\d+):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
-    const DAYCLOCK: &str = r"(?P<days>\d+):(?P<hours>\d{2}):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:\.\d+)?)";
-    let opt = |x: &str| format!("(?:{x})?");
-    let optsep = |x: &str| format!(r"(?:{x}\s*(?:[,/]\s*)?)?");
-    let formats = [
-        format!(
-            r"{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}\s*{}",
-            optsep(YEARS),
-            optsep(MONTHS),
-            optsep(WEEKS),
-            optsep(DAYS),
-            optsep(HOURS),
-            optsep(MINS),
-            opt(SECS),
-            opt(MILLIS)
-        ),
-        format!(
-            r"{}\s*{}\s*{}\s*{}\s*{}\s*{}",
-            optsep(WEEKS),
-            optsep(DAYS),
-            optsep(HOURS),
-            optsep(MINS),
-            opt(SECS),
-            opt(MILLIS)
-        ),
-        MINCLOCK.to_string(),
-        format!(r"{}\s*{}\s*{HOURCLOCK}", optsep(WEEKS), optsep(DAYS)),
-        DAYCLOCK.to_string(),
-        SECCLOCK.to_string(),
-        YEARS.to_string(),
-        MONTHS.to_string(),
-    ];
     let sign_re = fancy_regex::Regex::new(r"^\s*(?P<sign>[+|-]|\+)?\s*(?P<unsigned>.*)$").ok()?;
     let caps = sign_re.captures(&text).ok()??;
     let sign = if caps.name("sign").map(|m| m.as_str()) == Some("-") { -1.0 } else { 1.0 };
@@ -312,8 +326,7 @@ fn duration(v: &Value) -> Option<f64> {
         ("seconds", 1.0),
         ("milliseconds", 1e-3),
     ];
-    for f in formats {
-        let re = fancy_regex::Regex::new(&format!(r"(?i)^\s*{f}\s*$")).ok()?;
+    for re in duration_formats() {
         let Ok(Some(c)) = re.captures(unsigned) else { continue };
         if c.get(0).is_none_or(|m| m.as_str().trim().is_empty()) {
             continue;
@@ -483,11 +496,7 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
             if !truthy(v) {
                 return Err(());
             }
-            let text = match v {
-                Value::String(s) => normalize_text(s),
-                Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-                other => other.to_string(),
-            };
+            let text = py_text(v);
             let mut items: Vec<&str> = text.split(',').map(str::trim).filter(|i| !i.is_empty()).collect();
             if items.is_empty() {
                 return Err(());

@@ -108,10 +108,18 @@ pub(crate) fn serve(a: DemoArgs) -> anyhow::Result<()> {
          then stop the sites (Ctrl-C) and re-score offline from the snapshots:
 
   webfreeze eval runs/wa --rescore
+
+         The WebArena-Verified demo tasks the same way (their network checks are scored from the snapshots):
+
+  webfreeze run --tasks {}{sites} --action-space webarena \
+    --policy trajectory:{} --mode record --out runs/wav {reach}
+  webfreeze eval runs/wav
 ",
         demo::HOSTS.join(", "),
         running.addr(),
         tasks_path.display(),
+        script_dir.display(),
+        dir.join("webarena-verified.json").display(),
         script_dir.display(),
     );
     rt.block_on(interrupt.recv());

@@ -63,7 +63,8 @@ impl From<SearchArg> for replay::search::SearchMode {
 pub(crate) struct RunArgs {
     /// Task file, sniffed from its content: WebVoyager JSON Lines (web_name, id, ques, web), or
     /// WebArena / VisualWebArena configs (a JSON array like test.raw.json, one config object, or a
-    /// directory of them like config_files/).
+    /// directory of them like config_files/), or WebArena-Verified's file (webarena-verified.json: its
+    /// evaluators run by `eval`, the network checks over the task snapshots' requests).
     #[arg(long, value_name = "FILE|DIR")]
     pub tasks: PathBuf,
     /// A WebArena site: NAME=URL replaces __NAME__ in start URLs and eval specs (repeatable), e.g.

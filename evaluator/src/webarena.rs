@@ -13,8 +13,8 @@
 //! - `program_html`: the run executed each check at the end of the task (`Trajectory::html_checks`, see
 //!   the agent's runner); here each result (HTML entities unescaped, as their harness does) is matched
 //!   against the check's `required_contents`: `exact_match`, `must_include` (`|OR|` alternatives,
-//!   substring), `must_exclude`. A check that needed a `func:` helper (a site's REST API) makes the task
-//!   not scorable, by name.
+//!   substring), `must_exclude`. A check whose `func:` helper the run could not execute makes the task
+//!   not scorable, by name (the shop's REST helpers run as HTTP calls in the agent's runner).
 //!   `fuzzy_match` there goes to the model with the element's text.
 //! - `required_values` (VWA, in `reference_answers` and in `required_contents`): the answer (or the
 //!   element's text) read as an integer, commas dropped, must satisfy each inequality (`>= 12`,
@@ -27,7 +27,7 @@
 //!   (VWA asked BLIP-2; here the OpenAI-compatible model answers). A query with no image on the page
 //!   fails, as in VWA.
 //!
-//! An unknown eval type, and a check that needs a site's API, make the task not scorable, by name.
+//! An unknown eval type, and a `func:` helper the run could not execute, make the task not scorable, by name.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

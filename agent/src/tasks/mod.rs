@@ -138,11 +138,14 @@ pub fn load_with_sites(path: &Path, sites: &Sites) -> Result<Vec<Task>, TaskErro
         return webarena::load_dir(path, sites);
     }
     let text = std::fs::read_to_string(path).map_err(|e| TaskError::Io { path: p.clone(), source: e })?;
-    if verified::looks_like(&text) {
-        return verified::parse(&text, &p, path.parent().unwrap_or(Path::new(".")), sites);
-    }
     if webarena::looks_like(&text) {
-        return webarena::parse(&text, &p, path.parent().unwrap_or(Path::new(".")), sites);
+        // Read once; WebArena-Verified's files are arrays too, told apart by their eval lists.
+        let v = webarena::json_text(&text, &p)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        if verified::looks_like(&v) {
+            return verified::parse(&v, &p, base, sites);
+        }
+        return webarena::from_value(v, &p, base, sites);
     }
     parse(&text, &p)
 }

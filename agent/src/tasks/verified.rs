@@ -24,25 +24,13 @@ mutate: it asks to create, change or delete something; navigate: it asks to show
 \"UNKNOWN_ERROR\", \"retrieved_data\": a list of the values found (numbers as numbers, true/false as booleans) for \
 a retrieve task, else null, \"error_details\": null on success, else a short reason}.";
 
-/// Whether the text is a WebArena-Verified file: a JSON array of tasks whose `eval` is a list.
-pub(crate) fn looks_like(text: &str) -> bool {
-    let t = text.trim_start_matches('\u{feff}').trim_start();
-    if !t.starts_with('[') {
-        return false;
-    }
-    match serde_json::from_str::<Value>(t) {
-        Ok(Value::Array(a)) => a.first().is_some_and(|x| x.get("eval").is_some_and(Value::is_array)),
-        _ => false,
-    }
+/// Whether a task file's JSON is WebArena-Verified's: an array of tasks whose `eval` is a list.
+pub(crate) fn looks_like(v: &Value) -> bool {
+    v.as_array().and_then(|a| a.first()).is_some_and(|x| x.get("eval").is_some_and(Value::is_array))
 }
 
-/// Reads a WebArena-Verified file; `path` names it in errors.
-pub(crate) fn parse(text: &str, path: &str, base: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
-    let v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| TaskError::Bad {
-        path: path.to_string(),
-        line: e.line(),
-        detail: e.to_string(),
-    })?;
+/// Reads a WebArena-Verified file's JSON; `path` names it in errors.
+pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
     let items = v.as_array().ok_or_else(|| TaskError::Bad {
         path: path.to_string(),
         line: 1,
@@ -170,10 +158,11 @@ mod tests {
             "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "array", "items": {"type": "string"}},
                       "expected": {"task_type": "retrieve", "status": "SUCCESS", "retrieved_data": ["Quest Lumaflex\u2122 Band"]}},
                      {"evaluator": "NetworkEventEvaluator", "expected": {"url": "__SHOPPING_ADMIN__/reports", "http_method": "GET"}}]}]"#;
-        assert!(looks_like(text));
-        assert!(!looks_like(r#"[{"task_id": 1, "eval": {"eval_types": []}}]"#));
+        let json = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        assert!(looks_like(&json(text)));
+        assert!(!looks_like(&json(r#"[{"task_id": 1, "eval": {"eval_types": []}}]"#)));
         let sites = Sites::from_pairs(&["SHOPPING_ADMIN=http://admin:7780/admin"]).unwrap();
-        let t = parse(text, "v.json", Path::new("."), &sites).unwrap();
+        let t = parse(&json(text), "v.json", Path::new("."), &sites).unwrap();
         assert_eq!(t[0].id, "0");
         assert_eq!(t[0].web, "http://admin:7780/admin");
         assert_eq!(t[0].setup.format, FORMAT);
@@ -187,7 +176,7 @@ mod tests {
             (text.replace("\"NetworkEventEvaluator\"", "\"Mystery\""), "unknown evaluator \"Mystery\""),
             (text.replace("\"intent\": \"Get", "\"intentx\": \"Get"), "intent: missing"),
         ] {
-            let e = parse(&bad, "v.json", Path::new("."), &sites).unwrap_err().to_string();
+            let e = parse(&json(&bad), "v.json", Path::new("."), &sites).unwrap_err().to_string();
             assert!(e.contains(want) && e.contains("task 0"), "{e}");
         }
     }

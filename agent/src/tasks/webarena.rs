@@ -189,11 +189,20 @@ pub(crate) fn load_dir(dir: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError
 /// Parse a WebArena-format file's text (one object or an array). `base` resolves relative
 /// `storage_state` paths.
 pub(crate) fn parse(text: &str, path: &str, base: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
-    let v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| TaskError::Bad {
+    from_value(json_text(text, path)?, path, base, sites)
+}
+
+/// A task file's JSON (a byte-order mark allowed); a syntax error names the file and line.
+pub(crate) fn json_text(text: &str, path: &str) -> Result<Value, TaskError> {
+    serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| TaskError::Bad {
         path: path.to_string(),
         line: e.line(),
         detail: e.to_string(),
-    })?;
+    })
+}
+
+/// [`parse`] of JSON already read.
+pub(crate) fn from_value(v: Value, path: &str, base: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
     let items = match v {
         Value::Array(a) => a,
         o @ Value::Object(_) => vec![o],

@@ -148,14 +148,13 @@ struct NormUrl {
     query: BTreeMap<String, Vec<String>>,
 }
 
-struct UrlRules<'a> {
+struct UrlRules {
     ignored: Vec<String>,
     ignored_patterns: Vec<String>,
     decode_base64: bool,
-    _spec: &'a Value,
 }
 
-impl UrlRules<'_> {
+impl UrlRules {
     fn ignore(&self, k: &str) -> bool {
         self.ignored.iter().any(|i| i == k) || self.ignored_patterns.iter().any(|p| py_re::search(p, k, true))
     }
@@ -268,7 +267,7 @@ fn extract_base64_query(path: &str) -> (String, Vec<String>) {
         }
     }
     let kept: Vec<&String> = segs.iter().filter(|s| !s.is_empty()).collect();
-    let mut out = if kept.is_empty() {
+    let out = if kept.is_empty() {
         if path.starts_with('/') {
             "/".to_string()
         } else {
@@ -282,9 +281,6 @@ fn extract_base64_query(path: &str) -> (String, Vec<String>) {
         }
         p
     };
-    if out.is_empty() && path.starts_with('/') {
-        out.push('/');
-    }
     (out, found)
 }
 
@@ -393,7 +389,6 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
         ignored: strs("ignored_query_params"),
         ignored_patterns: strs("ignored_query_params_patterns"),
         decode_base64: spec.get("decode_base64_query").and_then(Value::as_bool).unwrap_or(false),
-        _spec: spec,
     };
     let ignored_post = strs("ignored_post_data_params_patterns");
     let should_not_exist = spec.get("should_not_exist").and_then(Value::as_bool).unwrap_or(false);

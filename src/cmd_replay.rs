@@ -65,6 +65,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             refresh: (!args.no_refresh).then(|| replay::Refresh(clock.clone())),
             overlays,
             search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
+            ws_pacing: args.ws_pacing.into(),
         },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -110,6 +111,12 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     );
     for m in report.misses.iter().take(20) {
         eprintln!("  miss: {} {}", m.method, m.url);
+    }
+    if report.websocket_missed > 0 {
+        eprintln!("{} WebSocket messages matched nothing recorded:", report.websocket_missed);
+        for m in report.websocket_misses.iter().take(20) {
+            eprintln!("  websocket miss: {} sent {}", m.url, m.message);
+        }
     }
     served
 }

@@ -236,6 +236,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                     unit: args.frozen_web.into(),
                     search: args.search.into(),
                     search_urls: vec![settings.search_url.clone()],
+                    ws_pacing: args.ws_pacing.into(),
                 },
             }
         }

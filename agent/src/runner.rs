@@ -203,6 +203,13 @@ fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
         fuzzy_urls: after.fuzzy_urls.iter().skip(before.fuzzy_urls.len()).cloned().collect(),
         document_missed: after.document_missed.saturating_sub(before.document_missed),
         render_missed: after.render_missed.saturating_sub(before.render_missed),
+        websocket_missed: after.websocket_missed.saturating_sub(before.websocket_missed),
+        websocket_miss_messages: after
+            .websocket_miss_messages
+            .iter()
+            .skip(before.websocket_miss_messages.len())
+            .cloned()
+            .collect(),
     }
 }
 
@@ -214,6 +221,7 @@ pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::C
     let steps_document_missed = of(|p| p.document_missed);
     let steps_render_missed = of(|p| p.render_missed);
     let steps_site_union = of(|p| p.site_union);
+    let steps_websocket_missed = of(|p| p.websocket_missed);
     let covered =
         if steps.is_empty() { 1.0 } else { 1.0 - steps_render_missed.len() as f64 / steps.len() as f64 };
     trajectory::Coverage {
@@ -226,6 +234,8 @@ pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::C
         site_union: total.site_union,
         frozen_search: total.frozen_search,
         explore: total.explore,
+        steps_websocket_missed,
+        websocket_missed: total.websocket_missed,
         covered,
     }
 }

@@ -14,6 +14,11 @@
 //! 6. [`Handler::complete`]: always, exactly once, when the exchange is over: `Ok` if the response body
 //!    reached its end, else the error and which side caused it (client gone, origin cut, timeout).
 //!
+//! A WebSocket handshake goes through the same phases; when the origin answers 101 and the handler
+//! [observes WebSockets](Handler::observes_websocket), each message it relays goes to
+//! [`Handler::websocket_message`] before `complete`, which runs when the connection closes. A handler that
+//! answers a handshake itself puts a [`crate::websocket::Scripted`] on its 101 response.
+//!
 //! Hooks 3-6 may run on different tasks; the context is shared (`Sync`), so handlers keep mutable state
 //! behind a lock inside it. Chunk hooks run inline on the data path: keep them short.
 
@@ -25,6 +30,7 @@ use http::{Request, Response, Version};
 
 use crate::body::Body;
 use crate::error::ProxyError;
+use crate::websocket::WsMessage;
 
 /// Facts about the request's connection.
 #[derive(Debug, Clone)]
@@ -103,6 +109,16 @@ pub trait Handler: Send + Sync + 'static {
 
     /// The exchange is over. Runs exactly once per request that reached [`Handler::request`].
     fn complete(&self, _ctx: &Self::Ctx, _outcome: Result<(), ProxyError>) {}
+
+    /// Whether forwarded WebSocket connections are relayed message by message, each shown to
+    /// [`Handler::websocket_message`] (recording). The default copies their bytes unchanged.
+    fn observes_websocket(&self) -> bool {
+        false
+    }
+
+    /// A message of a forwarded WebSocket connection, before it is passed on (only when
+    /// [`Handler::observes_websocket`]). Runs inline on the relay: keep it short.
+    fn websocket_message(&self, _ctx: &Self::Ctx, _msg: &WsMessage) {}
 
     /// Whether a CONNECT is answered only after the origin accepted a TCP connection (502 naming the
     /// reason if not). Handlers that forward (live, record) say yes, so a browser learns at once that a

@@ -1,13 +1,15 @@
 //! The webfreeze MITM proxy: the man in the middle that recording and replay plug into.
 //!
 //! - [`ca`]: the per-install CA and per-host leaf certificates.
-//! - [`Proxy`]: accept loop, CONNECT, TLS interception, HTTP/1.1 and h2 on both sides, WebSocket tunnel;
+//! - [`Proxy`]: accept loop, CONNECT, TLS interception, HTTP/1.1 and h2 on both sides, WebSocket upgrades;
 //!   takes a listener and a shutdown future, so tests run many proxies side by side on port 0.
 //! - [`Handler`]: the phases recorder and replay implement; [`PassThrough`] forwards everything.
 //! - [`headers`]: hop-by-hop and Alt-Svc hygiene.
 //! - [`live`]: the browser's background hosts and the counting pass-through handler of live runs.
 //! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin) over a [`TlsBackend`].
 //! - [`hello`]: the client's ClientHello and h2 preface, read to be mirrored to origins (JA4).
+//! - [`websocket`]: WebSocket connections message by message (the recording relay, replay's scripted
+//!   server).
 
 pub mod body;
 pub mod ca;
@@ -19,6 +21,7 @@ pub mod live;
 pub mod offload;
 mod server;
 pub mod upstream;
+pub mod websocket;
 
 pub use body::{Body, BoxError};
 pub use ca::{CaError, CaInfo, CertificateAuthority};

@@ -7,7 +7,8 @@
 //! is closed and logged once. Requests inside the tunnel are made absolute from the tunnel's host.
 //!
 //! Shutdown: when the shutdown future resolves the listener closes, every connection is told to finish
-//! its in-flight requests and close, and `serve` returns once they have (or after `shutdown_grace`).
+//! its in-flight requests and close, open WebSockets are closed (1001) and their exchanges completed, and
+//! `serve` returns once all that is done (or after `shutdown_grace`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -95,6 +96,10 @@ struct Shared<H> {
     upstream: Upstream,
     cfg: ProxyConfig,
     next_id: AtomicU64,
+    /// Turns true when the proxy shuts down: open WebSockets close.
+    closing: tokio::sync::watch::Sender<bool>,
+    /// Open WebSocket connections (hyper no longer tracks a connection once it is upgraded).
+    websockets: tokio_util::task::TaskTracker,
 }
 
 /// The MITM proxy, generic over its handler.
@@ -106,7 +111,17 @@ impl<H: Handler> Proxy<H> {
     /// Build a proxy (loads upstream trust roots).
     pub fn new(handler: Arc<H>, ca: Arc<CertificateAuthority>, cfg: ProxyConfig) -> Result<Self, ServeError> {
         let upstream = Upstream::new(&cfg.upstream)?;
-        Ok(Self { shared: Arc::new(Shared { handler, ca, upstream, cfg, next_id: AtomicU64::new(0) }) })
+        Ok(Self {
+            shared: Arc::new(Shared {
+                handler,
+                ca,
+                upstream,
+                cfg,
+                next_id: AtomicU64::new(0),
+                closing: tokio::sync::watch::Sender::new(false),
+                websockets: tokio_util::task::TaskTracker::new(),
+            }),
+        })
     }
 
     /// Serve connections from `listener` until `shutdown` resolves, then drain gracefully.
@@ -153,8 +168,14 @@ impl<H: Handler> Proxy<H> {
             });
         }
         drop(listener);
+        self.shared.closing.send_replace(true);
+        self.shared.websockets.close();
+        let drained = async {
+            graceful.shutdown().await;
+            self.shared.websockets.wait().await;
+        };
         tokio::select! {
-            _ = graceful.shutdown() => {}
+            _ = drained => {}
             _ = tokio::time::sleep(self.shared.cfg.shutdown_grace) => {
                 tracing::warn!("shutdown: some connections were still busy after {:?}; closing them", self.shared.cfg.shutdown_grace);
             }
@@ -561,17 +582,28 @@ impl<H: Handler> Shared<H> {
         let done = Completion::new(self.handler.clone(), Arc::new(self.handler.new_ctx(&info)), &host);
         let ctx = done.ctx.clone();
         let ws = is_websocket_upgrade(req.headers());
-        let client_upgrade = ws.then(|| hyper::upgrade::on(&mut req));
+        let mut client_upgrade = ws.then(|| hyper::upgrade::on(&mut req));
         let (mut parts, body) = req.into_parts();
         strip_hop_by_hop(&mut parts.headers);
         join_cookies(&mut parts.headers);
         if ws {
             parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             parts.headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+            if self.handler.observes_websocket() {
+                // Messages are relayed (and recorded) as payloads: no compression is negotiated.
+                parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
+            }
         }
         let req = Request::from_parts(parts, boxed(body));
         match self.handler.request(&ctx, req).await {
-            Decision::Respond(res) => {
+            Decision::Respond(mut res) => {
+                let scripted = res.extensions_mut().remove::<crate::websocket::Scripted>();
+                if let (Some(script), Some(up), StatusCode::SWITCHING_PROTOCOLS) =
+                    (scripted, client_upgrade.take(), res.status())
+                {
+                    self.play_websocket(up, script, done, host);
+                    return res;
+                }
                 let (parts, body) = res.into_parts();
                 let body = Observed::new(body, |_| {}, done.at_body_end());
                 Response::from_parts(parts, boxed(body))
@@ -645,20 +677,30 @@ impl<H: Handler> Shared<H> {
         let origin_up = hyper::upgrade::on(&mut res);
         let (mut parts, _) = res.into_parts();
         self.handler.response_head(&done.ctx, &up, &mut parts);
-        tokio::spawn(async move {
+        let observe = self.handler.observes_websocket();
+        let (handler, closing) = (self.handler.clone(), self.closing.subscribe());
+        self.websockets.spawn(async move {
             let outcome = match tokio::try_join!(client_up, origin_up) {
+                Ok((c, o)) if observe => {
+                    let ctx = done.ctx.clone();
+                    crate::websocket::relay(c, o, |m| handler.websocket_message(&ctx, m), closing)
+                        .await
+                        .map_err(|e| {
+                            let side = if e.side == "client" { Side::Client } else { Side::Origin };
+                            ProxyError::new(side, ErrorKind::Closed, &host, e.to_string())
+                        })
+                }
                 Ok((c, o)) => {
                     let mut c = TokioIo::new(c);
                     let mut o = TokioIo::new(o);
-                    match tokio::io::copy_bidirectional(&mut c, &mut o).await {
-                        Ok(_) => Ok(()),
-                        Err(e) => Err(ProxyError::new(
-                            Side::Origin,
-                            ErrorKind::Closed,
-                            &host,
-                            format!("websocket: {e}"),
-                        )),
-                    }
+                    let mut closing = closing;
+                    let copied = tokio::select! {
+                        r = tokio::io::copy_bidirectional(&mut c, &mut o) => r.map(|_| ()),
+                        _ = crate::websocket::closing(&mut closing) => Ok(()),
+                    };
+                    copied.map_err(|e| {
+                        ProxyError::new(Side::Origin, ErrorKind::Closed, &host, format!("websocket: {e}"))
+                    })
                 }
                 Err(e) => Err(ProxyError::new(
                     Side::Client,
@@ -670,6 +712,31 @@ impl<H: Handler> Shared<H> {
             done.fire(outcome);
         });
         Response::from_parts(parts, crate::body::empty())
+    }
+
+    /// Serve a WebSocket the handler plays itself (its 101 carried a [`crate::websocket::Scripted`]).
+    fn play_websocket(
+        self: &Arc<Self>,
+        client_up: hyper::upgrade::OnUpgrade,
+        script: crate::websocket::Scripted,
+        done: Completion<H>,
+        host: String,
+    ) {
+        let closing = self.closing.subscribe();
+        self.websockets.spawn(async move {
+            let outcome = match client_up.await {
+                Ok(c) => crate::websocket::play(c, &script, closing)
+                    .await
+                    .map_err(|e| ProxyError::new(Side::Client, ErrorKind::Closed, &host, e.to_string())),
+                Err(e) => Err(ProxyError::new(
+                    Side::Client,
+                    ErrorKind::Closed,
+                    &host,
+                    format!("websocket upgrade: {e}"),
+                )),
+            };
+            done.fire(outcome);
+        });
     }
 }
 

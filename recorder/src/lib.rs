@@ -10,6 +10,9 @@
 //!   nothing.
 //! - Browser background traffic ([`HostFilter::browser_background`]) is forwarded but never recorded.
 //! - Sequence numbers are taken when the request starts, so recorded order is request order.
+//! - A WebSocket handshake (101) is one exchange whose [`snapshots::format::WebSocketLog`] holds the
+//!   connection's messages (each payload a blob, stored as it passes), appended when the connection closes
+//!   (or the proxy shuts down and closes it).
 
 mod decode;
 pub mod explore;
@@ -21,8 +24,12 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::{header, Request};
+use proxy::websocket::{WsFrom, WsKind, WsMessage};
 use proxy::{Body, Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
-use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::format::{
+    ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings, WebSocketLog, WsOpcode, WsSide,
+    WS_MAX_MESSAGES,
+};
 use snapshots::{BlobWriter, Clock, Exchange, KeyBuilder, SnapshotWriter};
 
 pub use decode::Decoding;
@@ -82,6 +89,8 @@ struct RecState {
     response: Option<ResponseHead>,
     resp_body: Option<Decoding>,
     first_byte: Option<Instant>,
+    /// The messages of a WebSocket this request opened (a 101 answer).
+    ws: Option<WebSocketLog>,
 }
 
 struct ResponseHead {
@@ -171,6 +180,7 @@ impl Recorder {
             response: None,
             resp_body: None,
             first_byte: None,
+            ws: None,
         };
         if let Ok(mut g) = ctx.state.lock() {
             *g = Some(st);
@@ -233,6 +243,7 @@ impl Recorder {
                 alpn: head.upstream.alpn.clone(),
                 server_addr: head.upstream.server_addr.map(|a| a.to_string()),
                 flags: ExchangeFlags { truncated, body_not_captured: false, decode_failed },
+                websocket: st.ws,
             })
         })();
         match result.and_then(|x| self.writer.append(x)) {
@@ -282,6 +293,47 @@ impl Handler for Recorder {
     fn dial_on_connect(&self) -> bool {
         true
     }
+
+    fn observes_websocket(&self) -> bool {
+        true
+    }
+
+    fn websocket_message(&self, ctx: &RecCtx, msg: &WsMessage) {
+        on_websocket_message(self, ctx, msg);
+    }
+}
+
+/// Store a WebSocket message's payload and note it in the connection's log (public for handlers that
+/// embed a recorder).
+pub fn on_websocket_message(rec: &Recorder, ctx: &RecCtx, msg: &WsMessage) {
+    let Ok(mut g) = ctx.state.lock() else { return };
+    let Some(log) = g.as_mut().and_then(|st| st.ws.as_mut()) else { return };
+    if log.messages.len() >= WS_MAX_MESSAGES {
+        log.truncated = true;
+        return;
+    }
+    let payload = match proxy::offload(|| rec.writer.store().put_blob(&msg.payload)) {
+        Ok(p) => p,
+        Err(e) => {
+            drop(g);
+            rec.store_error("could not store a WebSocket message", &e);
+            return;
+        }
+    };
+    log.messages.push(snapshots::format::WsMessage {
+        from: match msg.from {
+            WsFrom::Client => WsSide::Client,
+            WsFrom::Server => WsSide::Server,
+        },
+        opcode: match msg.kind {
+            WsKind::Text => WsOpcode::Text,
+            WsKind::Binary => WsOpcode::Binary,
+            WsKind::Close => WsOpcode::Close,
+        },
+        at_ms: msg.at.as_secs_f64() * 1000.0,
+        payload,
+        close_code: msg.close_code,
+    });
 }
 
 /// Tee a request-body chunk (public for handlers that embed a recorder).
@@ -312,6 +364,9 @@ pub fn on_response_head(rec: &Recorder, ctx: &RecCtx, up: &UpstreamInfo, res: &h
                 res.headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
             st.first_byte = Some(Instant::now());
             st.resp_body = Some(Decoding::new(rec.writer.store(), ce.as_deref()));
+            if res.status == http::StatusCode::SWITCHING_PROTOCOLS {
+                st.ws = Some(WebSocketLog::default());
+            }
             st.response = Some(ResponseHead {
                 status: res.status.as_u16(),
                 version: up.version.map(version_str).unwrap_or("unknown").to_string(),

@@ -245,6 +245,12 @@ impl Handler for Replay {
                     (Some(a), Some(b)) if a != b => Some((a, b)),
                     _ => None,
                 };
+            if let (Some(log), Some(key)) = (&chosen.websocket, parts.headers.get(header::SEC_WEBSOCKET_KEY))
+            {
+                if chosen.response.status == 101 {
+                    return self.serve_websocket(&chosen, log, key.as_bytes(), &url).await;
+                }
+            }
             match self.serve_exchange(&parts.headers, &chosen, &self.manifest.source, callback) {
                 Ok(r) => Decision::Respond(r),
                 Err(e) => Decision::Respond(text_response(
@@ -276,6 +282,16 @@ impl Handler for Replay {
     fn complete(&self, ctx: &ReplayCtx, outcome: Result<(), ProxyError>) {
         if let OnMiss::Record(rec) = &self.cfg.on_miss {
             recorder::on_complete(rec, &ctx.rec, outcome);
+        }
+    }
+
+    fn observes_websocket(&self) -> bool {
+        matches!(self.cfg.on_miss, OnMiss::Record(_))
+    }
+
+    fn websocket_message(&self, ctx: &ReplayCtx, msg: &proxy::websocket::WsMessage) {
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_websocket_message(rec, &ctx.rec, msg);
         }
     }
 

@@ -10,6 +10,8 @@
 //! - Responses: recorded status and headers minus hop-by-hop, Content-Encoding (bodies are stored
 //!   decoded), Content-Length (recomputed) and Alt-Svc; Range requests get 206/416 from the stored body;
 //!   HTML gets the [`shim`] injected when asked, with the page's CSP patched to allow it.
+//! - WebSockets: a recorded handshake is accepted and its connection's messages played back
+//!   ([`websocket`]); a client message never recorded is a WebSocket miss.
 
 pub mod inject;
 pub mod matcher;
@@ -18,6 +20,7 @@ pub mod refresh;
 pub mod rules;
 pub mod search;
 pub mod shim;
+pub mod websocket;
 
 use std::sync::{Arc, Mutex};
 
@@ -85,6 +88,8 @@ pub struct ReplayConfig {
     pub overlays: overlay::Overlays,
     /// The frozen search engine ([`search`]); off by default.
     pub search: search::SearchConfig,
+    /// How recorded WebSocket server messages are timed.
+    pub ws_pacing: websocket::WsPacing,
 }
 
 /// The clock [`ReplayConfig::refresh`] measures "now" with.
@@ -109,6 +114,7 @@ impl Default for ReplayConfig {
             refresh: None,
             overlays: overlay::Overlays::default(),
             search: search::SearchConfig::default(),
+            ws_pacing: websocket::WsPacing::default(),
         }
     }
 }
@@ -132,6 +138,8 @@ pub struct Replay {
     search_index: search::LazyIndex,
     /// Bounds the store work (lookups, candidate reads) blocking at once; see [`proxy::offload`].
     offload: proxy::Offload,
+    /// WebSocket misses, reported by the connections being played (which outlive a request).
+    ws_misses: websocket::WsMisses,
 }
 
 /// Exact-key match results kept in memory.
@@ -182,6 +190,7 @@ impl Replay {
             )),
             search_index: search::LazyIndex::default(),
             offload: proxy::Offload::per_core(),
+            ws_misses: websocket::WsMisses::default(),
         }
     }
 
@@ -212,6 +221,7 @@ impl Replay {
         let site_union = s.overlay_counts.get(&overlay::OverlayKind::SiteUnion).copied().unwrap_or(0);
         let explore = s.overlay_counts.get(&overlay::OverlayKind::Explore).copied().unwrap_or(0);
         let overlay_total: u64 = s.overlay_counts.values().sum();
+        let ws_misses = self.ws_misses.lock().map(|m| m.clone()).unwrap_or_default();
         Report {
             snapshot: self.manifest.name.clone(),
             episodes: s.episode,
@@ -234,6 +244,8 @@ impl Replay {
             background: s.background,
             misses: s.misses.clone(),
             render_misses: s.misses.iter().filter(|m| m.render).count() as u64,
+            websocket_missed: ws_misses.len() as u64,
+            websocket_misses: ws_misses,
             fuzzy_matches: s.fuzzy_matches.clone(),
             recorded_exchanges: recorded,
             served_exchanges: s.served.len() as u64,

@@ -109,6 +109,11 @@ pub struct Report {
     pub misses: Vec<MissEntry>,
     /// Misses the page's rendering needed (see [`MissEntry::render`]).
     pub render_misses: u64,
+    /// Client WebSocket messages no recorded one matched (not counted in `requests` or `missed`).
+    pub websocket_missed: u64,
+    /// Those messages.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub websocket_misses: Vec<crate::websocket::WsMissEntry>,
     /// Every fuzzy match.
     pub fuzzy_matches: Vec<FuzzyEntry>,
     /// Requests answered from an exchange recorded without its body (not hits: 404 or empty, as

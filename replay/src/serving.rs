@@ -5,6 +5,56 @@
 use super::*;
 
 impl Replay {
+    /// Accept a recorded WebSocket's handshake (a fresh `Sec-WebSocket-Accept` for this client's key, no
+    /// extensions: messages are played uncompressed) and hand the proxy its recorded connection to play.
+    pub(crate) async fn serve_websocket(
+        &self,
+        x: &Exchange,
+        log: &snapshots::format::WebSocketLog,
+        client_key: &[u8],
+        url: &str,
+    ) -> Decision {
+        let episode = self.state.lock().map(|s| s.episode).unwrap_or(0);
+        let playback = websocket::Playback {
+            url: url.to_string(),
+            pacing: self.cfg.ws_pacing,
+            rules: self.cfg.rules.clone(),
+            episode,
+            misses: self.ws_misses.clone(),
+        };
+        let script =
+            match self.offload.run(|| websocket::RecordedSocket::load(&self.store, log, playback)).await {
+                Ok(s) => s,
+                Err(e) => {
+                    return Decision::Respond(text_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &format!("webfreeze replay: cannot read the WebSocket messages of {url}: {e}\n"),
+                    ))
+                }
+            };
+        let mut res = Response::new(proxy::body::empty());
+        *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        let h = res.headers_mut();
+        for hd in &x.response.headers {
+            let Ok(name) = HeaderName::from_bytes(hd.name.as_bytes()) else { continue };
+            let Ok(value) = HeaderValue::from_str(&hd.value) else { continue };
+            if [header::SEC_WEBSOCKET_ACCEPT, header::SEC_WEBSOCKET_EXTENSIONS, header::CONTENT_LENGTH]
+                .contains(&name)
+            {
+                continue;
+            }
+            h.append(name, value);
+        }
+        proxy::headers::clean_response(h);
+        h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        if let Ok(v) = HeaderValue::from_str(&proxy::websocket::accept_key(client_key)) {
+            h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
+        }
+        res.extensions_mut().insert(proxy::websocket::Scripted::new(script));
+        Decision::Respond(res)
+    }
+
     pub(crate) fn serve_exchange(
         &self,
         req_headers: &http::HeaderMap,

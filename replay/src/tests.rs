@@ -59,6 +59,7 @@ fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)]) -> Manif
             alpn: None,
             server_addr: None,
             flags: ExchangeFlags { body_not_captured: *body == NOT_CAPTURED, ..Default::default() },
+            websocket: None,
         };
         w.append(x).unwrap();
     }
@@ -266,6 +267,7 @@ async fn html_gets_the_shim_and_csp_is_patched() {
         alpn: None,
         server_addr: None,
         flags: ExchangeFlags::default(),
+        websocket: None,
     })
     .unwrap();
     let m = w.finalize(2).unwrap();

@@ -246,7 +246,7 @@ pub fn create(store: &Store, source: BundleSource<'_>, out: &Path) -> Result<Cre
             store.check_snapshot(m)?;
             for x in store.exchanges(m) {
                 let x = x?;
-                for b in [&x.request.body, &x.response.body].into_iter().flatten() {
+                for b in x.body_refs() {
                     hashes.insert(b.hash.clone());
                 }
             }

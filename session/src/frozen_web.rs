@@ -30,19 +30,31 @@ pub struct FrozenWeb {
     pub search: SearchMode,
     /// Search pages besides Google's, Bing's and DuckDuckGo's (the run's `--search-url`).
     pub search_urls: Vec<String>,
+    /// How recorded WebSocket server messages are timed.
+    pub ws_pacing: replay::websocket::WsPacing,
 }
 
 impl Default for FrozenWeb {
     /// `webfreeze run --mode replay`'s: the site union and the frozen search engine for unrecorded searches.
     fn default() -> Self {
-        Self { unit: WebUnit::Site, search: SearchMode::Fallback, search_urls: Vec::new() }
+        Self {
+            unit: WebUnit::Site,
+            search: SearchMode::Fallback,
+            search_urls: Vec::new(),
+            ws_pacing: Default::default(),
+        }
     }
 }
 
 impl FrozenWeb {
     /// Exactly what was recorded for the task: no union, no frozen search.
     pub fn recorded() -> Self {
-        Self { unit: WebUnit::Task, search: SearchMode::Off, search_urls: Vec::new() }
+        Self {
+            unit: WebUnit::Task,
+            search: SearchMode::Off,
+            search_urls: Vec::new(),
+            ws_pacing: Default::default(),
+        }
     }
 }
 

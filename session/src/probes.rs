@@ -74,6 +74,12 @@ impl ProxyProbe for ReplayProbe {
                 .filter(|m| matches!(m.dest.as_deref(), Some("document" | "iframe" | "frame")))
                 .count() as u64,
             render_missed: r.misses.iter().filter(|m| m.render).count() as u64,
+            websocket_missed: r.websocket_missed,
+            websocket_miss_messages: r
+                .websocket_misses
+                .iter()
+                .map(|m| format!("{}: {}", m.url, m.message))
+                .collect(),
             ..Default::default()
         }
     }

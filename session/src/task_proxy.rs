@@ -281,6 +281,7 @@ impl TaskProxy {
                             mode: frozen_web.search,
                             urls: frozen_web.search_urls.clone(),
                         },
+                        ws_pacing: frozen_web.ws_pacing,
                         ..ReplayConfig::default()
                     },
                 ));

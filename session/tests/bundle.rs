@@ -35,6 +35,7 @@ fn exchange(store: &Store, url: &str, body: &[u8], seq: u64) -> Exchange {
         alpn: None,
         server_addr: None,
         flags: Default::default(),
+        websocket: None,
     }
 }
 

@@ -5,6 +5,10 @@
 //! Version history:
 //! - 1: the first format (exchange, manifest). `tests/fixtures/format-v1/` holds records of this version
 //!   that every later build must still read.
+//! - 2: an exchange may carry a WebSocket connection's messages ([`Exchange::websocket`]). A record is
+//!   written at the lowest version that holds it (an exchange without messages, and every manifest, stay
+//!   version 1), so stores without WebSockets stay readable by builds before version 2, and a build before
+//!   it refuses a WebSocket exchange with "newer format" instead of silently replaying it without its frames.
 
 use std::collections::BTreeMap;
 
@@ -12,8 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
 
-/// Current version of exchange and manifest records ([`crate::version::RECORD_VERSION`]).
+/// Newest version of exchange and manifest records this build reads and writes
+/// ([`crate::version::RECORD_VERSION`]).
 pub const FORMAT_VERSION: u32 = crate::version::RECORD_VERSION;
+/// The version of records with nothing newer in them.
+const FIRST_VERSION: u32 = 1;
 
 /// One header, in recorded order. Non-UTF-8 header bytes are kept lossily (U+FFFD).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,7 +133,71 @@ pub struct Exchange {
     /// Capture problems.
     #[serde(default)]
     pub flags: ExchangeFlags,
+    /// The messages of a WebSocket connection this exchange's handshake (status 101) opened (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WebSocketLog>,
 }
+
+impl Exchange {
+    /// Every body this exchange references: request, response, WebSocket message payloads. Whatever keeps,
+    /// copies or checks an exchange's blobs (gc, verify, copy, bundles) walks this.
+    pub fn body_refs(&self) -> impl Iterator<Item = &BodyRef> {
+        let ws = self.websocket.iter().flat_map(|w| w.messages.iter().map(|m| &m.payload));
+        [&self.request.body, &self.response.body].into_iter().flatten().chain(ws)
+    }
+}
+
+/// Which side sent a WebSocket message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WsSide {
+    /// The browser.
+    Client,
+    /// The origin.
+    Server,
+}
+
+/// A WebSocket message's kind (its opcode; fragments are joined, pings and pongs are not kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WsOpcode {
+    /// UTF-8 text (opcode 1).
+    Text,
+    /// Binary (opcode 2).
+    Binary,
+    /// Close (opcode 8): the payload is the reason, [`WsMessage::close_code`] the code.
+    Close,
+}
+
+/// One WebSocket message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WsMessage {
+    /// Who sent it.
+    pub from: WsSide,
+    /// Its kind.
+    pub opcode: WsOpcode,
+    /// Milliseconds since the connection opened (the 101 reached the proxy).
+    pub at_ms: f64,
+    /// The payload, stored once by hash like any body.
+    pub payload: BodyRef,
+    /// A close message's status code, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_code: Option<u16>,
+}
+
+/// A WebSocket connection's messages, in the order the proxy relayed them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WebSocketLog {
+    /// The messages.
+    pub messages: Vec<WsMessage>,
+    /// More messages arrived than a connection keeps ([`WS_MAX_MESSAGES`]); the later ones were relayed,
+    /// not recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// Messages kept per WebSocket connection: a ticker left open for hours is recorded up to here.
+pub const WS_MAX_MESSAGES: usize = 100_000;
 
 /// Lifecycle state of a snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,7 +256,7 @@ pub struct Seed {
 pub struct Counts {
     /// Exchanges stored.
     pub exchanges: u64,
-    /// Sum of decoded request and response body sizes.
+    /// Sum of decoded request and response body sizes (and WebSocket message payloads).
     pub body_bytes: u64,
     /// Exchanges with a captured response body.
     pub with_body: u64,
@@ -263,16 +334,16 @@ struct VersionOnly {
     v: Option<u32>,
 }
 
-fn encode<T: Serialize>(record: &T) -> Vec<u8> {
+fn encode<T: Serialize>(v: u32, record: &T) -> Vec<u8> {
     // Serializing plain data structs to JSON cannot fail; fall back to an empty object rather than panic.
-    serde_json::to_vec(&Versioned { v: FORMAT_VERSION, record }).unwrap_or_else(|_| b"{}".to_vec())
+    serde_json::to_vec(&Versioned { v, record }).unwrap_or_else(|_| b"{}".to_vec())
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(what: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
     let version: VersionOnly =
         serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })?;
     match version.v {
-        Some(FORMAT_VERSION) => {
+        Some(FIRST_VERSION..=FORMAT_VERSION) => {
             serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt { what, detail: e.to_string() })
         }
         Some(found) if found > FORMAT_VERSION => {
@@ -283,9 +354,9 @@ fn decode<T: for<'de> Deserialize<'de>>(what: &'static str, bytes: &[u8]) -> Res
     }
 }
 
-/// Encode an exchange record (JSON with `"v"`).
+/// Encode an exchange record (JSON with `"v"`: 2 when it holds WebSocket messages, else 1).
 pub fn encode_exchange(x: &Exchange) -> Vec<u8> {
-    encode(x)
+    encode(if x.websocket.is_some() { 2 } else { FIRST_VERSION }, x)
 }
 
 /// Decode an exchange record of any supported version.
@@ -295,7 +366,7 @@ pub fn decode_exchange(bytes: &[u8]) -> Result<Exchange, StoreError> {
 
 /// Encode a manifest record.
 pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
-    encode(m)
+    encode(FIRST_VERSION, m)
 }
 
 /// Decode a manifest record of any supported version.

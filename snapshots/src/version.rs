@@ -6,17 +6,18 @@
 //! | version | covers | written where | an older one |
 //! |---|---|---|---|
 //! | [`STORE_VERSION`] | the store's tables and their key layout | the store's meta table | refused ([`crate::StoreError::NewerFormat`] for newer) |
-//! | [`RECORD_VERSION`] | exchange and manifest records (JSON with `"v"`) | each record | read by its reader |
+//! | [`RECORD_VERSION`] | exchange and manifest records (JSON with `"v"`; 2 adds WebSocket messages, written only where there are some) | each record | read by its reader |
 //! | [`BLOB_VERSION`] | body blob and chunk records | each record's first byte | read by its reader |
 //! | [`KEY_VERSION`] | request keys (URL, body normalisation) and the path index | each manifest (`key_version`) | replay refuses it until `webfreeze snapshots migrate` re-derives its keys |
 //! | [`BUNDLE_VERSION`] | bundle archives | each bundle's manifest | read by its reader |
 //!
-//! Only version 1 of each exists so far: "read by its reader" is the rule a version 2 must keep.
+//! Records are at version 2 (WebSocket messages; `format.rs` has the history), every other one at 1:
+//! "read by its reader" is the rule each new version keeps.
 
 /// The store's tables and the layout of their keys.
 pub const STORE_VERSION: u32 = 1;
 /// Exchange and manifest records.
-pub const RECORD_VERSION: u32 = 1;
+pub const RECORD_VERSION: u32 = 2;
 /// Blob and chunk records.
 pub const BLOB_VERSION: u8 = 1;
 /// How request keys and the path index are derived ([`crate::key`]): a snapshot's exact hits depend on

@@ -54,6 +54,7 @@ fn child_writer(dir: &str) -> ! {
             alpn: None,
             server_addr: None,
             flags: ExchangeFlags::default(),
+            websocket: None,
         };
         w.append(x).unwrap();
         println!("wrote {i}");

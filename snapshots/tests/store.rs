@@ -61,6 +61,7 @@ fn exchange(store: &Store, method: &str, url: &str, body: &[u8], seq: u64) -> Ex
         alpn: None,
         server_addr: None,
         flags: ExchangeFlags::default(),
+        websocket: None,
     }
 }
 
@@ -244,6 +245,32 @@ fn format_v1_fixtures_still_decode() {
 }
 
 #[test]
+fn format_v2_websocket_fixture_decodes_and_only_websockets_are_written_as_v2() {
+    use webfreeze_snapshots::format::{WsOpcode, WsSide};
+    let x = decode_exchange(include_bytes!("fixtures/format-v2/exchange-websocket.json")).unwrap();
+    assert_eq!(x.response.status, 101);
+    let log = x.websocket.as_ref().unwrap();
+    let kinds: Vec<_> = log.messages.iter().map(|m| (m.from, m.opcode, m.close_code)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (WsSide::Server, WsOpcode::Text, None),
+            (WsSide::Client, WsOpcode::Binary, None),
+            (WsSide::Client, WsOpcode::Close, Some(1000))
+        ]
+    );
+    assert_eq!(log.messages[1].at_ms, 40.5);
+    // Every body it names, payloads included, is what gc, verify, copy and bundles walk.
+    assert_eq!(x.body_refs().count(), 4);
+    let bytes = encode_exchange(&x);
+    assert!(bytes.starts_with(br#"{"v":2,"#), "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(decode_exchange(&bytes).unwrap(), x);
+    // Without messages the record stays version 1: older builds keep reading stores without WebSockets.
+    let plain = webfreeze_snapshots::Exchange { websocket: None, ..x };
+    assert!(encode_exchange(&plain).starts_with(br#"{"v":1,"#));
+}
+
+#[test]
 fn newer_or_missing_versions_are_clear_errors() {
     let newer = br#"{"v":99,"seq":1}"#;
     let e = decode_exchange(newer).unwrap_err();
@@ -343,6 +370,72 @@ fn har_files_that_are_not_har_fail_clearly_and_leave_nothing() {
         let e = har_import(&s, "bad", input).unwrap_err().to_string();
         assert!(e.contains(expect), "{e}");
         assert!(s.manifest("bad").is_err(), "a failed import leaves no snapshot");
+    }
+}
+
+/// A WebSocket handshake as Chromium's DevTools saves it.
+fn chromium_websocket_har() -> Vec<u8> {
+    let bin = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0u8, 159, 146, 150]);
+    let doc = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "537.36"},
+    "entries": [
+        {"startedDateTime": "2025-11-26T10:00:00.000Z", "time": 0.5, "_resourceType": "websocket",
+         "request": {"method": "GET", "url": "wss://ws.test/quotes?room=1", "httpVersion": "HTTP/1.1",
+                     "headers": [{"name": "Upgrade", "value": "websocket"},
+                                 {"name": "Sec-WebSocket-Key", "value": "dGhlIHNhbXBsZSBub25jZQ=="}],
+                     "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+         "response": {"status": 101, "statusText": "Switching Protocols", "httpVersion": "HTTP/1.1",
+                      "headers": [{"name": "Upgrade", "value": "websocket"},
+                                  {"name": "Sec-WebSocket-Accept", "value": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="}],
+                      "cookies": [], "content": {"size": 0, "mimeType": "x-unknown"}, "redirectURL": "",
+                      "headersSize": -1, "bodySize": 0},
+         "cache": {}, "timings": {"send": 0, "wait": 0.2, "receive": 0},
+         "_webSocketMessages": [
+            {"type": "receive", "time": 1764151200.25, "opcode": 1, "data": "{\"tick\":1}"},
+            {"type": "send", "time": 1764151200.5, "opcode": 1, "data": "{\"id\":1}"},
+            {"type": "receive", "time": 1764151200.75, "opcode": 2, "data": bin},
+            {"type": "ping", "time": 1764151201.0, "opcode": 9, "data": ""}
+         ]}
+    ]}});
+    serde_json::to_vec(&doc).unwrap()
+}
+
+#[test]
+fn har_websocket_messages_import_and_export_as_chromium_writes_them() {
+    use webfreeze_snapshots::format::{WsOpcode, WsSide};
+    for b in backends() {
+        let s = &b.store;
+        let r = har_import(s, "ws", &chromium_websocket_har()).unwrap();
+        assert_eq!((r.imported, r.websockets, r.websocket_messages_skipped), (1, 1, 1), "{}", b.name);
+        let x = s.exchanges(&s.manifest("ws").unwrap()).next().unwrap().unwrap();
+        // The proxy sees a wss:// handshake as an https:// request: that is what replay matches.
+        assert_eq!(x.request.url, "https://ws.test/quotes?room=1");
+        let log = x.websocket.clone().unwrap();
+        let got: Vec<_> = log
+            .messages
+            .iter()
+            .map(|m| (m.from, m.opcode, m.at_ms.round() as i64, s.blob_bytes(&m.payload.hash).unwrap()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (WsSide::Server, WsOpcode::Text, 250, br#"{"tick":1}"#.to_vec()),
+                (WsSide::Client, WsOpcode::Text, 500, br#"{"id":1}"#.to_vec()),
+                (WsSide::Server, WsOpcode::Binary, 750, vec![0u8, 159, 146, 150]),
+            ],
+            "{}",
+            b.name
+        );
+        let mut out = Vec::new();
+        har::export(s, "ws", &mut out, "mem").unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let e = &v["log"]["entries"][0];
+        assert_eq!(e["request"]["url"], "wss://ws.test/quotes?room=1");
+        assert_eq!(e["_resourceType"], "websocket");
+        assert_eq!(e["_webSocketMessages"][1]["type"], "send");
+        assert_eq!(e["_webSocketMessages"][2]["opcode"], 2);
+        har_import(s, "ws-back", &out).unwrap();
+        let y = s.exchanges(&s.manifest("ws-back").unwrap()).next().unwrap().unwrap();
+        assert_eq!((y.key, y.websocket), (x.key, x.websocket), "{}", b.name);
     }
 }
 

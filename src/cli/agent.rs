@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{MissPolicy, UpstreamArgs};
+use super::{MissPolicy, UpstreamArgs, WsPacingArg};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum RunMode {
@@ -137,6 +137,13 @@ pub(crate) struct RunArgs {
     /// pages on a page of the same shape, marked the same.
     #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always|site")]
     pub search: SearchArg,
+    /// Replay: recorded WebSockets: a handshake is answered from the snapshot, then the server messages recorded
+    /// before the first client message are sent, and after each client message the ones recorded after
+    /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
+    /// a client message nothing matches is a WebSocket miss in the report. `recorded` (default) sends
+    /// each after its recorded delay, `fast` at once.
+    #[arg(long, value_enum, default_value_t = WsPacingArg::Recorded, value_name = "recorded|fast")]
+    pub ws_pacing: WsPacingArg,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
     /// available memory allows (about 1 GiB per browser and proxy).
     #[arg(long, default_value = "1", value_name = "N|auto")]

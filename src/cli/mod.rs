@@ -205,6 +205,24 @@ pub(crate) enum NotCapturedArg {
     Empty,
 }
 
+/// `--ws-pacing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WsPacingArg {
+    /// Each server message after the delay it had in the recording.
+    Recorded,
+    /// Server messages as soon as they are released.
+    Fast,
+}
+
+impl From<WsPacingArg> for replay::websocket::WsPacing {
+    fn from(a: WsPacingArg) -> Self {
+        match a {
+            WsPacingArg::Recorded => Self::Recorded,
+            WsPacingArg::Fast => Self::Fast,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     /// Snapshot to replay.
@@ -270,6 +288,13 @@ pub(crate) struct ReplayArgs {
     /// https://search.example/find (repeatable).
     #[arg(long = "search-url", value_name = "URL")]
     pub search_urls: Vec<String>,
+    /// Recorded WebSockets: a handshake is answered from the snapshot, then the server messages recorded
+    /// before the first client message are sent, and after each client message the ones recorded after
+    /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
+    /// a client message nothing matches is a WebSocket miss in the report. `recorded` (default) sends
+    /// each after its recorded delay, `fast` at once.
+    #[arg(long, value_enum, default_value_t = WsPacingArg::Recorded, value_name = "recorded|fast")]
+    pub ws_pacing: WsPacingArg,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

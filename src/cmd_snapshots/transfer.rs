@@ -87,6 +87,8 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
                 "skipped": report.skipped.iter().map(|(i, r)| json!({"entry": i, "reason": r})).collect::<Vec<_>>(),
                 "with_body": report.with_body, "body_not_captured": report.body_not_captured,
                 "status_inferred": report.status_inferred,
+                "websockets": report.websockets,
+                "websocket_messages_skipped": report.websocket_messages_skipped,
             }))?
         );
     } else {
@@ -104,6 +106,12 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
             println!(
                 "  {} entries had status 0 but a captured body (served from the capturing browser's cache): imported as 200",
                 report.status_inferred
+            );
+        }
+        if report.websockets > 0 {
+            println!(
+                "  {} WebSocket connections with their messages ({} messages left out: unknown type or opcode)",
+                report.websockets, report.websocket_messages_skipped
             );
         }
         for (i, reason) in report.skipped.iter().take(20) {

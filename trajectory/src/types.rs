@@ -107,6 +107,12 @@ pub struct ProxyStats {
     /// Replay: misses the page's rendering needed (documents, frames, styles, scripts, fonts, images).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub render_missed: u64,
+    /// Replay: WebSocket messages the page sent that no recorded one matched (answered by nothing).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub websocket_missed: u64,
+    /// Replay: those messages (`URL: message`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub websocket_miss_messages: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -168,6 +174,12 @@ pub struct Coverage {
     /// Searches over the whole task answered by the frozen search engine.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frozen_search: u64,
+    /// Steps during which the page sent a WebSocket message no recorded one matched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_websocket_missed: Vec<u32>,
+    /// WebSocket messages over the whole task that no recorded one matched.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub websocket_missed: u64,
     /// Share of steps with nothing render-needed missing (1.0 for a task without steps).
     pub covered: f64,
     /// The task left the frozen web: a document it asked for was never recorded. `eval` counts such tasks

@@ -292,7 +292,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     drop(store);
     let union_only =
-        FrozenWeb { unit: WebUnit::Site, search: session::SearchMode::Off, search_urls: Vec::new() };
+        FrozenWeb { unit: WebUnit::Site, search: session::SearchMode::Off, ..FrozenWeb::default() };
     let configs: [(&str, &str, FrozenWeb); 4] = [
         ("(a) task snapshot only", "rec", FrozenWeb::recorded()),
         ("(b) + site union", "rec", union_only.clone()),

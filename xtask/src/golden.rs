@@ -82,6 +82,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
             alpn: None,
             server_addr: None,
             flags: ExchangeFlags::default(),
+            websocket: None,
         })?;
         expect.push(json!({
             "method": method, "url": url, "content_type": ct, "body": body, "key": key.hex(),

@@ -529,6 +529,7 @@ impl<'s> Importer<'s> {
             alpn: None,
             server_addr: r.server_addr,
             flags: r.flags,
+            websocket: None,
         };
         let seq = self.writer.reserve_seq()?;
         let x = Exchange { seq, ..x };

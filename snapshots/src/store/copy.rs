@@ -49,7 +49,7 @@ impl Store {
         })?;
         for x in src.exchanges(&m) {
             let x = x?;
-            for body in [&x.request.body, &x.response.body].into_iter().flatten() {
+            for body in x.body_refs() {
                 self.copy_blob(src, body)?;
             }
             w.append(x)?;

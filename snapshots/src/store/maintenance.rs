@@ -84,7 +84,7 @@ impl Store {
                     }
                 };
                 report.exchanges += 1;
-                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
+                for body in x.body_refs() {
                     match parse_hex32(&body.hash) {
                         Some(h) if self.kv().get(Table::Blobs, &h)?.is_some() => {
                             referenced.insert(h);
@@ -159,7 +159,7 @@ impl Store {
             }
             for x in self.exchanges(m) {
                 let x = x?;
-                for body in [&x.request.body, &x.response.body].into_iter().flatten() {
+                for body in x.body_refs() {
                     if let Some(h) = parse_hex32(&body.hash) {
                         marked.insert(h);
                     }

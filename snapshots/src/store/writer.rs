@@ -12,6 +12,9 @@ pub(super) fn add_counts(c: &mut Counts, x: &Exchange) {
         c.body_bytes += b.size;
         c.with_body += 1;
     }
+    for m in x.websocket.iter().flat_map(|w| &w.messages) {
+        c.body_bytes += m.payload.size;
+    }
 }
 
 /// The stored manifest is rewritten with the first exchange and then with every this many.

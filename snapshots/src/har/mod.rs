@@ -14,6 +14,10 @@
 //!
 //! Export writes HAR 1.2 entry by entry; fields HAR has no place for (exchange flags, ALPN, server address)
 //! go into `_webfreeze` so that export -> import reproduces the same exchanges and bodies.
+//!
+//! WebSocket connections go both ways as Chromium writes them (`_webSocketMessages`, [`websocket`]).
+
+mod websocket;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -43,6 +47,10 @@ pub struct ImportReport {
     /// Entries with status 0 / -1 but a captured body (served from the capturing browser's cache or a
     /// push), imported as 200.
     pub status_inferred: u64,
+    /// WebSocket connections imported with their messages.
+    pub websockets: u64,
+    /// WebSocket messages left out (an unknown type or opcode, binary data that is not base64).
+    pub websocket_messages_skipped: u64,
 }
 
 /// Options of an import.
@@ -110,10 +118,14 @@ pub fn import<R: Read>(
             let index = report.entries;
             report.entries += 1;
             match entry_to_exchange(store, &entry, seq) {
-                Ok(Ok((x, inferred))) => {
+                Ok(Ok((x, inferred, ws_skipped))) => {
                     if inferred {
                         report.status_inferred += 1;
                     }
+                    if x.websocket.is_some() {
+                        report.websockets += 1;
+                    }
+                    report.websocket_messages_skipped += ws_skipped;
                     first_start = Some(first_start.map_or(x.started_ms, |s: i64| s.min(x.started_ms)));
                     if x.response.body.is_some() {
                         report.with_body += 1;
@@ -301,13 +313,11 @@ fn num(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|x| *x >= 0.0)
 }
 
-/// Map one HAR entry to an exchange, and whether its status was inferred (0 with a body). `Ok(Err(reason))`
-/// means "skip this entry".
-fn entry_to_exchange(
-    store: &Store,
-    e: &Value,
-    seq: u64,
-) -> Result<Result<(Exchange, bool), String>, StoreError> {
+/// Map one HAR entry to an exchange, whether its status was inferred (0 with a body), and how many of its
+/// WebSocket messages were left out. `Ok(Err(reason))` means "skip this entry".
+type Entry = (Exchange, bool, u64);
+
+fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry, String>, StoreError> {
     let req = match e.get("request") {
         Some(r) if r.is_object() => r,
         _ => return Ok(Err("no request object".into())),
@@ -321,7 +331,7 @@ fn entry_to_exchange(
         _ => return Ok(Err("null or empty method".into())),
     };
     let url = match req.get("url").and_then(Value::as_str) {
-        Some(u) => u.to_string(),
+        Some(u) => websocket::import_url(u),
         None => return Ok(Err("no request url".into())),
     };
     let has_text = resp.get("content").and_then(|c| c.get("text")).and_then(Value::as_str).is_some();
@@ -423,6 +433,10 @@ fn entry_to_exchange(
     let content_encoding = header(&resp_headers, "content-encoding").map(str::to_string);
     let timings = e.get("timings");
     let started = e.get("startedDateTime").and_then(Value::as_str).and_then(parse_time_ms).unwrap_or(0);
+    let (ws, ws_skipped) = match websocket::import_log(store, e, status, started)? {
+        Some((log, skipped)) => (Some(log), skipped),
+        None => (None, 0),
+    };
     Ok(Ok((
         Exchange {
             seq,
@@ -454,8 +468,10 @@ fn entry_to_exchange(
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
             flags,
+            websocket: ws,
         },
         inferred,
+        ws_skipped,
     )))
 }
 
@@ -553,7 +569,7 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
         let resp_ct = header(&x.response.headers, "content-type").unwrap_or("").to_string();
         let mut request = json!({
             "method": x.request.method,
-            "url": x.request.url,
+            "url": websocket::export_url(&x),
             "httpVersion": x.request.version,
             "headers": headers_json(&x.request.headers),
             "queryString": query_json(&x.request.url),
@@ -580,7 +596,7 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
                 content["encoding"] = json!(enc);
             }
         }
-        let entry = json!({
+        let mut entry = json!({
             "startedDateTime": format_time(x.started_ms),
             "time": x.timings.total_ms.unwrap_or(0.0),
             "request": request,
@@ -610,6 +626,7 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
                 "body_not_captured": x.flags.body_not_captured,
             },
         });
+        websocket::export_fields(store, &x, &mut entry)?;
         serde_json::to_writer(&mut out, &entry).map_err(|e| io(e.into()))?;
         n += 1;
     }

@@ -29,3 +29,4 @@ mod webarena_actions;
 mod webarena_helpers;
 mod webarena_tasks;
 mod webarena_verified;
+mod websocket;

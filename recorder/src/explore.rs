@@ -82,4 +82,12 @@ impl Handler for ExploreSplit {
     fn dial_on_connect(&self) -> bool {
         true
     }
+
+    fn observes_websocket(&self) -> bool {
+        true
+    }
+
+    fn websocket_message(&self, ctx: &SplitCtx, msg: &proxy::websocket::WsMessage) {
+        crate::on_websocket_message(self.of(ctx), &ctx.rec, msg);
+    }
 }

@@ -74,6 +74,12 @@ impl<H: Handler> Handler for RecordShim<H> {
     fn dial_on_connect(&self) -> bool {
         self.inner.dial_on_connect()
     }
+    fn observes_websocket(&self) -> bool {
+        self.inner.observes_websocket()
+    }
+    fn websocket_message(&self, ctx: &H::Ctx, msg: &proxy::websocket::WsMessage) {
+        self.inner.websocket_message(ctx, msg)
+    }
     fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
         self.inner.direct(req)
     }

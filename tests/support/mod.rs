@@ -10,7 +10,8 @@
 //! - [`fingerprint`]: a TLS origin that fingerprints clients (JA4, HTTP/2) and can act as a bot wall;
 //! - [`s3`]: a real S3-compatible server (moto) on loopback;
 //! - [`pywb`]: pywb's collection manager, indexer and replay server;
-//! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost.
+//! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost;
+//! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,6 +27,7 @@ pub(crate) mod origin;
 pub(crate) mod pywb;
 pub(crate) mod s3;
 pub(crate) mod slurm;
+pub(crate) mod ws_origin;
 
 pub(crate) use bin::*;
 pub(crate) use client::*;
@@ -39,3 +41,4 @@ pub(crate) use origin::*;
 pub(crate) use pywb::*;
 pub(crate) use s3::*;
 pub(crate) use slurm::*;
+pub(crate) use ws_origin::*;

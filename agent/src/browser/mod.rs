@@ -27,8 +27,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     CookieParam, CookieSameSite, SetCookiesParams, TimeSinceEpoch,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived, ResourceType,
-    SetBypassServiceWorkerParams,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
+    EventWebSocketFrameReceived, ResourceType, SetBypassServiceWorkerParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, NavigateParams};
 use chromiumoxide::handler::viewport::Viewport;
@@ -319,6 +319,9 @@ struct NetState {
     /// data: requests (not tracked).
     ignored: HashSet<String>,
     last_change: Option<Instant>,
+    /// When the page last received a WebSocket message (see [`settle`]: a burst of them counts as the
+    /// page's work for a while).
+    ws_frame: Option<Instant>,
     /// The `last_change` at which the tab was last found settled (see [`settle`]).
     settled_at: Option<Option<Instant>>,
     crashed: bool,
@@ -512,6 +515,7 @@ impl Session {
         let mut failed = p.event_listener::<EventLoadingFailed>().await.map_err(cdp)?;
         let mut crashed = p.event_listener::<EventTargetCrashed>().await.map_err(cdp)?;
         let mut responses = p.event_listener::<EventResponseReceived>().await.map_err(cdp)?;
+        let mut ws_frames = p.event_listener::<EventWebSocketFrameReceived>().await.map_err(cdp)?;
         let net = Arc::new(Mutex::new(NetState::default()));
         let tab_net = net.clone();
         let watcher = tokio::spawn(async move {
@@ -528,6 +532,10 @@ impl Session {
                     Some(e) = failed.next() => (e.request_id.inner().clone(), None),
                     Some(_) = crashed.next() => {
                         if let Ok(mut n) = net.lock() { n.crashed = true; }
+                        continue;
+                    }
+                    Some(_) = ws_frames.next() => {
+                        if let Ok(mut n) = net.lock() { n.ws_frame = Some(Instant::now()); }
                         continue;
                     }
                     Some(e) = responses.next() => {

@@ -11,6 +11,11 @@
 //!   answer to an evaluation that ran after it, so the check cannot miss one;
 //! - `document.readyState` is `complete` (the load event has fired).
 //!
+//! WebSocket messages the page receives count as network events during the first [`WS_WINDOW`] of a wait:
+//! a page that renders a burst of pushed messages (a ticker that fills in, a chat that loads its history)
+//! is observed once the burst is over, in recording and in replay alike, while a stream that never stops
+//! delays a step by at most that window.
+//!
 //! After an action the first check waits for the two frames before looking at the network at all, so a
 //! navigation or request the action is about to start is waited for. A hidden tab draws no frames
 //! (exploration's background tabs): there the frame wait gives up after [`FRAMES_CAP`] and the check
@@ -37,6 +42,9 @@ pub(super) const FRAMES_CAP: Duration = Duration::from_millis(150);
 
 /// How often the network state is looked at.
 const POLL: Duration = Duration::from_millis(5);
+
+/// How long into a wait received WebSocket messages still count as the page's work.
+pub(super) const WS_WINDOW: Duration = Duration::from_secs(2);
 
 /// The outcome of one wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,9 +82,16 @@ async fn ready_state(page: &Page, limit: Duration) -> Option<String> {
     }
 }
 
+/// The last network event a wait that began at `start` counts: requests' starts and ends, and WebSocket
+/// messages received up to [`WS_WINDOW`] into the wait.
+fn last_event(n: &NetState, start: Instant) -> Option<Instant> {
+    let ws = n.ws_frame.filter(|t| *t <= start + WS_WINDOW);
+    n.last_change.max(ws)
+}
+
 /// The tab's network as the wait sees it: nothing in flight, and the last event's time.
-fn network(net: &Mutex<NetState>) -> Option<(bool, Option<Instant>, bool)> {
-    net.lock().ok().map(|n| (n.inflight.is_empty(), n.last_change, n.crashed))
+fn network(net: &Mutex<NetState>, start: Instant) -> Option<(bool, Option<Instant>, bool)> {
+    net.lock().ok().map(|n| (n.inflight.is_empty(), last_event(&n, start), n.crashed))
 }
 
 /// Wait for `page` (whose requests `net` tracks) to settle; see the module documentation.
@@ -93,7 +108,7 @@ pub(super) async fn settle(
         last.filter(|t| *t > start).map(|t| t.duration_since(start).as_millis() as u64).unwrap_or(0)
     };
     let unsettled = |last| Settled { settled: false, page_ms: page_ms(last) };
-    let Some((_, first, _)) = network(net) else { return unsettled(None) };
+    let Some((_, first, _)) = network(net, start) else { return unsettled(None) };
     // A tab found settled at this network state needs no new check (the observation after an action).
     if !after_action && net.lock().ok().is_some_and(|n| n.inflight.is_empty() && n.settled_at == Some(first))
     {
@@ -107,7 +122,7 @@ pub(super) async fn settle(
     let mut drawing: Option<(Option<Instant>, FramesFuture<'_>)> =
         after_action.then(|| (first, Box::pin(two_frames(page)) as FramesFuture<'_>));
     loop {
-        let Some((idle, last, crashed)) = network(net) else { return unsettled(None) };
+        let Some((idle, last, crashed)) = network(net, start) else { return unsettled(None) };
         if crashed || start.elapsed() >= timeout {
             return unsettled(last);
         }
@@ -145,7 +160,7 @@ pub(super) async fn settle(
         };
         if state.as_deref() == Some("complete") {
             if let Ok(mut n) = net.lock() {
-                if n.last_change == last && n.inflight.is_empty() {
+                if last_event(&n, start) == last && n.inflight.is_empty() {
                     n.settled_at = Some(last);
                     return Settled { settled: true, page_ms: page_ms(last) };
                 }

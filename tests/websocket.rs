@@ -1,0 +1,235 @@
+//! WebSocket connections recorded and replayed, in Chromium, offline: a page with a ticker (pushes from
+//! connect), an echo and a JSON-RPC socket (whose calls carry a timestamp that differs on every run) is
+//! recorded through `webfreeze record`; with the origin stopped it is replayed sealed twice and renders the
+//! same text as the recording, every server message the recording's (the origin's generation in each);
+//! a client message never recorded is reported as a WebSocket miss; the snapshot exported as HAR
+//! (`_webSocketMessages`) imports and replays the same.
+
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+
+use crate::proxy_chromium::{launch, spki_of};
+use crate::support::*;
+
+const PAGE: &str = "https://live.test/ws/";
+
+/// Open the page, wait for its `#done`, return its text; with `extra`, then send a message the recording
+/// never had and wait until the proxy reports it as a WebSocket miss.
+async fn visit(browser: &chromiumoxide::Browser, shim: &str, proxy: Option<std::net::SocketAddr>) -> String {
+    let page = browser.new_page("about:blank").await.unwrap();
+    page.execute(AddScriptToEvaluateOnNewDocumentParams::new(shim.to_string())).await.unwrap();
+    page.goto(PAGE).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let done: bool =
+            page.evaluate("!!document.getElementById('done')").await.unwrap().into_value().unwrap();
+        if done {
+            break;
+        }
+        let text: String = page.evaluate("document.body.innerText").await.unwrap().into_value().unwrap();
+        assert!(tokio::time::Instant::now() < deadline, "the sockets never finished: {text}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let text: String = page.evaluate("document.body.innerText").await.unwrap().into_value().unwrap();
+    if let Some(proxy) = proxy {
+        page.evaluate("window.sendExtra()").await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let r = proxy_report(proxy).await;
+            if r["websocket_missed"] == 1 {
+                assert!(r["websocket_misses"][0]["message"] == "never recorded", "{r}");
+                assert_eq!(r["websocket_misses"][0]["url"], "https://live.test/ws/echo", "{r}");
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no WebSocket miss reported: {r}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+    page.close().await.unwrap();
+    text
+}
+
+/// The replay proxy's report (`GET /__webfreeze/report` sent to the proxy itself).
+async fn proxy_report(proxy: std::net::SocketAddr) -> serde_json::Value {
+    let url = format!("http://{proxy}/__webfreeze/report");
+    let got = fetch(
+        Via::Direct,
+        &url,
+        proxy,
+        &[],
+        false,
+        http::Request::builder()
+            .uri("/__webfreeze/report")
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap(),
+    )
+    .await;
+    serde_json::from_str(&got.text()).unwrap()
+}
+
+fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
+    let out = run_cli(home, &["snapshots", "show", snapshot, "--json", "--limit", "0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    replay::shim::for_snapshot(snapshot, v["manifest"]["seed"]["start_ms"].as_i64().unwrap(), 1)
+}
+
+async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {
+    b.close().await.unwrap();
+    let _ = b.wait().await;
+    task.abort();
+}
+
+/// Replay `snapshot` sealed in a fresh browser: the page's text, and the report written on exit.
+async fn replay_visit(home: &std::path::Path, snapshot: &str, extra: bool) -> (String, serde_json::Value) {
+    let report = home.join(format!("report-{}.json", snapshot.replace('/', "-")));
+    let mut rep =
+        Webfreeze::spawn(home, &["replay", "--snapshot", snapshot, "--report", report.to_str().unwrap()]);
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rep.addr, Some(&spki_of(home)), profile.path()).await;
+    let text = visit(&browser, &shim_for(home, snapshot), extra.then_some(rep.addr)).await;
+    close(browser, task).await;
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    (text, serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_websockets_record_and_replay_sealed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = WsOrigin::start("live.test").await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, &origin.ca_pem).unwrap();
+    let resolve = format!("live.test:443:{}", origin.addr);
+
+    let mut rec = Webfreeze::spawn(
+        h,
+        &["record", "--snapshot", "ws", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rec.addr, Some(&spki_of(h)), profile.path()).await;
+    let recorded = visit(&browser, &shim_for(h, "ws"), None).await;
+    close(browser, task).await;
+    assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+    let gen = format!("@{}", origin.generation);
+    for line in
+        ["ticker: tick 1", "ticker: tick 5", "ticker: ticker done", "echo: echo: hello", "echo: echo: world"]
+    {
+        assert!(recorded.contains(&format!("{line} {gen}")), "{line} missing from {recorded}");
+    }
+    assert!(recorded.contains(&format!(r#"rpc: {{"id":2,"result":"volume ok {gen}"}}"#)), "{recorded}");
+
+    // What the snapshot holds: three connections with their messages, in the v2 record format.
+    let out = run_cli(h, &["snapshots", "show", "ws", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    drop(origin); // the live site is gone
+
+    for round in 0..2 {
+        let (text, r) = replay_visit(h, "ws", round == 1).await;
+        assert_eq!(text, recorded, "round {round}");
+        assert_eq!(r["missed"], 0, "round {round}: {r}");
+        let want_ws_missed = if round == 1 { 1 } else { 0 };
+        assert_eq!(r["websocket_missed"], want_ws_missed, "round {round}: {r}");
+    }
+
+    // HAR with _webSocketMessages, as Chromium writes it: export, import, replay.
+    let har = h.join("ws.har");
+    let out = run_cli(h, &["snapshots", "export", "ws", "--format", "har", "--out", har.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&har).unwrap()).unwrap();
+    let sockets: Vec<&serde_json::Value> = doc["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["_resourceType"] == "websocket")
+        .collect();
+    assert_eq!(sockets.len(), 3, "{shown}");
+    for s in &sockets {
+        assert!(s["request"]["url"].as_str().unwrap().starts_with("wss://live.test/ws/"), "{s}");
+        assert!(!s["_webSocketMessages"].as_array().unwrap().is_empty(), "{s}");
+    }
+    let out = run_cli(h, &["snapshots", "import", har.to_str().unwrap(), "--snapshot", "ws-har"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 WebSocket connections"));
+    let (text, r) = replay_visit(h, "ws-har", false).await;
+    assert_eq!(text, recorded, "replayed from the imported HAR");
+    assert_eq!((r["missed"].as_u64(), r["websocket_missed"].as_u64()), (Some(0), Some(0)), "{r}");
+}
+
+/// The same page as a task: `run --mode record` (the fake model waits once, then answers), then replayed
+/// sealed twice from its own trajectory: every step's screenshot is the recording's, nothing missed,
+/// WebSocket messages included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_record_then_replay_reproduces_websocket_pages_at_every_step() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = WsOrigin::start("live.test").await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, &origin.ca_pem).unwrap();
+    let tasks = h.join("tasks.jsonl");
+    let task = serde_json::json!({"web_name": "Sockets", "id": "Sockets--0", "web": PAGE,
+        "ques": "What does the sockets page say once every socket has answered?"});
+    std::fs::write(&tasks, format!("{task}\n")).unwrap();
+    let llm = FakeLlm::start(|body| {
+        let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        Reply::Text(
+            if turn == 0 {
+                "Thought: let the page finish.\nAction: Wait"
+            } else {
+                "Thought: done.\nAction: ANSWER; all sockets done"
+            }
+            .into(),
+        )
+    })
+    .await;
+    let resolve = format!("live.test:443:{}", origin.addr);
+    // Settling waits out a burst of WebSocket messages once nothing arrived for this long.
+    let timing = ["--settle-ms", "300", "--wait-ms", "200"];
+    let rec = h.join("rec");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "record",
+        "--out",
+        rec.to_str().unwrap(),
+    ]);
+    args.extend(strs(&["--api-base", &llm.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+    args.extend(strs(&["--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]));
+    args.extend(strs(&timing));
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let a = traj(&rec, "Sockets--0");
+    assert_eq!(a.steps.len(), 2, "{a:?}");
+    assert_eq!(a.answer.as_deref(), Some("all sockets done"));
+    drop(origin);
+    for round in 0..2 {
+        let rep = h.join(format!("rep-{round}"));
+        let policy = format!("trajectory:{}", rec.display());
+        let mut args =
+            strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "replay", "--policy", &policy]);
+        args.extend(strs(&["--out", rep.to_str().unwrap()]));
+        args.extend(strs(&timing));
+        let out = cli(h, args, vec![]).await;
+        assert!(out.status.success(), "replay {round}: {}", String::from_utf8_lossy(&out.stderr));
+        let b = traj(&rep, "Sockets--0");
+        assert_eq!(b.steps.len(), a.steps.len(), "round {round}");
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            let r = y.reproduced.as_ref().unwrap();
+            assert!(r.url && r.screenshot, "round {round} step {}: {r:?}", y.n);
+            assert_eq!(x.screenshot_blake3, y.screenshot_blake3, "round {round} step {}", y.n);
+            assert_eq!(
+                (y.proxy.missed, y.proxy.websocket_missed),
+                (0, 0),
+                "round {round} step {}: {:?}",
+                y.n,
+                y.proxy
+            );
+        }
+        let c = b.coverage.as_ref().unwrap();
+        assert_eq!((c.websocket_missed, c.documents_missed), (0, 0), "round {round}: {c:?}");
+    }
+}

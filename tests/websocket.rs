@@ -153,6 +153,11 @@ async fn chromium_websockets_record_and_replay_sealed() {
     let out = run_cli(h, &["snapshots", "import", har.to_str().unwrap(), "--snapshot", "ws-har"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("3 WebSocket connections"));
+    // Message payloads are bodies like any other: gc keeps those a snapshot still names, verify checks them.
+    for args in [&["snapshots", "rm", "ws"][..], &["snapshots", "gc"], &["snapshots", "verify"]] {
+        let out = run_cli(h, args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
     let (text, r) = replay_visit(h, "ws-har", false).await;
     assert_eq!(text, recorded, "replayed from the imported HAR");
     assert_eq!((r["missed"].as_u64(), r["websocket_missed"].as_u64()), (Some(0), Some(0)), "{r}");
@@ -232,4 +237,66 @@ async fn run_record_then_replay_reproduces_websocket_pages_at_every_step() {
         let c = b.coverage.as_ref().unwrap();
         assert_eq!((c.websocket_missed, c.documents_missed), (0, 0), "round {round}: {c:?}");
     }
+}
+
+/// A WebSocket still open when the recorder stops: both sides get a close (1001, going away), and the
+/// messages relayed so far are in the sealed snapshot (nothing relayed is lost at shutdown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_websocket_is_closed_and_kept_when_the_recorder_stops() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = WsOrigin::start("live.test").await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, &origin.ca_pem).unwrap();
+    let resolve = format!("live.test:443:{}", origin.addr);
+    let mut rec = Webfreeze::spawn(
+        h,
+        &["record", "--snapshot", "open", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
+    let our_ca = std::fs::read_to_string(rec.ca_pem_path()).unwrap();
+    let mut tcp = tokio::net::TcpStream::connect(rec.addr).await.unwrap();
+    tcp.write_all(b"CONNECT live.test:443 HTTP/1.1\r\nHost: live.test:443\r\n\r\n").await.unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tcp.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+    let tls = tokio_rustls::TlsConnector::from(client_tls(&[&our_ca], &[b"http/1.1"]))
+        .connect(rustls::pki_types::ServerName::try_from("live.test").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut ws, res) = tokio_tungstenite::client_async("wss://live.test/ws/echo", tls).await.unwrap();
+    assert_eq!(res.status(), 101);
+    // The relay negotiates no compression: what it records is the payload.
+    assert!(res.headers().get("sec-websocket-extensions").is_none());
+    ws.send(Message::text("still here")).await.unwrap();
+    let echo = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(echo.to_text().unwrap(), format!("echo: still here @{}", origin.generation));
+    let stopping = tokio::task::spawn_blocking(move || {
+        let status = rec.signal_and_wait("INT");
+        (status, rec.stderr())
+    });
+    let closed = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap();
+    match closed {
+        Some(Ok(Message::Close(Some(f)))) => assert_eq!(u16::from(f.code), 1001, "{f:?}"),
+        other => panic!("expected a going-away close, got {other:?}"),
+    }
+    let (status, stderr) = stopping.await.unwrap();
+    assert!(status.success(), "{stderr}");
+    let out = run_cli(h, &["snapshots", "show", "open", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["manifest"]["state"], "complete", "{v}");
+    let x = &v["exchanges"][0];
+    assert_eq!(x["response"]["status"], 101, "{v}");
+    let kinds: Vec<(String, String)> = x["websocket"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["from"].as_str().unwrap().to_string(), m["opcode"].as_str().unwrap().to_string()))
+        .collect();
+    // The proxy's own closes at shutdown are not the site's messages: not recorded.
+    let want = [("client", "text"), ("server", "text")].map(|(a, b)| (a.to_string(), b.to_string()));
+    assert_eq!(kinds, want, "{v}");
 }

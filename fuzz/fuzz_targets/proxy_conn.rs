@@ -1,6 +1,7 @@
 //! One client connection to the proxy, from its first byte: the sniffing (plain HTTP, CONNECT, TLS inside
 //! a tunnel, HTTP/2 prior knowledge), HTTP/1 request heads, the ClientHello reader, the answer. The proxy
-//! serves from a sealed replay of a small in-memory snapshot, so nothing dials out. Time is paused
+//! serves from a sealed replay of a small in-memory snapshot (a WebSocket among its exchanges, so client
+//! frames reach the replayed connection), so nothing dials out. Time is paused
 //! (tokio's test clock), so every timeout fires as soon as the connection is idle: each input ends.
 #![no_main]
 use std::sync::{Arc, OnceLock};
@@ -18,7 +19,13 @@ const HAR: &str = r#"{"log":{"version":"1.2","creator":{"name":"fuzz","version":
    "content":{"size":20,"mimeType":"text/html","text":"<html><head></head></html>"}}},
  {"startedDateTime":"2025-01-02T03:04:05.000Z","time":1,
   "request":{"method":"GET","url":"http://plain.test/a?b=1","httpVersion":"HTTP/1.1","headers":[]},
-  "response":{"status":200,"httpVersion":"HTTP/1.1","headers":[],"content":{"size":2,"mimeType":"text/plain","text":"ok"}}}]}}"#;
+  "response":{"status":200,"httpVersion":"HTTP/1.1","headers":[],"content":{"size":2,"mimeType":"text/plain","text":"ok"}}},
+ {"startedDateTime":"2025-01-02T03:04:05.000Z","time":1,"_resourceType":"websocket",
+  "request":{"method":"GET","url":"ws://plain.test/ws","httpVersion":"HTTP/1.1","headers":[{"name":"Upgrade","value":"websocket"}]},
+  "response":{"status":101,"httpVersion":"HTTP/1.1","headers":[{"name":"Upgrade","value":"websocket"}],"content":{"size":0}},
+  "_webSocketMessages":[{"type":"receive","time":1735787045.01,"opcode":1,"data":"hello"},
+   {"type":"send","time":1735787045.02,"opcode":1,"data":"{\"id\":1,\"ts\":1735787045020}"},
+   {"type":"receive","time":1735787045.03,"opcode":2,"data":"AAE="}]}]}}"#;
 
 struct State {
     rt: tokio::runtime::Runtime,

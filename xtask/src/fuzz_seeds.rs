@@ -234,7 +234,12 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
     write(
         root,
         "har_import",
-        &[har, br#"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[]}}"#.to_vec()],
+        &[
+            har,
+            br#"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[]}}"#.to_vec(),
+            // A WebSocket as Chromium's DevTools saves it: text, binary (base64) and an unknown opcode.
+            br#"{"log":{"version":"1.2","creator":{"name":"WebInspector","version":"537.36"},"entries":[{"startedDateTime":"2025-11-26T10:00:00.000Z","time":1,"_resourceType":"websocket","request":{"method":"GET","url":"wss://ws.test/s","httpVersion":"HTTP/1.1","headers":[{"name":"Upgrade","value":"websocket"}]},"response":{"status":101,"httpVersion":"HTTP/1.1","headers":[],"content":{"size":0}},"_webSocketMessages":[{"type":"receive","time":1764151200.25,"opcode":1,"data":"{\"tick\":1}"},{"type":"send","time":1764151200.5,"opcode":2,"data":"AJ+Slg=="},{"type":"ping","time":1764151201,"opcode":9,"data":""},{"type":"send","time":1764151202,"opcode":8,"data":"bye","_code":1000}]}]}}"#.to_vec(),
+        ],
     )?;
     let mut wall = 403u16.to_be_bytes().to_vec();
     wall.extend(b"<title>Just a moment...</title><script src=/cdn-cgi/challenge-platform/x></script>");
@@ -250,6 +255,12 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
     // plain HTTP in the tunnel, HTTP/2 prior knowledge.
     let mut tls_tunnel = b"CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n".to_vec();
     tls_tunnel.extend(client_hello(true, "shop.test"));
+    // A WebSocket handshake the fuzz snapshot recorded, then a masked text frame and a close.
+    let mut ws = b"GET http://plain.test/ws HTTP/1.1\r\nHost: plain.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".to_vec();
+    let text = br#"{"id":1,"ts":1799999999999}"#;
+    ws.extend([0x81, 0x80 | text.len() as u8, 0, 0, 0, 0]);
+    ws.extend(text);
+    ws.extend([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]);
     let mut h2 = pre.clone();
     h2.extend([0, 0, 5, 1, 5, 0, 0, 0, 1, 0x82, 0x86, 0x84, 0x41, 0x00]);
     write(
@@ -262,6 +273,7 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
             tls_tunnel,
             b"CONNECT shop.test:80 HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: shop.test\r\n\r\n".to_vec(),
             h2,
+            ws,
         ],
     )?;
     println!("seed corpus written to {}", root.display());

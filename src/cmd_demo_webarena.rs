@@ -141,7 +141,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     agent.action_space = ActionSpace::WebArena;
     // The tasks share the sites' state (the forum's posts): one at a time, in file order.
     let extra = [("action_space".to_string(), serde_json::json!("webarena"))].into();
-    let base = crate::demo_runs::scripted_run_options(
+    let mut base = crate::demo_runs::scripted_run_options(
         cfg,
         agent.clone(),
         &script_dir,
@@ -150,6 +150,9 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         1,
         extra,
     )?;
+    // WebArena's sites are the run's own: their orders, posts and reviews are the tasks.
+    let own = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES).map_err(anyhow::Error::msg)?.hosts();
+    base.guard = Some(std::sync::Arc::new(proxy::guard::GuardConfig::standard(own)));
     let ca = base.ca.clone();
     let recorded = runs.join("recorded");
     let replayed = runs.join("replayed");

@@ -188,6 +188,14 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             "note: {multi_tab} task(s) start on several pages (' |AND| '); only the first is opened (use --action-space webarena for tabs)"
         );
     }
+    if let Some(f) = &args.reference_file {
+        let answers = evaluator::reference::load_webvoyager(f).map_err(|e| UsageError(e.to_string()))?;
+        for t in &mut tasks {
+            if let Some(a) = answers.get(&t.id) {
+                t.setup.reference_answers.push(a.ans.clone());
+            }
+        }
+    }
     if let Some(re) = &args.task_filter {
         tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
     }
@@ -259,6 +267,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.shop_admin = crate::config::shop_admin();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
+    let guard = guards(&args, &sites)?;
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -273,6 +282,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         shard: args.shard,
         task_timeout,
         retry_blocked: args.retry_blocked,
+        guard: guard.clone(),
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
         config: RunConfig {
@@ -308,6 +318,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                     "observation",
                     (observation != ObservationKind::Som).then(|| observation.to_string().into()),
                 ),
+                ("guards", guard.as_ref().map(|g| g.summary())),
                 (
                     "explore",
                     args.explore.then(|| {
@@ -392,4 +403,29 @@ fn explore_options(args: &RunArgs) -> anyhow::Result<Option<agent::explore::Expl
         depth: args.explore_depth,
         pace: Duration::from_millis(args.explore_pace_ms),
     }))
+}
+
+/// The side-effect and contamination guards of a live or recording run (None in replay, which never
+/// dials out).
+fn guards(
+    args: &RunArgs,
+    sites: &agent::tasks::Sites,
+) -> anyhow::Result<Option<Arc<proxy::guard::GuardConfig>>> {
+    use proxy::guard::{AnswerPlaces, GuardConfig, WriteRules};
+    if args.mode == RunMode::Replay {
+        return Ok(None);
+    }
+    let writes = match (&args.write_guard_file, args.no_write_guard) {
+        (_, true) => None,
+        (Some(f), false) => Some(WriteRules::with_file(f).map_err(|e| UsageError(e.to_string()))?),
+        (None, false) => Some(WriteRules::builtin()),
+    };
+    let answers = match (&args.answer_guard_file, args.no_answer_guard) {
+        (_, true) => None,
+        (Some(f), false) => Some(AnswerPlaces::with_file(f).map_err(|e| UsageError(e.to_string()))?),
+        (None, false) => Some(AnswerPlaces::builtin()),
+    };
+    let mut own_hosts = sites.hosts();
+    own_hosts.extend(args.allow_writes.iter().cloned());
+    Ok(Some(Arc::new(GuardConfig { writes, answers, own_hosts })))
 }

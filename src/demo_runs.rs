@@ -50,6 +50,8 @@ pub(crate) fn scripted_run_options(
         shard: None,
         task_timeout: None,
         retry_blocked: false,
+        // Both guards on, no site owned (`demo --webarena` owns its sites).
+        guard: Some(Arc::new(proxy::guard::GuardConfig::standard(Vec::new()))),
     })
 }
 

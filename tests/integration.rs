@@ -15,6 +15,7 @@ mod faults;
 mod fingerprint;
 mod frozen_web;
 mod golden;
+mod guards;
 mod k8s_manifest;
 mod llama_server;
 mod proxy_bad_input;

@@ -287,6 +287,7 @@ async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
         time_zone: "UTC".into(),
         locale: "en_US".into(),
         explore: false,
+        guard: None,
     };
     let blob = "x".repeat(5 << 20);
     let recorded_body = format!(r#"{{"a":1,"blob":"{blob}","list":[1,2],"z":{{"q":true,"p":null}}}}"#);

@@ -7,7 +7,8 @@
 //! - [`som`]: the Set-of-Marks labelling script;
 //! - [`action`]: the action grammar and a tolerant reply parser;
 //! - [`policy`]: the model policy and the recorded-trajectory policy;
-//! - [`runner`]: one task from start to end, written through `trajectory::RunDir`.
+//! - [`runner`]: one task from start to end, written through `trajectory::RunDir`;
+//! - [`contamination`]: the page side of the contamination guard (a page quoting the task and its answer).
 //!
 //! The trajectory types and the model client live in the `trajectory` crate (the evaluator needs them
 //! without a browser).
@@ -15,6 +16,7 @@
 pub mod action;
 pub mod axtree;
 pub mod browser;
+pub mod contamination;
 pub mod explore;
 pub mod policy;
 pub mod runner;

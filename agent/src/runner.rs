@@ -210,7 +210,37 @@ fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
             .skip(before.websocket_miss_messages.len())
             .cloned()
             .collect(),
+        blocked_writes: after.blocked_writes.saturating_sub(before.blocked_writes),
+        blocked_answers: after.blocked_answers.saturating_sub(before.blocked_answers),
+        blocked: after.blocked.iter().skip(before.blocked.len()).cloned().collect(),
     }
+}
+
+/// The guards' refusals by step (`write: ...` and `answers: ...` lines of the per-step counters); those no
+/// step saw happened while the start page loaded (step 0).
+fn guard_flags(t: &mut Trajectory, total: &ProxyStats) {
+    if total.blocked.is_empty() {
+        return;
+    }
+    let mut seen: Vec<(u32, &String)> =
+        t.steps.iter().flat_map(|s| s.proxy.blocked.iter().map(move |b| (s.n, b))).collect();
+    let mut start: Vec<&String> = total.blocked.iter().collect();
+    for (_, b) in &seen {
+        if let Some(i) = start.iter().position(|x| x == b) {
+            start.remove(i);
+        }
+    }
+    seen.splice(0..0, start.into_iter().map(|b| (0, b)));
+    let mut g = t.guard.take().unwrap_or_default();
+    for (step, line) in seen {
+        let flag = |what: &str| trajectory::StepFlag { step, what: what.to_string() };
+        if let Some(rest) = line.strip_prefix("write: ") {
+            g.writes.push(flag(rest));
+        } else if let Some(rest) = line.strip_prefix("answers: ") {
+            g.answer_places.push(flag(rest));
+        }
+    }
+    t.guard = Some(g);
 }
 
 /// A replayed task's coverage: which steps missed pages or what pages needed, from the per-step counters
@@ -339,9 +369,11 @@ pub async fn run_task(
     session.close().await;
     if let Some(p) = &env.probe {
         t.proxy_report = p.report();
+        let total = p.counters();
         if t.mode == RunMode::Replay {
-            t.coverage = Some(coverage(&t.steps, &p.counters()));
+            t.coverage = Some(coverage(&t.steps, &total));
         }
+        guard_flags(&mut t, &total);
     }
     // Only a re-run of a run with observations (not of a hand-written script) checks reproduction.
     if t.steps.iter().any(|s| s.reproduced.is_some()) {
@@ -391,6 +423,10 @@ async fn steps(
     mut explorer: Option<&mut crate::explore::Explorer>,
 ) {
     let mut last_error: Option<String> = None;
+    // Live and record: pages quoting the task with its answer are contamination evidence.
+    let answer_check = (env.mode != RunMode::Replay)
+        .then(|| crate::contamination::AnswerCheck::new(&task.ques, &task.setup.reference_answers))
+        .flatten();
     // WebArena's early stop: unparseable replies in a row, and the same action in a row.
     let mut parse_failures = 0u32;
     let mut repeats: (Option<String>, u32) = (None, 0);
@@ -422,6 +458,19 @@ async fn steps(
         for (name, what) in [(png_name.clone(), "step"), (format!("screenshot{n}.png"), "webvoyager")] {
             if let Err(e) = files.png(&name, &obs.screenshot) {
                 notes.push(format!("{what} screenshot: {e}"));
+            }
+        }
+        if let Some(check) = answer_check.as_ref() {
+            if let Ok(Some((question, answer))) = session.page_text().await.map(|text| check.find(&text)) {
+                notes.push(format!(
+                    "contamination: the page shows the task's question with its answer {answer:?}"
+                ));
+                t.guard.get_or_insert_default().answer_pages.push(trajectory::TextFlag {
+                    step: n,
+                    url: obs.url.clone(),
+                    question,
+                    answer,
+                });
             }
         }
         // A wall is not the site: stop before the model spends a step on it, and say so.

@@ -187,6 +187,10 @@ pub struct Comparison {
     /// Replayed tasks served beyond their own snapshot: (task, run "A"/"B", which layers and at which steps).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub beyond_snapshot: Vec<(String, String, String)>,
+    /// Live and record: tasks the guards flagged: (task, run "A"/"B", the evidence); contaminated ones
+    /// are not in the rates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub guarded: Vec<(String, String, String)>,
 }
 
 /// Which layers beyond the task's own snapshot served a replayed task, and where (None: none did).
@@ -334,8 +338,18 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
             }
         }
     }
+    let mut guarded = Vec::new();
+    for (run, report) in [("A", &ea), ("B", &eb)] {
+        for t in report.tasks.iter().filter(|t| t.guard.is_some()) {
+            let tag =
+                if crate::evaluate::contaminated(t) { "contaminated, not in the rates" } else { "counted" };
+            let evidence = crate::evaluate::guard_evidence(t).join("; ");
+            guarded.push((t.id.clone(), run.to_string(), format!("{tag}: {evidence}")));
+        }
+    }
     let p = Pairs::count(pairs);
     Ok(Comparison {
+        guarded,
         beyond_snapshot,
         blocked,
         blocked_tasks,
@@ -421,6 +435,12 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     s.push_str(&blocked_markdown(c));
+    if !c.guarded.is_empty() {
+        s.push_str("\nGuards (writes refused, benchmark answers asked for or shown):\n\n");
+        for (id, run, evidence) in &c.guarded {
+            s.push_str(&format!("- {id} in {run}: {evidence}\n"));
+        }
+    }
     if !c.beyond_snapshot.is_empty() {
         s.push_str("\nServed beyond the task's own snapshot (a run that did not record it: other layers answered):\n\n");
         for (id, run, layers) in &c.beyond_snapshot {
@@ -576,6 +596,17 @@ pub fn html_with(c: &Comparison, site_diffs: &BTreeMap<String, String>) -> Strin
         blocked.push_str("</table><ul>");
         for (id, run, why) in &c.blocked_tasks {
             blocked.push_str(&format!("<li>{} in {run}: <code>{}</code></li>", esc(id), esc(why)));
+        }
+        blocked.push_str("</ul>");
+    }
+    if !c.guarded.is_empty() {
+        blocked.push_str(
+            "<h2>Guards</h2><p>Live and recording runs: writes the side-effect guard refused, and contamination \
+             evidence (a place a benchmark's answers are published asked for, a page showing the question with \
+             its answer). Contaminated tasks are not in the rates above.</p><ul>",
+        );
+        for (id, run, evidence) in &c.guarded {
+            blocked.push_str(&format!("<li>{} in {run}: {}</li>", esc(id), esc(evidence)));
         }
         blocked.push_str("</ul>");
     }

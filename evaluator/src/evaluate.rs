@@ -105,6 +105,11 @@ pub struct TaskEval {
     /// nobody recorded) is judged, shown, and counted apart: its verdict says nothing about the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<trajectory::Coverage>,
+    /// Live and record: what the guards refused and the contamination seen. A contaminated task (it asked
+    /// for a place a benchmark's answers are published, or a page showed its question with its answer) is
+    /// judged, shown, and counted apart, with its evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<trajectory::GuardFlags>,
     /// False when no judge could score the task (no reference, judge failed, blocked).
     pub scored: bool,
     /// The verdict.
@@ -130,6 +135,12 @@ pub struct GroupStats {
     /// Replayed tasks that went off the frozen web (a page never recorded): not in `n`.
     #[serde(default)]
     pub off_snapshot: u64,
+    /// Live and record: tasks with contamination evidence: not in `n`.
+    #[serde(default)]
+    pub contaminated: u64,
+    /// Live and record: tasks some of whose writes the side-effect guard refused (counted in `n`).
+    #[serde(default)]
+    pub writes_blocked: u64,
     /// Tasks with a model judgement (for the running mean of `judge_std`).
     #[serde(skip)]
     judged: u64,
@@ -174,6 +185,12 @@ pub struct EvalReport {
     /// Replayed tasks that asked for pages the snapshot never recorded (not counted).
     #[serde(default)]
     pub off_snapshot: Vec<String>,
+    /// Tasks with contamination evidence (not counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contaminated: Vec<String>,
+    /// Tasks some of whose writes the side-effect guard refused (counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes_blocked: Vec<String>,
 }
 
 /// Evaluation failures.
@@ -251,6 +268,7 @@ pub async fn evaluate_with_progress(
             rescored: false,
             blocked: t.blocked.clone(),
             coverage: t.coverage.clone(),
+            guard: t.guard.clone(),
             scored: false,
             success: false,
         };
@@ -301,8 +319,9 @@ pub async fn evaluate_with_progress(
         // A task that errored is a failure whatever its answer; it is still scored.
         te.scored = verdict.is_some() || matches!(t.outcome, Outcome::Error | Outcome::Timeout);
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
-        if off_snapshot(&te) {
-            // Judged and shown, not counted: the frozen web could not answer this run.
+        if off_snapshot(&te) || contaminated(&te) {
+            // Judged and shown, not counted: the frozen web could not answer this run, or the agent may
+            // have read the benchmark's answer.
             te.scored = false;
         }
         progress(tasks.len() + 1, trajs.len(), &te.id);
@@ -317,6 +336,14 @@ pub async fn evaluate_with_progress(
     for te in tasks.iter().filter(|t| off_snapshot(t)) {
         sites.entry(te.web_name.clone()).or_default().off_snapshot += 1;
         overall.off_snapshot += 1;
+    }
+    for te in tasks.iter().filter(|t| contaminated(t)) {
+        sites.entry(te.web_name.clone()).or_default().contaminated += 1;
+        overall.contaminated += 1;
+    }
+    for te in tasks.iter().filter(|t| writes_blocked(t)) {
+        sites.entry(te.web_name.clone()).or_default().writes_blocked += 1;
+        overall.writes_blocked += 1;
     }
     for te in tasks.iter().filter(|t| t.scored) {
         let (errored, std) =
@@ -335,11 +362,13 @@ pub async fn evaluate_with_progress(
             .collect(),
         unscored: tasks
             .iter()
-            .filter(|t| !t.scored && t.outcome != Outcome::Blocked && !off_snapshot(t))
+            .filter(|t| !t.scored && t.outcome != Outcome::Blocked && !off_snapshot(t) && !contaminated(t))
             .map(|t| t.id.clone())
             .collect(),
         blocked: tasks.iter().filter(|t| t.outcome == Outcome::Blocked).map(|t| t.id.clone()).collect(),
         off_snapshot: tasks.iter().filter(|t| off_snapshot(t)).map(|t| t.id.clone()).collect(),
+        contaminated: tasks.iter().filter(|t| contaminated(t)).map(|t| t.id.clone()).collect(),
+        writes_blocked: tasks.iter().filter(|t| writes_blocked(t)).map(|t| t.id.clone()).collect(),
         tasks,
         sites,
         overall,
@@ -532,19 +561,46 @@ pub fn off_snapshot(t: &TaskEval) -> bool {
     t.outcome != Outcome::Blocked && t.coverage.as_ref().is_some_and(|c| c.off_snapshot)
 }
 
+/// A live or recording task with contamination evidence (not a `blocked` one: it was not attempted).
+pub fn contaminated(t: &TaskEval) -> bool {
+    t.outcome != Outcome::Blocked && t.guard.as_ref().is_some_and(|g| g.contaminated())
+}
+
+/// A task some of whose writes the side-effect guard refused.
+pub fn writes_blocked(t: &TaskEval) -> bool {
+    t.guard.as_ref().is_some_and(|g| !g.writes.is_empty())
+}
+
+/// The guards' evidence of a task, one line each (`step N: ...`).
+pub fn guard_evidence(t: &TaskEval) -> Vec<String> {
+    let Some(g) = &t.guard else { return Vec::new() };
+    let step = |n: u32| if n == 0 { "start page".to_string() } else { format!("step {n}") };
+    let mut out: Vec<String> =
+        g.writes.iter().map(|f| format!("{}: write blocked: {}", step(f.step), f.what)).collect();
+    out.extend(g.answer_places.iter().map(|f| format!("{}: answer place blocked: {}", step(f.step), f.what)));
+    out.extend(
+        g.answer_pages.iter().map(|f| {
+            format!("{}: {} shows the question with its answer {:?}", step(f.step), f.url, f.answer)
+        }),
+    );
+    out
+}
+
 /// The per-site table as Markdown.
 pub fn site_table(r: &EvalReport) -> String {
     let mut s = String::from(
-        "| site | success rate | n | errored | blocked | off snapshot | judge spread |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        "| site | success rate | n | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
         s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} | {} | {} | {:.2} |\n",
+            "| {name} | {:.1}% | {} | {} | {} | {} | {} | {} | {:.2} |\n",
             g.rate * 100.0,
             g.n,
             g.errored,
             g.blocked,
             g.off_snapshot,
+            g.contaminated,
+            g.writes_blocked,
             g.judge_std
         ));
     }
@@ -559,6 +615,21 @@ pub fn site_table(r: &EvalReport) -> String {
         s.push_str(&format!(
             "\nBlocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them): {}\n",
             blocked.join("; ")
+        ));
+    }
+    let guarded: Vec<String> = r
+        .tasks
+        .iter()
+        .filter(|t| t.guard.is_some())
+        .map(|t| {
+            let tag = if contaminated(t) { "contaminated, not counted in n" } else { "counted" };
+            format!("{} ({tag}): {}", t.id, guard_evidence(t).join("; "))
+        })
+        .collect();
+    if !guarded.is_empty() {
+        s.push_str(&format!(
+            "\nGuards (live and record runs: writes refused, benchmark answers asked for or shown): {}\n",
+            guarded.join(" | ")
         ));
     }
     let off: Vec<String> = r

@@ -8,12 +8,14 @@
 //! - [`live`]: the browser's background hosts and the counting pass-through handler of live runs.
 //! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin) over a [`TlsBackend`].
 //! - [`hello`]: the client's ClientHello and h2 preface, read to be mirrored to origins (JA4).
+//! - [`guard`]: the side-effect and contamination guards of live and recording runs (a handler wrapper).
 //! - [`websocket`]: WebSocket connections message by message (the recording relay, replay's scripted
 //!   server).
 
 pub mod body;
 pub mod ca;
 mod error;
+pub mod guard;
 mod handler;
 pub mod headers;
 pub mod hello;

@@ -79,6 +79,7 @@ async fn main() -> anyhow::Result<()> {
         time_zone: "UTC".into(),
         locale: "en_US".into(),
         explore: false,
+        guard: None,
     };
     let record =
         ProxyMode::Record { store: store.clone(), run: "embed".into(), run_dir: "embed-example".into() };

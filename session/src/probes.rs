@@ -87,3 +87,41 @@ impl ProxyProbe for ReplayProbe {
         serde_json::to_value(self.0.report()).ok()
     }
 }
+
+/// Live and record behind the guards: the inner probe's counters and the refusals.
+pub(crate) struct GuardedProbe {
+    pub(crate) inner: Arc<dyn ProxyProbe>,
+    pub(crate) log: Arc<proxy::guard::GuardLog>,
+}
+
+impl ProxyProbe for GuardedProbe {
+    fn counters(&self) -> ProxyStats {
+        use proxy::guard::BlockedKind;
+        let blocked = self.log.blocked();
+        let count = |k: BlockedKind| blocked.iter().filter(|b| b.kind == k).count() as u64;
+        ProxyStats {
+            blocked_writes: count(BlockedKind::Write),
+            blocked_answers: count(BlockedKind::Answers),
+            blocked: blocked.iter().map(|b| b.line()).collect(),
+            ..self.inner.counters()
+        }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let mut r = self.inner.report().unwrap_or_else(|| serde_json::json!({}));
+        if let Some(o) = r.as_object_mut() {
+            o.insert("blocked".into(), serde_json::to_value(self.log.blocked()).unwrap_or_default());
+        }
+        Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The agent names the header the guard reads without depending on the proxy: one name on both sides.
+    #[test]
+    fn the_agent_and_the_guard_agree_on_the_control_header() {
+        assert_eq!(agent::browser::CONTROL_HEADER, proxy::guard::CONTROL_HEADER);
+        // And the wall classifier knows the guards' pages for what they are.
+        assert_eq!(trajectory::wall::GUARD_HEADER, proxy::guard::BLOCKED_HEADER);
+    }
+}

@@ -92,6 +92,7 @@ pub async fn rescore_run(
                     time_zone: "UTC".into(),
                     locale: "en-US".into(),
                     explore: false,
+                    guard: None,
                 };
                 match TaskProxy::start(&mode, ca.clone(), &opts).await {
                     Ok(tp) => {

@@ -145,6 +145,8 @@ pub struct RunOptions {
     pub task_timeout: Option<std::time::Duration>,
     /// Re-run the tasks of `out` that ended [`Outcome::Blocked`] (`run --retry-blocked`).
     pub retry_blocked: bool,
+    /// Live and record: the side-effect and contamination guards; None: unguarded.
+    pub guard: Option<Arc<proxy::guard::GuardConfig>>,
 }
 
 /// Memory one task needs: a headless Chromium with a few tabs' worth of renderers, plus its proxy.
@@ -309,6 +311,7 @@ async fn task_inner(
             time_zone: o.time_zone.clone(),
             locale: o.locale.clone(),
             explore: o.agent.explore.is_some(),
+            guard: o.guard.clone(),
         },
     )
     .await?;

@@ -111,6 +111,8 @@ pub struct TaskProxyOptions {
     /// Record: the agent explores (`agent::explore`); its marked traffic is recorded into the task's
     /// exploration snapshot `<run>/<task-id>/explore` instead of the task's own.
     pub explore: bool,
+    /// Live and record: the side-effect and contamination guards (`proxy::guard`); None: unguarded.
+    pub guard: Option<Arc<proxy::guard::GuardConfig>>,
 }
 
 /// A running task proxy. See the module docs.
@@ -130,6 +132,8 @@ pub struct TaskProxy {
     server: Option<JoinHandle<Result<(), ServeError>>>,
     /// Snapshots this proxy writes (the recording, or replay's misses), sealed at the end.
     writers: Vec<Arc<SnapshotWriter>>,
+    /// What the guards refused (live and record).
+    guard_log: Arc<proxy::guard::GuardLog>,
 }
 
 impl std::fmt::Debug for TaskProxy {
@@ -173,12 +177,13 @@ impl TaskProxy {
             stop: None,
             server: None,
             writers: Vec::new(),
+            guard_log: Arc::default(),
         };
         match mode {
             ProxyMode::Live => {
                 let live = Arc::new(CountingPassThrough::default());
                 tp.probe = Arc::new(LiveProbe(live.clone()));
-                tp.serve(live, listener, ca, opts)?;
+                tp.serve_guarded(live, listener, ca, opts)?;
             }
             ProxyMode::Record { store, run, run_dir } => {
                 let name = snapshot_name(run, &opts.task_id);
@@ -221,10 +226,10 @@ impl TaskProxy {
                     tp.writers.push(w.clone());
                     let ex = Arc::new(Recorder::new(w, opts.clock.clone(), HostFilter::new(&[], &[])));
                     tp.snapshot = Some(name);
-                    tp.serve(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
+                    tp.serve_guarded(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
                 } else {
                     tp.snapshot = Some(name);
-                    tp.serve(rec, listener, ca, opts)?;
+                    tp.serve_guarded(rec, listener, ca, opts)?;
                 }
             }
             ProxyMode::Replay { store, run, on_miss, frozen_web } => {
@@ -292,6 +297,21 @@ impl TaskProxy {
             }
         }
         Ok(tp)
+    }
+
+    /// [`TaskProxy::serve`] behind the guards the options ask for; the probe then counts refusals too.
+    fn serve_guarded<H: Handler>(
+        &mut self,
+        handler: Arc<H>,
+        listener: tokio::net::TcpListener,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<(), SessionError> {
+        let Some(cfg) = &opts.guard else { return self.serve(handler, listener, ca, opts) };
+        self.probe =
+            Arc::new(crate::probes::GuardedProbe { inner: self.probe.clone(), log: self.guard_log.clone() });
+        let guarded = proxy::guard::Guard::new(handler, cfg.clone(), self.guard_log.clone());
+        self.serve(Arc::new(guarded), listener, ca, opts)
     }
 
     fn serve<H: Handler>(

@@ -21,6 +21,7 @@ fn setup() -> (tempfile::TempDir, Arc<CertificateAuthority>, TaskProxyOptions) {
         time_zone: "Europe/Paris".into(),
         locale: "fr_FR".into(),
         explore: false,
+        guard: None,
     };
     (home, ca, opts)
 }

@@ -166,6 +166,35 @@ pub(crate) struct RunArgs {
     /// of the site); other finished tasks are kept as usual.
     #[arg(long)]
     pub retry_blocked: bool,
+    /// Live and record: let this host's writes through the side-effect guard (repeatable; `*.example.org`
+    /// for its subdomains). By default writes that act in the world (placing an order, paying, booking,
+    /// posting, voting, sending a message, deleting an account; decided by the method, path, form or JSON
+    /// field names and the label of the control the agent used) are answered locally with a page saying
+    /// what was blocked, never sent, on every host but the --site hosts. Searches, filters, sign-in and
+    /// add-to-cart pass.
+    #[arg(long = "allow-writes", value_name = "HOST")]
+    pub allow_writes: Vec<String>,
+    /// Live and record: turn the side-effect guard off (run.json says so).
+    #[arg(long)]
+    pub no_write_guard: bool,
+    /// Live and record: more side-effect rules and harmless paths (JSON: {"rules": [{"id", "why",
+    /// "methods", "path", "fields", "label"}], "safe_paths": [...]}).
+    #[arg(long, value_name = "FILE")]
+    pub write_guard_file: Option<PathBuf>,
+    /// Live and record: turn the contamination guard off. By default requests to where benchmarks' answers
+    /// are published (WebVoyager, WebArena / VWA / WebArena-Verified, Mind2Web, GAIA, BrowseComp: their
+    /// repositories, dataset pages, leaderboards) are answered locally and flagged.
+    #[arg(long)]
+    pub no_answer_guard: bool,
+    /// Live and record: more places answers are published (JSON: {"places": [{"family", "host", "path"}]}).
+    #[arg(long, value_name = "FILE")]
+    pub answer_guard_file: Option<PathBuf>,
+    /// Live and record: WebVoyager's reference_answer.json. A page whose visible text holds a task's question
+    /// with its reference answer (from this file, the task file's `eval` or WebArena's
+    /// `reference_answers`) is flagged as contamination evidence at its step; `eval` counts such tasks
+    /// apart.
+    #[arg(long, value_name = "FILE")]
+    pub reference_file: Option<PathBuf>,
     /// Let the browser disclose automation as chromiumoxide does by default (`--enable-automation`,
     /// navigator.webdriver true, a `HeadlessChrome` User-Agent). By default it presents itself as the
     /// Chromium it is.

@@ -11,6 +11,8 @@
 //! - [`s3`]: a real S3-compatible server (moto) on loopback;
 //! - [`pywb`]: pywb's collection manager, indexer and replay server;
 //! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost;
+//! - [`guard_origin`]: an origin for the guards (an order form, a search form, a leaked answer, a link to
+//!   published answers);
 //! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -20,6 +22,7 @@ pub(crate) mod client;
 pub(crate) mod demo_sites;
 pub(crate) mod dokuwiki;
 pub(crate) mod fingerprint;
+pub(crate) mod guard_origin;
 pub(crate) mod llama;
 pub(crate) mod llm;
 pub(crate) mod login_app;
@@ -34,6 +37,7 @@ pub(crate) use client::*;
 pub(crate) use demo_sites::*;
 pub(crate) use dokuwiki::*;
 pub(crate) use fingerprint::*;
+pub(crate) use guard_origin::*;
 pub(crate) use llama::*;
 pub(crate) use llm::*;
 pub(crate) use login_app::*;

@@ -17,6 +17,6 @@ pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
 pub use types::{
-    CheckEvidence, Coverage, Exploration, Fork, HtmlCheck, ImageCheck, ImageFile, Outcome, ProxyStats,
-    Reproduction, RunMode, Step, Timings, Trajectory, TRAJECTORY_VERSION,
+    CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,
+    ProxyStats, Reproduction, RunMode, Step, StepFlag, TextFlag, Timings, Trajectory, TRAJECTORY_VERSION,
 };

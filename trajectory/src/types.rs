@@ -113,6 +113,16 @@ pub struct ProxyStats {
     /// Replay: those messages (`URL: message`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub websocket_miss_messages: Vec<String>,
+    /// Live and record: writes the side-effect guard refused (an order, a payment, a post ...).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_writes: u64,
+    /// Live and record: requests the contamination guard refused (a place a benchmark's answers are
+    /// published).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_answers: u64,
+    /// Those refusals (`METHOD URL: why (rule; evidence)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -185,6 +195,49 @@ pub struct Coverage {
     /// The task left the frozen web: a document it asked for was never recorded. `eval` counts such tasks
     /// apart: their outcome says nothing about the model.
     pub off_snapshot: bool,
+}
+
+/// What the guards of a live or recording run saw in one task (`proxy::guard`, the agent's page check).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardFlags {
+    /// Writes the side-effect guard refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<StepFlag>,
+    /// Requests to places a benchmark's answers are published, refused: contamination evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_places: Vec<StepFlag>,
+    /// Pages whose visible text held the task's question with its reference answer: contamination evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_pages: Vec<TextFlag>,
+}
+
+impl GuardFlags {
+    /// Whether the task saw contamination (an answer place asked for, or a page quoting its answer).
+    pub fn contaminated(&self) -> bool {
+        !self.answer_places.is_empty() || !self.answer_pages.is_empty()
+    }
+}
+
+/// One refusal at a step (0: the start page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepFlag {
+    /// The step.
+    pub step: u32,
+    /// `METHOD URL: why (rule; evidence)`.
+    pub what: String,
+}
+
+/// A page that showed the task's question and its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextFlag {
+    /// The step whose observation showed it (0: the start page).
+    pub step: u32,
+    /// The page.
+    pub url: String,
+    /// The part of the question found.
+    pub question: String,
+    /// The reference answer found.
+    pub answer: String,
 }
 
 /// Re-execution check of one step against the original run.
@@ -303,6 +356,9 @@ pub struct Trajectory {
     /// Replay: how much of the task the snapshot answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// Live and record: what the guards refused and the contamination seen, by step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardFlags>,
     /// Steps.
     pub steps: Vec<Step>,
     /// Wall clock at start (ms since epoch).

@@ -95,7 +95,10 @@ const WALL_TITLES: &[&str] = &[
     "robot check",
 ];
 
-/// Classify one document response; None when it is the site's own page.
+/// The header webfreeze's guards put on the pages they answer with (`proxy::guard::BLOCKED_HEADER`).
+pub const GUARD_HEADER: &str = "x-webfreeze-blocked";
+
+/// Classify one document response; None when it is the site's own page (or a guard's refusal).
 pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
     let header =
         |name: &str| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
@@ -103,6 +106,11 @@ pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
     let found = |kind: BlockKind, marker: String| {
         Some(Blocked { kind, url: r.url.to_string(), host: host.clone(), status: r.status, marker })
     };
+    // webfreeze's own guards answered this (a refused write, a place answers are published): the run's
+    // rule, not the site's wall. The task goes on and the guard reports it.
+    if header(GUARD_HEADER).is_some() {
+        return None;
+    }
     if let Some(v) = header("cf-mitigated") {
         return found(BlockKind::Challenge, format!("header cf-mitigated: {v}"));
     }

@@ -145,6 +145,7 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
         shard: None,
         task_timeout: None,
         retry_blocked: false,
+        guard: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<()> {

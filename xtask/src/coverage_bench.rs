@@ -171,6 +171,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         shard: None,
         task_timeout: None,
         retry_blocked: false,
+        guard: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run_tasks = |what: &str, opts: RunOptions, tasks: Vec<agent::tasks::Task>| -> anyhow::Result<()> {

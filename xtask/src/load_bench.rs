@@ -471,6 +471,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                         time_zone: "UTC".into(),
                         locale: "en-US".into(),
                         explore: false,
+                        guard: None,
                     };
                     handles.push(tokio::spawn(async move {
                         let _permit = permit;

@@ -146,6 +146,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         shard: None,
         task_timeout: None,
         retry_blocked: false,
+        guard: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<Duration> {

@@ -28,7 +28,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
 };
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
-    EventWebSocketFrameReceived, ResourceType, SetBypassServiceWorkerParams,
+    EventWebSocketFrameReceived, Headers, ResourceType, SetBypassServiceWorkerParams,
+    SetExtraHttpHeadersParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, NavigateParams};
 use chromiumoxide::handler::viewport::Viewport;
@@ -331,6 +332,18 @@ struct NetState {
 
 /// A document response: URL, status, headers (names lower-case).
 type DocumentSeen = (String, u16, Vec<(String, String)>);
+
+/// The request header that carries the label of the control a click used, while its requests go out:
+/// the proxy's side-effect guard (`proxy::guard`) reads it and removes it before anything is forwarded or
+/// recorded.
+pub const CONTROL_HEADER: &str = "x-webfreeze-control";
+
+/// The visible label of a clicked element's control (its text, value or aria-label), printable ASCII
+/// (a header value), at most 100 characters.
+const CONTROL_LABEL_JS: &str =
+    "function() { const c = this.closest('button,a,input,[role=button],summary') || this; \
+     const l = (c.getAttribute('aria-label') || c.value || c.innerText || '').replace(/\\s+/g, ' ').trim(); \
+     return l.replace(/[^\\x20-\\x7e]/g, '').slice(0, 100); }";
 
 /// Document responses kept per tab.
 const DOCUMENTS_KEPT: usize = 32;
@@ -813,6 +826,12 @@ impl Session {
     }
 
     /// The tab's current URL.
+    /// The active page's visible text (`innerText` of its body, at most 1 MiB of it).
+    pub async fn page_text(&self) -> Result<String, BrowserError> {
+        self.eval("document.body ? document.body.innerText.slice(0, 1048576) : ''").await
+    }
+
+    /// The active page's URL.
     pub async fn url(&self) -> Result<String, BrowserError> {
         if self.crashed() {
             return Err(BrowserError::Crashed);
@@ -984,7 +1003,22 @@ impl Session {
                     ),
                 )
                 .await;
-                bounded(t, "the click", el.click()).await?;
+                // The side-effect guard judges a write also by the control that sent it.
+                let control =
+                    bounded(t, "reading the control's label", el.call_js_fn(CONTROL_LABEL_JS, false))
+                        .await
+                        .ok()
+                        .and_then(|r| r.result.value.and_then(|v| v.as_str().map(str::to_string)))
+                        .filter(|l| !l.is_empty());
+                if let Some(l) = &control {
+                    self.set_control_label(Some(l)).await;
+                }
+                let clicked = bounded(t, "the click", el.click()).await;
+                if control.is_some() {
+                    self.settle(true).await;
+                    self.set_control_label(None).await;
+                }
+                clicked?;
             }
             Action::Type { label, text } => {
                 let el = self.marked(*label).await?;
@@ -1041,6 +1075,19 @@ impl Session {
         }
         self.settle(true).await;
         Ok(())
+    }
+
+    /// Send `label` as [`CONTROL_HEADER`] with the active tab's requests (None: stop sending it).
+    async fn set_control_label(&self, label: Option<&str>) {
+        let Ok(page) = self.page() else { return };
+        let headers = match label {
+            Some(l) => serde_json::json!({ CONTROL_HEADER: l }),
+            None => serde_json::json!({}),
+        };
+        let set = page.execute(SetExtraHttpHeadersParams::new(Headers::new(headers)));
+        if let Err(e) = bounded(self.opts.page_timeout, "labelling the click's requests", set).await {
+            tracing::debug!("control label: {e}");
+        }
     }
 
     /// Close the browser (kill it if it does not close) and stop the watchers.

@@ -39,6 +39,12 @@ struct RawTask {
     id: Option<serde_json::Value>,
     ques: Option<String>,
     web: Option<String>,
+    /// A demo-style check (`{"must_include": [...]}`): its strings are the task's reference answers.
+    #[serde(default)]
+    eval: Option<serde_json::Value>,
+    /// A reference answer given with the task.
+    #[serde(default)]
+    reference_answer: Option<String>,
 }
 
 /// A task file that cannot be used.
@@ -119,7 +125,15 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         if !seen.insert(id.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }
-        out.push(Task { web_name, id, ques, web, setup: TaskSetup::default() });
+        let mut reference_answers = raw.eval.as_ref().map(webarena::answers_of).unwrap_or_default();
+        reference_answers.extend(raw.reference_answer);
+        out.push(Task {
+            web_name,
+            id,
+            ques,
+            web,
+            setup: TaskSetup { reference_answers, ..TaskSetup::default() },
+        });
     }
     Ok(out)
 }

@@ -118,6 +118,7 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
                 format: FORMAT.into(),
                 start_urls,
                 storage_state,
+                reference_answers: retrieved_data(&eval),
                 eval: Some(eval),
                 sites: site_names,
                 ..Default::default()
@@ -125,6 +126,23 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
         });
     }
     Ok(out)
+}
+
+/// The strings the agent-response evaluators expect (`expected.retrieved_data`), for the contamination
+/// check.
+fn retrieved_data(eval: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in eval.as_array().into_iter().flatten() {
+        let data = e.get("expected").and_then(|x| x.get("retrieved_data")).and_then(Value::as_array);
+        for v in data.into_iter().flatten() {
+            match v {
+                Value::String(s) => out.push(s.clone()),
+                Value::Number(n) => out.push(n.to_string()),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// Their SSH host template (`git@__SSH_HOST__:group/repo.git`): not a site, compared as written.

@@ -64,6 +64,15 @@ impl Sites {
         &self.0
     }
 
+    /// The sites' host names: sites the run owns, whose writes the side-effect guard lets through.
+    pub fn hosts(&self) -> Vec<String> {
+        let mut h: Vec<String> =
+            self.0.values().filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_string)).collect();
+        h.sort();
+        h.dedup();
+        h
+    }
+
     /// Replaces every `__NAME__` placeholder; the first one without a site is the error.
     pub fn resolve(&self, s: &str) -> Result<String, String> {
         let mut out = String::with_capacity(s.len());
@@ -129,6 +138,30 @@ pub struct TaskSetup {
     /// The shop (`SHOPPING` site) whose REST API the eval's helpers call, when they call one
     /// ([`crate::tasks::shop_api`]).
     pub shop_api: Option<String>,
+    /// The task's reference answers, for the contamination check ([`crate::contamination`]): WebArena's
+    /// `reference_answers`, a WebVoyager line's `eval.must_include` or `reference_answer`, or
+    /// `run --reference-file`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_answers: Vec<String>,
+}
+
+/// The answer strings of an `eval` spec (WebArena's `reference_answers`: `exact_match`, `must_include`,
+/// `fuzzy_match`; the demo's `must_include`).
+pub fn answers_of(eval: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |v: &Value| match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => out.extend(a.iter().filter_map(|x| x.as_str().map(str::to_string))),
+        _ => {}
+    };
+    for spec in [eval.get("reference_answers"), Some(eval)].into_iter().flatten() {
+        for k in ["exact_match", "must_include", "fuzzy_match"] {
+            if let Some(v) = spec.get(k) {
+                push(v);
+            }
+        }
+    }
+    out
 }
 
 /// A URL as it is; a relative path joined to `base` (the task file's directory).
@@ -387,6 +420,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
             images,
             require_login: flag("require_login")?,
             require_reset: flag("require_reset")?,
+            reference_answers: eval.as_ref().map(answers_of).unwrap_or_default(),
             eval,
             sites: site_names,
             shop_api,

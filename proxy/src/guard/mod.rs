@@ -1,0 +1,332 @@
+//! Guards for live and recording runs: a handler that wraps another ([`Guard`]) and answers locally, never
+//! forwarding, what a run must not do on the open web:
+//!
+//! - **writes that act in the world** ([`writes`]): placing an order, paying, booking, posting, voting,
+//!   sending a message, deleting an account, on any host but the ones the run owns
+//!   ([`GuardConfig::own_hosts`]: WebArena's `--site` hosts, `--allow-writes`);
+//! - **places a benchmark's answers are published** ([`answers`]): its repositories, dataset pages,
+//!   leaderboards, on every host.
+//!
+//! A refused request gets a page saying what was refused and why (status 403, header
+//! [`BLOCKED_HEADER`]); the wrapped handler sees it as the exchange's response, so a recording stores it
+//! and a replay answers the same. Every refusal is kept in the [`GuardLog`] with its evidence.
+
+pub mod answers;
+pub mod writes;
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+
+use crate::body::{full, Body};
+use crate::error::ProxyError;
+use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
+use crate::websocket::WsMessage;
+
+pub use answers::{AnswerHit, AnswerPlaces};
+pub use writes::{field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER};
+
+/// The header on a refused request's answer: `write; rule=ID` or `answers; family=NAME`.
+pub const BLOCKED_HEADER: &str = "x-webfreeze-blocked";
+
+/// Request bodies up to this size are read to judge their fields; a larger one is judged by its path and
+/// label only.
+const BODY_PEEK: usize = 1 << 20;
+
+/// What the guards refuse.
+#[derive(Debug, Clone, Default)]
+pub struct GuardConfig {
+    /// The side-effect rule table; None: writes are not guarded (`--no-write-guard`).
+    pub writes: Option<WriteRules>,
+    /// The places answers are published; None: not guarded (`--no-answer-guard`).
+    pub answers: Option<AnswerPlaces>,
+    /// Hosts whose writes pass (sites the run owns): exact host names, or `*.domain` for its subdomains.
+    pub own_hosts: Vec<String>,
+}
+
+impl GuardConfig {
+    /// Both guards with the built-in tables; writes to `own_hosts` pass.
+    pub fn standard(own_hosts: Vec<String>) -> Self {
+        Self { writes: Some(WriteRules::builtin()), answers: Some(AnswerPlaces::builtin()), own_hosts }
+    }
+
+    /// What run.json says of the guards.
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "write_guard": self.writes.is_some(),
+            "answer_guard": self.answers.is_some(),
+            "own_hosts": self.own_hosts,
+        })
+    }
+
+    fn owns(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.own_hosts.iter().any(|o| {
+            let o = o.to_ascii_lowercase();
+            match o.strip_prefix("*.") {
+                Some(d) => host == d || host.ends_with(&format!(".{d}")),
+                None => host == o,
+            }
+        })
+    }
+}
+
+/// Which guard refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockedKind {
+    /// A write that acts in the world.
+    Write,
+    /// A place a benchmark's answers are published.
+    Answers,
+}
+
+/// One refused request.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Blocked {
+    /// Which guard.
+    pub kind: BlockedKind,
+    /// Method.
+    pub method: String,
+    /// URL.
+    pub url: String,
+    /// The rule (writes) or benchmark family (answers).
+    pub rule: String,
+    /// Why, in words.
+    pub why: String,
+    /// What matched: `path`, `field NAME`, `label "TEXT"`, or the listed place.
+    pub evidence: String,
+}
+
+impl Blocked {
+    /// One line: `write: METHOD URL: why (rule; evidence)` (or `answers: ...`).
+    pub fn line(&self) -> String {
+        let kind = match self.kind {
+            BlockedKind::Write => "write",
+            BlockedKind::Answers => "answers",
+        };
+        format!("{kind}: {} {}: {} ({}; {})", self.method, self.url, self.why, self.rule, self.evidence)
+    }
+}
+
+/// Every refusal of a guard, in order (shared with whoever reports them).
+#[derive(Debug, Default)]
+pub struct GuardLog(Mutex<Vec<Blocked>>);
+
+impl GuardLog {
+    /// The refusals so far.
+    pub fn blocked(&self) -> Vec<Blocked> {
+        self.0.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+
+    fn push(&self, b: Blocked) {
+        tracing::warn!("guard refused {}", b.line());
+        if let Ok(mut v) = self.0.lock() {
+            v.push(b);
+        }
+    }
+}
+
+/// The guards around a handler (see the module docs).
+pub struct Guard<H> {
+    inner: Arc<H>,
+    cfg: Arc<GuardConfig>,
+    log: Arc<GuardLog>,
+}
+
+impl<H> std::fmt::Debug for Guard<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard").field("cfg", &self.cfg).finish_non_exhaustive()
+    }
+}
+
+impl<H: Handler> Guard<H> {
+    /// Guard `inner` with `cfg`, logging refusals to `log`.
+    pub fn new(inner: Arc<H>, cfg: Arc<GuardConfig>, log: Arc<GuardLog>) -> Self {
+        Self { inner, cfg, log }
+    }
+
+    /// Why `req` must not go out, if it must not; `body` is its body when it was read.
+    fn judge(&self, req: &Request<Body>, body: Option<&[u8]>, label: Option<&str>) -> Option<Blocked> {
+        let host = req.uri().host().unwrap_or_default();
+        let path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let (method, url) = (req.method().as_str().to_string(), req.uri().to_string());
+        if let Some(hit) = self.cfg.answers.as_ref().and_then(|a| a.judge(host, req.uri().path())) {
+            return Some(Blocked {
+                kind: BlockedKind::Answers,
+                method,
+                url,
+                why: format!("publishes {}'s answers", hit.family),
+                rule: hit.family,
+                evidence: hit.place,
+            });
+        }
+        let rules = self.cfg.writes.as_ref().filter(|_| !self.cfg.owns(host))?;
+        let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let facts = WriteFacts {
+            method: req.method().as_str(),
+            path,
+            fields: body.map(|b| field_names(ct, b)).unwrap_or_default(),
+            label,
+        };
+        rules.judge(&facts).map(|hit| Blocked {
+            kind: BlockedKind::Write,
+            method,
+            url,
+            rule: hit.rule,
+            why: hit.why,
+            evidence: hit.matched,
+        })
+    }
+}
+
+/// Read up to [`BODY_PEEK`] bytes of a body: the bytes and the body to send on (the same bytes, then the
+/// rest), and whether the bytes are all of it.
+async fn peek(mut body: Body) -> (Vec<u8>, Body, bool) {
+    use futures_util::StreamExt as _;
+    let mut read = Vec::new();
+    while read.len() <= BODY_PEEK {
+        match body.frame().await {
+            None => return (read.clone(), full(read), true),
+            Some(Ok(f)) => {
+                if let Ok(d) = f.into_data() {
+                    read.extend_from_slice(&d);
+                }
+            }
+            Some(Err(_)) => {
+                let cut = crate::body::cut_short(read.clone(), "the client's request body failed");
+                return (read, cut, false);
+            }
+        }
+    }
+    let first = http_body::Frame::data(Bytes::from(read.clone()));
+    let head = futures_util::stream::once(std::future::ready(Ok::<_, crate::BoxError>(first)));
+    let rest = body.into_data_stream().map(|r| r.map(http_body::Frame::data));
+    (read, BodyExt::boxed(http_body_util::StreamBody::new(head.chain(rest))), false)
+}
+
+/// The page a refused request gets.
+fn refusal_page(b: &Blocked) -> Response<Body> {
+    let esc =
+        |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let (title, how) = match b.kind {
+        BlockedKind::Write => (
+            "webfreeze blocked a write",
+            "This run guards live sites against side effects. To let this host's writes through, run with \
+             <code>--allow-writes HOST</code> (or <code>--no-write-guard</code>).",
+        ),
+        BlockedKind::Answers => (
+            "webfreeze blocked a page that publishes benchmark answers",
+            "Reading it would contaminate the run. The list is in webfreeze's guard rules \
+             (<code>--answer-guard-file</code> adds places, <code>--no-answer-guard</code> turns it off).",
+        ),
+    };
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head><body>\
+         <h1>{title}</h1><p>{} {} was not sent: it {}.</p><p>Rule: <b>{}</b>; matched: {}.</p><p>{how}</p>\
+         </body></html>",
+        esc(&b.method),
+        esc(&b.url),
+        esc(&b.why),
+        esc(&b.rule),
+        esc(&b.evidence),
+    );
+    let mut r = Response::new(full(html));
+    *r.status_mut() = StatusCode::FORBIDDEN;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let kind = match b.kind {
+        BlockedKind::Write => format!("write; rule={}", b.rule),
+        BlockedKind::Answers => format!("answers; family={}", b.rule),
+    };
+    if let Ok(v) = HeaderValue::from_str(&kind) {
+        h.insert(BLOCKED_HEADER, v);
+    }
+    r
+}
+
+impl<H: Handler> Handler for Guard<H> {
+    type Ctx = H::Ctx;
+
+    fn new_ctx(&self, info: &RequestInfo) -> H::Ctx {
+        self.inner.new_ctx(info)
+    }
+
+    #[allow(clippy::manual_async_fn)]
+    fn request(
+        &self,
+        ctx: &H::Ctx,
+        req: Request<Body>,
+    ) -> impl std::future::Future<Output = Decision> + Send {
+        async move {
+            let (mut parts, body) = req.into_parts();
+            let label = parts
+                .headers
+                .remove(CONTROL_HEADER)
+                .and_then(|v| v.to_str().ok().map(str::to_string))
+                .filter(|l| !l.trim().is_empty());
+            let writes = self.cfg.writes.is_some()
+                && matches!(parts.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+                && !self.cfg.owns(parts.uri.host().unwrap_or_default());
+            let (read, body, whole) = if writes { peek(body).await } else { (Vec::new(), body, false) };
+            let req = Request::from_parts(parts, body);
+            let Some(blocked) = self.judge(&req, whole.then_some(read.as_slice()), label.as_deref()) else {
+                return self.inner.request(ctx, req).await;
+            };
+            // The wrapped handler sees the exchange as it happened: the request, then the refusal as its
+            // response (a recording stores it; replay answers the same).
+            let (parts, _) = req.into_parts();
+            let req = Request::from_parts(parts, full(read.clone()));
+            let page = refusal_page(&blocked);
+            self.log.push(blocked);
+            match self.inner.request(ctx, req).await {
+                Decision::Respond(r) => Decision::Respond(r),
+                Decision::Forward(_) => {
+                    if !read.is_empty() {
+                        self.inner.request_chunk(ctx, &Bytes::from(read));
+                    }
+                    let (mut parts, body) = page.into_parts();
+                    self.inner.response_head(ctx, &UpstreamInfo::default(), &mut parts);
+                    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+                    self.inner.response_chunk(ctx, &bytes);
+                    Decision::Respond(Response::from_parts(parts, full(bytes)))
+                }
+            }
+        }
+    }
+
+    fn request_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
+        self.inner.request_chunk(ctx, chunk)
+    }
+    fn response_head(&self, ctx: &H::Ctx, up: &UpstreamInfo, res: &mut http::response::Parts) {
+        self.inner.response_head(ctx, up, res)
+    }
+    fn response_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
+        self.inner.response_chunk(ctx, chunk)
+    }
+    fn to_client(
+        &self,
+        ctx: &H::Ctx,
+        res: Response<Body>,
+    ) -> impl std::future::Future<Output = Response<Body>> + Send {
+        self.inner.to_client(ctx, res)
+    }
+    fn complete(&self, ctx: &H::Ctx, outcome: Result<(), ProxyError>) {
+        self.inner.complete(ctx, outcome)
+    }
+    fn dial_on_connect(&self) -> bool {
+        self.inner.dial_on_connect()
+    }
+    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
+        self.inner.direct(req)
+    }
+    fn observes_websocket(&self) -> bool {
+        self.inner.observes_websocket()
+    }
+    fn websocket_message(&self, ctx: &H::Ctx, msg: &WsMessage) {
+        self.inner.websocket_message(ctx, msg)
+    }
+}

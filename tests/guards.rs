@@ -1,0 +1,149 @@
+//! The guards of live and recording runs, end to end in Chromium on a local origin: an order placed by
+//! clicking "Place order" is refused (the origin never sees it), by its path and, where the path says
+//! nothing, by the button's label, a search form passes, a page quoting a
+//! task with its reference answer and a link to where WebVoyager's answers are published are flagged as
+//! contamination; the trajectory, run.json and eval say so per task and per site; the refused order
+//! replays identically from the snapshot; with `--allow-writes` the order goes through.
+
+use std::sync::atomic::Ordering;
+
+use crate::support::*;
+
+fn tasks() -> String {
+    [
+        serde_json::json!({"web_name": "Guard", "id": "Guard--order", "ques": "Buy the glass jar.",
+            "web": "https://guard.test/shop/"}),
+        serde_json::json!({"web_name": "Guard", "id": "Guard--label", "ques": "Buy the glass jar quickly.",
+            "web": "https://guard.test/quick/"}),
+        serde_json::json!({"web_name": "Guard", "id": "Guard--search", "ques": "Search for the jar.",
+            "web": "https://guard.test/find/"}),
+        serde_json::json!({"web_name": "Guard", "id": "Guard--leak", "ques": LEAK_QUESTION,
+            "web": "https://guard.test/leak/", "eval": {"must_include": [LEAK_ANSWER]}}),
+        serde_json::json!({"web_name": "Answers", "id": "Answers--1", "ques": "Open the WebVoyager link.",
+            "web": "https://guard.test/links/"}),
+    ]
+    .iter()
+    .map(|t| format!("{t}\n"))
+    .collect()
+}
+
+/// Click the page's only control, then answer (the leak task answers at once).
+fn model(body: &serde_json::Value) -> Reply {
+    let task = first_user_text(body);
+    let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+    let reply = if task.contains(LEAK_QUESTION) {
+        format!("Thought: the page says it.\nAction: ANSWER; {LEAK_ANSWER}")
+    } else if turn == 0 {
+        "Thought: use the page's control.\nAction: Click [0]".to_string()
+    } else {
+        "Thought: done.\nAction: ANSWER; done".to_string()
+    };
+    Reply::Text(reply)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = GuardOrigin::start("guard.test").await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, &origin.ca_pem).unwrap();
+    let tasks_file = h.join("tasks.jsonl");
+    std::fs::write(&tasks_file, tasks()).unwrap();
+    let llm = FakeLlm::start(model).await;
+    // github.com resolves to the loopback origin: the guard answers before any request could reach it.
+    let reach = strs(&[
+        "--upstream-ca",
+        ca_file.to_str().unwrap(),
+        "--resolve",
+        &format!("guard.test:443:{}", origin.addr),
+        "--resolve",
+        &format!("github.com:443:{}", origin.addr),
+    ]);
+    let run = |mode: &str, out: &std::path::Path, extra: &[&str]| {
+        let mut args = strs(&["run", "--tasks", tasks_file.to_str().unwrap(), "--mode", mode]);
+        args.extend(strs(&["--out", out.to_str().unwrap(), "--settle-ms", "100"]));
+        args.extend(strs(&["--api-base", &llm.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
+        args.extend(reach.iter().cloned());
+        args.extend(strs(extra));
+        args
+    };
+
+    let rec = h.join("rec");
+    let out = cli(h, run("record", &rec, &[]), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(origin.orders.load(Ordering::SeqCst), 0, "the order never reached the site");
+    assert_eq!(origin.searches.load(Ordering::SeqCst), 1, "the search form passed");
+
+    let order = traj(&rec, "Guard--order");
+    let g = order.guard.as_ref().expect("the order task was guarded");
+    assert_eq!(g.writes.len(), 1, "{g:?}");
+    assert_eq!(g.writes[0].step, 1, "{g:?}");
+    assert!(g.writes[0].what.starts_with("POST https://guard.test/checkout: places an order"), "{g:?}");
+    assert_eq!(order.steps[0].proxy.blocked_writes, 1, "{:?}", order.steps[0].proxy);
+    assert!(!g.contaminated());
+    // A path that says nothing: the label of the button the agent clicked tells.
+    let label = traj(&rec, "Guard--label");
+    let g = label.guard.as_ref().expect("the quick order was guarded");
+    assert_eq!(g.writes.len(), 1, "{g:?}");
+    assert!(g.writes[0].what.ends_with(r#"(purchase; label "Place order")"#), "{g:?}");
+    assert!(traj(&rec, "Guard--search").guard.is_none());
+    let leak = traj(&rec, "Guard--leak");
+    let g = leak.guard.as_ref().expect("the leak was flagged");
+    assert_eq!((g.answer_pages.len(), g.answer_pages[0].step), (1, 1), "{g:?}");
+    assert_eq!(g.answer_pages[0].answer, LEAK_ANSWER);
+    assert_eq!(g.answer_pages[0].url, "https://guard.test/leak/");
+    let answers = traj(&rec, "Answers--1");
+    let g = answers.guard.as_ref().expect("the answer place was refused");
+    assert_eq!(g.answer_places.len(), 1, "{g:?}");
+    assert!(g.answer_places[0].what.starts_with("GET https://github.com/MinorJerry/WebVoyager"), "{g:?}");
+    assert!(g.answer_places[0].what.contains("WebVoyager"), "{g:?}");
+    let run_json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rec.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["config"]["guards"]["write_guard"], true, "{run_json}");
+    assert_eq!(run_json["config"]["guards"]["answer_guard"], true, "{run_json}");
+
+    // eval: contaminated tasks apart, refused writes shown, per site.
+    let out = cli(h, strs(&["eval", rec.to_str().unwrap(), "--judge", "reference"]), vec![]).await;
+    assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
+    let ev: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rec.join("eval.json")).unwrap()).unwrap();
+    assert_eq!(ev["contaminated"], serde_json::json!(["Answers--1", "Guard--leak"]), "{ev}");
+    assert_eq!(ev["writes_blocked"], serde_json::json!(["Guard--label", "Guard--order"]), "{ev}");
+    assert_eq!(ev["sites"]["Guard"]["contaminated"], 1, "{ev}");
+    assert_eq!(ev["sites"]["Guard"]["writes_blocked"], 2, "{ev}");
+    assert_eq!(ev["sites"]["Answers"]["contaminated"], 1, "{ev}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("Guard--leak (contaminated, not counted in n)"), "{table}");
+
+    // The refused order replays from the snapshot as it was recorded, sealed.
+    let rep = h.join("rep");
+    let policy = format!("trajectory:{}", rec.display());
+    let mut args =
+        strs(&["run", "--tasks", tasks_file.to_str().unwrap(), "--mode", "replay", "--policy", &policy]);
+    args.extend(strs(&[
+        "--out",
+        rep.to_str().unwrap(),
+        "--task-filter",
+        "Guard--order",
+        "--settle-ms",
+        "100",
+    ]));
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
+    let replayed = traj(&rep, "Guard--order");
+    for s in &replayed.steps {
+        let r = s.reproduced.as_ref().unwrap();
+        assert!(r.url && r.screenshot, "step {}: {r:?}", s.n);
+        assert_eq!(s.proxy.missed, 0, "step {}: {:?}", s.n, s.proxy.miss_urls);
+    }
+    assert_eq!(origin.orders.load(Ordering::SeqCst), 0);
+
+    // A host the user allows: the order goes through.
+    let allowed = h.join("allowed");
+    let args = run("live", &allowed, &["--task-filter", "Guard--order", "--allow-writes", "guard.test"]);
+    let out = cli(h, args, vec![]).await;
+    assert!(out.status.success(), "allowed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(origin.orders.load(Ordering::SeqCst), 1, "the allowed host's order went through");
+    assert!(traj(&allowed, "Guard--order").guard.is_none());
+}

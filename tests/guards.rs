@@ -147,3 +147,76 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
     assert_eq!(origin.orders.load(Ordering::SeqCst), 1, "the allowed host's order went through");
     assert!(traj(&allowed, "Guard--order").guard.is_none());
 }
+
+fn form(method: &str, body: &str) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    http::Request::builder()
+        .method(method)
+        .uri("/")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(http_body_util::Full::new(bytes::Bytes::from(body.to_string())))
+        .unwrap()
+}
+
+/// The demo shop's checkout and the demo forum's post through a guarded live task proxy: refused with the
+/// guard's page (the rule named); add-to-cart and a search pass; a place WebVoyager's answers are
+/// published (resolved to loopback) is refused; with the sites owned, checkout and post reach them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_allowed() {
+    use std::sync::Arc;
+
+    use session::{ProxyMode, TaskProxy, TaskProxyOptions};
+
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    #[allow(clippy::disallowed_methods)]
+    let now = time::OffsetDateTime::now_utc();
+    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
+    let our_ca = ca.cert_pem().to_string();
+    let mut proxy_cfg = sites.proxy_config();
+    proxy_cfg.upstream.resolve.insert(("github.com".into(), 443), sites.addr());
+    let opts = |own: Vec<String>| TaskProxyOptions {
+        task_id: "t".into(),
+        web_name: "demo".into(),
+        proxy: proxy_cfg.clone(),
+        clock: Arc::new(snapshots::FixedClock::new(1_000)),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        explore: false,
+        guard: Some(Arc::new(proxy::guard::GuardConfig::standard(own))),
+    };
+    let addr = sites.addr();
+    // (method, url, form body, the guard header expected or "" for passed through)
+    let rows: &[(&str, &str, &str, &str)] = &[
+        ("POST", "https://shop.test/cart/add", "slug=glass-jar", ""),
+        ("GET", "https://shop.test/?q=jar", "", ""),
+        ("POST", "https://shop.test/checkout", "", "write; rule=purchase"),
+        ("POST", "https://forum.test/submit", "title=Hello&body=World", "write; rule=post"),
+        ("GET", "https://github.com/MinorJerry/WebVoyager", "", "answers; family=WebVoyager"),
+    ];
+    let tp = TaskProxy::start(&ProxyMode::Live, ca.clone(), &opts(Vec::new())).await.unwrap();
+    for (method, url, body, want) in rows {
+        let got = fetch(Via::Proxy(tp.addr()), url, addr, &[&our_ca], false, form(method, body)).await;
+        assert_eq!(got.header("x-webfreeze-blocked").unwrap_or(""), *want, "{method} {url}: {}", got.text());
+        if !want.is_empty() {
+            assert_eq!(got.status, 403, "{url}");
+            assert!(got.text().contains("was not sent"), "{}", got.text());
+        }
+    }
+    let c = tp.probe().counters();
+    assert_eq!((c.blocked_writes, c.blocked_answers), (2, 1), "{c:?}");
+    tp.finish().await.unwrap();
+
+    // The sites owned: the writes reach them (the forum sends a visitor without a session to sign in).
+    let tp = TaskProxy::start(&ProxyMode::Live, ca, &opts(vec!["shop.test".into(), "*.forum.test".into()]))
+        .await
+        .unwrap();
+    for (method, url, body) in
+        [("POST", "https://shop.test/checkout", ""), ("POST", "https://forum.test/submit", "title=Hi&body=x")]
+    {
+        let got = fetch(Via::Proxy(tp.addr()), url, addr, &[&our_ca], false, form(method, body)).await;
+        assert_eq!(got.header("x-webfreeze-blocked"), None, "{url}: {}", got.text());
+        assert_ne!(got.status, 403, "{url}");
+    }
+    assert_eq!(tp.probe().counters().blocked_writes, 0);
+    tp.finish().await.unwrap();
+}

@@ -24,6 +24,16 @@ impl DemoSites {
         self.running.sites()
     }
 
+    /// A proxy configuration that reaches them.
+    pub(crate) fn proxy_config(&self) -> proxy::ProxyConfig {
+        self.running.proxy_config()
+    }
+
+    /// Where they listen.
+    pub(crate) fn addr(&self) -> std::net::SocketAddr {
+        self.running.addr()
+    }
+
     /// Stop serving: later connections are refused.
     pub(crate) fn stop(&mut self) {
         self.running.stop();

@@ -276,6 +276,17 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
             ws,
         ],
     )?;
+    // The guards' rule tables, row by row: method, path, content type, label, then the body.
+    let mut guard: Vec<Vec<u8>> = proxy::guard::writes::EXAMPLES
+        .iter()
+        .map(|(m, p, ct, body, label, _)| format!("{m}\n{p}\n{ct}\n{label}\n{body}").into_bytes())
+        .collect();
+    guard.extend(
+        proxy::guard::answers::EXAMPLES
+            .iter()
+            .map(|(host, path, _)| format!("GET\n{host}{path}\n\n\n").into_bytes()),
+    );
+    write(root, "guard_rules", &guard)?;
     println!("seed corpus written to {}", root.display());
     Ok(())
 }

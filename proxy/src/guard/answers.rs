@@ -122,31 +122,32 @@ impl AnswerPlaces {
     }
 }
 
+/// The list's test rows: (host, path, the family that must be refused or "" for pass); each is also a
+/// seed of the `guard_rules` fuzz target.
+pub const EXAMPLES: &[(&str, &str, &str)] = &[
+    ("github.com", "/MinorJerry/WebVoyager/blob/main/data/reference_answer.json", "WebVoyager"),
+    ("github.com", "/minorjerry/webvoyager", "WebVoyager"),
+    ("github.com", "/rust-lang/rust", ""),
+    ("raw.githubusercontent.com", "/web-arena-x/webarena/main/config_files/test.raw.json", "WebArena"),
+    ("huggingface.co", "/datasets/osunlp/Mind2Web", "Mind2Web"),
+    ("huggingface.co", "/datasets/gaia-benchmark/GAIA", "GAIA"),
+    ("huggingface.co", "/spaces/gaia-benchmark/leaderboard", "GAIA"),
+    ("huggingface.co", "/datasets/someone/browsecomp-plus", "BrowseComp"),
+    ("huggingface.co", "/bert-base-uncased", ""),
+    ("openaipublic.blob.core.windows.net", "/simple-evals/browse_comp_test_set.csv", "BrowseComp"),
+    ("www.webarena.dev", "/", "WebArena"),
+    ("shop.test", "/MinorJerry/WebVoyager", ""),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// (host, path, the family that must be refused or "" for pass). Each row is also a fuzz seed.
-    pub(crate) const ROWS: &[(&str, &str, &str)] = &[
-        ("github.com", "/MinorJerry/WebVoyager/blob/main/data/reference_answer.json", "WebVoyager"),
-        ("github.com", "/minorjerry/webvoyager", "WebVoyager"),
-        ("github.com", "/rust-lang/rust", ""),
-        ("raw.githubusercontent.com", "/web-arena-x/webarena/main/config_files/test.raw.json", "WebArena"),
-        ("huggingface.co", "/datasets/osunlp/Mind2Web", "Mind2Web"),
-        ("huggingface.co", "/datasets/gaia-benchmark/GAIA", "GAIA"),
-        ("huggingface.co", "/spaces/gaia-benchmark/leaderboard", "GAIA"),
-        ("huggingface.co", "/datasets/someone/browsecomp-plus", "BrowseComp"),
-        ("huggingface.co", "/bert-base-uncased", ""),
-        ("openaipublic.blob.core.windows.net", "/simple-evals/browse_comp_test_set.csv", "BrowseComp"),
-        ("www.webarena.dev", "/", "WebArena"),
-        ("shop.test", "/MinorJerry/WebVoyager", ""),
-    ];
 
     #[test]
     fn place_table() {
         let places = AnswerPlaces::builtin();
         assert_eq!(places.places.len(), PLACES.len(), "every built-in pattern compiles");
-        for (host, path, want) in ROWS {
+        for (host, path, want) in EXAMPLES {
             let got = places.judge(host, path).map(|h| h.family).unwrap_or_default();
             assert_eq!(&got, want, "{host}{path}");
         }

@@ -306,78 +306,65 @@ pub fn field_names(content_type: Option<&str>, body: &[u8]) -> Vec<String> {
     Vec::new()
 }
 
+/// The rule table's test rows: (method, path, content type, body, control label, the rule that must
+/// block it or "" for pass). The unit tests check each; each is also a seed of the `guard_rules` fuzz
+/// target (`xtask fuzz-seeds`).
+pub const EXAMPLES: &[(&str, &str, &str, &str, &str, &str)] = &[
+    // Harmless: what tasks need.
+    ("GET", "/checkout", "", "", "", ""),
+    ("GET", "/search?q=kettle", "", "", "", ""),
+    ("POST", "/search", "application/x-www-form-urlencoded", "q=kettle", "Search", ""),
+    ("POST", "/catalogsearch/result/filter", "application/json", r#"{"price":"0-20"}"#, "", ""),
+    ("POST", "/login", "application/x-www-form-urlencoded", "user=alice&password=x", "Sign in", ""),
+    (
+        "POST",
+        "/customer/account/loginPost/",
+        "application/x-www-form-urlencoded",
+        "login[username]=a",
+        "",
+        "",
+    ),
+    ("POST", "/cart/add", "application/x-www-form-urlencoded", "slug=glass-jar", "Add to cart", ""),
+    ("POST", "/checkout/cart/add/uenc/x/product/5/", "application/x-www-form-urlencoded", "qty=1", "", ""),
+    ("POST", "/rest/default/V1/integration/admin/token", "application/json", r#"{"username":"a"}"#, "", ""),
+    ("POST", "/collect?v=2&tid=G-1", "text/plain", "en=page_view", "", ""),
+    ("POST", "/api/graphql/query", "application/json", r#"{"query":"{ me }"}"#, "", ""),
+    ("POST", "/newsletter/preview", "application/x-www-form-urlencoded", "q=1", "", ""),
+    // Acting in the world.
+    ("POST", "/checkout", "application/x-www-form-urlencoded", "", "", "purchase"),
+    ("POST", "/checkout/onepage/saveOrder/", "", "", "Place Order", "purchase"),
+    ("POST", "/api/v2/tx", "application/json", r#"{"items":[1]}"#, "Place your order", "purchase"),
+    ("POST", "/api/v2/tx", "application/json", r#"{"place_order":true}"#, "", "purchase"),
+    ("POST", "/payments/intent", "application/json", r#"{"amount":5}"#, "", "payment"),
+    ("POST", "/x", "application/x-www-form-urlencoded", "card_number=4111&cvv=1", "", "payment"),
+    ("POST", "/hotels/42/book", "application/x-www-form-urlencoded", "nights=2", "", "booking"),
+    ("POST", "/api/slots/9", "application/json", "{}", "Reserve now", "booking"),
+    ("POST", "/submit", "application/x-www-form-urlencoded", "title=Hello&body=World", "", "post"),
+    ("POST", "/f/books/new", "application/x-www-form-urlencoded", "title=x&body=y", "", "post"),
+    (
+        "POST",
+        "/review/product/post/id/red-mug/",
+        "application/x-www-form-urlencoded",
+        "nickname=Bo",
+        "",
+        "post",
+    ),
+    ("POST", "/vote", "application/x-www-form-urlencoded", "id=1", "", "vote"),
+    ("POST", "/messages/new", "application/x-www-form-urlencoded", "to=bob&text=hi", "", "message"),
+    ("POST", "/api/x", "application/json", r#"{"recipient":"bob"}"#, "", "message"),
+    ("DELETE", "/api/account", "", "", "", "delete-account"),
+    ("POST", "/settings/delete-account", "", "", "Delete my account", "delete-account"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// (method, path, content type, body, label, the rule that must block it or "" for pass). Each row is
-    /// also a fuzz seed (`xtask fuzz-seeds`).
-    pub(crate) const ROWS: &[(&str, &str, &str, &str, &str, &str)] = &[
-        // Harmless: what tasks need.
-        ("GET", "/checkout", "", "", "", ""),
-        ("GET", "/search?q=kettle", "", "", "", ""),
-        ("POST", "/search", "application/x-www-form-urlencoded", "q=kettle", "Search", ""),
-        ("POST", "/catalogsearch/result/filter", "application/json", r#"{"price":"0-20"}"#, "", ""),
-        ("POST", "/login", "application/x-www-form-urlencoded", "user=alice&password=x", "Sign in", ""),
-        (
-            "POST",
-            "/customer/account/loginPost/",
-            "application/x-www-form-urlencoded",
-            "login[username]=a",
-            "",
-            "",
-        ),
-        ("POST", "/cart/add", "application/x-www-form-urlencoded", "slug=glass-jar", "Add to cart", ""),
-        (
-            "POST",
-            "/checkout/cart/add/uenc/x/product/5/",
-            "application/x-www-form-urlencoded",
-            "qty=1",
-            "",
-            "",
-        ),
-        (
-            "POST",
-            "/rest/default/V1/integration/admin/token",
-            "application/json",
-            r#"{"username":"a"}"#,
-            "",
-            "",
-        ),
-        ("POST", "/collect?v=2&tid=G-1", "text/plain", "en=page_view", "", ""),
-        ("POST", "/api/graphql/query", "application/json", r#"{"query":"{ me }"}"#, "", ""),
-        ("POST", "/newsletter/preview", "application/x-www-form-urlencoded", "q=1", "", ""),
-        // Acting in the world.
-        ("POST", "/checkout", "application/x-www-form-urlencoded", "", "", "purchase"),
-        ("POST", "/checkout/onepage/saveOrder/", "", "", "Place Order", "purchase"),
-        ("POST", "/api/v2/tx", "application/json", r#"{"items":[1]}"#, "Place your order", "purchase"),
-        ("POST", "/api/v2/tx", "application/json", r#"{"place_order":true}"#, "", "purchase"),
-        ("POST", "/payments/intent", "application/json", r#"{"amount":5}"#, "", "payment"),
-        ("POST", "/x", "application/x-www-form-urlencoded", "card_number=4111&cvv=1", "", "payment"),
-        ("POST", "/hotels/42/book", "application/x-www-form-urlencoded", "nights=2", "", "booking"),
-        ("POST", "/api/slots/9", "application/json", "{}", "Reserve now", "booking"),
-        ("POST", "/submit", "application/x-www-form-urlencoded", "title=Hello&body=World", "", "post"),
-        ("POST", "/f/books/new", "application/x-www-form-urlencoded", "title=x&body=y", "", "post"),
-        (
-            "POST",
-            "/review/product/post/id/red-mug/",
-            "application/x-www-form-urlencoded",
-            "nickname=Bo",
-            "",
-            "post",
-        ),
-        ("POST", "/vote", "application/x-www-form-urlencoded", "id=1", "", "vote"),
-        ("POST", "/messages/new", "application/x-www-form-urlencoded", "to=bob&text=hi", "", "message"),
-        ("POST", "/api/x", "application/json", r#"{"recipient":"bob"}"#, "", "message"),
-        ("DELETE", "/api/account", "", "", "", "delete-account"),
-        ("POST", "/settings/delete-account", "", "", "Delete my account", "delete-account"),
-    ];
 
     #[test]
     fn rule_table() {
         let rules = WriteRules::builtin();
         assert_eq!(rules.rules.len(), RULES.len(), "every built-in pattern compiles");
-        for (method, path, ct, body, label, want) in ROWS {
+        for (method, path, ct, body, label, want) in EXAMPLES {
             let facts = WriteFacts {
                 method,
                 path,

@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+pub mod formats;
 pub mod network;
 pub mod response;
 pub mod value;

@@ -5,14 +5,16 @@
 //!
 //! Written from webarena-verified 1.2.3's `core/evaluation` (value_normalizer.py, value_comparator.py,
 //! data_types/{base,string,number,boolean,empty,currency,duration,month,string_list}.py): the same rules,
-//! in Rust. Its other types (the schema `format`s `date`, `distance`, `coordinates`, `location-name`,
-//! `markdown`, `url`, `json`, `full_address`, `base64`) are not here yet:
+//! in Rust; `date`, `distance`, `coordinates` and `location-name` are in [`super::formats`]. Its other
+//! types (the schema `format`s `markdown`, `url`, `json`, `full_address`, `base64`) are not here yet:
 //! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization as _;
+
+use super::formats;
 
 /// A schema type this module does not normalize yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +39,14 @@ pub enum Kind {
     Month,
     /// The `string_list` format: comma-separated items, sorted.
     StringList,
+    /// The `date` format: `YYYY-MM-DD`.
+    Date,
+    /// The `distance` format: meters, equal within max(10 m, 2%).
+    Distance,
+    /// The `coordinates` format: latitude and longitude, equal within 1e-5 degrees.
+    Coordinates,
+    /// The `location-name` format: names equal when thefuzz's token sort ratio is at least 80.
+    LocationName,
 }
 
 /// One normalized alternative.
@@ -50,6 +60,8 @@ pub enum Alt {
     Bool(bool),
     /// The empty value.
     Empty,
+    /// A coordinate pair (latitude, longitude).
+    Point(f64, f64),
 }
 
 /// A normalized value.
@@ -85,6 +97,10 @@ pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
         "duration" => Ok(Kind::Duration),
         "month" => Ok(Kind::Month),
         "string_list" => Ok(Kind::StringList),
+        "date" => Ok(Kind::Date),
+        "distance" => Ok(Kind::Distance),
+        "coordinates" => Ok(Kind::Coordinates),
+        "location-name" => Ok(Kind::LocationName),
         other => Err(Unsupported(other.to_string())),
     }
 }
@@ -492,6 +508,29 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
         Kind::Currency => currency(v).map(Alt::Number).ok_or(()),
         Kind::Duration => duration(v).map(Alt::Number).ok_or(()),
         Kind::Month => month(v).map(|m| Alt::Number(f64::from(m))).ok_or(()),
+        Kind::Date => match v {
+            Value::String(s) if !s.is_empty() => formats::date(&normalize_text(s)).map(Alt::Str).ok_or(()),
+            _ => Err(()),
+        },
+        Kind::Distance => match v {
+            Value::String(s) if !s.is_empty() => {
+                formats::distance(&normalize_text(s)).map(Alt::Number).ok_or(())
+            }
+            _ => Err(()),
+        },
+        Kind::Coordinates => {
+            let v = match v {
+                Value::String(s) => Value::String(normalize_text(s)),
+                other => other.clone(),
+            };
+            formats::coordinates(&v).map(|(lat, lon)| Alt::Point(lat, lon)).ok_or(())
+        }
+        Kind::LocationName => match v {
+            Value::Null => Err(()),
+            Value::String(s) => Ok(Alt::Str(normalize_text(s).trim().to_lowercase())),
+            other if !truthy(other) => Ok(Alt::Str(String::new())),
+            other => Ok(Alt::Str(py_text(other).to_lowercase().trim().to_string())),
+        },
         Kind::StringList => {
             if !truthy(v) {
                 return Err(());
@@ -526,6 +565,14 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
 /// not of the kind is an error; otherwise (the agent's) it is kept raw.
 pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, String> {
     let alts: Result<Vec<Alt>, ()> = match v {
+        // Their Coordinates: a pair of numbers or strings is one coordinate, not two alternatives.
+        Value::Array(a)
+            if kind == Kind::Coordinates
+                && a.len() == 2
+                && a.iter().all(|x| x.is_number() || x.is_string()) =>
+        {
+            alt(kind, v).map(|a| vec![a])
+        }
         Value::Array(a) if a.len() >= 2 => a.iter().map(|x| alt(kind, x)).collect(),
         Value::Array(_) => Err(()),
         other => alt(kind, other).map(|a| vec![a]),
@@ -742,6 +789,24 @@ fn typed_equal(expected: &Norm, actual: &Norm) -> bool {
             (Some(Alt::Number(x)), Some(Alt::Number(y))) => ((x - y).abs() * 1e9).round() <= 1e8,
             _ => false,
         },
+        (Norm::Typed(Kind::Distance, e), Norm::Typed(Kind::Distance, a)) => e.iter().any(|x| {
+            a.iter().any(
+                |y| matches!((x, y), (Alt::Number(x), Alt::Number(y)) if formats::distances_equal(*x, *y)),
+            )
+        }),
+        // Their Coordinates compares the normalized values (the first alternatives).
+        (Norm::Typed(Kind::Coordinates, e), Norm::Typed(Kind::Coordinates, a)) => {
+            match (e.first(), a.first()) {
+                (Some(Alt::Point(x1, y1)), Some(Alt::Point(x2, y2))) => {
+                    formats::coordinates_equal((*x1, *y1), (*x2, *y2))
+                }
+                _ => false,
+            }
+        }
+        (Norm::Typed(Kind::LocationName, e), Norm::Typed(Kind::LocationName, a)) => e.iter().any(|x| {
+            a.iter()
+                .any(|y| matches!((x, y), (Alt::Str(x), Alt::Str(y)) if formats::location_names_equal(x, y)))
+        }),
         (Norm::Typed(k1, e), Norm::Typed(k2, a)) if k1 == k2 => e.iter().any(|x| a.contains(x)),
         _ => false,
     }
@@ -838,10 +903,26 @@ mod tests {
         assert!(!equal(&arr(json!(["a"]), true), &arr(json!(["a", "b"]), false), false, false));
         // A string holding a JSON list is read as the list (the agent's side only).
         assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!("[\"a\", \"b\"]"), false), false, false));
+        assert_eq!(kind_of(Some(&json!({"type": "string", "format": "date"}))), Ok(Kind::Date));
         assert_eq!(
-            kind_of(Some(&json!({"type": "string", "format": "date"}))),
-            Err(Unsupported("date".into()))
+            kind_of(Some(&json!({"type": "string", "format": "markdown"}))),
+            Err(Unsupported("markdown".into()))
         );
+        // The formats of `super::formats`, through the normalizer and the comparison.
+        let typed = |k: Kind, e: Value, a: Value| {
+            equal(&scalar(k, &e, true).unwrap(), &scalar(k, &a, false).unwrap(), false, false)
+        };
+        assert!(typed(Kind::Date, json!("March 2, 2022"), json!("2022-03-02")));
+        assert!(!typed(Kind::Date, json!("03/11/2023"), json!("11/03/2023")));
+        assert!(typed(Kind::Distance, json!("2km"), json!("2.03 km")));
+        assert!(!typed(Kind::Distance, json!("375m"), json!("338m")));
+        assert!(typed(
+            Kind::Coordinates,
+            json!({"latitude": "40.44", "longitude": "-79.94"}),
+            json!([40.44, -79.94])
+        ));
+        assert!(typed(Kind::LocationName, json!(["Grano", "Nourish"]), json!("nourish")));
+        assert!(!typed(Kind::LocationName, json!("Grano"), json!("Beefsteak")));
         let d = |v: Value| scalar(Kind::Duration, &v, false).unwrap();
         for (e, a, want) in [
             (json!("1hr 35min"), json!("1 hour 35 minutes"), true),

@@ -16,7 +16,8 @@
 //!    expected `^...$` value is a regular expression) and fields normalized as strings unless
 //!    `post_data_schema` types them.
 //!
-//! Not here yet (the task is reported as not scored, by name): `query_params_schema`, JSONPath filter
+//! `query_params_schema` normalizes the parameters it lists by their type before they are compared.
+//! Not here yet (the task is reported as not scored, by name): JSONPath filter
 //! expressions, and the schema formats [`super::value`] does not have.
 
 use std::collections::BTreeMap;
@@ -152,6 +153,9 @@ struct UrlRules {
     ignored: Vec<String>,
     ignored_patterns: Vec<String>,
     decode_base64: bool,
+    /// `query_params_schema`: the listed parameters' values normalized by their type (a `date` to
+    /// `YYYY-MM-DD`), as their `normalize_query_params_fct` does.
+    schema: Option<Value>,
 }
 
 impl UrlRules {
@@ -222,9 +226,35 @@ impl UrlRules {
             .map(|(k, v)| {
                 let mut v: Vec<String> = v.iter().map(|s| s.trim().to_lowercase()).collect();
                 v.sort();
+                let v = match self.schema.as_ref().and_then(|s| s.get("properties")).and_then(|p| p.get(&k)) {
+                    Some(prop) => v.into_iter().map(|x| typed_param(prop, x)).collect(),
+                    None => v,
+                };
                 (k, v)
             })
             .collect()
+    }
+}
+
+/// A query parameter's value normalized by its property schema (an array's `items`), compared as text:
+/// a regular expression, or a value its type cannot read, is kept as it is.
+fn typed_param(prop: &Value, v: String) -> String {
+    let schema = if prop.get("type").and_then(Value::as_str) == Some("array") {
+        prop.get("items")
+    } else {
+        Some(prop)
+    };
+    if value::is_regexp(&v) {
+        return v;
+    }
+    let Ok(kind) = value::kind_of(schema) else { return v };
+    match value::scalar(kind, &Value::String(v.clone()), false) {
+        Ok(value::Norm::Typed(_, alts)) => match alts.as_slice() {
+            [value::Alt::Str(s)] => s.clone(),
+            [value::Alt::Number(n)] => n.to_string(),
+            _ => v,
+        },
+        _ => v,
     }
 }
 
@@ -373,8 +403,21 @@ fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Re
 /// The result of one `NetworkEventEvaluator` over the run's events: what failed (empty: passed).
 pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, String> {
     let exp = spec.get("expected").ok_or("NetworkEventEvaluator without \"expected\"")?;
-    if spec.get("query_params_schema").is_some() {
-        return Err("UNSUPPORTED:query_params_schema".into());
+    if let Some(u) =
+        spec.get("query_params_schema").and_then(|s| s.get("properties")).and_then(Value::as_object).and_then(
+            |p| {
+                p.values().find_map(|prop| {
+                    let items = if prop.get("type").and_then(Value::as_str) == Some("array") {
+                        prop.get("items")
+                    } else {
+                        Some(prop)
+                    };
+                    value::kind_of(items).err()
+                })
+            },
+        )
+    {
+        return Err(format!("UNSUPPORTED:{}", u.0));
     }
     let strs = |k: &str| -> Vec<String> {
         spec.get(k)
@@ -389,6 +432,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
         ignored: strs("ignored_query_params"),
         ignored_patterns: strs("ignored_query_params_patterns"),
         decode_base64: spec.get("decode_base64_query").and_then(Value::as_bool).unwrap_or(false),
+        schema: spec.get("query_params_schema").cloned(),
     };
     let ignored_post = strs("ignored_post_data_params_patterns");
     let should_not_exist = spec.get("should_not_exist").and_then(Value::as_bool).unwrap_or(false);
@@ -643,8 +687,25 @@ mod tests {
             let f = evaluate(spec, &events, *nav).unwrap();
             assert_eq!(f.is_empty(), *pass, "case {i}: {f:?}");
         }
+        // query_params_schema: dates compared as dates (Magento's report filter, base64 in the path).
+        let filter = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            "report_type=created_at_order&from=2%2F1%2F2023&to=02%2F28%2F2023",
+        );
+        let report = [ev("GET", &format!("http://shop/reports/sales/filter/{filter}/"), None, 200)];
+        let spec = |from: &str| {
+            json!({"decode_base64_query": true, "query_params_schema": {"type": "object", "properties": {
+                       "from": {"type": "array", "items": {"type": "string", "format": "date"}},
+                       "to": {"type": "array", "items": {"type": "string", "format": "date"}}}},
+                   "expected": {"url": "http://shop/reports/sales/filter", "query_params":
+                       {"report_type": ["created_at_order"], "from": [from], "to": ["02/28/2023"]}}})
+        };
+        assert_eq!(evaluate(&spec("02/1/2023"), &report, false).unwrap(), Vec::<String>::new());
+        assert_eq!(evaluate(&spec("2023-02-01"), &report, false).unwrap(), Vec::<String>::new());
+        assert_eq!(evaluate(&spec("02/2/2023"), &report, false).unwrap().len(), 1);
         assert!(evaluate(
-            &json!({"query_params_schema": {}, "expected": {"url": "http://x"}}),
+            &json!({"query_params_schema": {"type": "object", "properties": {"x": {"type": "string", "format": "markdown"}}},
+                    "expected": {"url": "http://x"}}),
             &events,
             false
         )

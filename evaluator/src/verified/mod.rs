@@ -11,8 +11,10 @@
 use serde_json::Value;
 
 pub mod formats;
+pub mod jsonpath;
 pub mod network;
 pub mod response;
+pub mod url;
 pub mod value;
 
 /// One evaluator's outcome.

@@ -5,8 +5,9 @@
 //!
 //! Written from webarena-verified 1.2.3's `core/evaluation` (value_normalizer.py, value_comparator.py,
 //! data_types/{base,string,number,boolean,empty,currency,duration,month,string_list}.py): the same rules,
-//! in Rust; `date`, `distance`, `coordinates` and `location-name` are in [`super::formats`]. Its other
-//! types (the schema `format`s `markdown`, `url`, `json`, `full_address`, `base64`) are not here yet:
+//! in Rust; `date`, `distance`, `coordinates` and `location-name` are in [`super::formats`], `url` in
+//! [`super::url`]. Its other types (the schema `format`s `markdown`, `json`, `full_address`, `base64`,
+//! which the dataset does not use) are not here yet:
 //! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
 
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub enum Kind {
     Coordinates,
     /// The `location-name` format: names equal when thefuzz's token sort ratio is at least 80.
     LocationName,
+    /// The `url` format: their `URL` type ([`super::url`]).
+    Url,
 }
 
 /// One normalized alternative.
@@ -62,6 +65,8 @@ pub enum Alt {
     Empty,
     /// A coordinate pair (latitude, longitude).
     Point(f64, f64),
+    /// A URL.
+    Url(Box<super::url::NormUrl>),
 }
 
 /// A normalized value.
@@ -101,6 +106,7 @@ pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
         "distance" => Ok(Kind::Distance),
         "coordinates" => Ok(Kind::Coordinates),
         "location-name" => Ok(Kind::LocationName),
+        "url" => Ok(Kind::Url),
         other => Err(Unsupported(other.to_string())),
     }
 }
@@ -525,6 +531,14 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
             };
             formats::coordinates(&v).map(|(lat, lon)| Alt::Point(lat, lon)).ok_or(())
         }
+        Kind::Url => match v {
+            // Their URL skips the string pipeline: only surrounding space is dropped.
+            Value::String(s) if !s.trim().is_empty() => super::url::UrlRules::default()
+                .normalize(s.trim(), None)
+                .map(|u| Alt::Url(Box::new(u)))
+                .map_err(|_| ()),
+            _ => Err(()),
+        },
         Kind::LocationName => match v {
             Value::Null => Err(()),
             Value::String(s) => Ok(Alt::Str(normalize_text(s).trim().to_lowercase())),
@@ -803,6 +817,10 @@ fn typed_equal(expected: &Norm, actual: &Norm) -> bool {
                 _ => false,
             }
         }
+        (Norm::Typed(Kind::Url, e), Norm::Typed(Kind::Url, a)) => e.iter().any(|x| {
+            a.iter()
+                .any(|y| matches!((x, y), (Alt::Url(x), Alt::Url(y)) if x.same_base(y) && x.same_query(y)))
+        }),
         (Norm::Typed(Kind::LocationName, e), Norm::Typed(Kind::LocationName, a)) => e.iter().any(|x| {
             a.iter()
                 .any(|y| matches!((x, y), (Alt::Str(x), Alt::Str(y)) if formats::location_names_equal(x, y)))
@@ -923,6 +941,16 @@ mod tests {
         ));
         assert!(typed(Kind::LocationName, json!(["Grano", "Nourish"]), json!("nourish")));
         assert!(!typed(Kind::LocationName, json!("Grano"), json!("Beefsteak")));
+        assert!(typed(
+            Kind::Url,
+            json!("git@__SSH_HOST__:root/metaseq.git"),
+            json!("ssh://git@gitlab:2222/root/MetaSeq.git")
+        ));
+        assert!(!typed(
+            Kind::Url,
+            json!("git@__SSH_HOST__:root/metaseq.git"),
+            json!("git@gitlab:root/other.git")
+        ));
         let d = |v: Value| scalar(Kind::Duration, &v, false).unwrap();
         for (e, a, want) in [
             (json!("1hr 35min"), json!("1 hour 35 minutes"), true),

@@ -990,6 +990,8 @@ impl Session {
     /// Carry out an action (not `ANSWER`, which ends the task) and let the page settle.
     pub async fn perform(&self, action: &Action) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
+        // A click sends its control's label with the requests it causes, until the page settles.
+        let mut labelled = false;
         match action {
             Action::Click(n) => {
                 let el = self.marked(*n).await?;
@@ -1012,10 +1014,10 @@ impl Session {
                         .filter(|l| !l.is_empty());
                 if let Some(l) = &control {
                     self.set_control_label(Some(l)).await;
+                    labelled = true;
                 }
                 let clicked = bounded(t, "the click", el.click()).await;
-                if control.is_some() {
-                    self.settle(true).await;
+                if clicked.is_err() && labelled {
                     self.set_control_label(None).await;
                 }
                 clicked?;
@@ -1074,6 +1076,9 @@ impl Session {
             Action::Answer(_) => {}
         }
         self.settle(true).await;
+        if labelled {
+            self.set_control_label(None).await;
+        }
         Ok(())
     }
 

@@ -148,6 +148,8 @@ async fn request_bodies_and_hygiene_reach_the_origin() {
                     ("content-type", "application/json"),
                     ("proxy-authorization", "secret"),
                     ("x-custom", "kept"),
+                    // The agent's click label is for the guards only.
+                    ("x-webfreeze-control", "Place order"),
                 ],
             ),
         )
@@ -157,6 +159,7 @@ async fn request_bodies_and_hygiene_reach_the_origin() {
         assert!(t.ends_with("{\"q\":\"socks\"}"), "{t}");
         assert!(t.contains("x-custom: kept"), "{t}");
         assert!(!t.contains("proxy-authorization"), "hop-by-hop removed: {t}");
+        assert!(!t.contains("x-webfreeze-control"), "the agent's click label never reaches an origin: {t}");
         assert!(!t.to_ascii_lowercase().contains("via:"), "no Via added: {t}");
     }
 }

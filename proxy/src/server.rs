@@ -586,6 +586,12 @@ impl<H: Handler> Shared<H> {
         let (mut parts, body) = req.into_parts();
         strip_hop_by_hop(&mut parts.headers);
         join_cookies(&mut parts.headers);
+        // The agent's label of the control it clicked is for the guards, never for an origin or a record.
+        if let Some(label) = parts.headers.remove(crate::guard::CONTROL_HEADER) {
+            if let Ok(l) = label.to_str() {
+                parts.extensions.insert(crate::guard::ControlLabel(l.to_string()));
+            }
+        }
         if ws {
             parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             parts.headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));

@@ -28,6 +28,11 @@ use crate::websocket::WsMessage;
 pub use answers::{AnswerHit, AnswerPlaces};
 pub use writes::{field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER};
 
+/// The label of the control a click used ([`CONTROL_HEADER`]): the proxy takes the header off every
+/// request, whatever the handler, and hands its value to the handler as this request extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlLabel(pub String);
+
 /// The header on a refused request's answer: `write; rule=ID` or `answers; family=NAME`.
 pub const BLOCKED_HEADER: &str = "x-webfreeze-blocked";
 
@@ -262,12 +267,9 @@ impl<H: Handler> Handler for Guard<H> {
         req: Request<Body>,
     ) -> impl std::future::Future<Output = Decision> + Send {
         async move {
-            let (mut parts, body) = req.into_parts();
-            let label = parts
-                .headers
-                .remove(CONTROL_HEADER)
-                .and_then(|v| v.to_str().ok().map(str::to_string))
-                .filter(|l| !l.trim().is_empty());
+            let (parts, body) = req.into_parts();
+            let label =
+                parts.extensions.get::<ControlLabel>().map(|l| l.0.clone()).filter(|l| !l.trim().is_empty());
             let writes = self.cfg.writes.is_some()
                 && matches!(parts.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
                 && !self.cfg.owns(parts.uri.host().unwrap_or_default());

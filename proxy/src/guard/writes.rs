@@ -21,8 +21,9 @@
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
-/// The request header the agent sets while it clicks a control: the control's visible label. The guard
-/// reads it and removes it before anything is forwarded or recorded.
+/// The request header the agent sets while it clicks a control: the control's visible label. The proxy
+/// removes it from every request before any handler sees it (the guard gets it as a
+/// [`super::ControlLabel`]), so it is never forwarded or recorded.
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
 
 /// Paths of harmless writes, checked before any rule.

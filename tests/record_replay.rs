@@ -385,3 +385,62 @@ async fn merged_recordings_replay_every_path_in_precedence_order() {
     }
     assert!(union.signal_and_wait("INT").success(), "{}", union.stderr());
 }
+
+/// WebArena-Verified's "fill in but do not submit" sink: a POST to `.../dummy_bin` is answered 200 by the
+/// proxy in record mode (the demo shop has no such page: forwarded, it would be a 404), stored with its
+/// form, and answered the same by replay; replay answers an unrecorded sink too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dummy_bin_sink_is_answered_locally_recorded_and_replayed() {
+    use std::sync::Arc;
+
+    use session::{MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
+
+    let home = tempfile::tempdir().unwrap();
+    let sites = DemoSites::start(home.path()).await;
+    let store = snapshots::Store::in_memory();
+    #[allow(clippy::disallowed_methods)]
+    let now = time::OffsetDateTime::now_utc();
+    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
+    let our_ca = ca.cert_pem().to_string();
+    let opts = TaskProxyOptions {
+        task_id: "sink".into(),
+        web_name: "demo".into(),
+        proxy: sites.proxy_config(),
+        clock: Arc::new(snapshots::FixedClock::new(1_000)),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        explore: false,
+        guard: Some(Arc::new(proxy::guard::GuardConfig::standard(Vec::new()))),
+    };
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let body = "form_id=contact-form&name=Emma+Lopez&comment=I+need+a+refund";
+    let post = |proxy: std::net::SocketAddr, url: &'static str| {
+        let ca = our_ca.clone();
+        let addr = sites.addr();
+        async move { fetch(Via::Proxy(proxy), url, addr, &[&ca], false, req("POST", body, &form)).await }
+    };
+    let mode = ProxyMode::Record { store: store.clone(), run: "r".into(), run_dir: "test".into() };
+    let rec = TaskProxy::start(&mode, ca.clone(), &opts).await.unwrap();
+    let got = post(rec.addr(), "https://shop.test/dummy_bin").await;
+    assert_eq!((got.status, got.header("x-webfreeze-sink")), (200, Some("dummy_bin")), "{}", got.text());
+    rec.finish().await.unwrap();
+    let m = store.manifest("r/sink").unwrap();
+    let x = store.exchanges(&m).next().unwrap().unwrap();
+    assert_eq!((x.request.method.as_str(), x.response.status), ("POST", 200));
+    assert_eq!(store.blob_bytes(&x.request.body.unwrap().hash).unwrap(), body.as_bytes());
+
+    let mode = ProxyMode::Replay {
+        store,
+        run: "r".into(),
+        on_miss: MissPolicy::NotFound,
+        frozen_web: session::FrozenWeb::recorded(),
+    };
+    let rep = TaskProxy::start(&mode, ca, &opts).await.unwrap();
+    let again = post(rep.addr(), "https://shop.test/dummy_bin").await;
+    assert_eq!((again.status, again.body.clone()), (200, got.body.clone()));
+    let other = post(rep.addr(), "https://shop.test/contact/dummy_bin").await;
+    assert_eq!((other.status, other.header("x-webfreeze-sink")), (200, Some("dummy_bin")));
+    let c = rep.probe().counters();
+    assert_eq!((c.exact, c.missed), (1, 0), "{c:?}");
+    rep.finish().await.unwrap();
+}

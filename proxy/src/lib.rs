@@ -9,6 +9,7 @@
 //! - [`upstream`]: origin connections (trust roots, `--resolve`, ALPN per origin) over a [`TlsBackend`].
 //! - [`hello`]: the client's ClientHello and h2 preface, read to be mirrored to origins (JA4).
 //! - [`guard`]: the side-effect and contamination guards of live and recording runs (a handler wrapper).
+//! - [`sink`]: URLs answered by the proxy in every mode (WebArena-Verified's `dummy_bin`).
 //! - [`websocket`]: WebSocket connections message by message (the recording relay, replay's scripted
 //!   server).
 
@@ -22,6 +23,7 @@ pub mod hello;
 pub mod live;
 pub mod offload;
 mod server;
+pub mod sink;
 pub mod upstream;
 pub mod websocket;
 

@@ -614,6 +614,7 @@ impl<H: Handler> Shared<H> {
                 let body = Observed::new(body, |_| {}, done.at_body_end());
                 Response::from_parts(parts, boxed(body))
             }
+            Decision::Forward(req) if crate::sink::is_sink(req.uri()) => self.sink(req, done).await,
             Decision::Forward(req) => self.forward(req, done, host, client_upgrade, &conn.profile).await,
         }
     }
@@ -718,6 +719,33 @@ impl<H: Handler> Shared<H> {
             done.fire(outcome);
         });
         Response::from_parts(parts, crate::body::empty())
+    }
+
+    /// Answer a request to a sink ([`crate::sink`]) here, never forwarding it; the handler sees the
+    /// exchange as if an origin had answered (its request body, the sink's head and body).
+    async fn sink(self: &Arc<Self>, req: Request<Body>, done: Completion<H>) -> Response<Body> {
+        use http_body_util::BodyExt as _;
+        let ctx = done.ctx.clone();
+        // The form's fields, up to 16 MiB (a sink takes no uploads beyond that).
+        let mut body = req.into_body();
+        let mut got = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(d) = frame.into_data() {
+                got.extend_from_slice(&d);
+            }
+            if got.len() > 16 << 20 {
+                break;
+            }
+        }
+        if !got.is_empty() {
+            self.handler.request_chunk(&ctx, &Bytes::from(got));
+        }
+        let (mut parts, body) = crate::sink::answer().into_parts();
+        self.handler.response_head(&ctx, &UpstreamInfo::default(), &mut parts);
+        let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+        self.handler.response_chunk(&ctx, &bytes);
+        let body = Observed::new(crate::body::full(bytes), |_| {}, done.at_body_end());
+        Response::from_parts(parts, boxed(body))
     }
 
     /// Serve a WebSocket the handler plays itself (its 101 carried a [`crate::websocket::Scripted`]).

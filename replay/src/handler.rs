@@ -149,6 +149,14 @@ impl Handler for Replay {
                         }
                         Decision::Respond(synthetic_icon())
                     }
+                    // A sink (`dummy_bin`) is answered in every mode, recorded or not.
+                    OnMiss::NotFound if proxy::sink::is_sink(&parts.uri) => {
+                        if let Ok(mut s) = self.state.lock() {
+                            s.synthetic += 1;
+                            s.synthetic_urls.push(url.clone());
+                        }
+                        Decision::Respond(proxy::sink::answer())
+                    }
                     OnMiss::NotFound => {
                         self.record_miss(&method, &url, dest.as_deref());
                         Decision::Respond(miss_response(&self.manifest.name, &method, &url))

@@ -168,6 +168,10 @@ impl<H: Handler> Guard<H> {
                 evidence: hit.place,
             });
         }
+        // A sink is answered by the proxy and never reaches a site.
+        if crate::sink::is_sink(req.uri()) {
+            return None;
+        }
         let rules = self.cfg.writes.as_ref().filter(|_| !self.cfg.owns(host))?;
         let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let facts = WriteFacts {

@@ -75,22 +75,8 @@ fn day(s: &str) -> Option<u32> {
 }
 
 fn month_of(s: &str) -> Option<u32> {
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let s = s.trim_end_matches('.');
-    MONTHS
+    super::value::MONTH_NAMES
         .iter()
         .position(|m| *m == s || (s.len() == 3 && m.starts_with(s)) || (s == "sept" && *m == "september"))
         .map(|i| i as u32 + 1)

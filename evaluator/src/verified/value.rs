@@ -365,6 +365,22 @@ fn duration(v: &Value) -> Option<f64> {
 }
 
 /// Their `Month`: a whole number 1-12, or text naming one month (its name or abbreviation, with a day
+/// The months' names, January first (the `month` format here, the `date` format in `super::formats`).
+pub(crate) const MONTH_NAMES: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 /// or a year around it), or an ISO (`2023-05`) or US (`05/31/2023`) date.
 fn month(v: &Value) -> Option<u32> {
     let from_num = |n: f64| (n.fract() == 0.0 && (1.0..=12.0).contains(&n)).then_some(n as u32);
@@ -382,22 +398,8 @@ fn month(v: &Value) -> Option<u32> {
     if let Ok(n) = t.parse::<i64>() {
         return (1..=12).contains(&n).then_some(n as u32);
     }
-    const NAMES: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let named = |w: &str| {
-        NAMES
+        MONTH_NAMES
             .iter()
             .position(|n| *n == w || (w.len() >= 3 && n.starts_with(w) && (w.len() == 3 || w == "sept")))
     };

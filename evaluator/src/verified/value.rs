@@ -364,7 +364,6 @@ fn duration(v: &Value) -> Option<f64> {
     None
 }
 
-/// Their `Month`: a whole number 1-12, or text naming one month (its name or abbreviation, with a day
 /// The months' names, January first (the `month` format here, the `date` format in `super::formats`).
 pub(crate) const MONTH_NAMES: [&str; 12] = [
     "january",
@@ -381,6 +380,7 @@ pub(crate) const MONTH_NAMES: [&str; 12] = [
     "december",
 ];
 
+/// Their `Month`: a whole number 1-12, or text naming one month (its name or abbreviation, with a day
 /// or a year around it), or an ISO (`2023-05`) or US (`05/31/2023`) date.
 fn month(v: &Value) -> Option<u32> {
     let from_num = |n: f64| (n.fract() == 0.0 && (1.0..=12.0).contains(&n)).then_some(n as u32);

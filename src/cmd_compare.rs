@@ -31,7 +31,7 @@ pub(crate) fn run(cfg: &Config, a: CompareArgs) -> anyhow::Result<()> {
     }
     if let Some(p) = &a.html {
         // Each flipped task recorded in both runs: what changed on its site between the recordings.
-        let diffs = crate::cmd_snapshots::diff::flip_diffs(&cfg.store, &c);
+        let diffs = crate::site_diff::flip_diffs(&cfg.store, &c);
         std::fs::write(p, html_with(&c, &diffs)).with_context(|| format!("cannot write {}", p.display()))?;
         eprintln!("wrote {}", p.display());
     }

@@ -67,7 +67,7 @@ fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
 fn print_comparison(a: &Path, b: &Path, store: &Path, html_out: &Path) -> anyhow::Result<()> {
     let c = compare(a, b)?;
     print!("{}", markdown(&c));
-    let diffs = crate::cmd_snapshots::diff::flip_diffs(store, &c);
+    let diffs = crate::site_diff::flip_diffs(store, &c);
     std::fs::write(html_out, html_with(&c, &diffs))
         .with_context(|| format!("cannot write {}", html_out.display()))?;
     Ok(())

@@ -46,6 +46,13 @@ pub(crate) mod env {
     pub(crate) const WEBFREEZE_SHOPPING_ADMIN_USER: &str = "WEBFREEZE_SHOPPING_ADMIN_USER";
     /// The shop admin's password for those helpers (WebArena's published one when unset).
     pub(crate) const WEBFREEZE_SHOPPING_ADMIN_PASSWORD: &str = "WEBFREEZE_SHOPPING_ADMIN_PASSWORD";
+    /// Fault points to arm (`name=action;...`): read by fail-rs when `main` calls
+    /// `fail::FailScenario::setup`, and only in builds with `--features faults` (the tests').
+    #[allow(dead_code)] // read by fail-rs, not by name here
+    pub(crate) const FAILPOINTS: &str = "FAILPOINTS";
+    /// The number of async worker threads: read by tokio's runtime builder in `main` (the tests set 1).
+    #[allow(dead_code)] // read by tokio, not by name here
+    pub(crate) const TOKIO_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS";
 }
 
 /// The shop admin account for WebArena's shop REST helpers: from the environment, each part defaulting

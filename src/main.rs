@@ -21,6 +21,7 @@ mod demo_runs;
 mod network_events;
 mod output;
 mod serve;
+mod site_diff;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,7 @@
 mod support;
 
 mod agent_run;
+mod architecture;
 mod bad_origins;
 mod bundle_roundtrip;
 mod bundle_s3;

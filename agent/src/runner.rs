@@ -479,9 +479,9 @@ async fn steps(
                 "step {n}: {} answered with a {} ({}, status {}): the task could not be attempted",
                 b.host,
                 match b.kind {
-                    trajectory::wall::BlockKind::Challenge => "bot wall",
-                    trajectory::wall::BlockKind::AccessDenied => "denial",
-                    trajectory::wall::BlockKind::RateLimited => "rate limit",
+                    wall::BlockKind::Challenge => "bot wall",
+                    wall::BlockKind::AccessDenied => "denial",
+                    wall::BlockKind::RateLimited => "rate limit",
                 },
                 b.marker,
                 b.status

@@ -100,7 +100,7 @@ pub struct TaskEval {
     /// The wall, denial or rate limit that stopped a `blocked` task (not scored: the agent could not
     /// attempt it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked: Option<trajectory::wall::Blocked>,
+    pub blocked: Option<wall::Blocked>,
     /// Replay: how much of the task the snapshot answered. A task `off_snapshot` (it asked for a page
     /// nobody recorded) is judged, shown, and counted apart: its verdict says nothing about the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,7 @@
 //! The bot-wall classifier and its HTML helpers over any page: first two bytes are the status.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use trajectory::wall::{classify, html_title, visible_text_len, DocumentResponse};
+use wall::{classify, html_title, visible_text_len, DocumentResponse};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {

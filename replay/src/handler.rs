@@ -341,15 +341,15 @@ impl Replay {
             .and_then(|b| self.store.read_blob(&b.hash).ok()?.next_chunk().ok().flatten())
             .map(|c| String::from_utf8_lossy(&c[..c.len().min(64 * 1024)]).into_owned())
             .unwrap_or_default();
-        let doc = trajectory::wall::DocumentResponse {
+        let doc = wall::DocumentResponse {
             url: &x.request.url,
             status: x.response.status,
             headers: &headers,
-            title: trajectory::wall::html_title(&html),
+            title: wall::html_title(&html),
             html: &html,
-            text_len: trajectory::wall::visible_text_len(&html),
+            text_len: wall::visible_text_len(&html),
         };
-        if let Some(b) = trajectory::wall::classify(&doc) {
+        if let Some(b) = wall::classify(&doc) {
             if let Ok(mut s) = self.state.lock() {
                 if !s.walls.iter().any(|w| w.url == b.url) {
                     tracing::warn!(

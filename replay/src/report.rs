@@ -146,7 +146,7 @@ pub struct Report {
     /// Documents served that were recorded as a bot wall, an access denial or a rate limit: the snapshot
     /// froze the wall, not the site (re-record them: `webfreeze run --retry-blocked`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub walls: Vec<trajectory::wall::Blocked>,
+    pub walls: Vec<wall::Blocked>,
 }
 
 /// Per-episode cursors and counters behind the report.
@@ -166,7 +166,7 @@ pub(crate) struct State {
     pub(crate) without_body_urls: Vec<String>,
     pub(crate) synthetic: u64,
     pub(crate) synthetic_urls: Vec<String>,
-    pub(crate) walls: Vec<trajectory::wall::Blocked>,
+    pub(crate) walls: Vec<wall::Blocked>,
     pub(crate) overlay_counts: std::collections::BTreeMap<crate::overlay::OverlayKind, u64>,
     pub(crate) overlay_answers: Vec<OverlayEntry>,
     pub(crate) frozen_search: u64,

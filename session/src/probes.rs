@@ -122,6 +122,6 @@ mod tests {
     fn the_agent_and_the_guard_agree_on_the_control_header() {
         assert_eq!(agent::browser::CONTROL_HEADER, proxy::guard::CONTROL_HEADER);
         // And the wall classifier knows the guards' pages for what they are.
-        assert_eq!(trajectory::wall::GUARD_HEADER, proxy::guard::BLOCKED_HEADER);
+        assert_eq!(wall::GUARD_HEADER, proxy::guard::BLOCKED_HEADER);
     }
 }

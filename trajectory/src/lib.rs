@@ -11,7 +11,6 @@
 pub mod llm;
 pub mod run_dir;
 pub mod types;
-pub mod wall;
 
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,

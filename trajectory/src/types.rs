@@ -349,7 +349,7 @@ pub struct Trajectory {
     pub final_url: String,
     /// Why the task ended `blocked`: the walled document and the marker found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked: Option<crate::wall::Blocked>,
+    pub blocked: Option<wall::Blocked>,
     /// The User-Agent the browser presented (the same in record and replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,

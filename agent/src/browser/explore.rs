@@ -31,7 +31,7 @@ pub struct Visit {
     /// The page settled within the page timeout.
     pub settled: bool,
     /// The page was a bot wall, a denial or a rate limit.
-    pub wall: Option<trajectory::wall::Blocked>,
+    pub wall: Option<wall::Blocked>,
     /// Its links (for deeper exploration).
     pub links: Vec<LinkCandidate>,
     /// Time taken.

@@ -705,8 +705,8 @@ impl Session {
     }
 
     /// Whether the active tab shows a bot wall, an access denial or a rate limit instead of the site
-    /// ([`trajectory::wall::classify`] on its document's status, headers, title and HTML).
-    pub async fn wall(&self) -> Result<Option<trajectory::wall::Blocked>, BrowserError> {
+    /// ([`wall::classify`] on its document's status, headers, title and HTML).
+    pub async fn wall(&self) -> Result<Option<wall::Blocked>, BrowserError> {
         let (page, net) = self.active()?;
         self.wall_on(&page, &net).await
     }
@@ -716,7 +716,7 @@ impl Session {
         &self,
         page: &Page,
         net: &Arc<Mutex<NetState>>,
-    ) -> Result<Option<trajectory::wall::Blocked>, BrowserError> {
+    ) -> Result<Option<wall::Blocked>, BrowserError> {
         if net.lock().map(|n| n.crashed).unwrap_or(true) {
             return Err(BrowserError::Crashed);
         }
@@ -734,7 +734,7 @@ impl Session {
             .ok()
             .and_then(|n| n.documents.iter().rev().find(|d| d.0 == base).map(|d| (d.1, d.2.clone())))
             .unwrap_or_default();
-        let r = trajectory::wall::DocumentResponse {
+        let r = wall::DocumentResponse {
             url: base,
             status,
             headers: &headers,
@@ -742,7 +742,7 @@ impl Session {
             html: v["h"].as_str().unwrap_or_default(),
             text_len: v["n"].as_u64().unwrap_or(0) as usize,
         };
-        Ok(trajectory::wall::classify(&r))
+        Ok(wall::classify(&r))
     }
 
     /// As [`Session::evaluate_text`], and whether the value was a number.

@@ -75,8 +75,8 @@ pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
         let page = String::from_utf8_lossy(&bytes);
         out.push(Doc {
             url: x.request.url.clone(),
-            title: trajectory::wall::html_title(&page).to_string(),
-            text: trajectory::wall::visible_text(&page),
+            title: wall::html_title(&page).to_string(),
+            text: wall::visible_text(&page),
         });
     }
     Ok(out)

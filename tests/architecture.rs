@@ -1,0 +1,276 @@
+//! docs/ARCHITECTURE.md's invariants, checked against the code, so the document cannot drift from it:
+//! each test fails naming the file (or crate edge) that broke the rule and the rule it broke.
+//!
+//! - the crate graph (`cargo metadata`) equals the `crate-graph` block of ARCHITECTURE.md;
+//! - only `agent` depends on chromiumoxide (the root package's tests too, as a dev-dependency);
+//! - in `snapshots`, only `format.rs` derives `Deserialize` (the persisted format), and only it and
+//!   `diff.rs` (its JSON output) derive `Serialize`;
+//! - library crates read no environment variable; the binary reads them only by the names `config::env`
+//!   lists;
+//! - `unsafe` code only in `upstream-boring/src/ffi.rs`; every crate takes the workspace lints (which
+//!   forbid it) but upstream-boring, which denies it outside that module;
+//! - the binary's `cmd_*` modules never import each other.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+}
+
+/// The workspace's packages from `cargo metadata`: (short name, manifest directory, dependencies as
+/// (name, kind)).
+struct Package {
+    name: String,
+    dir: PathBuf,
+    deps: Vec<(String, Option<String>)>,
+}
+
+fn packages() -> Vec<Package> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(root())
+        .output()
+        .expect("run cargo metadata");
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    m["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Package {
+            name: short(p["name"].as_str().unwrap()),
+            dir: Path::new(p["manifest_path"].as_str().unwrap()).parent().unwrap().to_path_buf(),
+            deps: p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| (short(d["name"].as_str().unwrap()), d["kind"].as_str().map(str::to_string)))
+                .collect(),
+        })
+        .collect()
+}
+
+/// `webfreeze-replay` -> `replay` (the binary's package stays `webfreeze`).
+fn short(name: &str) -> String {
+    name.strip_prefix("webfreeze-").unwrap_or(name).to_string()
+}
+
+/// The `crate-graph` block of ARCHITECTURE.md: `crate -> dep dep ...` per line.
+fn documented_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let doc = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let start = doc.find("```text crate-graph\n").expect("ARCHITECTURE.md has a ```text crate-graph block");
+    let body = &doc[start..].split_once('\n').unwrap().1;
+    let body = &body[..body.find("```").expect("the crate-graph block is closed")];
+    body.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (from, to) = l.split_once("->").unwrap_or_else(|| panic!("crate-graph line without ->: {l}"));
+            (from.trim().to_string(), to.split_whitespace().map(str::to_string).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_graph_is_the_documented_one() {
+    let pkgs = packages();
+    let members: BTreeSet<String> = pkgs.iter().map(|p| p.name.clone()).collect();
+    let actual: BTreeMap<String, BTreeSet<String>> = pkgs
+        .iter()
+        .map(|p| {
+            let deps = p
+                .deps
+                .iter()
+                .filter(|(n, kind)| kind.is_none() && members.contains(n))
+                .map(|(n, _)| n.clone())
+                .collect();
+            (p.name.clone(), deps)
+        })
+        .collect();
+    let documented = documented_graph();
+    let mut wrong = Vec::new();
+    for name in members.iter().chain(documented.keys()).collect::<BTreeSet<_>>() {
+        let (a, d) = (actual.get(name), documented.get(name));
+        match (a, d) {
+            (Some(a), Some(d)) => {
+                for x in a.difference(d) {
+                    wrong.push(format!("{name} -> {x}: in Cargo.toml, not in ARCHITECTURE.md"));
+                }
+                for x in d.difference(a) {
+                    wrong.push(format!("{name} -> {x}: in ARCHITECTURE.md, not in Cargo.toml"));
+                }
+            }
+            (Some(_), None) => {
+                wrong.push(format!("crate {name} is missing from ARCHITECTURE.md's crate-graph"))
+            }
+            (None, _) => {
+                wrong.push(format!("crate {name} is in ARCHITECTURE.md's crate-graph but not a member"))
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "the crate graph drifted from docs/ARCHITECTURE.md:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn only_the_agent_drives_chromium() {
+    let users: Vec<String> = packages()
+        .iter()
+        .filter(|p| p.deps.iter().any(|(n, kind)| n == "chromiumoxide" && kind.is_none()))
+        .map(|p| p.name.clone())
+        .collect();
+    assert_eq!(users, ["agent"], "only agent may depend on chromiumoxide (tests may, as a dev-dependency)");
+}
+
+#[test]
+fn only_the_format_module_derives_the_persisted_serde() {
+    let mut wrong = Vec::new();
+    for f in rust_files(&root().join("snapshots/src")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let derives: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("#[derive(")).collect();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        if derives.iter().any(|l| l.contains("Deserialize")) && name != "format.rs" {
+            wrong.push(format!(
+                "{}: derives Deserialize (only format.rs, the persisted format, may)",
+                rel(&f)
+            ));
+        }
+        if derives.iter().any(|l| l.contains("Serialize")) && name != "format.rs" && name != "diff.rs" {
+            wrong.push(format!("{}: derives Serialize (only format.rs and diff.rs's output may)", rel(&f)));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A call that reads (or changes) the process environment.
+const ENV_CALLS: &[&str] =
+    &["env::var(", "env::var_os(", "env::vars(", "env::vars_os(", "env::set_var(", "env::remove_var("];
+
+#[test]
+fn libraries_read_no_environment_and_the_binary_reads_only_listed_names() {
+    let pkgs = packages();
+    let mut wrong = Vec::new();
+    for p in pkgs.iter().filter(|p| p.name != "webfreeze" && p.name != "xtask") {
+        for f in rust_files(&p.dir.join("src")) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                if ENV_CALLS.iter().any(|c| line.contains(c)) {
+                    wrong.push(format!(
+                        "{}:{}: library code reads the environment: {}",
+                        rel(&f),
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    for f in rust_files(&root().join("src")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let Some(at) = ENV_CALLS.iter().find_map(|c| line.find(c).map(|i| i + c.len())) else { continue };
+            // By a `config::env` name, or by the name a flag gave (`--api-key-env`), never by a literal.
+            if line[at..].trim_start().starts_with('"') {
+                wrong.push(format!(
+                    "{}:{}: reads a variable by a literal name; list it in config::env: {}",
+                    rel(&f),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn unsafe_code_lives_only_in_the_boringssl_ffi_module() {
+    let mut wrong = Vec::new();
+    let allowed = root().join("upstream-boring/src/ffi.rs");
+    for p in packages() {
+        let manifest = std::fs::read_to_string(p.dir.join("Cargo.toml")).unwrap();
+        // upstream-boring denies it (its ffi.rs allows it for itself); every other crate forbids it.
+        let lints =
+            if p.name == "upstream-boring" { "unsafe_code = \"deny\"" } else { "[lints]\nworkspace = true" };
+        if !manifest.contains(lints) {
+            wrong.push(format!("{}/Cargo.toml lacks `{lints}`, which keeps unsafe code out", p.name));
+        }
+        for dir in ["src", "tests", "examples", "benches"] {
+            for f in rust_files(&p.dir.join(dir)) {
+                // This file names the keywords it looks for.
+                if f == allowed || f.ends_with("tests/architecture.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&f).unwrap();
+                for (n, line) in text.lines().enumerate() {
+                    let code = line.split("//").next().unwrap_or("");
+                    let hit = ["unsafe {", "unsafe fn", "unsafe impl", "unsafe trait", "unsafe extern"]
+                        .iter()
+                        .any(|k| code.contains(k));
+                    if hit {
+                        wrong.push(format!(
+                            "{}:{}: unsafe outside upstream-boring/src/ffi.rs",
+                            rel(&f),
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_binarys_commands_never_import_each_other() {
+    let src = root().join("src");
+    let mut wrong = Vec::new();
+    for f in rust_files(&src) {
+        let r = f.strip_prefix(&src).unwrap();
+        let first = r.components().next().unwrap().as_os_str().to_string_lossy().to_string();
+        let Some(own) = first.strip_suffix(".rs").or(Some(first.as_str())).filter(|m| m.starts_with("cmd_"))
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for (i, _) in line.match_indices("crate::cmd_") {
+                let other: String = line[i + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if other != own {
+                    wrong.push(format!("{}:{}: {own} imports {other}", rel(&f), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "cmd_*.rs never import each other; shared code goes in a library or a non-command module:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -81,7 +81,24 @@ pub struct TlsConnected {
 }
 
 /// The future of [`TlsBackend::handshake`].
-pub type HandshakeFuture = Pin<Box<dyn Future<Output = Result<TlsConnected, String>> + Send>>;
+pub type HandshakeFuture = Pin<Box<dyn Future<Output = Result<TlsConnected, HandshakeError>> + Send>>;
+
+/// Why a [`TlsBackend`]'s handshake with an origin failed: our side (the client could not be set up) or
+/// the origin's (the handshake ran and failed).
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// The TLS client could not be set up for this handshake (its roots, the ALPN list, the hello to
+    /// present): a configuration problem on our side, the same for every origin.
+    #[error("cannot set up the TLS client: {0}")]
+    Setup(String),
+    /// The host is not a name a certificate can be checked against.
+    #[error("{0:?} is not a valid TLS server name")]
+    ServerName(String),
+    /// The handshake with the origin failed: its certificate was refused, it speaks no common protocol,
+    /// or it closed the connection. The origin's side; another origin may work.
+    #[error("{0}")]
+    Origin(String),
+}
 
 /// A TLS stack for origin connections: the upstream-connector seam. Each backend lives in its own crate
 /// (pingora's layout), so a build carries only the stacks it uses.
@@ -215,9 +232,9 @@ impl TlsBackend for RustlsBackend {
     ) -> HandshakeFuture {
         let connector = self.connector(&alpn);
         Box::pin(async move {
-            let connector = connector.map_err(|e| e.to_string())?;
-            let name = ServerName::try_from(host).map_err(|e| e.to_string())?;
-            let tls = connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
+            let connector = connector.map_err(|e| HandshakeError::Setup(e.to_string()))?;
+            let name = ServerName::try_from(host.clone()).map_err(|_| HandshakeError::ServerName(host))?;
+            let tls = connector.connect(name, tcp).await.map_err(|e| HandshakeError::Origin(e.to_string()))?;
             let alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
             Ok(TlsConnected { io: Box::new(tls), alpn })
         })
@@ -366,12 +383,13 @@ pub enum ConnectError {
         detail: String,
     },
     /// TLS failed.
-    #[error("TLS handshake with {host} failed: {detail}")]
+    #[error("TLS handshake with {host} failed: {error}")]
     Tls {
         /// Host.
         host: String,
-        /// rustls message.
-        detail: String,
+        /// Which side failed, and the TLS stack's message.
+        #[source]
+        error: HandshakeError,
     },
     /// The URI has no host.
     #[error("request URI {0} has no host")]
@@ -446,7 +464,7 @@ impl Connector {
             .tls
             .handshake(tcp, host.clone(), self.alpn.clone(), self.hello.clone())
             .await
-            .map_err(|detail| ConnectError::Tls { host: host.clone(), detail })?;
+            .map_err(|error| ConnectError::Tls { host: host.clone(), error })?;
         info.alpn = tls.alpn;
         Ok(OriginStream::Tls(tls.io, info))
     }

@@ -35,7 +35,7 @@ use boring::ssl::{
 use boring::x509::store::X509StoreBuilder;
 use boring::x509::X509;
 use proxy::hello::{ext, is_grease};
-use proxy::upstream::{HandshakeFuture, TlsConnected};
+use proxy::upstream::{HandshakeError, HandshakeFuture, TlsConnected};
 use proxy::{ClientHello, TlsBackend, UpstreamConfig};
 use tokio::net::TcpStream;
 
@@ -332,25 +332,27 @@ impl TlsBackend for BoringBackend {
         let connector = self.connector(&hello);
         let insecure = self.insecure;
         Box::pin(async move {
-            let connector = connector.map_err(|e| e.to_string())?;
-            let mut cfg = connector.configure().map_err(|e| e.to_string())?;
+            let setup = |e: &dyn std::fmt::Display| HandshakeError::Setup(e.to_string());
+            let connector = connector.map_err(|e| setup(&e))?;
+            let mut cfg = connector.configure().map_err(|e| setup(&e))?;
             if insecure {
                 cfg.set_verify_hostname(false);
             }
             let mut wire = Vec::new();
             for p in &alpn {
-                wire.push(u8::try_from(p.len()).map_err(|_| "ALPN protocol too long".to_string())?);
+                wire.push(u8::try_from(p.len()).map_err(|_| setup(&"ALPN protocol too long"))?);
                 wire.extend_from_slice(p.as_bytes());
             }
-            cfg.set_alpn_protos(&wire).map_err(|e| e.to_string())?;
+            cfg.set_alpn_protos(&wire).map_err(|e| setup(&e))?;
             for p in hello.alps.iter().filter(|p| alpn.contains(p)) {
                 ffi::add_application_settings(&mut cfg, p.as_bytes(), hello.alps_new_codepoint())
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| setup(&e))?;
             }
             if hello.extensions.contains(&ext::ECH) {
                 cfg.set_enable_ech_grease(true);
             }
-            let tls = tokio_boring::connect(cfg, &host, tcp).await.map_err(|e| e.to_string())?;
+            let tls =
+                tokio_boring::connect(cfg, &host, tcp).await.map_err(|e| HandshakeError::Origin(e.to_string()))?;
             let alpn = tls.ssl().selected_alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
             Ok(TlsConnected { io: Box::new(tls), alpn })
         })

@@ -234,7 +234,8 @@ impl TlsBackend for RustlsBackend {
         Box::pin(async move {
             let connector = connector.map_err(|e| HandshakeError::Setup(e.to_string()))?;
             let name = ServerName::try_from(host.clone()).map_err(|_| HandshakeError::ServerName(host))?;
-            let tls = connector.connect(name, tcp).await.map_err(|e| HandshakeError::Origin(e.to_string()))?;
+            let tls =
+                connector.connect(name, tcp).await.map_err(|e| HandshakeError::Origin(e.to_string()))?;
             let alpn = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
             Ok(TlsConnected { io: Box::new(tls), alpn })
         })

@@ -3,17 +3,39 @@
 //! The decoded body goes to one blob writer through a write-side decoder (flate2, brotli, zstd); the raw
 //! wire bytes go to a second blob writer in parallel, used only if decoding fails, so a failure needs no
 //! second pass and loses nothing. Raw chunks written for a successful decode are orphans that `gc` removes.
+//!
+//! A store error is not a decoding failure: the first one (on either writer, also from inside a decoder,
+//! which sees it as an I/O error) is kept as it was and returned by [`Decoding::finish`], so the exchange
+//! is not stored with a body that lost a chunk and the recorder reports the store's own error.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 use snapshots::{BlobWriter, BodyRef, Store, StoreError};
 
-/// Adapts a [`BlobWriter`] to `std::io::Write` for the decoders.
-struct Sink(BlobWriter);
+/// The first store error of one body, shared by its writers.
+type StoreFailure = Arc<Mutex<Option<StoreError>>>;
+
+fn keep_first(slot: &StoreFailure, e: StoreError) {
+    if let Ok(mut g) = slot.lock() {
+        g.get_or_insert(e);
+    }
+}
+
+/// Adapts a [`BlobWriter`] to `std::io::Write` for the decoders; a store error is kept in `failed` (the
+/// decoder only sees an I/O error).
+struct Sink {
+    w: BlobWriter,
+    failed: StoreFailure,
+}
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf).map_err(std::io::Error::other)?;
+        if let Err(e) = self.w.write(buf) {
+            let msg = e.to_string();
+            keep_first(&self.failed, e);
+            return Err(std::io::Error::other(msg));
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -41,6 +63,8 @@ pub struct Decoding {
     decoder: Option<Decoder>,
     raw: Option<BlobWriter>,
     failed: bool,
+    /// The first store error of either writer.
+    store_failed: StoreFailure,
 }
 
 impl std::fmt::Debug for Decoding {
@@ -52,7 +76,8 @@ impl std::fmt::Debug for Decoding {
 impl Decoding {
     /// Start decoding a body with the given Content-Encoding (None or unknown: stored as is).
     pub fn new(store: &Store, content_encoding: Option<&str>) -> Self {
-        let sink = Sink(store.blob_writer());
+        let store_failed = StoreFailure::default();
+        let sink = Sink { w: store.blob_writer(), failed: store_failed.clone() };
         let enc = content_encoding.map(|e| e.trim().to_ascii_lowercase());
         let decoder = match enc.as_deref() {
             Some("gzip") | Some("x-gzip") => Decoder::Gzip(flate2::write::MultiGzDecoder::new(sink)),
@@ -60,12 +85,12 @@ impl Decoding {
             Some("br") => Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(sink, 64 * 1024))),
             Some("zstd") => match zstd::stream::write::Decoder::new(sink) {
                 Ok(d) => Decoder::Zstd(d),
-                Err(_) => Decoder::Identity(Sink(store.blob_writer())),
+                Err(_) => Decoder::Identity(Sink { w: store.blob_writer(), failed: store_failed.clone() }),
             },
             _ => Decoder::Identity(sink),
         };
         let raw = (!matches!(decoder, Decoder::Identity(_))).then(|| store.blob_writer());
-        Self { decoder: Some(decoder), raw, failed: false }
+        Self { decoder: Some(decoder), raw, failed: false, store_failed }
     }
 
     /// Whether feeding `n` wire bytes may write to the store (a chunk of the raw or the decoded body
@@ -75,12 +100,12 @@ impl Decoding {
     pub fn may_store(&self, n: usize) -> bool {
         let raw = self.raw.as_ref().is_some_and(|r| r.write_flushes(n));
         let decoded = match self.decoder.as_ref() {
-            Some(Decoder::Identity(s)) | Some(Decoder::PendingDeflate(s)) => s.0.write_flushes(n),
-            Some(Decoder::Gzip(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
-            Some(Decoder::Deflate(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
-            Some(Decoder::RawDeflate(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
-            Some(Decoder::Brotli(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
-            Some(Decoder::Zstd(d)) => d.get_ref().0.write_flushes(n * EXPANSION),
+            Some(Decoder::Identity(s)) | Some(Decoder::PendingDeflate(s)) => s.w.write_flushes(n),
+            Some(Decoder::Gzip(d)) => d.get_ref().w.write_flushes(n * EXPANSION),
+            Some(Decoder::Deflate(d)) => d.get_ref().w.write_flushes(n * EXPANSION),
+            Some(Decoder::RawDeflate(d)) => d.get_ref().w.write_flushes(n * EXPANSION),
+            Some(Decoder::Brotli(d)) => d.get_ref().w.write_flushes(n * EXPANSION),
+            Some(Decoder::Zstd(d)) => d.get_ref().w.write_flushes(n * EXPANSION),
             None => false,
         };
         raw || decoded
@@ -90,7 +115,7 @@ impl Decoding {
     pub fn write(&mut self, chunk: &[u8]) {
         if let Some(raw) = self.raw.as_mut() {
             if let Err(e) = raw.write(chunk) {
-                tracing::error!("recording raw body: {e}");
+                keep_first(&self.store_failed, e);
             }
         }
         if self.failed {
@@ -124,8 +149,12 @@ impl Decoding {
     }
 
     /// Store the body: the decoded one, or the raw bytes if decoding failed. Returns the body and
-    /// whether decoding failed.
+    /// whether decoding failed; or the first store error met on the way (then nothing is stored).
     pub fn finish(mut self) -> Result<(BodyRef, bool), StoreError> {
+        let failed = |slot: &StoreFailure| slot.lock().ok().and_then(|mut g| g.take());
+        if let Some(e) = failed(&self.store_failed) {
+            return Err(e);
+        }
         let decoded: Result<Sink, ()> = match self.decoder.take() {
             _ if self.failed => Err(()),
             Some(Decoder::Identity(s)) | Some(Decoder::PendingDeflate(s)) => Ok(s),
@@ -142,8 +171,12 @@ impl Decoding {
             },
             None => Err(()),
         };
+        // Finishing a decoder writes its last output: a store error there is the store's, too.
+        if let Some(e) = failed(&self.store_failed) {
+            return Err(e);
+        }
         match decoded {
-            Ok(sink) => Ok((sink.0.finish()?, false)),
+            Ok(sink) => Ok((sink.w.finish()?, false)),
             Err(()) => match self.raw.take() {
                 Some(raw) => Ok((raw.finish()?, true)),
                 None => Err(StoreError::Backend("body decoder lost its output".into())),
@@ -217,6 +250,30 @@ mod tests {
                 assert!(stored == body, "{header:?} over {wire_kind}: decoded body differs");
             } else {
                 assert!(stored == wire, "{header:?} over {wire_kind}: raw bytes kept");
+            }
+        }
+    }
+
+    #[test]
+    fn a_store_error_is_reported_as_the_stores_not_as_a_decoding_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        // A read-only store refuses the first chunk a body fills.
+        let store = Store::open_read_only(dir.path()).unwrap();
+        let body: Vec<u8> = (0..1_200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let direct =
+            store.blob_writer().write(&body).expect_err("a read-only store refuses a chunk").to_string();
+        for (header, wire_kind) in [(None, "identity"), (Some("gzip"), "gzip"), (Some("br"), "br")] {
+            let wire = enc(wire_kind, &body);
+            let mut d = Decoding::new(&store, header);
+            for c in wire.chunks(64 * 1024) {
+                d.write(c);
+            }
+            match d.finish() {
+                Ok((_, decode_failed)) => {
+                    panic!("{header:?}: stored (decode_failed {decode_failed}) on a read-only store")
+                }
+                Err(e) => assert_eq!(e.to_string(), direct, "{header:?}: the store's own error"),
             }
         }
     }

@@ -84,6 +84,9 @@ struct RecState {
     headers: Vec<Header>,
     /// The request body as it streams into the store.
     req_body: BlobWriter,
+    /// The first store error while storing the request body: the exchange is then not stored (its body
+    /// lost a chunk), and the error is reported as the exchange's when it completes.
+    req_failed: Option<snapshots::StoreError>,
     /// The request key, fed the body as it streams (the one key builder replay and import use too).
     key: Result<KeyBuilder, String>,
     response: Option<ResponseHead>,
@@ -171,6 +174,7 @@ impl Recorder {
             version: version_str(req.version()).to_string(),
             headers: headers_of(req.headers()),
             req_body: self.writer.store().blob_writer(),
+            req_failed: None,
             key: KeyBuilder::new(
                 req.method().as_str(),
                 &req.uri().to_string(),
@@ -207,6 +211,9 @@ impl Recorder {
         };
         let truncated = outcome.is_err();
         let result = (|| -> Result<Exchange, snapshots::StoreError> {
+            if let Some(e) = st.req_failed {
+                return Err(e);
+            }
             let req_body = if st.req_body.is_empty() { None } else { Some(st.req_body.finish()?) };
             let key = st.key.map_err(snapshots::StoreError::Backend)?.finish();
             let (body, decode_failed) = match st.resp_body {
@@ -347,7 +354,7 @@ pub fn on_request_chunk(ctx: &RecCtx, chunk: &Bytes) {
                 st.req_body.write(chunk)
             };
             if let Err(e) = w {
-                tracing::error!("recording request body: {e}");
+                st.req_failed.get_or_insert(e);
             }
             if let Ok(k) = &mut st.key {
                 k.update(chunk);

@@ -351,8 +351,9 @@ impl TlsBackend for BoringBackend {
             if hello.extensions.contains(&ext::ECH) {
                 cfg.set_enable_ech_grease(true);
             }
-            let tls =
-                tokio_boring::connect(cfg, &host, tcp).await.map_err(|e| HandshakeError::Origin(e.to_string()))?;
+            let tls = tokio_boring::connect(cfg, &host, tcp)
+                .await
+                .map_err(|e| HandshakeError::Origin(e.to_string()))?;
             let alpn = tls.ssl().selected_alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
             Ok(TlsConnected { io: Box::new(tls), alpn })
         })

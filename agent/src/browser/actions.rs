@@ -1,0 +1,145 @@
+//! WebVoyager's actions carried out in the page (click, type, scroll, wait, back, search), each followed
+//! by the page settling; a click labels the requests it causes with its control's text for the
+//! side-effect guard.
+
+use chromiumoxide::cdp::browser_protocol::network::{Headers, SetExtraHttpHeadersParams};
+
+use super::{bounded, BrowserError, Session};
+use crate::action::{Action, ScrollTarget};
+
+/// The request header that carries the label of the control a click used, while its requests go out:
+/// the proxy's side-effect guard (`proxy::guard`) reads it and removes it before anything is forwarded or
+/// recorded.
+pub const CONTROL_HEADER: &str = "x-webfreeze-control";
+
+/// The visible label of a clicked element's control (its text, value or aria-label), printable ASCII
+/// (a header value), at most 100 characters.
+const CONTROL_LABEL_JS: &str =
+    "function() { const c = this.closest('button,a,input,[role=button],summary') || this; \
+     const l = (c.getAttribute('aria-label') || c.value || c.innerText || '').replace(/\\s+/g, ' ').trim(); \
+     return l.replace(/[^\\x20-\\x7e]/g, '').slice(0, 100); }";
+
+impl Session {
+    pub(super) async fn marked(&self, n: u32) -> Result<chromiumoxide::Element, BrowserError> {
+        if self.crashed() {
+            return Err(BrowserError::Crashed);
+        }
+        let sel = format!("[data-wf-mark=\"{n}\"]");
+        let page = self.page()?;
+        match bounded(self.opts.page_timeout, "finding the element", page.find_element(sel)).await {
+            Ok(e) => Ok(e),
+            Err(BrowserError::Cdp(_)) => Err(BrowserError::Action(format!(
+                "there is no element labelled [{n}] on this page; use a label from the latest screenshot"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Carry out an action (not `ANSWER`, which ends the task) and let the page settle.
+    pub async fn perform(&self, action: &Action) -> Result<(), BrowserError> {
+        let t = self.opts.page_timeout;
+        // A click sends its control's label with the requests it causes, until the page settles.
+        let mut labelled = false;
+        match action {
+            Action::Click(n) => {
+                let el = self.marked(*n).await?;
+                // Links that would open a new tab open in this one.
+                let _ = bounded(
+                    t,
+                    "retargeting the link",
+                    el.call_js_fn(
+                        "function() { const a = this.closest('a,form'); if (a) a.setAttribute('target', '_self'); }",
+                        false,
+                    ),
+                )
+                .await;
+                // The side-effect guard judges a write also by the control that sent it.
+                let control =
+                    bounded(t, "reading the control's label", el.call_js_fn(CONTROL_LABEL_JS, false))
+                        .await
+                        .ok()
+                        .and_then(|r| r.result.value.and_then(|v| v.as_str().map(str::to_string)))
+                        .filter(|l| !l.is_empty());
+                if let Some(l) = &control {
+                    self.set_control_label(Some(l)).await;
+                    labelled = true;
+                }
+                let clicked = bounded(t, "the click", el.click()).await;
+                if clicked.is_err() && labelled {
+                    self.set_control_label(None).await;
+                }
+                clicked?;
+            }
+            Action::Type { label, text } => {
+                let el = self.marked(*label).await?;
+                // Returns "" when the field was focused and cleared, else the tag of what it is instead.
+                let cleared = bounded(
+                    t,
+                    "clearing the field",
+                    el.call_js_fn(
+                        "function() { const tag = this.tagName.toLowerCase(); \
+                         const text = (tag === 'textarea') || (tag === 'input' && !/^(button|submit|reset|checkbox|radio|file|image|hidden|range|color)$/i.test(this.type)); \
+                         if (!text && !this.isContentEditable) { return tag; } \
+                         this.focus(); if (text) { this.value = ''; } else { this.textContent = ''; } return ''; }",
+                        false,
+                    ),
+                )
+                .await?;
+                let not_text =
+                    cleared.result.value.as_ref().and_then(|v| v.as_str()).unwrap_or("").to_string();
+                if !not_text.is_empty() {
+                    return Err(BrowserError::Action(format!(
+                        "element [{label}] is a <{not_text}>, not a text field: Type needs an input, a textarea or an editable element"
+                    )));
+                }
+                bounded(t, "typing", el.type_str(text)).await?;
+                bounded(t, "pressing Enter", el.press_key("Enter")).await?;
+            }
+            Action::Scroll { target, down } => {
+                let sign = if *down { 1 } else { -1 };
+                match target {
+                    ScrollTarget::Window => {
+                        let js = format!(
+                            "window.scrollBy(0, {sign} * Math.round(window.innerHeight * 2 / 3)); true"
+                        );
+                        let _: bool = self.eval(&js).await?;
+                    }
+                    ScrollTarget::Element(n) => {
+                        let el = self.marked(*n).await?;
+                        let js = format!(
+                            "function() {{ this.scrollBy(0, {sign} * Math.max(50, Math.round(this.clientHeight * 2 / 3))); }}"
+                        );
+                        bounded(t, "scrolling the element", el.call_js_fn(js, false)).await?;
+                    }
+                }
+            }
+            Action::Wait => tokio::time::sleep(self.opts.wait).await,
+            Action::GoBack => {
+                let _: bool = self.eval("history.back(); true").await?;
+            }
+            Action::Google => {
+                let url = self.opts.search_url.clone();
+                return self.goto(&url).await;
+            }
+            Action::Answer(_) => {}
+        }
+        self.settle(true).await;
+        if labelled {
+            self.set_control_label(None).await;
+        }
+        Ok(())
+    }
+
+    /// Send `label` as [`CONTROL_HEADER`] with the active tab's requests (None: stop sending it).
+    pub(super) async fn set_control_label(&self, label: Option<&str>) {
+        let Ok(page) = self.page() else { return };
+        let headers = match label {
+            Some(l) => serde_json::json!({ CONTROL_HEADER: l }),
+            None => serde_json::json!({}),
+        };
+        let set = page.execute(SetExtraHttpHeadersParams::new(Headers::new(headers)));
+        if let Err(e) = bounded(self.opts.page_timeout, "labelling the click's requests", set).await {
+            tracing::debug!("control label: {e}");
+        }
+    }
+}

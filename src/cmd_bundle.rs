@@ -1,13 +1,13 @@
-//! `webfreeze bundle create|verify|import`: the format and the checks are `session::bundle`.
+//! `webfreeze bundle create|verify|import`: the format and the checks are `bundle`.
 
 use std::path::Path;
 
-use session::bundle::{self, BundleSource};
+use bundle::BundleSource;
 use snapshots::Store;
 
 use crate::cli::BundleCmd;
 use crate::config::{s3_options, Config};
-use session::remote::{self, Remote};
+use bundle::remote::{self, Remote};
 
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)

@@ -76,9 +76,9 @@ pub(crate) fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
 
 /// Object-storage settings: `--endpoint` > `AWS_ENDPOINT_URL`; credentials and region from the AWS
 /// variables.
-pub(crate) fn s3_options(endpoint: Option<&str>) -> session::remote::S3Options {
+pub(crate) fn s3_options(endpoint: Option<&str>) -> bundle::remote::S3Options {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    session::remote::S3Options {
+    bundle::remote::S3Options {
         endpoint: endpoint.map(str::to_string).or_else(|| var(env::AWS_ENDPOINT_URL)),
         region: var(env::AWS_REGION).or_else(|| var(env::AWS_DEFAULT_REGION)),
         access_key_id: var(env::AWS_ACCESS_KEY_ID),

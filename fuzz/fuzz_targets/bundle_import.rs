@@ -19,14 +19,14 @@ fn scratch() -> &'static std::path::Path {
 fuzz_target!(|data: &[u8]| {
     let file = scratch();
     std::fs::write(file, data).expect("scratch file");
-    if session::bundle::verify(file).is_err() {
+    if bundle::verify(file).is_err() {
         return;
     }
     let store = Store::in_memory();
     let run_dir = file.with_extension("run");
     let _ = std::fs::remove_dir_all(&run_dir);
-    let first = session::bundle::import(file, &store, None, Some(&run_dir)).expect("a verified bundle imports");
-    let again = session::bundle::import(file, &store, None, Some(&run_dir)).expect("re-import");
+    let first = bundle::import(file, &store, None, Some(&run_dir)).expect("a verified bundle imports");
+    let again = bundle::import(file, &store, None, Some(&run_dir)).expect("re-import");
     assert!(again.imported.is_empty(), "a re-import created {:?}", again.imported);
     assert_eq!(again.already.len(), first.imported.len());
 });

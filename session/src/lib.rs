@@ -15,13 +15,11 @@
 //! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots`, `agent` and
 //! `trajectory`; only the binary, the demo, xtask and tests sit above it.
 
-pub mod bundle;
 mod error;
 mod explore_snapshot;
 mod frozen_web;
 mod merge;
 mod probes;
-pub mod remote;
 mod rescore;
 mod run;
 mod shard;

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use session::bundle::{self, BundleSource};
+use bundle::BundleSource;
 use snapshots::har::{self, ImportOptions};
 use snapshots::Store;
 

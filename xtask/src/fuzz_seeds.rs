@@ -249,7 +249,7 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
     // A bundle of the same snapshot, as `webfreeze bundle create` writes it.
     let tmp = tempfile::tempdir()?;
     let bundle = tmp.path().join("seed.wfz");
-    session::bundle::create(&store, session::bundle::BundleSource::Snapshots("seed"), &bundle)?;
+    bundle::create(&store, bundle::BundleSource::Snapshots("seed"), &bundle)?;
     write(root, "bundle_import", &[std::fs::read(&bundle)?])?;
     // Client connections: plain requests (absolute form, direct, pipelined, bodies), CONNECT then TLS or
     // plain HTTP in the tunnel, HTTP/2 prior knowledge.

@@ -92,11 +92,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     w.finalize(1_764_000_001_000)?;
     replay::search::store_index(&store, "golden/site")?;
     store.flush()?;
-    session::bundle::create(
-        &store,
-        session::bundle::BundleSource::Snapshots("golden/site"),
-        &dir.join("golden.wfb"),
-    )?;
+    bundle::create(&store, bundle::BundleSource::Snapshots("golden/site"), &dir.join("golden.wfb"))?;
     drop(store);
     // What RocksDB writes for itself (its info log, the lock) is not part of the fixture.
     for e in std::fs::read_dir(&store_dir)? {

@@ -27,6 +27,8 @@ use snapshots::format::{decode_exchange, decode_manifest, encode_exchange, encod
 use snapshots::{Manifest, NewSnapshot, SnapshotState, Store};
 use trajectory::RunDir;
 
+pub mod remote;
+
 /// Format version of a bundle.
 pub use snapshots::version::BUNDLE_VERSION;
 /// The manifest's path in the archive (its last entry).

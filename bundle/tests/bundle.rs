@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use session::bundle::{self, BundleError, BundleSource};
+use bundle::{BundleError, BundleSource};
 use snapshots::{
     request_key, Exchange, Header, NewSnapshot, RequestRecord, ResponseRecord, Seed, SnapshotSource, Store,
 };

@@ -19,7 +19,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart};
 
-use crate::bundle::{self, BundleError, BundleManifest};
+use crate::{self as bundle, BundleError, BundleManifest};
 
 /// Parts larger than this go up in multipart uploads of this size.
 pub const MULTIPART_OVER: usize = 8 << 20;

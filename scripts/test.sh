@@ -72,6 +72,8 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -q -- -D warnings
+# A harness's task proxy alone: session without its agent loop must keep building (no browser crate).
+cargo clippy -p webfreeze-session --no-default-features --all-targets -q -- -D warnings
 # The dependency graph: bans, licenses, sources (and RustSec advisories given a copy of their database).
 bash "$ROOT/scripts/deny.sh"
 log "cargo test"

@@ -9,7 +9,8 @@
 //!   lists;
 //! - `unsafe` code only in `upstream-boring/src/ffi.rs`; every crate takes the workspace lints (which
 //!   forbid it) but upstream-boring, which denies it outside that module;
-//! - the binary's `cmd_*` modules never import each other.
+//! - the binary's `cmd_*` modules never import each other;
+//! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -273,4 +274,24 @@ fn the_binarys_commands_never_import_each_other() {
         "cmd_*.rs never import each other; shared code goes in a library or a non-command module:\n{}",
         wrong.join("\n")
     );
+}
+
+#[test]
+fn a_task_proxy_alone_compiles_no_browser_archive_or_s3_crate() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "-p", "webfreeze-session", "--no-default-features", "-e", "normal", "--offline"])
+        .args(["--prefix", "none", "--format", "{p}"])
+        .current_dir(root())
+        .output()
+        .expect("run cargo tree");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let crates: BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(crates.contains("webfreeze-replay"), "the tree was read: {crates:?}");
+    let found: Vec<&str> = ["chromiumoxide", "webfreeze-agent", "webfreeze-bundle", "object_store", "tar"]
+        .into_iter()
+        .filter(|c| crates.contains(c))
+        .collect();
+    assert!(found.is_empty(), "session without its run feature depends on {found:?}");
 }

@@ -3,9 +3,7 @@
 //! directory as it happens; a failure (browser, page, model) ends the task with a recorded error and never
 //! escapes as a panic, so a run goes on with its next task.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::action::{ActionSpace, AnyAction};
@@ -120,38 +118,7 @@ impl AgentConfig {
     }
 }
 
-/// How the agent reads its proxy's statistics (the agent never sees the store).
-pub trait ProxyProbe: Send + Sync {
-    /// Counters so far.
-    fn counters(&self) -> ProxyStats;
-    /// The full report at the end of the task.
-    fn report(&self) -> Option<serde_json::Value>;
-}
-
-/// What differs per task: its proxy, the scripts and emulation for the mode.
-#[derive(Clone)]
-pub struct TaskEnv {
-    /// The task's proxy.
-    pub proxy: SocketAddr,
-    /// The proxy CA's SPKI pin.
-    pub ca_spki: String,
-    /// The proxy CA's certificate (PEM), for requests made outside the browser (the shop REST helpers).
-    pub ca_pem: String,
-    /// Scripts installed before page scripts (record / replay: the determinism shim).
-    pub init_scripts: Vec<String>,
-    /// Time zone to emulate.
-    pub time_zone: Option<String>,
-    /// Locale to emulate.
-    pub locale: Option<String>,
-    /// live / record / replay.
-    pub mode: RunMode,
-    /// Snapshot written or read.
-    pub snapshot: Option<String>,
-    /// Wall clock at the task's start.
-    pub started_ms: i64,
-    /// The proxy's statistics.
-    pub probe: Option<Arc<dyn ProxyProbe>>,
-}
+pub use trajectory::task_env::{ProxyProbe, TaskEnv};
 
 struct Files {
     dir: TaskDir,

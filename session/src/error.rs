@@ -46,6 +46,7 @@ pub enum SessionError {
     #[error("{0} mode needs a store")]
     NoStore(&'static str),
     /// The policy could not be set up for a task.
+    #[cfg(feature = "run")]
     #[error(transparent)]
     Policy(#[from] agent::policy::PolicyError),
     /// The model client could not be built.

@@ -12,29 +12,40 @@
 //! a shutdown signal; with a [`Shard`] it runs one part of the list, and [`merge_runs`] joins the parts'
 //! run directories (and the stores they recorded into) into one run.
 //!
-//! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots`, `agent` and
-//! `trajectory`; only the binary, the demo, xtask and tests sit above it.
+//! Dependencies: this crate sits above `proxy`, `recorder`, `replay`, `snapshots` and `trajectory`, and,
+//! with the `run` feature (on by default), `agent`; only the binary, the demo, xtask and tests sit above
+//! it. The task proxy hands a browser driver `trajectory::task_env` values, so a harness that only wants
+//! [`TaskProxy`] builds this crate with `default-features = false` and compiles no browser crate
+//! (`tests/architecture.rs` checks it).
 
 mod error;
+#[cfg(feature = "run")]
 mod explore_snapshot;
 mod frozen_web;
 mod merge;
 mod probes;
+#[cfg(feature = "run")]
 mod rescore;
+#[cfg(feature = "run")]
 mod run;
+#[cfg(feature = "run")]
 mod shard;
 mod task_proxy;
 
 pub use error::SessionError;
+#[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
 pub use frozen_web::{layers as overlay_layers, site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use replay::search::SearchMode;
+#[cfg(feature = "run")]
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
+#[cfg(feature = "run")]
 pub use run::{
     auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,
 };
+#[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{
     check_no_clash, explore_name, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions,

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use agent::runner::ProxyProbe;
 use proxy::CountingPassThrough;
 use recorder::Recorder;
 use replay::Replay;
+use trajectory::task_env::ProxyProbe;
 use trajectory::ProxyStats;
 
 /// Record mode: exchanges stored.
@@ -115,7 +115,7 @@ impl ProxyProbe for GuardedProbe {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "run"))]
 mod tests {
     /// The agent names the header the guard reads without depending on the proxy: one name on both sides.
     #[test]

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::runner::{ProxyProbe, TaskEnv};
 use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConfig, ServeError};
 use recorder::explore::ExploreSplit;
 use recorder::{HostFilter, Recorder};
@@ -22,6 +21,7 @@ use replay::{OnMiss, Replay, ReplayConfig};
 use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use trajectory::task_env::{ProxyProbe, TaskEnv};
 use trajectory::RunMode;
 
 use crate::error::SessionError;

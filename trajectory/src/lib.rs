@@ -10,6 +10,7 @@
 
 pub mod llm;
 pub mod run_dir;
+pub mod task_env;
 pub mod types;
 
 pub use run_dir::{

@@ -63,24 +63,11 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     let ca = load_ca(cfg)?;
     // The re-execution uses the run's own settings: action space, observation, window, budget.
     let rf = trajectory::RunDir::new(&a.run).read_run_file()?;
+    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config))
+        .map_err(|e| UsageError(e.to_string()))?;
     let mut agent = agent::runner::AgentConfig::new(chrome);
-    [agent.width, agent.height] = rf.config.window;
-    agent.max_steps = rf.config.max_steps;
-    agent.page_timeout = std::time::Duration::from_secs_f64(rf.config.page_timeout_s.max(1.0));
-    agent.settle_quiet = std::time::Duration::from_millis(rf.config.settle_ms);
-    agent.wait = std::time::Duration::from_millis(rf.config.wait_ms);
-    agent.search_url = rf.config.search_url.clone();
+    settings.apply(&mut agent);
     agent.shop_admin = crate::config::shop_admin();
-    if let Some(s) = rf.config.extra_str("action_space") {
-        agent.action_space = s.parse().map_err(UsageError)?;
-    }
-    if let Some(o) = rf.config.extra_str("observation") {
-        agent.observation = o.parse().map_err(UsageError)?;
-    }
-    // Early stops end a task where the run ended it; without them the re-execution would ask for a reply
-    // the run never had.
-    agent.stop_after_parse_failures = rf.config.extra_u32("early_stop_parse_failures").unwrap_or(0);
-    agent.stop_after_repeats = rf.config.extra_u32("early_stop_repeats").unwrap_or(0);
     let bar = crate::output::progress_bar(0, "tasks re-scored offline");
     let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
     let r = rt.block_on(session::rescore_run(

@@ -56,72 +56,20 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     Err(UsageError(format!("--policy {:?}: expected `llm` or `trajectory:RUN_DIR`", args.policy)).into())
 }
 
-/// The settings that shape a trajectory: as given, else (re-executing `--policy trajectory:RUN`) RUN's
-/// `run.json`, else the defaults. A re-execution then steps, waits and stops as the original did.
-struct Settings {
-    max_steps: u32,
-    window: (u32, u32),
-    page_timeout_s: f64,
-    settle_ms: u64,
-    wait_ms: u64,
-    search_url: String,
-    early_stop_parse_failures: Option<u32>,
-    early_stop_repeats: Option<u32>,
-}
-
-impl Settings {
-    fn resolve(args: &RunArgs, recorded: Option<&RunConfig>) -> anyhow::Result<Self> {
-        // A run.json without a config section (older runs) reads as zeros: those are not settings.
-        let rc = recorded.filter(|c| c.max_steps > 0);
-        let window = match (&args.window, rc) {
-            (Some(w), _) => parse_window(w)?,
-            (None, Some(c)) if c.window[0] >= 200 && c.window[1] >= 200 => (c.window[0], c.window[1]),
-            _ => (1024, 768),
-        };
-        Ok(Self {
-            max_steps: args.max_steps.or(rc.map(|c| c.max_steps)).unwrap_or(15).max(1),
-            window,
-            page_timeout_s: args.page_timeout.or(rc.map(|c| c.page_timeout_s)).unwrap_or(30.0),
-            settle_ms: args.settle_ms.or(rc.map(|c| c.settle_ms)).unwrap_or(agent::runner::DEFAULT_SETTLE_MS),
-            wait_ms: args.wait_ms.or(rc.map(|c| c.wait_ms)).unwrap_or(5000),
-            search_url: args
-                .search_url
-                .clone()
-                .or(rc.map(|c| c.search_url.clone()).filter(|u| !u.is_empty()))
-                .unwrap_or_else(|| "https://www.google.com/".into()),
-            early_stop_parse_failures: args
-                .early_stop_parse_failures
-                .or(rc.and_then(|c| c.extra_u32("early_stop_parse_failures"))),
-            early_stop_repeats: args
-                .early_stop_repeats
-                .or(rc.and_then(|c| c.extra_u32("early_stop_repeats"))),
-        })
-    }
-}
-
-/// The action space and observation: as given, else the re-executed run's (run.json), else WebVoyager's.
-fn action_space(
-    args: &RunArgs,
-    recorded: Option<&RunConfig>,
-) -> anyhow::Result<(ActionSpace, ObservationKind)> {
-    let from_run = |k: &str| recorded.and_then(|c| c.extra_str(k));
-    let space = match (args.action_space, from_run("action_space")) {
-        (Some(s), _) => s,
-        (None, Some(s)) => s.parse().map_err(UsageError)?,
-        (None, None) => ActionSpace::WebVoyager,
-    };
-    let observation = match (args.observation, from_run("observation")) {
-        (Some(o), _) => o,
-        (None, Some(o)) => o.parse().map_err(UsageError)?,
-        (None, None) => ObservationKind::Som,
-    };
-    if space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
-        return Err(UsageError(format!(
-            "--observation {observation} needs --action-space webarena (WebVoyager's actions name Set-of-Marks labels)"
-        ))
-        .into());
-    }
-    Ok((space, observation))
+/// The settings given on the command line (`agent::settings` resolves them against a re-executed run's).
+fn given(args: &RunArgs) -> anyhow::Result<agent::settings::Given> {
+    Ok(agent::settings::Given {
+        max_steps: args.max_steps,
+        window: args.window.as_deref().map(parse_window).transpose()?,
+        page_timeout_s: args.page_timeout,
+        settle_ms: args.settle_ms,
+        wait_ms: args.wait_ms,
+        search_url: args.search_url.clone(),
+        early_stop_parse_failures: args.early_stop_parse_failures,
+        early_stop_repeats: args.early_stop_repeats,
+        action_space: args.action_space,
+        observation: args.observation,
+    })
 }
 
 pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
@@ -145,9 +93,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         Some(s) => Some(Duration::from_secs_f64(s)),
         None => None,
     };
-    if let Some(w) = &args.window {
-        parse_window(w)?; // a usage error before anything else is looked at
-    }
+    let given = given(&args)?; // a usage error (--window) before anything else is looked at
     let policy = policy_spec(&args)?;
     // Re-executing a run: its run.json, read once, supplies every setting not given here.
     let recorded = match &policy {
@@ -156,8 +102,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         }
         PolicySpec::Llm { .. } => None,
     };
-    let settings = Settings::resolve(&args, recorded.as_ref())?;
-    let (width, height) = settings.window;
+    let settings = agent::settings::Settings::resolve(&given, recorded.as_ref())
+        .map_err(|e| UsageError(e.to_string()))?;
+    let (action_space, observation) = (settings.action_space, settings.observation);
     let mut sites = match &args.sites_file {
         Some(f) => agent::tasks::Sites::from_file(f).map_err(UsageError)?,
         None => agent::tasks::Sites::default(),
@@ -165,7 +112,6 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(UsageError)?);
     let mut tasks =
         agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
-    let (action_space, observation) = action_space(&args, recorded.as_ref())?;
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the
     // server's model listing says so.
     if let PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. } = &policy {
@@ -250,24 +196,15 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         }
     };
     let mut agent = AgentConfig::new(chrome.clone());
-    agent.width = width;
-    agent.height = height;
-    agent.max_steps = settings.max_steps;
-    agent.page_timeout = Duration::from_secs_f64(settings.page_timeout_s.max(1.0));
-    agent.settle_quiet = Duration::from_millis(settings.settle_ms);
-    agent.wait = Duration::from_millis(settings.wait_ms);
-    agent.search_url = settings.search_url.clone();
+    settings.apply(&mut agent);
     agent.js_heap_mb = args.browser_js_heap_mb;
     agent.disclose_automation = args.disclose_automation;
-    agent.stop_after_parse_failures = settings.early_stop_parse_failures.unwrap_or(0);
-    agent.stop_after_repeats = settings.early_stop_repeats.unwrap_or(0);
-    agent.action_space = action_space;
-    agent.observation = observation;
     agent.explore = explore_options(&args)?;
     agent.shop_admin = crate::config::shop_admin();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let guard = guards(&args, &sites)?;
+    let (recorded_window, recorded_extra) = settings.recorded_fields();
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -287,7 +224,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         chrome_version: browser_version(&chrome),
         config: RunConfig {
             max_steps: settings.max_steps,
-            window: [width, height],
+            window: recorded_window,
             page_timeout_s: settings.page_timeout_s,
             settle_ms: settings.settle_ms,
             wait_ms: settings.wait_ms,
@@ -296,12 +233,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             temperature: args.llm.temperature,
             keep_screenshots: args.llm.keep_screenshots,
             // Set only when used, so run.json stays as before for runs without them.
-            extra: [
-                (
-                    "early_stop_parse_failures",
-                    settings.early_stop_parse_failures.map(|n| serde_json::json!(n)),
-                ),
-                ("early_stop_repeats", settings.early_stop_repeats.map(|n| serde_json::json!(n))),
+            extra: recorded_extra
+                .into_iter()
+                .chain([
                 (
                     "max_tokens",
                     policy_is_llm.then(|| {
@@ -309,14 +243,6 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                             "field": crate::config::max_tokens_field(&args.llm), "value": args.llm.max_tokens
                         })
                     }),
-                ),
-                (
-                    "action_space",
-                    (action_space != ActionSpace::WebVoyager).then(|| action_space.to_string().into()),
-                ),
-                (
-                    "observation",
-                    (observation != ObservationKind::Som).then(|| observation.to_string().into()),
                 ),
                 ("guards", guard.as_ref().map(|g| g.summary())),
                 (
@@ -341,9 +267,8 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                         .flatten(),
                 ),
                 ("fork_at", args.fork_at.map(|n| serde_json::json!(n))),
-            ]
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                ])
+                .filter_map(|(k, v)| Some((k.to_string(), v?)))
             .collect(),
         },
     };

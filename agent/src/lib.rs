@@ -20,5 +20,6 @@ pub mod contamination;
 pub mod explore;
 pub mod policy;
 pub mod runner;
+pub mod settings;
 pub mod som;
 pub mod tasks;

@@ -1,0 +1,325 @@
+//! The settings that shape a trajectory: the step budget, the window, the waits, the search page, the early
+//! stops, the action space and the observation. Each is as given, else what the re-executed run recorded
+//! in its `run.json`, else the default: one place, so `run --policy trajectory:RUN` and `eval --rescore`
+//! re-execute a run the way it ran, and write down the same settings for the next re-execution.
+
+use std::time::Duration;
+
+use trajectory::RunConfig;
+
+use crate::action::ActionSpace;
+use crate::browser::ObservationKind;
+use crate::runner::{AgentConfig, DEFAULT_SETTLE_MS};
+
+/// Settings given for this run (the command line's flags); None: not given.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// Step budget.
+    pub max_steps: Option<u32>,
+    /// Window and viewport (width, height).
+    pub window: Option<(u32, u32)>,
+    /// Page timeout, seconds.
+    pub page_timeout_s: Option<f64>,
+    /// Quiet period of a settling page, ms.
+    pub settle_ms: Option<u64>,
+    /// How long `Wait` waits, ms.
+    pub wait_ms: Option<u64>,
+    /// Where `Google` goes.
+    pub search_url: Option<String>,
+    /// Stop after this many replies in a row that did not parse.
+    pub early_stop_parse_failures: Option<u32>,
+    /// Stop after this many repeats of one action.
+    pub early_stop_repeats: Option<u32>,
+    /// Action space.
+    pub action_space: Option<ActionSpace>,
+    /// Observation.
+    pub observation: Option<ObservationKind>,
+}
+
+/// The settings a run uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Step budget (at least 1).
+    pub max_steps: u32,
+    /// Window and viewport.
+    pub window: (u32, u32),
+    /// Page timeout, seconds.
+    pub page_timeout_s: f64,
+    /// Quiet period, ms.
+    pub settle_ms: u64,
+    /// `Wait`, ms.
+    pub wait_ms: u64,
+    /// Where `Google` goes.
+    pub search_url: String,
+    /// Early stop on parse failures (None: off).
+    pub early_stop_parse_failures: Option<u32>,
+    /// Early stop on repeats (None: off).
+    pub early_stop_repeats: Option<u32>,
+    /// Action space.
+    pub action_space: ActionSpace,
+    /// Observation.
+    pub observation: ObservationKind,
+}
+
+/// Why the settings cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The re-executed run recorded a value this build does not know.
+    #[error("the run's run.json has {key} {value:?}, which this build does not know: {detail}")]
+    Recorded {
+        /// The `run.json` key.
+        key: &'static str,
+        /// Its value.
+        value: String,
+        /// What this build knows.
+        detail: String,
+    },
+    /// An observation WebVoyager's actions cannot point into.
+    #[error(
+        "--observation {0} needs --action-space webarena (WebVoyager's actions name Set-of-Marks labels)"
+    )]
+    ObservationNeedsWebArena(ObservationKind),
+}
+
+/// Defaults of a run that neither gives nor re-executes a setting.
+const DEFAULT_MAX_STEPS: u32 = 15;
+const DEFAULT_WINDOW: (u32, u32) = (1024, 768);
+const DEFAULT_PAGE_TIMEOUT_S: f64 = 30.0;
+const DEFAULT_WAIT_MS: u64 = 5000;
+const DEFAULT_SEARCH_URL: &str = "https://www.google.com/";
+
+impl Settings {
+    /// Each setting as given, else as `recorded` (the re-executed run's `run.json`), else the default.
+    pub fn resolve(given: &Given, recorded: Option<&RunConfig>) -> Result<Settings, SettingsError> {
+        // A run.json without a config section (older runs) reads as zeros: those are not settings.
+        let rc = recorded.filter(|c| c.max_steps > 0);
+        let window = given
+            .window
+            .or_else(|| rc.map(|c| (c.window[0], c.window[1])).filter(|(w, h)| *w >= 200 && *h >= 200))
+            .unwrap_or(DEFAULT_WINDOW);
+        let parsed =
+            |key: &'static str, parse: fn(&str) -> Result<(), String>| -> Result<(), SettingsError> {
+                match recorded.and_then(|c| c.extra_str(key)) {
+                    Some(v) => {
+                        parse(v).map_err(|detail| SettingsError::Recorded { key, value: v.into(), detail })
+                    }
+                    None => Ok(()),
+                }
+            };
+        parsed("action_space", |v| v.parse::<ActionSpace>().map(|_| ()))?;
+        parsed("observation", |v| v.parse::<ObservationKind>().map(|_| ()))?;
+        let from_run = |k: &str| recorded.and_then(|c| c.extra_str(k));
+        let action_space = given
+            .action_space
+            .or_else(|| from_run("action_space").and_then(|v| v.parse().ok()))
+            .unwrap_or(ActionSpace::WebVoyager);
+        let observation = given
+            .observation
+            .or_else(|| from_run("observation").and_then(|v| v.parse().ok()))
+            .unwrap_or(ObservationKind::Som);
+        if action_space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
+            return Err(SettingsError::ObservationNeedsWebArena(observation));
+        }
+        Ok(Settings {
+            max_steps: given.max_steps.or(rc.map(|c| c.max_steps)).unwrap_or(DEFAULT_MAX_STEPS).max(1),
+            window,
+            page_timeout_s: given
+                .page_timeout_s
+                .or(rc.map(|c| c.page_timeout_s))
+                .unwrap_or(DEFAULT_PAGE_TIMEOUT_S),
+            settle_ms: given.settle_ms.or(rc.map(|c| c.settle_ms)).unwrap_or(DEFAULT_SETTLE_MS),
+            wait_ms: given.wait_ms.or(rc.map(|c| c.wait_ms)).unwrap_or(DEFAULT_WAIT_MS),
+            search_url: given
+                .search_url
+                .clone()
+                .or(rc.map(|c| c.search_url.clone()).filter(|u| !u.is_empty()))
+                .unwrap_or_else(|| DEFAULT_SEARCH_URL.into()),
+            early_stop_parse_failures: given
+                .early_stop_parse_failures
+                .or(rc.and_then(|c| c.extra_u32("early_stop_parse_failures"))),
+            early_stop_repeats: given
+                .early_stop_repeats
+                .or(rc.and_then(|c| c.extra_u32("early_stop_repeats"))),
+            action_space,
+            observation,
+        })
+    }
+
+    /// Put the settings into an agent configuration (the rest of it, the browser and the exploration,
+    /// stays as it is).
+    pub fn apply(&self, agent: &mut AgentConfig) {
+        (agent.width, agent.height) = self.window;
+        agent.max_steps = self.max_steps;
+        agent.page_timeout = Duration::from_secs_f64(self.page_timeout_s.max(1.0));
+        agent.settle_quiet = Duration::from_millis(self.settle_ms);
+        agent.wait = Duration::from_millis(self.wait_ms);
+        agent.search_url = self.search_url.clone();
+        // Early stops end a task where the run ended it; without them a re-execution would ask for a
+        // reply the run never had.
+        agent.stop_after_parse_failures = self.early_stop_parse_failures.unwrap_or(0);
+        agent.stop_after_repeats = self.early_stop_repeats.unwrap_or(0);
+        agent.action_space = self.action_space;
+        agent.observation = self.observation;
+    }
+
+    /// What `run.json` records of them: the fixed fields, and the `extra` entries (each set only when it
+    /// differs from the default, so run.json stays as before for runs without them).
+    pub fn recorded_fields(&self) -> ([u32; 2], Vec<(&'static str, Option<serde_json::Value>)>) {
+        let extra = vec![
+            ("early_stop_parse_failures", self.early_stop_parse_failures.map(|n| serde_json::json!(n))),
+            ("early_stop_repeats", self.early_stop_repeats.map(|n| serde_json::json!(n))),
+            (
+                "action_space",
+                (self.action_space != ActionSpace::WebVoyager).then(|| self.action_space.to_string().into()),
+            ),
+            (
+                "observation",
+                (self.observation != ObservationKind::Som).then(|| self.observation.to_string().into()),
+            ),
+        ];
+        ([self.window.0, self.window.1], extra)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(extra: &[(&str, serde_json::Value)]) -> RunConfig {
+        RunConfig {
+            max_steps: 7,
+            window: [1280, 720],
+            page_timeout_s: 12.0,
+            settle_ms: 80,
+            wait_ms: 900,
+            search_url: "https://search.test/".into(),
+            extra: extra.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn given_then_recorded_then_default() {
+        let rc = recorded(&[
+            ("action_space", "webarena".into()),
+            ("observation", "axtree".into()),
+            ("early_stop_repeats", 3.into()),
+        ]);
+        let old = RunConfig::default(); // a run.json without a config section
+        let webarena = Given { action_space: Some(ActionSpace::WebArena), ..Given::default() };
+        let cases: Vec<(&str, Given, Option<&RunConfig>, Settings)> = vec![
+            (
+                "nothing given, nothing recorded",
+                Given::default(),
+                None,
+                Settings {
+                    max_steps: 15,
+                    window: (1024, 768),
+                    page_timeout_s: 30.0,
+                    settle_ms: DEFAULT_SETTLE_MS,
+                    wait_ms: 5000,
+                    search_url: "https://www.google.com/".into(),
+                    early_stop_parse_failures: None,
+                    early_stop_repeats: None,
+                    action_space: ActionSpace::WebVoyager,
+                    observation: ObservationKind::Som,
+                },
+            ),
+            (
+                "a re-execution takes the run's",
+                Given::default(),
+                Some(&rc),
+                Settings {
+                    max_steps: 7,
+                    window: (1280, 720),
+                    page_timeout_s: 12.0,
+                    settle_ms: 80,
+                    wait_ms: 900,
+                    search_url: "https://search.test/".into(),
+                    early_stop_parse_failures: None,
+                    early_stop_repeats: Some(3),
+                    action_space: ActionSpace::WebArena,
+                    observation: ObservationKind::AxTree,
+                },
+            ),
+            (
+                "flags win over the run's",
+                Given {
+                    max_steps: Some(2),
+                    window: Some((800, 600)),
+                    settle_ms: Some(0),
+                    ..webarena.clone()
+                },
+                Some(&rc),
+                Settings {
+                    max_steps: 2,
+                    window: (800, 600),
+                    page_timeout_s: 12.0,
+                    settle_ms: 0,
+                    wait_ms: 900,
+                    search_url: "https://search.test/".into(),
+                    early_stop_parse_failures: None,
+                    early_stop_repeats: Some(3),
+                    action_space: ActionSpace::WebArena,
+                    observation: ObservationKind::AxTree,
+                },
+            ),
+            (
+                "an old run.json's zeros are not settings",
+                Given { max_steps: Some(0), ..Given::default() },
+                Some(&old),
+                Settings {
+                    max_steps: 1,
+                    window: (1024, 768),
+                    page_timeout_s: 30.0,
+                    settle_ms: DEFAULT_SETTLE_MS,
+                    wait_ms: 5000,
+                    search_url: "https://www.google.com/".into(),
+                    early_stop_parse_failures: None,
+                    early_stop_repeats: None,
+                    action_space: ActionSpace::WebVoyager,
+                    observation: ObservationKind::Som,
+                },
+            ),
+        ];
+        for (name, given, rc, want) in cases {
+            assert_eq!(Settings::resolve(&given, rc).unwrap(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_used_is_refused_with_the_reason() {
+        let unknown = recorded(&[("observation", "telepathy".into())]);
+        let e = Settings::resolve(&Given::default(), Some(&unknown)).unwrap_err();
+        assert!(matches!(e, SettingsError::Recorded { key: "observation", .. }), "{e}");
+        let axtree = Given { observation: Some(ObservationKind::AxTree), ..Given::default() };
+        let e = Settings::resolve(&axtree, None).unwrap_err();
+        assert!(matches!(e, SettingsError::ObservationNeedsWebArena(ObservationKind::AxTree)), "{e}");
+        assert!(e.to_string().contains("--action-space webarena"), "{e}");
+    }
+
+    #[test]
+    fn what_run_json_records_resolves_to_the_same_settings() {
+        let given = Given {
+            max_steps: Some(9),
+            window: Some((1366, 768)),
+            early_stop_parse_failures: Some(2),
+            action_space: Some(ActionSpace::WebArena),
+            observation: Some(ObservationKind::SomAxTree),
+            ..Given::default()
+        };
+        let s = Settings::resolve(&given, None).unwrap();
+        let (window, extra) = s.recorded_fields();
+        let rc = RunConfig {
+            max_steps: s.max_steps,
+            window,
+            page_timeout_s: s.page_timeout_s,
+            settle_ms: s.settle_ms,
+            wait_ms: s.wait_ms,
+            search_url: s.search_url.clone(),
+            extra: extra.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect(),
+            ..Default::default()
+        };
+        assert_eq!(Settings::resolve(&Given::default(), Some(&rc)).unwrap(), s);
+    }
+}

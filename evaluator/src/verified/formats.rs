@@ -76,7 +76,7 @@ fn day(s: &str) -> Option<u32> {
 
 fn month_of(s: &str) -> Option<u32> {
     let s = s.trim_end_matches('.');
-    super::value::MONTH_NAMES
+    super::read::MONTH_NAMES
         .iter()
         .position(|m| *m == s || (s.len() == 3 && m.starts_with(s)) || (s == "sept" && *m == "september"))
         .map(|i| i as u32 + 1)

@@ -13,6 +13,7 @@ use serde_json::Value;
 pub mod formats;
 pub mod jsonpath;
 pub mod network;
+mod read;
 pub mod response;
 pub mod url;
 pub mod value;

@@ -19,9 +19,9 @@ use std::io::{self, Seek, Write};
 
 use flate2::write::GzEncoder;
 use sha1::Digest as _;
-use snapshots::format::Header;
 use snapshots::{Exchange, Manifest, Store};
 
+use super::http::header;
 use super::record::{write_head, CountingWriter};
 use super::{ArchiveError, WarcExportReport};
 
@@ -345,10 +345,6 @@ fn write_record<W: Write>(
     } else {
         body(out)
     }
-}
-
-fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
-    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
 }
 
 fn clean(v: &str) -> String {

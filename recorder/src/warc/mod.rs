@@ -11,6 +11,7 @@
 //! gzip, SHA-1/SHA-256 and base 32 come from well-kept crates.
 
 mod export;
+mod http;
 mod import;
 mod record;
 

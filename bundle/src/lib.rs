@@ -17,6 +17,9 @@
 //! again changes nothing; a name held by other content is refused. If an import fails half-way the
 //! snapshots it created are removed. Memory: one part at a time (a body is compressed whole, so the
 //! largest body bounds it).
+//!
+//! Size: one format's writer, verifier and importer, which share its part list and manifest; the object
+//! storage copy is `remote.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};

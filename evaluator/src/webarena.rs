@@ -28,6 +28,8 @@
 //!   fails, as in VWA.
 //!
 //! An unknown eval type, and a `func:` helper the run could not execute, make the task not scorable, by name.
+//!
+//! Size: ~490 lines of rules, then their table tests.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,10 @@
 //! Shutdown: when the shutdown future resolves the listener closes, every connection is told to finish
 //! its in-flight requests and close, open WebSockets are closed (1001) and their exchanges completed, and
 //! `serve` returns once all that is done (or after `shutdown_grace`).
+//!
+//! Size: the connection path kept in one file (accept, head deadline, CONNECT and TLS, h1/h2 serving,
+//! forwarding, WebSocket hand-off, the sink), each phase a method of `Shared`; completion guards and I/O
+//! wrappers are `server/completion.rs` and `server/io.rs`.
 
 use std::convert::Infallible;
 use std::future::Future;

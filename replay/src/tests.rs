@@ -1,4 +1,6 @@
 //! Table tests of matching layers, sequence cursors, Range and misses, on the in-memory store.
+//!
+//! Size: tests only, one table per behaviour, sharing the fixtures at the top.
 
 #![allow(clippy::unwrap_used)]
 

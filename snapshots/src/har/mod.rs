@@ -16,6 +16,9 @@
 //! go into `_webfreeze` so that export -> import reproduces the same exchanges and bodies.
 //!
 //! WebSocket connections go both ways as Chromium writes them (`_webSocketMessages`, [`websocket`]).
+//!
+//! Size: import and export of one format, each the mirror of the other (what export writes, import
+//! reads back).
 
 mod websocket;
 

@@ -1,15 +1,13 @@
 //! `webfreeze replay`: the proxy with the replay handler.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use proxy::Proxy;
-use recorder::{HostFilter, Recorder};
 use replay::overlay::Overlays;
 use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
-use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
+use snapshots::{Clock, Store, SystemClock};
 
 use crate::cli::{FrozenWebArg, MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
@@ -31,24 +29,9 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     store.check_snapshot(&manifest)?;
     let overlays = union_of(&store, &manifest, &args)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut miss_writer = None;
-    let on_miss = match args.on_miss {
-        MissPolicy::NotFound => OnMiss::NotFound,
-        MissPolicy::Live => OnMiss::Live,
-        MissPolicy::Record => {
-            let name = args.miss_snapshot.clone().unwrap_or_else(|| format!("{}/misses", args.snapshot));
-            let now = clock.now_ms();
-            let w = Arc::new(store.create_snapshot(NewSnapshot {
-                name,
-                created_ms: now,
-                seed: Seed { start_ms: now, time_zone: manifest.seed.time_zone.clone() },
-                source: SnapshotSource::Record,
-                labels: BTreeMap::from([("misses_of".to_string(), args.snapshot.clone())]),
-            })?);
-            miss_writer = Some(w.clone());
-            OnMiss::Record(Arc::new(Recorder::new(w, clock.clone(), HostFilter::new(&[], &[]))))
-        }
-    };
+    let misses = args.miss_snapshot.clone().unwrap_or_else(|| format!("{}/misses", args.snapshot));
+    let (on_miss, miss_writer) =
+        OnMiss::start(args.on_miss.into(), &store, &misses, &manifest, clock.clone())?;
     let replay = Arc::new(Replay::new(
         store,
         manifest.clone(),

@@ -12,7 +12,7 @@ use session::{MissPolicy as Miss, PolicySpec, ProxyMode, RunOptions};
 use snapshots::{Clock, Store, SystemClock};
 use trajectory::{RunConfig, RunDir};
 
-use crate::cli::{MissPolicy, RunArgs, RunMode};
+use crate::cli::{RunArgs, RunMode};
 use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
 use crate::UsageError;
 use clap::ValueEnum as _;
@@ -172,11 +172,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         (RunMode::Live, _) => ProxyMode::Live,
         (RunMode::Record, _) => ProxyMode::record(Store::open(&cfg.store)?, &args.out)?,
         (RunMode::Replay, run) => {
-            let on_miss = match args.on_miss {
-                MissPolicy::NotFound => Miss::NotFound,
-                MissPolicy::Live => Miss::Live,
-                MissPolicy::Record => Miss::Record,
-            };
+            let on_miss: Miss = args.on_miss.into();
             // Sealed replay only reads: open read-only so several runs (or a recorder) can share the store.
             let store = match on_miss {
                 Miss::Record => Store::open(&cfg.store)?,

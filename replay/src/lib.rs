@@ -34,6 +34,19 @@ use snapshots::{Exchange, Manifest, Store};
 use crate::matcher::{Incoming, Layer};
 use crate::rules::Rules;
 
+/// What replay does when no recorded exchange matches: the setting (`--on-miss`, a task proxy's option);
+/// [`OnMiss`] is the policy at work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissPolicy {
+    /// Answer 404; never touch the network.
+    #[default]
+    NotFound,
+    /// Forward to the live origin.
+    Live,
+    /// Forward to the live origin and record the exchange into a snapshot of misses.
+    Record,
+}
+
 /// What to do when nothing in the snapshot matches.
 pub enum OnMiss {
     /// Answer 404 (never touches the network).
@@ -42,6 +55,36 @@ pub enum OnMiss {
     Live,
     /// Forward to the live origin and record the exchange with this recorder.
     Record(Arc<Recorder>),
+}
+
+impl OnMiss {
+    /// `policy` at work for a replay of `of`: for [`MissPolicy::Record`], a new snapshot `misses`
+    /// (labelled `misses_of`, seeded with `of`'s time zone) and its recorder; the writer is returned so the
+    /// caller seals it when the replay ends.
+    pub fn start(
+        policy: MissPolicy,
+        store: &Store,
+        misses: &str,
+        of: &Manifest,
+        clock: Arc<dyn snapshots::Clock>,
+    ) -> Result<(OnMiss, Option<Arc<snapshots::SnapshotWriter>>), snapshots::StoreError> {
+        Ok(match policy {
+            MissPolicy::NotFound => (OnMiss::NotFound, None),
+            MissPolicy::Live => (OnMiss::Live, None),
+            MissPolicy::Record => {
+                let now = clock.now_ms();
+                let w = Arc::new(store.create_snapshot(snapshots::NewSnapshot {
+                    name: misses.to_string(),
+                    created_ms: now,
+                    seed: snapshots::Seed { start_ms: now, time_zone: of.seed.time_zone.clone() },
+                    source: snapshots::SnapshotSource::Record,
+                    labels: std::collections::BTreeMap::from([("misses_of".to_string(), of.name.clone())]),
+                })?);
+                let rec = Recorder::new(w.clone(), clock, HostFilter::new(&[], &[]));
+                (OnMiss::Record(Arc::new(rec)), Some(w))
+            }
+        })
+    }
 }
 
 impl std::fmt::Debug for OnMiss {

@@ -33,17 +33,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 /// The shim's clock step per read, in record and replay alike.
 const SHIM_STEP_MS: u32 = 1;
 
-/// What replay does when no recorded exchange matches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MissPolicy {
-    /// Answer 404; never touch the network.
-    #[default]
-    NotFound,
-    /// Forward to the live origin.
-    Live,
-    /// Forward to the live origin and record the exchange into `<snapshot>/misses`.
-    Record,
-}
+/// What replay does when no recorded exchange matches (`Record`: into `<snapshot>/misses`).
+pub use replay::MissPolicy;
 
 /// Where a task's pages come from.
 #[derive(Debug, Clone)]
@@ -241,28 +232,13 @@ impl TaskProxy {
                 })?;
                 // Refuse a snapshot whose index no longer resolves rather than answer 404 to every page.
                 store.check_snapshot(&manifest)?;
-                let on_miss = match on_miss {
-                    MissPolicy::NotFound => OnMiss::NotFound,
-                    MissPolicy::Live => OnMiss::Live,
-                    MissPolicy::Record => {
-                        let now = opts.clock.now_ms();
-                        let misses = format!("{name}/misses");
-                        replace(store, &misses)?;
-                        let w = Arc::new(store.create_snapshot(NewSnapshot {
-                            name: misses,
-                            created_ms: now,
-                            seed: Seed { start_ms: now, time_zone: manifest.seed.time_zone.clone() },
-                            source: SnapshotSource::Record,
-                            labels: BTreeMap::from([("misses_of".to_string(), name.clone())]),
-                        })?);
-                        tp.writers.push(w.clone());
-                        OnMiss::Record(Arc::new(Recorder::new(
-                            w,
-                            opts.clock.clone(),
-                            HostFilter::new(&[], &[]),
-                        )))
-                    }
-                };
+                let misses = format!("{name}/misses");
+                if *on_miss == MissPolicy::Record {
+                    replace(store, &misses)?;
+                }
+                let (on_miss, writer) =
+                    OnMiss::start(*on_miss, store, &misses, &manifest, opts.clock.clone())?;
+                tp.writers.extend(writer);
                 tp.time_zone = Some(manifest.seed.time_zone.clone());
                 // The snapshot's locale when it recorded one (runs before v0.1 did not).
                 if let Some(l) = manifest.labels.get("locale") {

@@ -195,6 +195,16 @@ pub(crate) enum MissPolicy {
     Record,
 }
 
+impl From<MissPolicy> for replay::MissPolicy {
+    fn from(m: MissPolicy) -> Self {
+        match m {
+            MissPolicy::NotFound => replay::MissPolicy::NotFound,
+            MissPolicy::Live => replay::MissPolicy::Live,
+            MissPolicy::Record => replay::MissPolicy::Record,
+        }
+    }
+}
+
 /// `--not-captured`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum NotCapturedArg {

@@ -242,6 +242,48 @@ impl TlsBackend for RustlsBackend {
     }
 }
 
+/// One certificate an origin's chain may end in.
+pub struct TrustRoot {
+    /// The certificate.
+    pub der: CertificateDer<'static>,
+    /// The `--upstream-ca` file it came from; None for Mozilla's roots and the system's.
+    pub file: Option<PathBuf>,
+}
+
+/// The trust roots of `cfg`, for every TLS backend: Mozilla's (webpki-root-certs), the system's
+/// (`system_roots`) and the `extra_ca_files`; none when verification is off (`insecure`). A file that
+/// cannot be read or holds no PEM certificate is an error naming it. A backend skips a built-in or system
+/// certificate it cannot load, and refuses a file's.
+pub fn trust_roots(cfg: &UpstreamConfig) -> Result<Vec<TrustRoot>, ServeError> {
+    if cfg.insecure {
+        return Ok(Vec::new());
+    }
+    let mut roots: Vec<TrustRoot> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|c| TrustRoot { der: c.clone(), file: None })
+        .collect();
+    if cfg.system_roots {
+        roots.extend(
+            rustls_native_certs::load_native_certs()
+                .certs
+                .into_iter()
+                .map(|der| TrustRoot { der, file: None }),
+        );
+    }
+    for path in &cfg.extra_ca_files {
+        let err = |detail: String| ServeError::UpstreamCa { path: path.display().to_string(), detail };
+        let pem = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+        let before = roots.len();
+        for c in CertificateDer::pem_slice_iter(&pem) {
+            roots.push(TrustRoot { der: c.map_err(|e| err(e.to_string()))?, file: Some(path.clone()) });
+        }
+        if roots.len() == before {
+            return Err(err("no PEM certificate in it".into()));
+        }
+    }
+    Ok(roots)
+}
+
 fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, ServeError> {
     let provider = crate::crypto_provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -255,34 +297,12 @@ fn client_tls(cfg: &UpstreamConfig, alpn: &[&[u8]]) -> Result<ClientConfig, Serv
             .with_no_client_auth()
     } else {
         let mut roots = RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        if cfg.system_roots {
-            let native = rustls_native_certs::load_native_certs();
-            for c in native.certs {
-                let _ = roots.add(c);
-            }
-        }
-        for path in &cfg.extra_ca_files {
-            let pem = std::fs::read(path).map_err(|e| ServeError::UpstreamCa {
-                path: path.display().to_string(),
-                detail: e.to_string(),
-            })?;
-            let mut n = 0;
-            for c in CertificateDer::pem_slice_iter(&pem) {
-                let c = c.map_err(|e| ServeError::UpstreamCa {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                })?;
-                roots.add(c).map_err(|e| ServeError::UpstreamCa {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                })?;
-                n += 1;
-            }
-            if n == 0 {
+        for r in trust_roots(cfg)? {
+            // A built-in or system certificate rustls cannot use is left out; a file's is an error.
+            if let (Err(e), Some(path)) = (roots.add(r.der), &r.file) {
                 return Err(ServeError::UpstreamCa {
                     path: path.display().to_string(),
-                    detail: "no PEM certificate in it".into(),
+                    detail: e.to_string(),
                 });
             }
         }

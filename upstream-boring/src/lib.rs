@@ -22,10 +22,8 @@
 //! Connectors are built once per distinct ClientHello and cached. Trust is the proxy's: Mozilla's roots,
 //! the system's, `--upstream-ca` files; `--insecure-upstream` turns verification off.
 
-use rustls_pki_types::pem::PemObject as _;
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use boring::ssl::{
@@ -70,21 +68,21 @@ impl BoringBackend {
     /// Load the trust roots of `cfg`: Mozilla's, the system's (`system_roots`), `extra_ca_files`.
     pub fn new(cfg: &UpstreamConfig) -> Result<Self, BoringError> {
         let mut roots = Vec::new();
-        if !cfg.insecure {
-            for der in webpki_root_certs::TLS_SERVER_ROOT_CERTS {
-                if let Ok(c) = X509::from_der(der.as_ref()) {
-                    roots.push(c);
+        let trusted = proxy::upstream::trust_roots(cfg).map_err(|e| match e {
+            proxy::ServeError::UpstreamCa { path, detail } => BoringError::UpstreamCa { path, detail },
+            other => BoringError::UpstreamCa { path: String::new(), detail: other.to_string() },
+        })?;
+        for r in trusted {
+            match (X509::from_der(r.der.as_ref()), &r.file) {
+                (Ok(c), _) => roots.push(c),
+                (Err(e), Some(path)) => {
+                    return Err(BoringError::UpstreamCa {
+                        path: path.display().to_string(),
+                        detail: e.to_string(),
+                    })
                 }
-            }
-            if cfg.system_roots {
-                for der in rustls_native_certs::load_native_certs().certs {
-                    if let Ok(c) = X509::from_der(der.as_ref()) {
-                        roots.push(c);
-                    }
-                }
-            }
-            for path in &cfg.extra_ca_files {
-                roots.extend(read_pem_certs(path)?);
+                // A built-in or system certificate BoringSSL cannot parse is left out.
+                (Err(_), None) => {}
             }
         }
         let this = Self {
@@ -107,20 +105,6 @@ impl BoringBackend {
         map.insert(hello.clone(), c.clone());
         Ok(c)
     }
-}
-
-fn read_pem_certs(path: &PathBuf) -> Result<Vec<X509>, BoringError> {
-    let err = |detail: String| BoringError::UpstreamCa { path: path.display().to_string(), detail };
-    let pem = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    let mut out = Vec::new();
-    for c in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
-        let c = c.map_err(|e| err(e.to_string()))?;
-        out.push(X509::from_der(c.as_ref()).map_err(|e| err(e.to_string()))?);
-    }
-    if out.is_empty() {
-        return Err(err("no PEM certificate in it".into()));
-    }
-    Ok(out)
 }
 
 /// BoringSSL's names for the TLS 1.2 suites browsers offer (TLS 1.3 suites are not configurable).

@@ -25,7 +25,7 @@ pub mod version;
 
 pub use blob::{BlobReader, BlobWriter};
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use error::StoreError;
+pub use error::{ArchiveError, StoreError};
 pub use format::{
     BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
     SnapshotSource, SnapshotState, Timings,

@@ -18,7 +18,7 @@ mod record;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 
-use snapshots::{Store, StoreError};
+use snapshots::Store;
 
 /// Options of an import.
 #[derive(Debug, Clone)]
@@ -94,36 +94,8 @@ pub struct WarcExportReport {
     pub pages: u64,
 }
 
-/// Errors of an import or export.
-#[derive(Debug, thiserror::Error)]
-pub enum ArchiveError {
-    /// The file is not a readable archive at all.
-    #[error("{file}: {detail}")]
-    Malformed {
-        /// The file.
-        file: String,
-        /// What is wrong.
-        detail: String,
-    },
-    /// Reading or writing failed.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<std::io::Error> for ArchiveError {
-    fn from(e: std::io::Error) -> Self {
-        ArchiveError::Io { file: String::new(), source: e }
-    }
-}
+/// Errors of an import or export: one type for every archive format (HAR's too).
+pub use snapshots::ArchiveError;
 
 /// Imports a WARC stream (plain or gzip, sniffed) into a new snapshot. `progress` sees the report as it
 /// grows. A store failure or an unreadable input removes the half-made snapshot; damaged records do not.

@@ -67,30 +67,8 @@ pub struct ImportOptions {
     pub now_ms: i64,
 }
 
-/// Errors of an import or export.
-#[derive(Debug, thiserror::Error)]
-pub enum HarError {
-    /// The file is not a HAR.
-    #[error("{file}: not a HAR file: {detail}")]
-    Malformed {
-        /// The file.
-        file: String,
-        /// What is wrong.
-        detail: String,
-    },
-    /// Reading or writing the file failed.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+/// HAR's errors are every archive format's ([`ArchiveError`]).
+pub use crate::ArchiveError as HarError;
 
 /// Import a HAR stream into a new snapshot. `progress` is called after each entry with the count so far.
 pub fn import<R: Read>(
@@ -161,7 +139,7 @@ pub fn import<R: Read>(
                 let _ = store.remove(&opts.snapshot);
                 return Err(HarError::Malformed {
                     file: opts.source_file.clone(),
-                    detail: "no log.entries array".into(),
+                    detail: "not a HAR file: no log.entries array".into(),
                 });
             }
             Err(e) => {
@@ -170,7 +148,10 @@ pub fn import<R: Read>(
                     return Err(se.into());
                 }
                 let _ = store.remove(&opts.snapshot);
-                return Err(HarError::Malformed { file: opts.source_file.clone(), detail: e.to_string() });
+                return Err(HarError::Malformed {
+                    file: opts.source_file.clone(),
+                    detail: format!("not a HAR file: {e}"),
+                });
             }
         }
     }

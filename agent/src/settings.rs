@@ -88,6 +88,19 @@ const DEFAULT_PAGE_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_WAIT_MS: u64 = 5000;
 const DEFAULT_SEARCH_URL: &str = "https://www.google.com/";
 
+/// A setting run.json keeps as text in its `extra` map (None: not recorded), parsed once.
+fn recorded_as<T: std::str::FromStr<Err = String>>(
+    recorded: Option<&RunConfig>,
+    key: &'static str,
+) -> Result<Option<T>, SettingsError> {
+    match recorded.and_then(|c| c.extra_str(key)) {
+        Some(v) => {
+            v.parse().map(Some).map_err(|detail| SettingsError::Recorded { key, value: v.into(), detail })
+        }
+        None => Ok(None),
+    }
+}
+
 impl Settings {
     /// Each setting as given, else as `recorded` (the re-executed run's `run.json`), else the default.
     pub fn resolve(given: &Given, recorded: Option<&RunConfig>) -> Result<Settings, SettingsError> {
@@ -97,26 +110,12 @@ impl Settings {
             .window
             .or_else(|| rc.map(|c| (c.window[0], c.window[1])).filter(|(w, h)| *w >= 200 && *h >= 200))
             .unwrap_or(DEFAULT_WINDOW);
-        let parsed =
-            |key: &'static str, parse: fn(&str) -> Result<(), String>| -> Result<(), SettingsError> {
-                match recorded.and_then(|c| c.extra_str(key)) {
-                    Some(v) => {
-                        parse(v).map_err(|detail| SettingsError::Recorded { key, value: v.into(), detail })
-                    }
-                    None => Ok(()),
-                }
-            };
-        parsed("action_space", |v| v.parse::<ActionSpace>().map(|_| ()))?;
-        parsed("observation", |v| v.parse::<ObservationKind>().map(|_| ()))?;
-        let from_run = |k: &str| recorded.and_then(|c| c.extra_str(k));
-        let action_space = given
-            .action_space
-            .or_else(|| from_run("action_space").and_then(|v| v.parse().ok()))
-            .unwrap_or(ActionSpace::WebVoyager);
-        let observation = given
-            .observation
-            .or_else(|| from_run("observation").and_then(|v| v.parse().ok()))
-            .unwrap_or(ObservationKind::Som);
+        let action_space =
+            given.action_space.map_or_else(|| recorded_as(recorded, "action_space"), |s| Ok(Some(s)))?;
+        let observation =
+            given.observation.map_or_else(|| recorded_as(recorded, "observation"), |o| Ok(Some(o)))?;
+        let action_space = action_space.unwrap_or(ActionSpace::WebVoyager);
+        let observation = observation.unwrap_or(ObservationKind::Som);
         if action_space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
             return Err(SettingsError::ObservationNeedsWebArena(observation));
         }
@@ -207,41 +206,33 @@ mod tests {
         ]);
         let old = RunConfig::default(); // a run.json without a config section
         let webarena = Given { action_space: Some(ActionSpace::WebArena), ..Given::default() };
+        let defaults = Settings {
+            max_steps: 15,
+            window: (1024, 768),
+            page_timeout_s: 30.0,
+            settle_ms: DEFAULT_SETTLE_MS,
+            wait_ms: 5000,
+            search_url: "https://www.google.com/".into(),
+            early_stop_parse_failures: None,
+            early_stop_repeats: None,
+            action_space: ActionSpace::WebVoyager,
+            observation: ObservationKind::Som,
+        };
+        let from_run = Settings {
+            max_steps: 7,
+            window: (1280, 720),
+            page_timeout_s: 12.0,
+            settle_ms: 80,
+            wait_ms: 900,
+            search_url: "https://search.test/".into(),
+            early_stop_parse_failures: None,
+            early_stop_repeats: Some(3),
+            action_space: ActionSpace::WebArena,
+            observation: ObservationKind::AxTree,
+        };
         let cases: Vec<(&str, Given, Option<&RunConfig>, Settings)> = vec![
-            (
-                "nothing given, nothing recorded",
-                Given::default(),
-                None,
-                Settings {
-                    max_steps: 15,
-                    window: (1024, 768),
-                    page_timeout_s: 30.0,
-                    settle_ms: DEFAULT_SETTLE_MS,
-                    wait_ms: 5000,
-                    search_url: "https://www.google.com/".into(),
-                    early_stop_parse_failures: None,
-                    early_stop_repeats: None,
-                    action_space: ActionSpace::WebVoyager,
-                    observation: ObservationKind::Som,
-                },
-            ),
-            (
-                "a re-execution takes the run's",
-                Given::default(),
-                Some(&rc),
-                Settings {
-                    max_steps: 7,
-                    window: (1280, 720),
-                    page_timeout_s: 12.0,
-                    settle_ms: 80,
-                    wait_ms: 900,
-                    search_url: "https://search.test/".into(),
-                    early_stop_parse_failures: None,
-                    early_stop_repeats: Some(3),
-                    action_space: ActionSpace::WebArena,
-                    observation: ObservationKind::AxTree,
-                },
-            ),
+            ("nothing given, nothing recorded", Given::default(), None, defaults.clone()),
+            ("a re-execution takes the run's", Given::default(), Some(&rc), from_run.clone()),
             (
                 "flags win over the run's",
                 Given {
@@ -251,35 +242,13 @@ mod tests {
                     ..webarena.clone()
                 },
                 Some(&rc),
-                Settings {
-                    max_steps: 2,
-                    window: (800, 600),
-                    page_timeout_s: 12.0,
-                    settle_ms: 0,
-                    wait_ms: 900,
-                    search_url: "https://search.test/".into(),
-                    early_stop_parse_failures: None,
-                    early_stop_repeats: Some(3),
-                    action_space: ActionSpace::WebArena,
-                    observation: ObservationKind::AxTree,
-                },
+                Settings { max_steps: 2, window: (800, 600), settle_ms: 0, ..from_run.clone() },
             ),
             (
                 "an old run.json's zeros are not settings",
                 Given { max_steps: Some(0), ..Given::default() },
                 Some(&old),
-                Settings {
-                    max_steps: 1,
-                    window: (1024, 768),
-                    page_timeout_s: 30.0,
-                    settle_ms: DEFAULT_SETTLE_MS,
-                    wait_ms: 5000,
-                    search_url: "https://www.google.com/".into(),
-                    early_stop_parse_failures: None,
-                    early_stop_repeats: None,
-                    action_space: ActionSpace::WebVoyager,
-                    observation: ObservationKind::Som,
-                },
+                Settings { max_steps: 1, ..defaults.clone() },
             ),
         ];
         for (name, given, rc, want) in cases {

@@ -263,33 +263,21 @@ impl<'s> Importer<'s> {
         block: &mut io::Take<&mut dyn BufRead>,
         uri: String,
     ) -> Result<Handled, ArchiveError> {
-        let http = match read_http_head(block) {
+        let (version, status, headers) = match response_head("response", block) {
             Ok(Some(h)) => h,
             Ok(None) => return Ok(Handled::Damaged("response record without an HTTP head".into())),
-            Err(e) => return Ok(Handled::Damaged(format!("response record: {e}"))),
+            Err(damaged) => return Ok(damaged),
         };
-        let Some((version, status)) = parse_status_line(&http.first) else {
-            return Ok(Handled::Damaged(format!("response record: bad status line {:?}", http.first)));
-        };
-        let content_encoding = header(&http.headers, "content-encoding").map(str::to_string);
-        let chunked = header(&http.headers, "transfer-encoding")
-            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-        let mut flags =
-            ExchangeFlags { truncated: head.get("WARC-Truncated").is_some(), ..Default::default() };
-        let (body, decode_failed) =
-            self.store_body(block, chunked, content_encoding.as_deref(), &mut flags)?;
-        flags.decode_failed = decode_failed;
-        let payload = Payload {
-            body: body.clone(),
-            content_encoding: content_encoding.clone(),
-            decode_failed,
-            content_type: header(&http.headers, "content-type").map(str::to_string),
-        };
-        self.remember(head, &uri, payload);
+        let content_encoding = header(&headers, "content-encoding").map(str::to_string);
+        let chunked =
+            header(&headers, "transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+        let content_type = header(&headers, "content-type").map(str::to_string);
+        let (body, flags) =
+            self.store_payload(head, &uri, block, chunked, content_encoding.clone(), content_type)?;
         let resp = Resp {
             status,
             version,
-            headers: http.headers,
+            headers,
             body: Some(body),
             content_encoding,
             flags,
@@ -305,20 +293,8 @@ impl<'s> Importer<'s> {
         block: &mut io::Take<&mut dyn BufRead>,
         uri: String,
     ) -> Result<Handled, ArchiveError> {
-        let mut flags =
-            ExchangeFlags { truncated: head.get("WARC-Truncated").is_some(), ..Default::default() };
-        let (body, _) = self.store_body(block, false, None, &mut flags)?;
         let ct = head.get("Content-Type").map(|s| s.trim().to_string());
-        self.remember(
-            head,
-            &uri,
-            Payload {
-                body: body.clone(),
-                content_encoding: None,
-                decode_failed: false,
-                content_type: ct.clone(),
-            },
-        );
+        let (body, flags) = self.store_payload(head, &uri, block, false, None, ct.clone())?;
         let resp = Resp {
             headers: ct.into_iter().map(|ct| Header::new("Content-Type", ct)).collect(),
             body: Some(body),
@@ -336,9 +312,10 @@ impl<'s> Importer<'s> {
         block: &mut io::Take<&mut dyn BufRead>,
         uri: String,
     ) -> Result<Handled, ArchiveError> {
-        let http = match read_http_head(block) {
-            Ok(h) => h,
-            Err(e) => return Ok(Handled::Damaged(format!("revisit record: {e}"))),
+        let (version, status, mut headers) = match response_head("revisit", block) {
+            Ok(Some(h)) => h,
+            Ok(None) => ("unknown".to_string(), 200, Vec::new()),
+            Err(damaged) => return Ok(damaged),
         };
         let mut original =
             head.get("WARC-Payload-Digest").and_then(|d| self.by_digest.get(d.trim()).cloned());
@@ -349,15 +326,6 @@ impl<'s> Importer<'s> {
         if original.is_none() {
             original = self.by_uri.get(&uri_key(&uri)).cloned();
         }
-        let (status, version, mut headers) = match &http {
-            Some(h) => match parse_status_line(&h.first) {
-                Some((v, s)) => (s, v, h.headers.clone()),
-                None => {
-                    return Ok(Handled::Damaged(format!("revisit record: bad status line {:?}", h.first)))
-                }
-            },
-            None => (200, "unknown".to_string(), Vec::new()),
-        };
         // A "server not modified" revisit answers 304; the body it stands for was a full answer.
         let status = if status == 304 && original.is_some() { 200 } else { status };
         let mut flags = ExchangeFlags::default();
@@ -554,6 +522,30 @@ impl<'s> Importer<'s> {
         Ok(())
     }
 
+    /// Stores a response or resource record's payload (see [`Self::store_body`]) and remembers it for the
+    /// revisits that name it; the exchange's flags say whether it was cut short or failed to decode.
+    fn store_payload(
+        &mut self,
+        head: &RecordHead,
+        uri: &str,
+        block: &mut io::Take<&mut dyn BufRead>,
+        chunked: bool,
+        content_encoding: Option<String>,
+        content_type: Option<String>,
+    ) -> Result<(BodyRef, ExchangeFlags), ArchiveError> {
+        let mut flags =
+            ExchangeFlags { truncated: head.get("WARC-Truncated").is_some(), ..Default::default() };
+        let (body, decode_failed) =
+            self.store_body(block, chunked, content_encoding.as_deref(), &mut flags)?;
+        flags.decode_failed = decode_failed;
+        self.remember(
+            head,
+            uri,
+            Payload { body: body.clone(), content_encoding, decode_failed, content_type },
+        );
+        Ok((body, flags))
+    }
+
     fn remember(&mut self, head: &RecordHead, uri: &str, p: Payload) {
         if let Some(d) = head.get("WARC-Payload-Digest").map(str::trim).filter(|d| !d.is_empty()) {
             if !self.by_digest.contains(d) {
@@ -599,6 +591,20 @@ impl<'s> Importer<'s> {
             flags.truncated = true;
         }
         Ok(decoding.finish()?)
+    }
+}
+
+/// A response or revisit record's HTTP head: version, status and headers; `None` when the block has no
+/// head; a damaged head is the record's [`Handled::Damaged`], naming the `kind` of record.
+fn response_head(kind: &str, block: &mut dyn BufRead) -> Result<Option<(String, u16, Vec<Header>)>, Handled> {
+    let http = match read_http_head(block) {
+        Ok(Some(h)) => h,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(Handled::Damaged(format!("{kind} record: {e}"))),
+    };
+    match parse_status_line(&http.first) {
+        Some((version, status)) => Ok(Some((version, status, http.headers))),
+        None => Err(Handled::Damaged(format!("{kind} record: bad status line {:?}", http.first))),
     }
 }
 

@@ -1,7 +1,8 @@
 //! A step ends when the page is quiet, decided by the browser's events, not a fixed wait
 //! (agent/src/browser/settle.rs): with no quiet period at all (`--settle-ms 0`) the agent still sees what a
 //! request chain (a submit handler's fetch, then its rendering) produced, and each step reports the page's
-//! own work (`page_ms`) apart from the agent's.
+//! own work (`page_ms`) apart from the agent's; the quiet period is waited for only when the page has a
+//! short timer pending.
 
 use crate::support::*;
 
@@ -65,4 +66,69 @@ async fn a_step_waits_for_the_pages_own_work_and_no_longer() {
     assert_eq!(steps[1].timings.page_ms, 0, "scroll: {:?}", steps[1].timings);
     assert!(steps[2].timings.page_ms > 0, "search: {:?}", steps[2].timings);
     assert!(steps[3].timings.page_ms > 0, "navigation: {:?}", steps[3].timings);
+}
+
+/// The quiet period is waived for a page that shows it needs none (its thread idle, no short timer
+/// pending), and kept for one with a short timer pending: with a long quiet period (`--settle-ms 1500`),
+/// a fetch that renders at once ends its step well before the quiet period would have, while a fetch whose
+/// answer is shown from a 400 ms timer is waited for, and the observation after it shows the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quiet_period_is_waited_only_for_a_pending_short_timer() {
+    const QUIET_MS: u64 = 1500;
+    let home = tempfile::tempdir().unwrap();
+    let (_origin, reach) = https_origin(home.path(), "timer.test").await;
+    let tasks = home.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        r#"{"web_name": "Timers", "id": "Timers--0", "ques": "Fetch both", "web": "https://timer.test/timer/"}"#,
+    )
+    .unwrap();
+    let script = home.path().join("script");
+    let replies = [
+        "Thought: now\nAction: Click [0]",
+        "Thought: later\nAction: Click [1]",
+        "Thought: done\nAction: ANSWER; ok",
+    ];
+    let task = agent::tasks::load(&tasks).unwrap().remove(0);
+    agent::policy::write_script(&script, &[(task, replies.iter().map(|s| s.to_string()).collect())]).unwrap();
+    let out_dir = home.path().join("run");
+    let mut args = strs(&[
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--mode",
+        "live",
+        "--policy",
+        &format!("trajectory:{}", script.display()),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--settle-ms",
+        &QUIET_MS.to_string(),
+    ]);
+    args.extend(reach);
+    let out = cli(home.path(), args, vec![]).await;
+    assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&out_dir, "Timers--0");
+    assert_eq!(t.outcome, trajectory::Outcome::Answered, "{t:?}");
+    let steps = &t.steps;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    // The fetch shown at once: seen, and the step ended without the quiet period.
+    assert!(steps[1].elements.contains("answer now"), "after Fetch: {}", steps[1].elements);
+    assert!(steps[0].timings.page_ms > 0, "Fetch used the network: {:?}", steps[0].timings);
+    assert!(
+        steps[0].timings.act_ms < QUIET_MS,
+        "a page with no short timer pending is not held for the quiet period: {:?}",
+        steps[0].timings
+    );
+    // The answer shown from a timer: waited for.
+    assert!(
+        steps[2].elements.contains("answer later"),
+        "the observation after the timer's step shows what the timer rendered: {}",
+        steps[2].elements
+    );
+    assert!(
+        steps[1].timings.act_ms >= TIMER_DELAY_MS,
+        "the step waited for the pending timer: {:?}",
+        steps[1].timings
+    );
 }

@@ -254,6 +254,33 @@ fn rand_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
     Some(r)
 }
 
+/// A page for the settle wait's short-timer count (tests/settle.rs): "Fetch" asks `/timer/data` and shows
+/// the answer as a link at once; "Fetch, then wait" shows it from a timer of [`TIMER_DELAY_MS`] after the
+/// answer arrives, so only a wait that saw the pending timer observes it.
+pub(crate) const TIMER_DELAY_MS: u64 = 400;
+
+fn timer_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
+    let (body, ct) = match uri.path() {
+        "/timer/" => (
+            format!(
+                "<!doctype html><html><head><title>Timers</title><link rel=icon href=\"data:,\"></head><body>\
+                 <button id=now>Fetch</button> <button id=later>Fetch, then wait</button><div id=out></div><script>\
+                 const show = t => {{ const a = document.createElement('a'); a.href = '#'; a.textContent = t; \
+                 document.getElementById('out').appendChild(a); }};\
+                 document.getElementById('now').onclick = () => fetch('/timer/data?n=now').then(r => r.text()).then(show);\
+                 document.getElementById('later').onclick = () => fetch('/timer/data?n=later').then(r => r.text())\
+                 .then(t => setTimeout(() => show(t), {TIMER_DELAY_MS}));</script></body></html>"
+            ),
+            "text/html; charset=utf-8",
+        ),
+        "/timer/data" => (format!("answer {}", uri.query().unwrap_or("").trim_start_matches("n=")), "text/plain"),
+        _ => return None,
+    };
+    let mut r = Response::new(full(body));
+    r.headers_mut().insert("content-type", ct.parse().unwrap());
+    Some(r)
+}
+
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
     if req.uri().path().starts_with("/app/") {
@@ -263,6 +290,9 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
         return r;
     }
     if let Some(r) = rand_route(req.uri()) {
+        return r;
+    }
+    if let Some(r) = timer_route(req.uri()) {
         return r;
     }
     if req.uri().path().starts_with("/site/") {

@@ -59,11 +59,15 @@ struct Figures {
     start: u64,
     steps: usize,
     reproduced: usize,
+    /// Per kind of action (its first word): steps, then the medians of observe, action, page work and
+    /// overhead.
+    by_action: Vec<(String, usize, [u64; 4])>,
 }
 
 fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
     let (mut observe, mut act, mut start, mut per_step) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut page, mut overhead) = (Vec::new(), Vec::new());
+    let mut by_action: std::collections::BTreeMap<String, Vec<[u64; 4]>> = Default::default();
     let (mut steps, mut reproduced) = (0, 0);
     for id in ids {
         let t: serde_json::Value =
@@ -88,6 +92,8 @@ fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
                 act.push(a);
                 page.push(p);
                 overhead.push((o + a).saturating_sub(p));
+                let kind = s["action"].as_str().and_then(|a| a.split([' ', ';']).next()).unwrap_or("?");
+                by_action.entry(kind.to_string()).or_default().push([o, a, p, (o + a).saturating_sub(p)]);
             }
             if s["reproduced"]["url"] == true && s["reproduced"]["screenshot"] == true {
                 reproduced += 1;
@@ -103,6 +109,13 @@ fn figures(run: &Path, ids: &[String]) -> anyhow::Result<Figures> {
         start: median(start),
         steps,
         reproduced,
+        by_action: by_action
+            .into_iter()
+            .map(|(k, v)| {
+                let col = |i: usize| median(v.iter().map(|x| x[i]).collect());
+                (k, v.len(), [col(0), col(1), col(2), col(3)])
+            })
+            .collect(),
     })
 }
 
@@ -199,6 +212,9 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
         p.reproduced,
         p.steps
     );
+    let kinds: Vec<String> =
+        p.by_action.iter().map(|(k, n, [o, a, pg, ov])| format!("{k} x{n}: {o}/{a}/{pg}/{ov}")).collect();
+    println!("replay by action (observe/action/page work/overhead): {}", kinds.join(", "));
     println!(
         "replay overhead beyond the page's own work: {} ms per step (target < 150 ms: {})",
         p.overhead,

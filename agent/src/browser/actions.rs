@@ -12,10 +12,12 @@ use crate::action::{Action, ScrollTarget};
 /// recorded.
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
 
-/// The visible label of a clicked element's control (its text, value or aria-label), printable ASCII
+/// Points a clicked element's link or form at this tab (a link that would open a new tab opens in this
+/// one), and answers the visible label of its control (its text, value or aria-label), printable ASCII
 /// (a header value), at most 100 characters.
 const CONTROL_LABEL_JS: &str =
-    "function() { const c = this.closest('button,a,input,[role=button],summary') || this; \
+    "function() { const a = this.closest('a,form'); if (a) a.setAttribute('target', '_self'); \
+     const c = this.closest('button,a,input,[role=button],summary') || this; \
      const l = (c.getAttribute('aria-label') || c.value || c.innerText || '').replace(/\\s+/g, ' ').trim(); \
      return l.replace(/[^\\x20-\\x7e]/g, '').slice(0, 100); }";
 
@@ -38,22 +40,14 @@ impl Session {
     /// Carry out an action (not `ANSWER`, which ends the task) and let the page settle.
     pub async fn perform(&self, action: &Action) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
+        self.begin_action();
         // A click sends its control's label with the requests it causes, until the page settles.
         let mut labelled = false;
         match action {
             Action::Click(n) => {
                 let el = self.marked(*n).await?;
-                // Links that would open a new tab open in this one.
-                let _ = bounded(
-                    t,
-                    "retargeting the link",
-                    el.call_js_fn(
-                        "function() { const a = this.closest('a,form'); if (a) a.setAttribute('target', '_self'); }",
-                        false,
-                    ),
-                )
-                .await;
-                // The side-effect guard judges a write also by the control that sent it.
+                // Links that would open a new tab open in this one; the side-effect guard judges a write
+                // also by the control that sent it (one call for both).
                 let control =
                     bounded(t, "reading the control's label", el.call_js_fn(CONTROL_LABEL_JS, false))
                         .await

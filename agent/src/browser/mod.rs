@@ -239,6 +239,7 @@ impl Session {
             scripts.extend(local_storage);
         }
         scripts.push(if self.opts.real_tabs { som::NEW_TAB_JS } else { som::SAME_TAB_JS }.to_string());
+        scripts.push(settle::timers_js(self.opts.settle_quiet));
         self.scripts = scripts;
         let tab = self.setup_tab(page).await?;
         if let Ok(mut tabs) = self.tabs.lock() {
@@ -341,6 +342,7 @@ impl Session {
     /// Navigate and wait for the page to settle.
     pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
         let page = self.page()?;
+        self.begin_action();
         let nav = async {
             page.goto(NavigateParams::new(url)).await.map_err(cdp)?;
             Ok::<_, BrowserError>(())
@@ -376,6 +378,16 @@ impl Session {
     /// Taken once: 0 after an action that failed before its wait.
     pub fn take_page_ms(&self) -> u64 {
         self.last_page_ms.swap(0, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Note that an action begins on the active tab, so the wait after it counts the page's work from the
+    /// first network event the action caused, even one before the wait began.
+    pub(super) fn begin_action(&self) {
+        if let Ok((_, net)) = self.active() {
+            if let Ok(mut n) = net.lock() {
+                n.action = Some((Instant::now(), None));
+            }
+        }
     }
 
     /// [`Session::settle`] for a given tab (the active one, or a background tab of exploration).

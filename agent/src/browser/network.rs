@@ -28,6 +28,10 @@ pub(super) struct NetState {
     /// When the page last received a WebSocket message (see [`settle`]: a burst of them counts as the
     /// page's work for a while).
     pub(super) ws_frame: Option<Instant>,
+    /// When the latest action began ([`super::Session::begin_action`]), and the first network event at or
+    /// after it: where the page's own work for that action starts (it may start before the action's own
+    /// calls return: a submit on Enter, a navigation on the mouse release).
+    pub(super) action: Option<(Instant, Option<Instant>)>,
     /// The `last_change` at which the tab was last found settled (see [`settle`]).
     pub(super) settled_at: Option<Option<Instant>>,
     pub(super) crashed: bool,
@@ -110,7 +114,13 @@ pub(super) async fn watch(
                         }
                     }
                 }
-                n.last_change = Some(Instant::now());
+                let now = Instant::now();
+                n.last_change = Some(now);
+                if let Some((began, first @ None)) = &mut n.action {
+                    if now >= *began {
+                        *first = Some(now);
+                    }
+                }
             }
         }
     });

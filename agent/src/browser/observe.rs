@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use chromiumoxide::page::{Page, ScreenshotParams};
+use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotParams;
+use chromiumoxide::page::Page;
 
 use super::{bounded, cdp, BrowserError, ObservationKind, Session};
 use crate::axtree;
@@ -60,12 +61,7 @@ impl Session {
             let json: String = self.eval(som::MARK_JS).await?;
             serde_json::from_str(&json).map_err(cdp)?
         };
-        let shot = bounded(
-            self.opts.page_timeout,
-            "the screenshot",
-            page.screenshot(ScreenshotParams::builder().build()),
-        )
-        .await;
+        let shot = self.capture(&page).await;
         let _: Result<bool, _> = self.eval(som::UNMARK_JS).await;
         let screenshot = shot?;
         let (text, targets) = match kind {
@@ -90,6 +86,19 @@ impl Session {
             ms: t0.elapsed().as_millis() as u64,
             unsettled,
         })
+    }
+
+    /// A PNG of the tab's viewport. `Page.captureScreenshot` itself: chromiumoxide's `Page::screenshot`
+    /// first activates the target, a round trip an observation of the active tab does not need.
+    async fn capture(&self, page: &Page) -> Result<Vec<u8>, BrowserError> {
+        use base64::Engine as _;
+        let shot = bounded(
+            self.opts.page_timeout,
+            "the screenshot",
+            page.execute(CaptureScreenshotParams::default()),
+        )
+        .await?;
+        base64::engine::general_purpose::STANDARD.decode(shot.result.data.as_ref() as &str).map_err(cdp)
     }
 
     /// The active tab's accessibility tree in WebArena's text form, the viewport's part of it; `marks`:

@@ -5,25 +5,37 @@
 //! - no request is in flight (the tab's CDP network events: `requestWillBeSent` against `loadingFinished`
 //!   and `loadingFailed`), and none has started or ended for the quiet period (`settle_quiet`, default
 //!   50 ms: the margin for a page's short timers);
-//! - the page has drawn two animation frames since (drawn while the quiet period runs): by the second frame, the tasks that handled the last
-//!   response (or the action: a click handler, a submit, `history.back()`) have run and rendered, and any
-//!   request they started has been announced; CDP sends the renderer's `requestWillBeSent` before the
-//!   answer to an evaluation that ran after it, so the check cannot miss one;
+//! - the page has drawn an animation frame since and then been idle (`requestIdleCallback`: no task
+//!   queued), checked while the quiet period runs: by then the tasks that handled the last response (or
+//!   the action: a click handler, a submit, `history.back()`) have run, and any request they started has
+//!   been announced; CDP sends the renderer's `requestWillBeSent` before the answer to an evaluation that
+//!   ran after it, so the check cannot miss one. Where the idle check cannot be made (no count, below),
+//!   two frames are drawn instead, as before the idle check existed;
 //! - `document.readyState` is `complete` (the load event has fired).
+//!
+//! The quiet period is a margin for what the network events cannot show: a short timer (a debounce) that
+//! is about to start a request or change the page. It is waived when the page shows it has none: a page
+//! script ([`timers_js`], on every document) keeps count of the page's pending timers of at most the quiet
+//! period (`setTimeout`, `setInterval`), and the frame check ends with an idle callback (the main thread
+//! has no queued work: a framework rendering in chunks is not idle). A frame drawn, the thread idle, no
+//! short timer pending and nothing on the wire since: the page is settled at once, without the rest of the
+//! quiet period. A page with a short timer pending, one that is not idle within [`IDLE_CAP`], or one
+//! without the count (a document the script did not reach) waits for the whole quiet period as before.
+//! What the count does not see is a frame's own timers (iframes); their requests are still seen.
 //!
 //! WebSocket messages the page receives count as network events during the first [`WS_WINDOW`] of a wait:
 //! a page that renders a burst of pushed messages (a ticker that fills in, a chat that loads its history)
 //! is observed once the burst is over, in recording and in replay alike, while a stream that never stops
 //! delays a step by at most that window.
 //!
-//! After an action the first check waits for the two frames before looking at the network at all, so a
+//! After an action the first check runs its frame check before looking at the network at all, so a
 //! navigation or request the action is about to start is waited for. A hidden tab draws no frames
 //! (exploration's background tabs): there the frame wait gives up after [`FRAMES_CAP`] and the check
 //! falls back to the quiet period alone. A page that never settles (a long poll) ends the wait at the page
 //! timeout, noted by the caller.
 //!
-//! The wait reports the page's own work ([`Settled::page_ms`]: from the action to the last network event
-//! it caused), so a step's overhead (the step less that) can be measured (`cargo xtask bench agent`).
+//! The wait reports the page's own work ([`Settled::page_ms`]: from the first network event the action
+//! caused, or the wait's start, to the last one), so a step's overhead (the step less that) can be measured (`cargo xtask bench agent`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,11 +44,59 @@ use chromiumoxide::page::Page;
 
 use super::NetState;
 
-/// Two animation frames, then the document's ready state.
-const TWO_FRAMES_JS: &str =
-    "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.readyState))))";
+/// An animation frame, then an idle callback; answers the document's ready state and, after a space,
+/// the count of the page's pending short timers ([`timers_js`]), or -1 when the thread was not idle within
+/// [`IDLE_CAP`]. A page without the count (or without idle callbacks) draws a second frame instead and
+/// answers -1: it waits for the quiet period.
+static FRAME_CHECK_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "new Promise(r => requestAnimationFrame(() => {{ \
+         const answer = n => r(document.readyState + ' ' + n); \
+         const count = window.__webfreeze_timers; \
+         if (typeof count !== 'function' || typeof requestIdleCallback !== 'function') {{ \
+           requestAnimationFrame(() => answer(-1)); return; }} \
+         requestIdleCallback(d => answer(d.didTimeout ? -1 : count()), {{ timeout: {} }}); }}))",
+        IDLE_CAP.as_millis()
+    )
+});
 
-/// The longest wait for two frames: a hidden tab draws none, and an evaluation racing a navigation may
+/// How long the frame check waits for the page's main thread to be idle (the `timeout` in
+/// [`FRAME_CHECK_JS`]); a page busy for longer waits for the whole quiet period.
+pub(super) const IDLE_CAP: Duration = Duration::from_millis(40);
+
+/// The page script that counts the page's pending timers of at most `quiet` (installed on every document
+/// before the page's own scripts; read by [`FRAME_CHECK_JS`]). A `setTimeout` counts until it fires or is
+/// cleared; a `setInterval` until it is cleared. A timer whose callback is a string is not counted (it
+/// cannot be followed), nor are longer timers: the quiet period never waited for them either.
+pub(super) fn timers_js(quiet: Duration) -> String {
+    format!(
+        r#"(() => {{
+  if (window.__webfreeze_timers) return;
+  const limit = {limit};
+  const timeouts = new Set(), intervals = new Set();
+  const setT = window.setTimeout, clearT = window.clearTimeout;
+  const setI = window.setInterval, clearI = window.clearInterval;
+  const short = (fn, delay) => typeof fn === 'function' && (Number(delay) || 0) <= limit;
+  window.setTimeout = function (fn, delay, ...rest) {{
+    if (!short(fn, delay)) return setT.call(window, fn, delay, ...rest);
+    const id = setT.call(window, function () {{ timeouts.delete(id); return fn.apply(this, arguments); }}, delay, ...rest);
+    timeouts.add(id);
+    return id;
+  }};
+  window.setInterval = function (fn, delay, ...rest) {{
+    const id = setI.call(window, fn, delay, ...rest);
+    if (short(fn, delay)) intervals.add(id);
+    return id;
+  }};
+  window.clearTimeout = function (id) {{ timeouts.delete(id); intervals.delete(id); return clearT.call(window, id); }};
+  window.clearInterval = function (id) {{ timeouts.delete(id); intervals.delete(id); return clearI.call(window, id); }};
+  Object.defineProperty(window, '__webfreeze_timers', {{ value: () => timeouts.size + intervals.size }});
+}})();"#,
+        limit = quiet.as_millis()
+    )
+}
+
+/// The longest wait for the frame check: a hidden tab draws none, and an evaluation racing a navigation may
 /// never answer.
 pub(super) const FRAMES_CAP: Duration = Duration::from_millis(150);
 
@@ -51,24 +111,28 @@ pub(super) const WS_WINDOW: Duration = Duration::from_secs(2);
 pub struct Settled {
     /// The page settled within the page timeout.
     pub settled: bool,
-    /// From the start of the wait to the last network event after it (0 when there was none): the page's
-    /// own work for an action.
+    /// From the first network event the action caused (or the start of the wait, if earlier) to the last
+    /// one (0 when there was none): the page's own work for an action.
     pub page_ms: u64,
 }
 
 /// What the page answered to the frame check.
 enum Frames {
-    /// Two frames drew; the ready state.
-    Drew(String),
+    /// The frames drew; the ready state, and whether the page then showed it needs no quiet period (its
+    /// thread idle, no short timer pending).
+    Drew { state: String, calm: bool },
     /// No frames within [`FRAMES_CAP`] (hidden tab), or the evaluation failed (a navigation replaced the
     /// document): the network state alone decides, with the ready state read directly.
     Unknown,
 }
 
-async fn two_frames(page: &Page) -> Frames {
-    match tokio::time::timeout(FRAMES_CAP, page.evaluate(TWO_FRAMES_JS)).await {
+async fn frame_check(page: &Page) -> Frames {
+    match tokio::time::timeout(FRAMES_CAP, page.evaluate(FRAME_CHECK_JS.as_str())).await {
         Ok(Ok(r)) => match r.into_value::<String>() {
-            Ok(s) => Frames::Drew(s),
+            Ok(s) => {
+                let (state, timers) = s.split_once(' ').unwrap_or((s.as_str(), "-1"));
+                Frames::Drew { state: state.to_string(), calm: timers == "0" }
+            }
             Err(_) => Frames::Unknown,
         },
         _ => Frames::Unknown,
@@ -104,8 +168,14 @@ pub(super) async fn settle(
     timeout: Duration,
 ) -> Settled {
     let start = Instant::now();
+    // The page's work after an action starts at the first network event it caused, which may come before
+    // this wait does (a submit on Enter, a navigation on the mouse release).
+    let origin = match net.lock() {
+        Ok(n) if after_action => n.action.and_then(|(_, first)| first).map_or(start, |f| f.min(start)),
+        _ => start,
+    };
     let page_ms = |last: Option<Instant>| {
-        last.filter(|t| *t > start).map(|t| t.duration_since(start).as_millis() as u64).unwrap_or(0)
+        last.filter(|t| *t > origin).map(|t| t.duration_since(origin).as_millis() as u64).unwrap_or(0)
     };
     let unsettled = |last| Settled { settled: false, page_ms: page_ms(last) };
     let Some((_, first, _)) = network(net, start) else { return unsettled(None) };
@@ -120,7 +190,7 @@ pub(super) async fn settle(
     // starts meanwhile drops it, and the wait goes on from that request.
     let mut drawn: Option<(Option<Instant>, Frames)> = None;
     let mut drawing: Option<(Option<Instant>, FramesFuture<'_>)> =
-        after_action.then(|| (first, Box::pin(two_frames(page)) as FramesFuture<'_>));
+        after_action.then(|| (first, Box::pin(frame_check(page)) as FramesFuture<'_>));
     loop {
         let Some((idle, last, crashed)) = network(net, start) else { return unsettled(None) };
         if crashed || start.elapsed() >= timeout {
@@ -139,7 +209,7 @@ pub(super) async fn settle(
         }
         // Quiet on the wire: the frames are drawn while the quiet period runs, not after it.
         if drawn.is_none() && drawing.is_none() {
-            drawing = Some((last, Box::pin(two_frames(page))));
+            drawing = Some((last, Box::pin(frame_check(page))));
         }
         if let Some((from, frames)) = drawing.as_mut() {
             if let Ok(f) = tokio::time::timeout(POLL, frames).await {
@@ -149,13 +219,14 @@ pub(super) async fn settle(
             continue;
         }
         let quiet_for = last.map_or(Duration::MAX, |t| t.elapsed());
-        if quiet_for < quiet {
+        let calm = matches!(drawn, Some((_, Frames::Drew { calm: true, .. })));
+        if quiet_for < quiet && !calm {
             tokio::time::sleep(POLL.min(quiet - quiet_for)).await;
             continue;
         }
         let Some((_, frames)) = drawn.take() else { continue };
         let state = match frames {
-            Frames::Drew(s) => Some(s),
+            Frames::Drew { state, .. } => Some(state),
             Frames::Unknown => ready_state(page, timeout.saturating_sub(start.elapsed())).await,
         };
         if state.as_deref() == Some("complete") {

@@ -57,6 +57,7 @@ impl Session {
     /// Carry out a WebArena action (not `stop`, which ends the task), open the tabs it asked for, and
     /// let the page settle.
     pub async fn perform_webarena(&self, action: &Action) -> Result<(), BrowserError> {
+        self.begin_action();
         let t = self.opts.page_timeout;
         match action {
             Action::Click(id) => {

@@ -238,8 +238,10 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "SECS")]
     pub page_timeout: Option<f64>,
     /// A page has settled when no request has been in flight, started or ended, for this many
-    /// milliseconds, the page has drawn two frames since and its load event has fired: raise it for pages
-    /// whose scripts start requests on longer timers [default: 50; with --policy trajectory:RUN, RUN's].
+    /// milliseconds, the page has drawn a frame since and its load event has fired; the wait is cut short
+    /// when the page has no timer of at most this length pending and its main thread is idle. Raise it
+    /// for pages whose scripts start requests on longer timers [default: 50; with --policy
+    /// trajectory:RUN, RUN's].
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
     /// How long the `Wait` action waits, in milliseconds [default: 5000; with --policy

@@ -72,7 +72,7 @@ pub enum SettingsError {
         /// Its value.
         value: String,
         /// What this build knows.
-        detail: String,
+        detail: crate::UnknownChoice,
     },
     /// An observation WebVoyager's actions cannot point into.
     #[error(
@@ -89,7 +89,7 @@ const DEFAULT_WAIT_MS: u64 = 5000;
 const DEFAULT_SEARCH_URL: &str = "https://www.google.com/";
 
 /// A setting run.json keeps as text in its `extra` map (None: not recorded), parsed once.
-fn recorded_as<T: std::str::FromStr<Err = String>>(
+fn recorded_as<T: std::str::FromStr<Err = crate::UnknownChoice>>(
     recorded: Option<&RunConfig>,
     key: &'static str,
 ) -> Result<Option<T>, SettingsError> {

@@ -547,7 +547,7 @@ impl<H: Handler> Shared<H> {
     }
 
     /// Make the request URI absolute (inside tunnels requests arrive in origin-form).
-    fn absolute_uri(req: &Request<Incoming>, conn: &ConnCtx) -> Result<Uri, String> {
+    fn absolute_uri(req: &Request<Incoming>, conn: &ConnCtx) -> Result<Uri, http::uri::InvalidUri> {
         let scheme = if conn.tls { "https" } else { "http" };
         let uri = req.uri();
         let Some(tunnel) = &conn.tunnel else {
@@ -559,9 +559,7 @@ impl<H: Handler> Shared<H> {
             .or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string))
             .unwrap_or_else(|| tunnel.clone());
         let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        format!("{scheme}://{}{pq}", authority_for(scheme, &authority))
-            .parse::<Uri>()
-            .map_err(|e| e.to_string())
+        format!("{scheme}://{}{pq}", authority_for(scheme, &authority)).parse::<Uri>()
     }
 
     async fn handle(self: &Arc<Self>, mut req: Request<Incoming>, conn: &ConnCtx) -> Response<Body> {

@@ -88,7 +88,7 @@ struct RecState {
     /// lost a chunk), and the error is reported as the exchange's when it completes.
     req_failed: Option<snapshots::StoreError>,
     /// The request key, fed the body as it streams (the one key builder replay and import use too).
-    key: Result<KeyBuilder, String>,
+    key: Result<KeyBuilder, snapshots::KeyError>,
     response: Option<ResponseHead>,
     resp_body: Option<Decoding>,
     first_byte: Option<Instant>,
@@ -179,8 +179,7 @@ impl Recorder {
                 req.method().as_str(),
                 &req.uri().to_string(),
                 req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
-            )
-            .map_err(|e| e.to_string()),
+            ),
             response: None,
             resp_body: None,
             first_byte: None,
@@ -215,7 +214,7 @@ impl Recorder {
                 return Err(e);
             }
             let req_body = if st.req_body.is_empty() { None } else { Some(st.req_body.finish()?) };
-            let key = st.key.map_err(snapshots::StoreError::Backend)?.finish();
+            let key = st.key?.finish();
             let (body, decode_failed) = match st.resp_body {
                 Some(d) => {
                     let (b, failed) = d.finish()?;

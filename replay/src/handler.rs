@@ -27,7 +27,7 @@ impl Handler for Replay {
                 Ok(b) => b,
                 Err(e) => {
                     return Decision::Respond(text_response(
-                        StatusCode::PAYLOAD_TOO_LARGE,
+                        e.status(),
                         &format!("webfreeze replay: cannot read the request body for {url}: {e}\n"),
                     ))
                 }

@@ -187,20 +187,45 @@ impl Replay {
     }
 }
 
+/// Why a request body could not be read, or a recorded body streamed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BodyError {
+    /// The client's body failed while it was read (the client's side).
+    #[error("{0}")]
+    Read(proxy::BoxError),
+    /// The client's body is larger than replay reads (the client's side).
+    #[error("request body over {} MiB", .0 >> 20)]
+    TooLarge(usize),
+    /// The store failed reading a recorded body (this side).
+    #[error(transparent)]
+    Store(#[from] snapshots::StoreError),
+    /// The blocking task reading a recorded body failed (this side).
+    #[error("blob reader: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+impl BodyError {
+    /// The status to answer a request whose body could not be read with.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            BodyError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Read(_) => StatusCode::BAD_REQUEST,
+            BodyError::Store(_) | BodyError::Task(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
 /// Read a request body whole, up to [`MAX_REQUEST_BODY`].
 pub(crate) fn read_body(
     mut body: Body,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Bytes, String>> + Send>> {
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Bytes, BodyError>> + Send>> {
     Box::pin(async move {
         let mut buf = Vec::new();
         while let Some(frame) = body.frame().await {
-            let frame = match frame {
-                Ok(f) => f,
-                Err(e) => return Err(e.to_string()),
-            };
+            let frame = frame.map_err(BodyError::Read)?;
             if let Ok(d) = frame.into_data() {
                 if buf.len() + d.len() > MAX_REQUEST_BODY {
-                    return Err(format!("request body over {} MiB", MAX_REQUEST_BODY >> 20));
+                    return Err(BodyError::TooLarge(MAX_REQUEST_BODY));
                 }
                 buf.extend_from_slice(&d);
             }
@@ -254,7 +279,7 @@ pub(crate) fn miss_response(snapshot: &str, method: &str, url: &str) -> Response
 /// Stream a large blob chunk by chunk, each read on the blocking pool; two chunks in flight at most, so
 /// memory stays bounded whatever the body size.
 fn stream_blob(store: Store, hash: String) -> Body {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, String>>(2);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, BodyError>>(2);
     // Each read is one job on tokio's blocking pool (no thread per body, none held while a slow client
     // leaves the channel full); the channel bounds what is read ahead.
     tokio::spawn(async move {
@@ -262,11 +287,11 @@ fn stream_blob(store: Store, hash: String) -> Body {
         let mut reader = match opened {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                let _ = tx.send(Err(e.to_string())).await;
+                let _ = tx.send(Err(e.into())).await;
                 return;
             }
             Err(e) => {
-                let _ = tx.send(Err(format!("blob reader: {e}"))).await;
+                let _ = tx.send(Err(e.into())).await;
                 return;
             }
         };
@@ -279,7 +304,7 @@ fn stream_blob(store: Store, hash: String) -> Body {
             let (r, chunk) = match step {
                 Ok(x) => x,
                 Err(e) => {
-                    let _ = tx.send(Err(format!("blob reader: {e}"))).await;
+                    let _ = tx.send(Err(e.into())).await;
                     return;
                 }
             };
@@ -287,7 +312,7 @@ fn stream_blob(store: Store, hash: String) -> Body {
             let item = match chunk {
                 Ok(Some(c)) => Ok(Bytes::from(c)),
                 Ok(None) => return,
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e.into()),
             };
             let stop = item.is_err();
             if tx.send(item).await.is_err() || stop {
@@ -300,7 +325,7 @@ fn stream_blob(store: Store, hash: String) -> Body {
 
 /// A body fed by the blob reader through a bounded channel.
 struct ChannelBody {
-    rx: tokio::sync::mpsc::Receiver<Result<Bytes, String>>,
+    rx: tokio::sync::mpsc::Receiver<Result<Bytes, BodyError>>,
 }
 
 impl http_body::Body for ChannelBody {

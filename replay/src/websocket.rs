@@ -34,13 +34,18 @@ pub enum WsPacing {
     Fast,
 }
 
+/// A WebSocket pacing name that is not `recorded` or `fast`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown WebSocket pacing {0:?} (expected recorded or fast)")]
+pub struct UnknownPacing(pub String);
+
 impl std::str::FromStr for WsPacing {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPacing;
+    fn from_str(s: &str) -> Result<Self, UnknownPacing> {
         match s {
             "recorded" => Ok(Self::Recorded),
             "fast" => Ok(Self::Fast),
-            other => Err(format!("unknown WebSocket pacing {other:?} (expected recorded or fast)")),
+            other => Err(UnknownPacing(other.to_string())),
         }
     }
 }

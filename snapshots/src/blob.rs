@@ -351,41 +351,84 @@ impl Read for BlobReader {
     }
 }
 
-/// Recompute a stored blob's hash; `Err` describes the damage.
-pub(crate) fn check_blob(store: &Store, hash: &[u8; 32], raw: &[u8]) -> Result<u64, String> {
-    let rec = BlobRecord::parse(raw).map_err(|e| e.to_string())?;
+/// What is wrong with a stored blob (`snapshots verify` reports it against the blob's hash).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BlobDamage {
+    /// The blob's record does not parse, or its inline data does not decompress.
+    #[error("{0}")]
+    Record(StoreError),
+    /// A chunk the blob names is not in the store.
+    #[error("chunk {0} missing")]
+    ChunkMissing(String),
+    /// A chunk is too short to hold its header, or does not decompress.
+    #[error("chunk {chunk}: {detail}")]
+    Chunk {
+        /// The chunk's hash (hex).
+        chunk: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The content's length differs from the recorded size.
+    #[error("size {found} differs from recorded {recorded}")]
+    Size {
+        /// Bytes found.
+        found: u64,
+        /// Bytes recorded.
+        recorded: u64,
+    },
+    /// The content does not hash to the blob's key.
+    #[error("content does not match its hash")]
+    Hash,
+}
+
+/// Recompute a stored blob's hash: its size, or what is damaged. `Err` of the outer result: the store
+/// itself failed (reading a chunk), which says nothing about the blob.
+pub(crate) fn check_blob(
+    store: &Store,
+    hash: &[u8; 32],
+    raw: &[u8],
+) -> Result<Result<u64, BlobDamage>, StoreError> {
+    let rec = match BlobRecord::parse(raw) {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(BlobDamage::Record(e))),
+    };
     let mut h = blake3::Hasher::new();
     let mut total = 0u64;
     let size = match &rec {
         BlobRecord::Inline { kind, size, data } => {
-            let d = decompress(*kind, data, usize::try_from(*size).unwrap_or(CHUNK))
-                .map_err(|e| e.to_string())?;
-            h.update(&d);
-            total += d.len() as u64;
+            match decompress(*kind, data, usize::try_from(*size).unwrap_or(CHUNK)) {
+                Ok(d) => {
+                    h.update(&d);
+                    total += d.len() as u64;
+                }
+                Err(e) => return Ok(Err(BlobDamage::Record(e))),
+            }
             *size
         }
         BlobRecord::Chunked { size, chunks } => {
             for c in chunks {
-                let v = store
-                    .kv()
-                    .get(Table::Chunks, c)
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| format!("chunk {} missing", hex(c)))?;
+                let Some(v) = store.kv().get(Table::Chunks, c)? else {
+                    return Ok(Err(BlobDamage::ChunkMissing(hex(c))));
+                };
                 if v.len() < 2 {
-                    return Err(format!("chunk {} too short", hex(c)));
+                    return Ok(Err(BlobDamage::Chunk { chunk: hex(c), detail: "too short".into() }));
                 }
-                let d = decompress(v[1], &v[2..], CHUNK).map_err(|e| e.to_string())?;
-                h.update(&d);
-                total += d.len() as u64;
+                match decompress(v[1], &v[2..], CHUNK) {
+                    Ok(d) => {
+                        h.update(&d);
+                        total += d.len() as u64;
+                    }
+                    Err(e) => return Ok(Err(BlobDamage::Chunk { chunk: hex(c), detail: e.to_string() })),
+                }
             }
             *size
         }
     };
     if total != size {
-        return Err(format!("size {total} differs from recorded {size}"));
+        return Ok(Err(BlobDamage::Size { found: total, recorded: size }));
     }
     if h.finalize().as_bytes() != hash {
-        return Err("content does not match its hash".into());
+        return Ok(Err(BlobDamage::Hash));
     }
-    Ok(size)
+    Ok(Ok(size))
 }

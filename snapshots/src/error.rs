@@ -29,6 +29,9 @@ pub enum StoreError {
     /// A read or write in the storage backend failed.
     #[error("storage backend error: {0}")]
     Backend(String),
+    /// A request to be stored cannot be keyed (its URL does not normalise).
+    #[error(transparent)]
+    Key(#[from] crate::KeyError),
     /// No snapshot by that name.
     #[error(
         "no snapshot named {0:?} in this store; `webfreeze snapshots list` shows the snapshots there are"

@@ -30,7 +30,7 @@ pub use format::{
     BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
     SnapshotSource, SnapshotState, Timings,
 };
-pub use key::{request_key, KeyBuilder, RequestKey};
+pub use key::{request_key, KeyBuilder, KeyError, RequestKey};
 pub use store::{
     GcReport, MigrateReport, NewSnapshot, SnapshotWriter, Store, StoreStats, VerifyIssue, VerifyReport,
     MERGED_FROM_LABEL,

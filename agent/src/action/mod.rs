@@ -22,12 +22,16 @@ pub enum ActionSpace {
 }
 
 impl std::str::FromStr for ActionSpace {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "webvoyager" => Ok(Self::WebVoyager),
             "webarena" => Ok(Self::WebArena),
-            _ => Err(format!("unknown action space {s:?}: webvoyager or webarena")),
+            _ => Err(crate::UnknownChoice {
+                what: "action space",
+                given: s.to_string(),
+                choices: "webvoyager or webarena",
+            }),
         }
     }
 }

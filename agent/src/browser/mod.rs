@@ -124,13 +124,17 @@ pub enum ObservationKind {
 }
 
 impl std::str::FromStr for ObservationKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "som" => Ok(Self::Som),
             "axtree" => Ok(Self::AxTree),
             "som+axtree" | "axtree+som" => Ok(Self::SomAxTree),
-            _ => Err(format!("unknown observation {s:?}: som, axtree or som+axtree")),
+            _ => Err(crate::UnknownChoice {
+                what: "observation",
+                given: s.to_string(),
+                choices: "som, axtree or som+axtree",
+            }),
         }
     }
 }

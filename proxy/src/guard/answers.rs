@@ -88,16 +88,19 @@ impl AnswerPlaces {
         let p = path.display().to_string();
         let text =
             std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
-        Self::builtin().with_text(&text).map_err(|detail| GuardRulesError::Invalid { path: p, detail })
+        Self::builtin().with_text(&text, &p)
     }
 
-    fn with_text(mut self, text: &str) -> Result<Self, String> {
+    /// The rules in `text` added; `path` names the file in the error.
+    fn with_text(mut self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+        let invalid = |detail: String| GuardRulesError::Invalid { path: path.to_string(), detail };
         let f: PlacesFile = serde_json::from_str(text).map_err(|e| {
-            format!("{e} (expected JSON: {{\"places\": [{{\"family\", \"host\", \"path\"}}]}})")
+            invalid(format!("{e} (expected JSON: {{\"places\": [{{\"family\", \"host\", \"path\"}}]}})"))
         })?;
         for p in f.places {
             self.places.push(
-                place(&p.family, &p.host, &p.path).map_err(|e| format!("path pattern {:?}: {e}", p.path))?,
+                place(&p.family, &p.host, &p.path)
+                    .map_err(|e| invalid(format!("path pattern {:?}: {e}", p.path)))?,
             );
         }
         Ok(self)
@@ -152,9 +155,9 @@ mod tests {
             assert_eq!(&got, want, "{host}{path}");
         }
         let mine = AnswerPlaces::builtin()
-            .with_text(r#"{"places":[{"family":"mine","host":"answers.test","path":"^/q"}]}"#)
+            .with_text(r#"{"places":[{"family":"mine","host":"answers.test","path":"^/q"}]}"#, "test")
             .unwrap();
         assert_eq!(mine.judge("answers.test", "/q/1").map(|h| h.family), Some("mine".into()));
-        assert!(AnswerPlaces::builtin().with_text(r#"{"places":[{"host":"x"}]}"#).is_err());
+        assert!(AnswerPlaces::builtin().with_text(r#"{"places":[{"host":"x"}]}"#, "test").is_err());
     }
 }

@@ -225,20 +225,22 @@ impl WriteRules {
         let p = path.display().to_string();
         let text =
             std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
-        Self::builtin().with_text(&text).map_err(|detail| GuardRulesError::Invalid { path: p, detail })
+        Self::builtin().with_text(&text, &p)
     }
 
-    fn with_text(mut self, text: &str) -> Result<Self, String> {
+    /// The rules in `text` added; `path` names the file in the error.
+    fn with_text(mut self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+        let invalid = |detail: String| GuardRulesError::Invalid { path: path.to_string(), detail };
         let f: RulesFile = serde_json::from_str(text).map_err(|e| {
-            format!("{e} (expected JSON: {{\"rules\": [{{\"id\", \"why\", \"methods\", \"path\", \"fields\", \"label\"}}], \"safe_paths\": [...]}})")
+            invalid(format!("{e} (expected JSON: {{\"rules\": [{{\"id\", \"why\", \"methods\", \"path\", \"fields\", \"label\"}}], \"safe_paths\": [...]}})"))
         })?;
-        let re = |what: &str, p: &str| pattern(p).map_err(|e| format!("{what} pattern {p:?}: {e}"));
+        let re = |what: &str, p: &str| pattern(p).map_err(|e| invalid(format!("{what} pattern {p:?}: {e}")));
         for r in f.rules {
             if r.path.is_empty() && r.fields.is_empty() && r.label.is_empty() {
-                return Err(format!(
+                return Err(invalid(format!(
                     "rule {:?} has no path, fields or label pattern: it would match nothing",
                     r.id
-                ));
+                )));
             }
             self.rules.push(WriteRule {
                 path: re("path", &r.path)?,
@@ -380,7 +382,7 @@ mod tests {
     #[test]
     fn a_user_file_adds_rules_and_harmless_paths() {
         let r = WriteRules::builtin()
-            .with_text(r#"{"rules":[{"id":"tip","why":"leaves a tip","path":"/tip$"}],"safe_paths":["/checkout/estimate"]}"#)
+            .with_text(r#"{"rules":[{"id":"tip","why":"leaves a tip","path":"/tip$"}],"safe_paths":["/checkout/estimate"]}"#, "test")
             .unwrap();
         let judge = |m: &'static str, p: &'static str| {
             r.judge(&WriteFacts { method: m, path: p, ..Default::default() }).map(|h| h.rule)
@@ -393,7 +395,7 @@ mod tests {
             r#"{"rules":[{"id":"x","why":"y","path":"("}]}"#,
             r#"{"nope":1}"#,
         ] {
-            assert!(WriteRules::builtin().with_text(bad).is_err(), "{bad}");
+            assert!(WriteRules::builtin().with_text(bad, "test").is_err(), "{bad}");
         }
     }
 }

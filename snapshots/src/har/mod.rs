@@ -121,7 +121,7 @@ pub fn import<R: Read>(
                     seq += 1;
                     report.imported += 1;
                 }
-                Ok(Err(reason)) => report.skipped.push((index, reason)),
+                Ok(Err(skip)) => report.skipped.push((index, skip.to_string())),
                 Err(e) => {
                     store_err = Some(e);
                     return false;
@@ -298,33 +298,47 @@ fn num(v: Option<&Value>) -> Option<f64> {
 }
 
 /// Map one HAR entry to an exchange, whether its status was inferred (0 with a body), and how many of its
-/// WebSocket messages were left out. `Ok(Err(reason))` means "skip this entry".
+/// WebSocket messages were left out. `Ok(Err(skip))` means "skip this entry", for that reason.
 type Entry = (Exchange, bool, u64);
 
-fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry, String>, StoreError> {
+/// Why a HAR entry was not imported (the report lists each skipped entry with this, as text).
+#[derive(Debug, thiserror::Error)]
+enum Skip {
+    /// The entry lacks a part every exchange needs.
+    #[error("{0}")]
+    Missing(&'static str),
+    /// The browser got no response (status 0 or below without a body, or out of range).
+    #[error("status {0} (no response received)")]
+    NoResponse(i64),
+    /// The request's key cannot be derived (its URL does not parse).
+    #[error("{0}")]
+    Key(crate::KeyError),
+}
+
+fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry, Skip>, StoreError> {
     let req = match e.get("request") {
         Some(r) if r.is_object() => r,
-        _ => return Ok(Err("no request object".into())),
+        _ => return Ok(Err(Skip::Missing("no request object"))),
     };
     let resp = match e.get("response") {
         Some(r) if r.is_object() => r,
-        _ => return Ok(Err("no response object".into())),
+        _ => return Ok(Err(Skip::Missing("no response object"))),
     };
     let method = match req.get("method").and_then(Value::as_str).map(str::trim) {
         Some(m) if !m.is_empty() => m.to_ascii_uppercase(),
-        _ => return Ok(Err("null or empty method".into())),
+        _ => return Ok(Err(Skip::Missing("null or empty method"))),
     };
     let url = match req.get("url").and_then(Value::as_str) {
         Some(u) => websocket::import_url(u),
-        None => return Ok(Err("no request url".into())),
+        None => return Ok(Err(Skip::Missing("no request url"))),
     };
     let has_text = resp.get("content").and_then(|c| c.get("text")).and_then(Value::as_str).is_some();
     let (status, inferred) = match resp.get("status").and_then(Value::as_i64) {
         Some(s) if (100..=999).contains(&s) => (s as u16, false),
         // Firefox: a resource served from its cache (or pushed) has status 0 and its body.
         Some(s) if s <= 0 && has_text => (200, true),
-        Some(s) => return Ok(Err(format!("status {s} (no response received)"))),
-        None => return Ok(Err("no response status".into())),
+        Some(s) => return Ok(Err(Skip::NoResponse(s))),
+        None => return Ok(Err(Skip::Missing("no response status"))),
     };
     let req_headers = headers_of(req.get("headers"));
     // Request body: postData.text, or the params of a form.
@@ -354,7 +368,7 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry,
         .or_else(|| post.and_then(|p| p.get("mimeType")).and_then(Value::as_str).map(str::to_string));
     let key = match request_key(&method, &url, req_ct.as_deref(), req_body.as_deref().unwrap_or(&[])) {
         Ok(k) => k,
-        Err(err) => return Ok(Err(err.to_string())),
+        Err(err) => return Ok(Err(Skip::Key(err))),
     };
     let req_body_ref = match &req_body {
         Some(b) if !b.is_empty() => Some(store.put_blob(b)?),

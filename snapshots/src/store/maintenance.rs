@@ -126,9 +126,11 @@ impl Store {
                 continue;
             }
             report.blobs += 1;
-            match check_blob(self, &hash, &v) {
+            match check_blob(self, &hash, &v)? {
                 Ok(n) => report.bytes += n,
-                Err(detail) => report.issues.push(VerifyIssue::CorruptBlob { hash: hex(&hash), detail }),
+                Err(damage) => report
+                    .issues
+                    .push(VerifyIssue::CorruptBlob { hash: hex(&hash), detail: damage.to_string() }),
             }
         }
         Ok(report)

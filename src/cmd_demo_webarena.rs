@@ -63,7 +63,7 @@ fn prepare(a: &DemoArgs) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, Vec<agent
     trajectory::write_atomic(&dir.join(".auth/state.json"), demo::WEBARENA_AUTH_JSON.as_bytes())?;
     let gold = demo::product_photo_of("red-mug").context("the demo's red mug photo")?;
     trajectory::write_atomic(&dir.join("gold/red-mug.png"), &gold)?;
-    let sites = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES).map_err(anyhow::Error::msg)?;
+    let sites = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES)?;
     let mut tasks = agent::tasks::load_with_sites(&tasks_path, &sites)?;
     // WebArena-Verified tasks too, in their own file format.
     let verified_path = dir.join("webarena-verified.json");
@@ -151,7 +151,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         extra,
     )?;
     // WebArena's sites are the run's own: their orders, posts and reviews are the tasks.
-    let own = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES).map_err(anyhow::Error::msg)?.hosts();
+    let own = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES)?.hosts();
     base.guard = Some(std::sync::Arc::new(proxy::guard::GuardConfig::standard(own)));
     let ca = base.ca.clone();
     let recorded = runs.join("recorded");

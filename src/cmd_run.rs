@@ -106,10 +106,10 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         .map_err(|e| UsageError(e.to_string()))?;
     let (action_space, observation) = (settings.action_space, settings.observation);
     let mut sites = match &args.sites_file {
-        Some(f) => agent::tasks::Sites::from_file(f).map_err(UsageError)?,
+        Some(f) => agent::tasks::Sites::from_file(f).map_err(|e| UsageError(e.to_string()))?,
         None => agent::tasks::Sites::default(),
     };
-    sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(UsageError)?);
+    sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(|e| UsageError(e.to_string()))?);
     let mut tasks =
         agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the

@@ -152,8 +152,8 @@ impl Files {
         }
     }
 
-    fn png(&self, name: &str, png: &[u8]) -> Result<(), String> {
-        self.dir.write_file(name, png).map_err(|e| format!("cannot write {name}: {e}"))
+    fn png(&self, name: &str, png: &[u8]) -> Result<(), trajectory::RunDirError> {
+        self.dir.write_file(name, png)
     }
 }
 
@@ -225,7 +225,7 @@ pub async fn run_task(
     match start(cfg, task, &session).await {
         Err(e) => {
             t.outcome = Outcome::Error;
-            t.error = Some(e);
+            t.error = Some(e.to_string());
         }
         Ok(images) => {
             // Exploration only makes sense where pages are recorded.
@@ -244,9 +244,11 @@ pub async fn run_task(
         .await
         .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
     if let Some(eval) = &task.setup.eval {
-        let shop = task.setup.shop_api.as_deref().map(|base| {
-            ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).map_err(|e| e.to_string())
-        });
+        let shop = task
+            .setup
+            .shop_api
+            .as_deref()
+            .map(|base| ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem));
         let (html, images) = final_checks(&session, shop.as_ref(), eval, dir.path()).await;
         if !html.is_empty() || !images.is_empty() {
             (t.html_checks, t.image_checks) = (html, images);
@@ -274,25 +276,60 @@ pub async fn run_task(
     t
 }
 
+/// Why a task could not start (the task ends with this as its error).
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// A start page did not load.
+    #[error("the start page {url} did not load: {source}")]
+    Page {
+        /// The page.
+        url: String,
+        /// What the browser said.
+        #[source]
+        source: crate::browser::BrowserError,
+    },
+    /// The first tab could not be focused again.
+    #[error("{0}")]
+    Focus(crate::browser::BrowserError),
+    /// An input image (VisualWebArena) could not be fetched through the browser.
+    #[error("the task's input image {image} could not be loaded: {source}")]
+    Fetched {
+        /// The image's URL.
+        image: String,
+        /// What the browser said.
+        #[source]
+        source: crate::browser::BrowserError,
+    },
+    /// An input image file could not be read.
+    #[error("the task's input image {image} could not be loaded: {source}")]
+    Read {
+        /// The image's path.
+        image: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Opens the start pages (with real tabs, one tab each, the first focused; else the first only) and
 /// loads the task's input images (VisualWebArena) through the browser, so they are recorded and replayed
 /// like the pages.
-async fn start(cfg: &AgentConfig, task: &Task, session: &Session) -> Result<Vec<Vec<u8>>, String> {
-    session.goto(&task.web).await.map_err(|e| format!("the start page {} did not load: {e}", task.web))?;
+async fn start(cfg: &AgentConfig, task: &Task, session: &Session) -> Result<Vec<Vec<u8>>, StartError> {
+    session.goto(&task.web).await.map_err(|source| StartError::Page { url: task.web.clone(), source })?;
     if cfg.action_space == ActionSpace::WebArena && task.setup.start_urls.len() > 1 {
         for u in &task.setup.start_urls[1..] {
-            session.open_tab(u).await.map_err(|e| format!("the start page {u} did not load: {e}"))?;
+            session.open_tab(u).await.map_err(|source| StartError::Page { url: u.clone(), source })?;
         }
-        session.focus_tab(0).await.map_err(|e| e.to_string())?;
+        session.focus_tab(0).await.map_err(StartError::Focus)?;
     }
     let mut images = Vec::with_capacity(task.setup.images.len());
     for i in &task.setup.images {
-        let bytes = if i.starts_with("http://") || i.starts_with("https://") || i.starts_with("data:") {
-            session.fetch_bytes(i).await.map_err(|e| e.to_string())
+        let image = i.clone();
+        images.push(if i.starts_with("http://") || i.starts_with("https://") || i.starts_with("data:") {
+            session.fetch_bytes(i).await.map_err(|source| StartError::Fetched { image, source })?
         } else {
-            std::fs::read(i).map_err(|e| e.to_string())
-        };
-        images.push(bytes.map_err(|e| format!("the task's input image {i} could not be loaded: {e}"))?);
+            std::fs::read(i).map_err(|source| StartError::Read { image, source })?
+        });
     }
     Ok(images)
 }
@@ -344,7 +381,7 @@ async fn steps(
         }
         for (name, what) in [(png_name.clone(), "step"), (format!("screenshot{n}.png"), "webvoyager")] {
             if let Err(e) = files.png(&name, &obs.screenshot) {
-                notes.push(format!("{what} screenshot: {e}"));
+                notes.push(format!("{what} screenshot: cannot write {name}: {e}"));
             }
         }
         if let Some(check) = answer_check.as_ref() {
@@ -499,8 +536,8 @@ async fn steps(
                 }
             }
             Err(e) => {
-                step.error = Some(e.clone());
-                last_error = Some(e);
+                step.error = Some(e.to_string());
+                last_error = Some(e.to_string());
             }
         }
         if fatal.is_none() {

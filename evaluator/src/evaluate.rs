@@ -48,7 +48,7 @@ pub struct EvalOptions {
     /// `eval --rescore`: `program_html` and `page_image_query` evidence re-run offline from the
     /// snapshots, by task id (used instead of the trajectory's own; an `Err` says why a task's checks
     /// could not be re-run).
-    pub rescored: BTreeMap<String, Result<trajectory::CheckEvidence, String>>,
+    pub rescored: BTreeMap<String, Result<trajectory::CheckEvidence, trajectory::RescoreError>>,
     /// SSIM threshold of VWA image queries that set none (VWA: 0.8).
     pub ssim_threshold: f64,
     /// WebArena-Verified tasks' network events (their snapshot's requests), by task id; an `Err` says

@@ -15,13 +15,13 @@ use agent::runner::{run_task, AgentConfig};
 use agent::tasks::{Task, TaskSetup};
 use proxy::{CertificateAuthority, ProxyConfig};
 use snapshots::{Clock, Store};
-use trajectory::{CheckEvidence, Outcome, RunDir, Trajectory};
+use trajectory::{CheckEvidence, Outcome, RescoreError, RunDir, Trajectory};
 
 use crate::{MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};
 
 /// Per task id: the re-run checks' evidence (image files relative to the task's directory), or why they
 /// could not be re-run.
-pub type Rescored = BTreeMap<String, Result<CheckEvidence, String>>;
+pub type Rescored = BTreeMap<String, Result<CheckEvidence, RescoreError>>;
 
 /// Where a task's re-execution is written, inside its directory.
 pub const RESCORE_DIR: &str = "rescore";
@@ -75,7 +75,7 @@ pub async fn rescore_run(
     let mut out = Rescored::new();
     for (i, t) in todo.iter().enumerate() {
         let r = match t.snapshot.as_deref().and_then(|s| s.strip_suffix(&format!("/{}", t.task_id))) {
-            None => Err("the task has no snapshot to re-score against (a live run)".to_string()),
+            None => Err(RescoreError::NoSnapshot),
             Some(recording) => {
                 let mode = ProxyMode::Replay {
                     store: store.clone(),
@@ -100,7 +100,7 @@ pub async fn rescore_run(
                         tp.finish().await?;
                         r
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(RescoreError::Proxy(std::sync::Arc::new(e))),
                 }
             }
         };
@@ -117,19 +117,17 @@ async fn reexecute(
     agent: &AgentConfig,
     env: agent::runner::TaskEnv,
     t: &Trajectory,
-) -> Result<CheckEvidence, String> {
+) -> Result<CheckEvidence, RescoreError> {
     let task = task_of(t);
-    let policy = TrajectoryPolicy::load(run, &task).map_err(|e| e.to_string())?;
+    let policy =
+        TrajectoryPolicy::load(run, &task).map_err(|e| RescoreError::Replies(std::sync::Arc::new(e)))?;
     let mut cfg = agent.clone();
     cfg.max_steps = cfg.max_steps.max(t.steps.len() as u32);
     let task_dir = RunDir::new(run).task(&t.task_id);
     let dir = RunDir::new(task_dir.path()).task(RESCORE_DIR);
     let again = run_task(&cfg, env, &task, Policy::Trajectory(Box::new(policy)), dir).await;
     if again.outcome == Outcome::Error {
-        return Err(format!(
-            "re-executing the task against its snapshot failed: {}",
-            again.error.unwrap_or_default()
-        ));
+        return Err(RescoreError::Reexecution(again.error.unwrap_or_default()));
     }
     let mut images = again.image_checks;
     for f in images.iter_mut().flat_map(|c| c.images.iter_mut().chain(c.gold.iter_mut())) {

@@ -18,5 +18,6 @@ pub use run_dir::{
 };
 pub use types::{
     CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,
-    ProxyStats, Reproduction, RunMode, Step, StepFlag, TextFlag, Timings, Trajectory, TRAJECTORY_VERSION,
+    ProxyStats, Reproduction, RescoreError, RunMode, Step, StepFlag, TextFlag, Timings, Trajectory,
+    TRAJECTORY_VERSION,
 };

@@ -401,6 +401,24 @@ pub struct Trajectory {
 /// What a task's end-of-task checks found: `program_html`'s and `page_image_query`'s evidence.
 pub type CheckEvidence = (Vec<HtmlCheck>, Vec<ImageCheck>);
 
+/// Why a task's end-of-task checks could not be re-run against its snapshot (`eval --rescore`); the
+/// evaluator reports the task as not scored, with this.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RescoreError {
+    /// A live run: nothing was recorded to re-run against.
+    #[error("the task has no snapshot to re-score against (a live run)")]
+    NoSnapshot,
+    /// The trajectory's recorded replies cannot be read back as a policy.
+    #[error("its recorded replies cannot be replayed: {0}")]
+    Replies(#[source] std::sync::Arc<dyn std::error::Error + Send + Sync>),
+    /// The task's replay proxy did not start.
+    #[error("{0}")]
+    Proxy(#[source] std::sync::Arc<dyn std::error::Error + Send + Sync>),
+    /// The re-execution ended in an error (the task's recorded error text).
+    #[error("re-executing the task against its snapshot failed: {0}")]
+    Reexecution(String),
+}
+
 /// One `page_image_query` check's evidence.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageCheck {

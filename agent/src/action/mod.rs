@@ -88,22 +88,18 @@ pub struct AnyParsed {
 
 impl ActionSpace {
     /// Parse a reply in this space; the error text goes back to the model.
-    pub fn parse(self, reply: &str) -> Result<AnyParsed, String> {
+    pub fn parse(self, reply: &str) -> Result<AnyParsed, ParseError> {
         match self {
-            ActionSpace::WebVoyager => parse_reply(reply)
-                .map(|p| AnyParsed {
-                    thought: p.thought,
-                    raw_action: p.raw_action,
-                    action: AnyAction::WebVoyager(p.action),
-                })
-                .map_err(|e| e.to_string()),
-            ActionSpace::WebArena => webarena::parse_reply(reply)
-                .map(|p| AnyParsed {
-                    thought: p.thought,
-                    raw_action: p.raw_action,
-                    action: AnyAction::WebArena(p.action),
-                })
-                .map_err(|e| e.to_string()),
+            ActionSpace::WebVoyager => parse_reply(reply).map(|p| AnyParsed {
+                thought: p.thought,
+                raw_action: p.raw_action,
+                action: AnyAction::WebVoyager(p.action),
+            }),
+            ActionSpace::WebArena => webarena::parse_reply(reply).map(|p| AnyParsed {
+                thought: p.thought,
+                raw_action: p.raw_action,
+                action: AnyAction::WebArena(p.action),
+            }),
         }
     }
 }

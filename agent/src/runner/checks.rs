@@ -5,11 +5,31 @@
 
 use crate::browser::Session;
 use crate::tasks::helpers::{helper, Helper};
-use crate::tasks::shop_api::ShopApi;
+use crate::tasks::shop_api::{ShopApi, ShopApiError};
 use trajectory::CheckEvidence;
 
 /// The shop REST client of a task whose checks call one (or why it could not be made).
-type Shop<'a> = Option<&'a Result<ShopApi, String>>;
+type Shop<'a> = Option<&'a Result<ShopApi, ShopApiError>>;
+
+/// Why a check's URL or shop helper gave no value (kept as the check's evidence, as text).
+#[derive(Debug, thiserror::Error)]
+enum CheckError {
+    /// A `func:` helper this harness does not run (the helper's own words).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A helper that computes a value, not a URL, given as a check's URL.
+    #[error("{0} is not supported as a URL")]
+    NotAUrl(String),
+    /// A shop REST helper, and no shop in the task.
+    #[error("the task has no shop for its REST helpers (its SHOPPING site)")]
+    NoShop,
+    /// The shop REST client could not be made.
+    #[error("{0}")]
+    ShopClient(String),
+    /// A shop REST helper failed.
+    #[error("shop REST helper: {0}")]
+    ShopCall(ShopApiError),
+}
 
 /// Runs a WebArena / VWA spec's end-of-task checks in the order of its `eval_types` (each may move the
 /// page, as in their harnesses): `program_html` ([`html_checks`]) and `page_image_query`
@@ -35,24 +55,24 @@ pub(super) async fn final_checks(
 
 /// A check's URL: as given, or what a `func:` URL helper computes (`Err`: a helper not run here, or
 /// one that failed).
-async fn helper_url(url: &str, last: &str, shop: Shop<'_>) -> Result<String, String> {
+async fn helper_url(url: &str, last: &str, shop: Shop<'_>) -> Result<String, CheckError> {
     if !url.starts_with("func:") {
         return Ok(url.to_string());
     }
     match helper(url, last) {
         Helper::Url(u) => Ok(u),
         Helper::ShopApi(c) if c.gives_url() => shop_call(shop, &c).await,
-        Helper::Unsupported(e) => Err(e),
-        Helper::Page(_) | Helper::ShopApi(_) => Err(format!("{url} is not supported as a URL")),
+        Helper::Unsupported(e) => Err(CheckError::Unsupported(e)),
+        Helper::Page(_) | Helper::ShopApi(_) => Err(CheckError::NotAUrl(url.to_string())),
     }
 }
 
 /// Runs a shop REST helper through the task's proxy.
-async fn shop_call(shop: Shop<'_>, c: &crate::tasks::shop_api::ShopApiCall) -> Result<String, String> {
+async fn shop_call(shop: Shop<'_>, c: &crate::tasks::shop_api::ShopApiCall) -> Result<String, CheckError> {
     match shop {
-        None => Err("the task has no shop for its REST helpers (its SHOPPING site)".into()),
-        Some(Err(e)) => Err(e.clone()),
-        Some(Ok(api)) => api.call(c).await.map_err(|e| format!("shop REST helper: {e}")),
+        None => Err(CheckError::NoShop),
+        Some(Err(e)) => Err(CheckError::ShopClient(e.to_string())),
+        Some(Ok(api)) => api.call(c).await.map_err(CheckError::ShopCall),
     }
 }
 
@@ -77,7 +97,7 @@ async fn html_checks(
         let target = match helper_url(&url, &last, shop).await {
             Ok(u) => u,
             Err(e) => {
-                ev.error = Some(e);
+                ev.error = Some(e.to_string());
                 out.push(ev);
                 continue;
             }
@@ -115,7 +135,7 @@ async fn html_checks(
             (Some(PageHelper::Shop(c)), _) => match shop_call(shop, c).await {
                 Ok(v) => Ok((false, v)),
                 Err(e) => {
-                    ev.error.get_or_insert(e);
+                    ev.error.get_or_insert(e.to_string());
                     Ok((false, String::new()))
                 }
             },
@@ -161,7 +181,7 @@ async fn image_checks(
         let url = match helper_url(&url, &last, shop).await {
             Ok(u) => u,
             Err(e) => {
-                ev.error = Some(e);
+                ev.error = Some(e.to_string());
                 out.push(ev);
                 continue;
             }

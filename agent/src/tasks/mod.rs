@@ -14,7 +14,7 @@ pub mod shop_api;
 pub mod verified;
 pub mod webarena;
 
-pub use webarena::{Sites, TaskSetup};
+pub use webarena::{Sites, SitesError, TaskSetup};
 
 /// One task.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

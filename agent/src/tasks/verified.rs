@@ -59,7 +59,7 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
         };
         let mut start_urls = Vec::new();
         for u in start {
-            let u = sites.resolve(u.trim()).map_err(|e| err("start_urls", e))?;
+            let u = sites.resolve(u.trim()).map_err(|e| err("start_urls", e.to_string()))?;
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(err("start_urls", format!("{u:?} is not an http(s) URL")));
             }
@@ -76,7 +76,7 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
                         None => return Err(err("eval", format!("evaluator {j}: no \"evaluator\" name"))),
                     }
                 }
-                resolve(e, sites).map_err(|d| err("eval", d))?
+                resolve(e, sites).map_err(|d| err("eval", d.to_string()))?
             }
             _ => return Err(err("eval", "expected a list of evaluators".into())),
         };
@@ -149,7 +149,7 @@ fn retrieved_data(eval: &Value) -> Vec<String> {
 const SSH_HOST: &str = "__SSH_HOST__";
 
 /// Placeholders resolved in every string value of the eval list (keys are field names, left as they are).
-fn resolve(v: &Value, sites: &Sites) -> Result<Value, String> {
+fn resolve(v: &Value, sites: &Sites) -> Result<Value, super::webarena::SitesError> {
     Ok(match v {
         Value::String(s) if s.contains(SSH_HOST) => {
             let parts: Vec<String> = s.split(SSH_HOST).map(|p| sites.resolve(p)).collect::<Result<_, _>>()?;
@@ -158,7 +158,7 @@ fn resolve(v: &Value, sites: &Sites) -> Result<Value, String> {
         Value::String(s) => Value::String(sites.resolve(s)?),
         Value::Array(a) => Value::Array(a.iter().map(|x| resolve(x, sites)).collect::<Result<_, _>>()?),
         Value::Object(o) => Value::Object(
-            o.iter().map(|(k, x)| Ok((k.clone(), resolve(x, sites)?))).collect::<Result<_, String>>()?,
+            o.iter().map(|(k, x)| Ok((k.clone(), resolve(x, sites)?))).collect::<Result<_, _>>()?,
         ),
         other => other.clone(),
     })

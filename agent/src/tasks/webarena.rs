@@ -15,23 +15,61 @@ use serde_json::Value;
 
 use super::{Task, TaskError};
 
+/// Why sites cannot be read, or a placeholder resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum SitesError {
+    /// A `NAME=URL` pair without its `=`.
+    #[error("--site {0:?}: expected NAME=URL, e.g. SHOPPING=http://localhost:7770")]
+    NotAPair(String),
+    /// A pair with an empty name or a URL that is not http(s).
+    #[error("--site {0:?}: expected NAME=URL with an http(s) URL")]
+    NotHttp(String),
+    /// The sites file cannot be read.
+    #[error("cannot read sites file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The sites file starts as JSON but is not an object of names to URLs.
+    #[error("{path}: not a JSON object of NAME: URL: {source}")]
+    NotJson {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A pair in the sites file is bad.
+    #[error("{path}: {pair}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong with the pair.
+        pair: Box<SitesError>,
+    },
+    /// A `__NAME__` placeholder no site is given for.
+    #[error("placeholder __{0}__ has no site: pass --site {0}=URL (or a --sites file)")]
+    NoSite(String),
+}
+
 /// Site placeholder -> base URL (`SHOPPING` -> `http://shop.example:7770`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sites(BTreeMap<String, String>);
 
 impl Sites {
     /// From `NAME=URL` pairs (`--site`, repeatable). Names are upper-cased; a trailing `/` is dropped.
-    pub fn from_pairs<S: AsRef<str>>(pairs: &[S]) -> Result<Sites, String> {
+    pub fn from_pairs<S: AsRef<str>>(pairs: &[S]) -> Result<Sites, SitesError> {
         let mut m = BTreeMap::new();
         for p in pairs {
             let p = p.as_ref();
-            let (name, url) = p.split_once('=').ok_or_else(|| {
-                format!("--site {p:?}: expected NAME=URL, e.g. SHOPPING=http://localhost:7770")
-            })?;
+            let (name, url) = p.split_once('=').ok_or_else(|| SitesError::NotAPair(p.to_string()))?;
             let name = name.trim().trim_matches('_').to_ascii_uppercase();
             let url = url.trim().trim_end_matches('/');
             if name.is_empty() || !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("--site {p:?}: expected NAME=URL with an http(s) URL"));
+                return Err(SitesError::NotHttp(p.to_string()));
             }
             m.insert(name, url.to_string());
         }
@@ -39,19 +77,21 @@ impl Sites {
     }
 
     /// From a sites file: a JSON object `{"SHOPPING": "http://...", ...}` or `NAME=URL` lines (`#` comments).
-    pub fn from_file(path: &Path) -> Result<Sites, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read sites file {}: {e}", path.display()))?;
+    pub fn from_file(path: &Path) -> Result<Sites, SitesError> {
+        let p = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|source| SitesError::Read { path: p.clone(), source })?;
+        let in_file = |e: SitesError| SitesError::InFile { path: p.clone(), pair: Box::new(e) };
         let t = text.trim_start_matches('\u{feff}').trim();
         if t.starts_with('{') {
-            let m: BTreeMap<String, String> = serde_json::from_str(t)
-                .map_err(|e| format!("{}: not a JSON object of NAME: URL: {e}", path.display()))?;
+            let m: BTreeMap<String, String> =
+                serde_json::from_str(t).map_err(|source| SitesError::NotJson { path: p.clone(), source })?;
             let pairs: Vec<String> = m.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-            return Sites::from_pairs(&pairs).map_err(|e| format!("{}: {e}", path.display()));
+            return Sites::from_pairs(&pairs).map_err(in_file);
         }
         let pairs: Vec<&str> =
             t.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-        Sites::from_pairs(&pairs).map_err(|e| format!("{}: {e}", path.display()))
+        Sites::from_pairs(&pairs).map_err(in_file)
     }
 
     /// Adds (or replaces) the entries of `other`.
@@ -74,7 +114,7 @@ impl Sites {
     }
 
     /// Replaces every `__NAME__` placeholder; the first one without a site is the error.
-    pub fn resolve(&self, s: &str) -> Result<String, String> {
+    pub fn resolve(&self, s: &str) -> Result<String, SitesError> {
         let mut out = String::with_capacity(s.len());
         let mut rest = s;
         while let Some(i) = rest.find("__") {
@@ -93,11 +133,7 @@ impl Sites {
                             out.push_str(url);
                             rest = &after[j + 2..];
                         }
-                        None => {
-                            return Err(format!(
-                            "placeholder __{name}__ has no site: pass --site {name}=URL (or a --sites file)"
-                        ))
-                        }
+                        None => return Err(SitesError::NoSite(name.to_string())),
                     }
                 }
                 _ => {
@@ -274,8 +310,13 @@ pub(super) fn task_name(v: &Value, index: usize) -> String {
 }
 
 /// The error for a bad field of the task named `task` in the file `path`.
-pub(super) fn field_error(path: &str, task: &str, field: &str, detail: String) -> TaskError {
-    TaskError::Field { path: path.to_string(), task: task.to_string(), field: field.to_string(), detail }
+pub(super) fn field_error(path: &str, task: &str, field: &str, detail: impl std::fmt::Display) -> TaskError {
+    TaskError::Field {
+        path: path.to_string(),
+        task: task.to_string(),
+        field: field.to_string(),
+        detail: detail.to_string(),
+    }
 }
 
 fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Result<Task, TaskError> {
@@ -301,7 +342,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     };
     let mut start_urls = Vec::new();
     for u in start.split(" |AND| ") {
-        let u = sites.resolve(u.trim()).map_err(|e| err("start_url", e))?;
+        let u = sites.resolve(u.trim()).map_err(|e| err("start_url", e.to_string()))?;
         if !(u.starts_with("http://") || u.starts_with("https://")) {
             return Err(err("start_url", format!("{u:?} is not an http(s) URL")));
         }
@@ -372,7 +413,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     // URLs as they are (placeholders resolved), paths relative to the task file, like gold images.
     let images = images
         .iter()
-        .map(|i| sites.resolve(i).map(|i| local_to(base, &i)).map_err(|e| err("image", e)))
+        .map(|i| sites.resolve(i).map(|i| local_to(base, &i)).map_err(|e| err("image", e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let flag = |k: &str| -> Result<bool, TaskError> {
         match v.get(k) {
@@ -383,7 +424,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     };
     let mut eval = match v.get("eval") {
         None | Some(Value::Null) => None,
-        Some(e @ Value::Object(_)) => Some(resolve_value(e, sites).map_err(|d| err("eval", d))?),
+        Some(e @ Value::Object(_)) => Some(resolve_value(e, sites).map_err(|d| err("eval", d.to_string()))?),
         Some(_) => return Err(err("eval", "expected an object".into())),
     };
     // VWA's gold images may be paths relative to the task file (`coco_images/...jpg`).
@@ -429,14 +470,14 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
 }
 
 /// Resolves placeholders in every string of a JSON value.
-fn resolve_value(v: &Value, sites: &Sites) -> Result<Value, String> {
+fn resolve_value(v: &Value, sites: &Sites) -> Result<Value, SitesError> {
     Ok(match v {
         Value::String(s) => Value::String(sites.resolve(s)?),
         Value::Array(a) => Value::Array(a.iter().map(|x| resolve_value(x, sites)).collect::<Result<_, _>>()?),
         Value::Object(o) => Value::Object(
             o.iter()
                 .map(|(k, x)| Ok((k.clone(), resolve_value(x, sites)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, SitesError>>()?,
         ),
         other => other.clone(),
     })
@@ -462,7 +503,7 @@ mod tests {
         ] {
             match (s.resolve(input), want) {
                 (Ok(got), Ok(w)) => assert_eq!(got, w, "{input}"),
-                (Err(e), Err(w)) => assert!(e.contains(&w), "{input}: {e}"),
+                (Err(e), Err(w)) => assert!(e.to_string().contains(&w), "{input}: {e}"),
                 (got, w) => panic!("{input}: {got:?} vs {w:?}"),
             }
         }

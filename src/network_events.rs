@@ -1,12 +1,14 @@
 //! The requests of a run's WebArena-Verified tasks, read from their snapshots, for their network checks
 //! (`evaluator::verified::network`). Used by `eval` and the WebArena demo.
 
+use evaluator::verified::network::EventsError;
+
 /// The requests of each WebArena-Verified task's snapshot, for their network checks. A replay re-execution
 /// points at the snapshot it replayed: its requests are the recording's.
 pub(crate) fn for_run(
     store: &std::path::Path,
     run: &std::path::Path,
-) -> std::collections::BTreeMap<String, Result<Vec<evaluator::verified::network::Event>, String>> {
+) -> std::collections::BTreeMap<String, Result<Vec<evaluator::verified::network::Event>, EventsError>> {
     let mut out = std::collections::BTreeMap::new();
     let Ok(trajs) = trajectory::RunDir::new(run).trajectories() else { return out };
     let verified: Vec<_> = trajs
@@ -17,12 +19,15 @@ pub(crate) fn for_run(
     if verified.is_empty() {
         return out;
     }
-    let store = snapshots::Store::open_read_only(store).map_err(|e| e.to_string());
+    let store = snapshots::Store::open_read_only(store).map_err(std::sync::Arc::new);
     for t in verified {
         let r = match (&store, t.snapshot.as_deref()) {
-            (_, None) => Err("the task has no snapshot (a live run records none)".to_string()),
-            (Err(e), Some(_)) => Err(format!("cannot open the store: {e}")),
-            (Ok(store), Some(name)) => events_of(store, name).map_err(|e| format!("snapshot {name}: {e}")),
+            (_, None) => Err(EventsError::NoSnapshot),
+            (Err(e), Some(_)) => Err(EventsError::Store(e.clone())),
+            (Ok(store), Some(name)) => events_of(store, name).map_err(|e| EventsError::Snapshot {
+                name: name.to_string(),
+                source: std::sync::Arc::new(e),
+            }),
         };
         out.insert(t.task_id.clone(), r);
     }

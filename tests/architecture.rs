@@ -9,6 +9,7 @@
 //!   lists;
 //! - `unsafe` code only in `upstream-boring/src/ffi.rs`; every crate takes the workspace lints (which
 //!   forbid it) but upstream-boring, which denies it outside that module;
+//! - library crates fail with typed errors: no `Result<_, String>` (nor `type Err = String`) outside tests;
 //! - the binary's `cmd_*` modules never import each other;
 //! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate.
 
@@ -201,6 +202,73 @@ fn libraries_read_no_environment_and_the_binary_reads_only_listed_names() {
                     n + 1,
                     line.trim()
                 ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The error types of `Result<..>`s in `line` whose error is a bare `String`.
+fn string_errors(line: &str) -> bool {
+    if line.contains("type Err = String") {
+        return true;
+    }
+    let mut rest = line;
+    while let Some(i) = rest.find("Result<") {
+        let after = &rest[i + "Result<".len()..];
+        let (mut depth, mut last_comma, mut end) = (0usize, None, None);
+        for (j, c) in after.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => {
+                    end = Some(j);
+                    break;
+                }
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => last_comma = Some(j),
+                _ => {}
+            }
+        }
+        if let (Some(c), Some(e)) = (last_comma, end) {
+            if after[c + 1..e].trim() == "String" {
+                return true;
+            }
+        }
+        rest = after;
+    }
+    false
+}
+
+#[test]
+fn libraries_fail_with_typed_errors() {
+    // The scanner itself: what it must and must not flag.
+    for (line, flagged) in [
+        ("fn f() -> Result<u8, String> {", true),
+        ("fn f() -> Result<Vec<(u8, String)>, String> {", true),
+        ("type Err = String;", true),
+        ("fn f() -> Result<String, Error> {", false),
+        ("fn f() -> Result<BTreeMap<String, String>, StoreError> {", false),
+        ("fn f() -> std::io::Result<String> {", false),
+    ] {
+        assert_eq!(string_errors(line), flagged, "{line}");
+    }
+    let mut wrong = Vec::new();
+    for p in packages().iter().filter(|p| p.name != "webfreeze" && p.name != "xtask") {
+        for f in rust_files(&p.dir.join("src")) {
+            if f.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            // A file's unit tests come last, after `#[cfg(test)]`.
+            for (n, line) in text.lines().take_while(|l| l.trim() != "#[cfg(test)]").enumerate() {
+                if string_errors(line) {
+                    wrong.push(format!(
+                        "{}:{}: a library error as a bare String; give it a type that says which side failed: {}",
+                        rel(&f),
+                        n + 1,
+                        line.trim()
+                    ));
+                }
             }
         }
     }

@@ -119,7 +119,10 @@ fn webarena_verified_verdicts_match_their_evaluator() {
         let theirs = v["score"].as_f64().unwrap() >= 1.0;
         match evaluator::verified::score(eval, c["response"].as_str().unwrap(), Some(&events)) {
             Err(e) => {
-                let reason = e.split(": ").skip(1).collect::<Vec<_>>().join(": ");
+                let reason = match e {
+                    evaluator::verified::VerifiedError::In { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
                 *unscored.entry(reason.chars().take(80).collect()).or_default() += 1;
             }
             Ok(results) => {

@@ -53,7 +53,8 @@ pub struct EvalOptions {
     pub ssim_threshold: f64,
     /// WebArena-Verified tasks' network events (their snapshot's requests), by task id; an `Err` says
     /// why a task has none. Tasks missing here have none either.
-    pub network: BTreeMap<String, Result<Vec<crate::verified::network::Event>, String>>,
+    pub network:
+        BTreeMap<String, Result<Vec<crate::verified::network::Event>, crate::verified::network::EventsError>>,
 }
 
 /// Reference-matcher result of one task.
@@ -288,13 +289,13 @@ pub async fn evaluate_with_progress(
                 Some(spec) if crate::verified::is_verified_eval(spec) => {
                     match verified_result(opts, spec, t, &answer) {
                         Ok(r) => te.reference = Some(r),
-                        Err(e) => te.reference_error = Some(e),
+                        Err(e) => te.reference_error = Some(e.to_string()),
                     }
                 }
                 // A WebArena-format task: its spec travels in the trajectory.
                 Some(spec) => match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
                     Ok(r) => te.reference = Some(r),
-                    Err(e) => te.reference_error = Some(e),
+                    Err(e) => te.reference_error = Some(e.to_string()),
                 },
                 None => {
                     te.reference =

@@ -280,9 +280,36 @@ pub fn url_match(eval: &Value, final_url: &str) -> Check {
     Check { matcher: "url_match".into(), expected: format!("{gold} ({rule})"), pass }
 }
 
+/// Why a WebArena-format spec, or one of its eval types, cannot be scored here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotScorable {
+    /// The spec lists no eval types.
+    #[error("the eval spec has no eval_types")]
+    NoEvalTypes,
+    /// An eval type listed with nothing to check: `program_html with no checks`.
+    #[error("{eval_type} with no {what}")]
+    Empty {
+        /// The eval type.
+        eval_type: &'static str,
+        /// What it lacks ("checks", "queries").
+        what: &'static str,
+    },
+    /// A check the run could not execute here (the run recorded why: a helper not supported).
+    #[error("{check}: {detail}")]
+    Check {
+        /// Which check (`program_html check 2`).
+        check: String,
+        /// What the run recorded.
+        detail: String,
+    },
+    /// The eval types that cannot be scored, each with why.
+    #[error("cannot score eval type {}", .0.join(", "))]
+    Types(Vec<String>),
+}
+
 /// Scores `program_html` from the evidence the run collected (its `fuzzy_match` items go to the model).
 /// `Err`: a check that cannot be scored here.
-pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, String> {
+pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, NotScorable> {
     let specs = eval.get("program_html").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out = Vec::new();
     let mut model = Vec::new();
@@ -297,7 +324,10 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, St
             continue;
         };
         if let Some(e) = ev.error.as_deref().filter(|e| e.contains("is not supported")) {
-            return Err(format!("program_html check {i}: {e}"));
+            return Err(NotScorable::Check {
+                check: format!("program_html check {i}"),
+                detail: e.to_string(),
+            });
         }
         let found = html_escape::decode_html_entities(&ev.result).into_owned();
         let rc = spec.get("required_contents").cloned().unwrap_or(Value::Null);
@@ -336,7 +366,7 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, St
         }
     }
     if out.is_empty() && model.is_empty() {
-        return Err("program_html with no checks".into());
+        return Err(NotScorable::Empty { eval_type: "program_html", what: "checks" });
     }
     Ok(WaChecks { checks: out, model })
 }
@@ -348,10 +378,10 @@ pub fn page_image_query(
     evidence: &[ImageCheck],
     task_dir: &Path,
     default_threshold: f64,
-) -> Result<WaChecks, String> {
+) -> Result<WaChecks, NotScorable> {
     let specs = eval.get("page_image_query").and_then(Value::as_array).cloned().unwrap_or_default();
     if specs.is_empty() {
-        return Err("page_image_query with no queries".into());
+        return Err(NotScorable::Empty { eval_type: "page_image_query", what: "queries" });
     }
     let mut out = WaChecks::default();
     for (i, spec) in specs.iter().enumerate() {
@@ -367,7 +397,7 @@ pub fn page_image_query(
         if let Some(e) =
             ev.error.as_deref().filter(|e| e.contains("is not supported") || e.contains("unknown"))
         {
-            return Err(format!("page_image_query {i}: {e}"));
+            return Err(NotScorable::Check { check: format!("page_image_query {i}"), detail: e.to_string() });
         }
         let files: Vec<PathBuf> =
             ev.images.iter().filter(|f| !f.file.is_empty()).map(|f| task_dir.join(&f.file)).collect();
@@ -447,11 +477,11 @@ pub struct Evidence<'a> {
 
 /// Scores a whole spec's non-model checks, with the evidence the run collected. `Err` names the eval
 /// types that cannot be scored here.
-pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, String> {
+pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, NotScorable> {
     let (answer, final_url, html) = (ev.answer, ev.final_url, ev.html);
     let types = as_list(eval.get("eval_types").unwrap_or(&Value::Null));
     if types.is_empty() {
-        return Err("the eval spec has no eval_types".into());
+        return Err(NotScorable::NoEvalTypes);
     }
     let mut out = WaChecks::default();
     let mut unsupported = Vec::new();
@@ -481,7 +511,7 @@ pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, String> {
         }
     }
     if !unsupported.is_empty() {
-        return Err(format!("cannot score eval type {}", unsupported.join(", ")));
+        return Err(NotScorable::Types(unsupported));
     }
     Ok(out)
 }
@@ -593,9 +623,9 @@ mod tests {
         let e =
             check(&json!({"eval_types": ["string_match", "page_image_query"]}), &ev("a", "http://x", &[]))
                 .unwrap_err();
-        assert!(e.contains("page_image_query (page_image_query with no queries)"), "{e}");
+        assert!(e.to_string().contains("page_image_query (page_image_query with no queries)"), "{e}");
         let e = check(&json!({"eval_types": ["frobnicate"]}), &ev("a", "http://x", &[])).unwrap_err();
-        assert!(e.contains("frobnicate (unknown eval type)"), "{e}");
+        assert!(e.to_string().contains("frobnicate (unknown eval type)"), "{e}");
         assert!(check(&json!({}), &ev("a", "http://x", &[])).is_err());
         let ok = check(
             &json!({"eval_types": ["string_match", "url_match"], "reference_answers": {"must_include": ["a"]}, "reference_url": "http://x/"}),
@@ -635,7 +665,7 @@ mod tests {
         let func =
             [hc("", Some("func:shopping_get_latest_order_url() is not supported (it needs the site's API)"))];
         let e = check(&spec(json!({"must_include": ["x"]})), &ev("", "", &func)).unwrap_err();
-        assert!(e.contains("func:shopping_get_latest_order_url"), "{e}");
+        assert!(e.to_string().contains("func:shopping_get_latest_order_url"), "{e}");
     }
 
     #[test]
@@ -714,6 +744,6 @@ mod tests {
         // A func: URL or a locator VWA does not take: not scorable, by name.
         let mut bad = found(vec![], vec![]);
         bad.error = Some("func:get_image() is not supported (it needs the site's API)".into());
-        assert!(score(&fuzzy, &bad, 0.8).unwrap_err().contains("func:get_image()"));
+        assert!(score(&fuzzy, &bad, 0.8).unwrap_err().to_string().contains("func:get_image()"));
     }
 }

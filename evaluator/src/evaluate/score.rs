@@ -57,13 +57,30 @@ pub(super) async fn reference_result(
     Some(ReferenceResult { checks, pass, possible_answer })
 }
 
+/// Why a task's reference could not be scored (the report gives it as the task's reference error).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotScored {
+    /// Its WebArena-Verified network checks, without the run's requests.
+    #[error("its network checks need the run's requests: {0}")]
+    Network(crate::verified::network::EventsError),
+    /// A WebArena-Verified evaluator could not run.
+    #[error(transparent)]
+    Verified(#[from] crate::verified::VerifiedError),
+    /// `eval --rescore` could not re-run the task's checks.
+    #[error("re-scoring offline failed: {0}")]
+    Rescore(trajectory::RescoreError),
+    /// A WebArena-format spec, or one of its eval types, cannot be scored here.
+    #[error(transparent)]
+    WebArena(#[from] crate::webarena::NotScorable),
+}
+
 /// Scores a WebArena-Verified eval list: one check per evaluator, its failures as evidence.
 pub(super) fn verified_result(
     opts: &EvalOptions,
     spec: &serde_json::Value,
     t: &Trajectory,
     answer: &str,
-) -> Result<ReferenceResult, String> {
+) -> Result<ReferenceResult, NotScored> {
     let events = match opts.network.get(&t.task_id) {
         Some(Ok(e)) => Some(e.as_slice()),
         Some(Err(e)) => {
@@ -71,7 +88,7 @@ pub(super) fn verified_result(
                 e.get("evaluator").and_then(serde_json::Value::as_str) == Some("NetworkEventEvaluator")
             });
             if needs {
-                return Err(format!("its network checks need the run's requests: {e}"));
+                return Err(NotScored::Network(e.clone()));
             }
             None
         }
@@ -110,13 +127,13 @@ pub(super) async fn webarena_result(
     task_dir: &Path,
     answer: &str,
     rescored: &mut bool,
-) -> Result<ReferenceResult, String> {
+) -> Result<ReferenceResult, NotScored> {
     let (html, images) = match opts.rescored.get(&t.task_id) {
         Some(Ok((html, images))) => {
             *rescored = true;
             (html, images)
         }
-        Some(Err(e)) => return Err(format!("re-scoring offline failed: {e}")),
+        Some(Err(e)) => return Err(NotScored::Rescore(e.clone())),
         None => (&t.html_checks, &t.image_checks),
     };
     let evidence = crate::webarena::Evidence {

@@ -2,12 +2,13 @@
 //! the keys the dataset writes: `$.a.b`, `$['a']`, `[i]`, filters `[?(@.field OP value)]` (OP one of `==`,
 //! `!=`, `<`, `<=`, `>`, `>=`; a number, a quoted string, `true`, `false` or `null`), and a regular
 //! expression over top-level keys (`$.^re$` or `^re$`). Wildcards and recursive descent are not read:
-//! such a key is an `UNSUPPORTED:` error and the task is reported as not scored.
+//! such a key is a [`VerifiedError::Unsupported`] and the task is reported as not scored.
 //!
 //! What a key gives: its one match; with a filter, or several matches, all of them (an array); none: None.
 //! A path that matches nothing is tried again with the top level's JSON-text strings parsed (their
 //! `deserialize_nested_json`): a form field that carries JSON is read into.
 
+use super::VerifiedError;
 use serde_json::{Map, Value};
 
 use super::value::{self, py_re};
@@ -20,9 +21,11 @@ enum Step {
     Filter { field: String, op: String, value: Value },
 }
 
-fn parse(path: &str) -> Result<Vec<Step>, String> {
-    let unsupported = || format!("UNSUPPORTED:JSONPath {path:?}");
-    let rest = path.strip_prefix('$').ok_or_else(|| format!("not a JSONPath: {path:?}"))?;
+fn parse(path: &str) -> Result<Vec<Step>, VerifiedError> {
+    let unsupported = || VerifiedError::Unsupported(format!("JSONPath {path:?}"));
+    let bad = || VerifiedError::Spec(format!("bad JSONPath {path:?}"));
+    let rest =
+        path.strip_prefix('$').ok_or_else(|| VerifiedError::Spec(format!("not a JSONPath: {path:?}")))?;
     if rest.contains('*') || rest.contains("..") {
         return Err(unsupported());
     }
@@ -34,19 +37,19 @@ fn parse(path: &str) -> Result<Vec<Step>, String> {
             steps.push(Step::Key(r[..end].to_string()));
             s = &r[end..];
         } else if let Some(r) = s.strip_prefix("['") {
-            let end = r.find("']").ok_or_else(|| format!("bad JSONPath {path:?}"))?;
+            let end = r.find("']").ok_or_else(bad)?;
             steps.push(Step::Key(r[..end].to_string()));
             s = &r[end + 2..];
         } else if let Some(r) = s.strip_prefix("[?(") {
-            let end = r.find(")]").ok_or_else(|| format!("bad JSONPath {path:?}"))?;
+            let end = r.find(")]").ok_or_else(bad)?;
             steps.push(filter(&r[..end]).ok_or_else(unsupported)?);
             s = &r[end + 2..];
         } else if let Some(r) = s.strip_prefix('[') {
-            let end = r.find(']').ok_or_else(|| format!("bad JSONPath {path:?}"))?;
+            let end = r.find(']').ok_or_else(bad)?;
             steps.push(Step::Index(r[..end].trim().parse().map_err(|_| unsupported())?));
             s = &r[end + 1..];
         } else {
-            return Err(format!("bad JSONPath {path:?}"));
+            return Err(bad());
         }
     }
     Ok(steps)
@@ -141,7 +144,7 @@ fn deserialize_nested(v: &Value) -> Value {
 }
 
 /// The value at a JSONPath key in `data` (see the module docs); None when nothing matches.
-pub fn value_at(data: &Map<String, Value>, path: &str) -> Result<Option<Value>, String> {
+pub fn value_at(data: &Map<String, Value>, path: &str) -> Result<Option<Value>, VerifiedError> {
     let regex_key =
         path.strip_prefix("$.").filter(|p| value::is_regexp(p)).or(value::is_regexp(path).then_some(path));
     if let Some(p) = regex_key {
@@ -197,7 +200,7 @@ mod tests {
         ] {
             assert_eq!(value_at(data, path).unwrap(), want, "{path}");
         }
-        assert!(value_at(data, "$..text").unwrap_err().starts_with("UNSUPPORTED:"));
-        assert!(value_at(data, "$.list[*]").unwrap_err().starts_with("UNSUPPORTED:"));
+        assert!(matches!(value_at(data, "$..text"), Err(VerifiedError::Unsupported(_))));
+        assert!(matches!(value_at(data, "$.list[*]"), Err(VerifiedError::Unsupported(_))));
     }
 }

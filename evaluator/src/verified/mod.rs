@@ -18,6 +18,40 @@ pub mod response;
 pub mod url;
 pub mod value;
 
+/// Why a WebArena-Verified evaluator could not run on a task (the task is then reported as not scored,
+/// with this).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifiedError {
+    /// A schema type or a JSONPath form this implementation does not read, named.
+    #[error("{0} is not implemented here")]
+    Unsupported(String),
+    /// The evaluator's spec is malformed (the dataset's side).
+    #[error("{0}")]
+    Spec(String),
+    /// A value is not what its schema says, read strictly (the run's side).
+    #[error("{0}")]
+    Value(String),
+    /// The run lacks what the evaluator reads (its network events).
+    #[error("{0}")]
+    Evidence(&'static str),
+    /// One evaluator of the task's list could not run.
+    #[error("evaluator {index} ({name}): {source}")]
+    In {
+        /// Its index in the list.
+        index: usize,
+        /// Its `evaluator` name.
+        name: String,
+        /// Why.
+        source: Box<VerifiedError>,
+    },
+}
+
+impl From<value::Unsupported> for VerifiedError {
+    fn from(u: value::Unsupported) -> Self {
+        VerifiedError::Unsupported(format!("schema type {:?}", u.0))
+    }
+}
+
 /// One evaluator's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvaluatorResult {
@@ -47,8 +81,10 @@ pub fn score(
     eval: &Value,
     answer: &str,
     events: Option<&[network::Event]>,
-) -> Result<Vec<EvaluatorResult>, String> {
-    let list = eval.as_array().ok_or("a WebArena-Verified eval is a list of evaluators")?;
+) -> Result<Vec<EvaluatorResult>, VerifiedError> {
+    let list = eval
+        .as_array()
+        .ok_or_else(|| VerifiedError::Spec("a WebArena-Verified eval is a list of evaluators".into()))?;
     let navigate = task_type(eval).as_deref() == Some("navigate");
     let mut out = Vec::with_capacity(list.len());
     for (i, spec) in list.iter().enumerate() {
@@ -57,14 +93,12 @@ pub fn score(
             "AgentResponseEvaluator" => response::evaluate(spec, answer),
             "NetworkEventEvaluator" => match events {
                 Some(ev) => network::evaluate(spec, ev, navigate),
-                None => Err("the run has no network events to check (no snapshot)".into()),
+                None => Err(VerifiedError::Evidence("the run has no network events to check (no snapshot)")),
             },
-            other => Err(format!("unknown evaluator {other:?}")),
+            other => Err(VerifiedError::Unsupported(format!("evaluator {other:?}"))),
         };
-        let failures = r.map_err(|e| match e.strip_prefix("UNSUPPORTED:") {
-            Some(t) => format!("evaluator {i} ({name}): schema type {t:?} is not implemented here"),
-            None => format!("evaluator {i} ({name}): {e}"),
-        })?;
+        let failures =
+            r.map_err(|e| VerifiedError::In { index: i, name: name.clone(), source: Box::new(e) })?;
         out.push(EvaluatorResult { evaluator: name, failures });
     }
     Ok(out)

@@ -22,6 +22,7 @@
 
 use std::collections::BTreeMap;
 
+use super::VerifiedError;
 use serde_json::{Map, Value};
 
 use super::url::{NormUrl, UrlRules};
@@ -147,14 +148,35 @@ fn is_jsonpath_key(k: &str) -> bool {
 
 /// A dict of fields normalized as their `ValueNormalizer.normalize(dict, schema)` does: each field by its
 /// property schema, a string when it has none; None stays None.
-fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Result<Norm, String> {
+fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Result<Norm, VerifiedError> {
     let schema = schema.cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
     Ok(value::object(&Value::Object(dict.clone()), &schema, strict)?.unwrap_or(Norm::Null))
 }
 
+/// Why a task's network events could not be read (the binary reads them from the task's snapshot).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EventsError {
+    /// A live run records no snapshot.
+    #[error("the task has no snapshot (a live run records none)")]
+    NoSnapshot,
+    /// The store would not open.
+    #[error("cannot open the store: {0}")]
+    Store(std::sync::Arc<dyn std::error::Error + Send + Sync>),
+    /// The task's snapshot could not be read.
+    #[error("snapshot {name}: {source}")]
+    Snapshot {
+        /// The snapshot.
+        name: String,
+        /// What the store said.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    },
+}
+
 /// The result of one `NetworkEventEvaluator` over the run's events: what failed (empty: passed).
-pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, String> {
-    let exp = spec.get("expected").ok_or("NetworkEventEvaluator without \"expected\"")?;
+pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, VerifiedError> {
+    let exp = spec
+        .get("expected")
+        .ok_or_else(|| VerifiedError::Spec("NetworkEventEvaluator without \"expected\"".into()))?;
     if let Some(u) =
         spec.get("query_params_schema").and_then(|s| s.get("properties")).and_then(Value::as_object).and_then(
             |p| {
@@ -169,7 +191,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
             },
         )
     {
-        return Err(format!("UNSUPPORTED:{}", u.0));
+        return Err(u.into());
     }
     let strs = |k: &str| -> Vec<String> {
         spec.get(k)
@@ -198,7 +220,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
         _ => Vec::new(),
     };
     if exp_urls_raw.is_empty() {
-        return Err("expected.url missing".into());
+        return Err(VerifiedError::Spec("expected.url missing".into()));
     }
     let exp_url_raw = exp_urls_raw.join(" | ");
     let exp_headers = exp.get("headers").and_then(Value::as_object);
@@ -462,13 +484,14 @@ mod tests {
         assert_eq!(evaluate(&spec("02/1/2023"), &report, false).unwrap(), Vec::<String>::new());
         assert_eq!(evaluate(&spec("2023-02-01"), &report, false).unwrap(), Vec::<String>::new());
         assert_eq!(evaluate(&spec("02/2/2023"), &report, false).unwrap().len(), 1);
-        assert!(evaluate(
-            &json!({"query_params_schema": {"type": "object", "properties": {"x": {"type": "string", "format": "markdown"}}},
+        assert!(matches!(
+            evaluate(
+                &json!({"query_params_schema": {"type": "object", "properties": {"x": {"type": "string", "format": "markdown"}}},
                     "expected": {"url": "http://x"}}),
-            &events,
-            false
-        )
-        .unwrap_err()
-        .starts_with("UNSUPPORTED:"));
+                &events,
+                false
+            ),
+            Err(VerifiedError::Unsupported(_))
+        ));
     }
 }

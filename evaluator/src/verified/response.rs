@@ -5,6 +5,7 @@
 //! for retrieve tasks `retrieved_data` by the task's `results_schema` ([`super::value`]), in order when
 //! the spec says `ordered`.
 
+use super::VerifiedError;
 use serde_json::Value;
 
 use super::value::{self, Norm};
@@ -31,8 +32,10 @@ fn fence(s: &str) -> Option<&str> {
 }
 
 /// The result of one `AgentResponseEvaluator`: what failed (empty: it passed).
-pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, String> {
-    let expected = spec.get("expected").ok_or("AgentResponseEvaluator without \"expected\"")?;
+pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, VerifiedError> {
+    let expected = spec
+        .get("expected")
+        .ok_or_else(|| VerifiedError::Spec("AgentResponseEvaluator without \"expected\"".into()))?;
     let schema = spec.get("results_schema");
     let ordered = spec.get("ordered").and_then(Value::as_bool).unwrap_or(false);
     let exp_type = expected.get("task_type").or_else(|| expected.get("performed_operation"));
@@ -118,7 +121,7 @@ pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, String> {
 }
 
 /// `retrieved_data` normalized by the results schema: empty is None; a single value is a list of one.
-fn retrieved(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Norm, String> {
+fn retrieved(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Norm, VerifiedError> {
     let empty = match v {
         Value::Null => true,
         Value::String(s) => s.is_empty(),

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::VerifiedError;
 use serde_json::Value;
 
 use super::value::{self, py_re};
@@ -46,10 +47,10 @@ impl UrlRules {
     }
 
     /// Their `URL` normalization of `raw`; `query_params` (an expected value's) replace the URL's own.
-    pub fn normalize(&self, raw: &str, query_params: Option<&Value>) -> Result<NormUrl, String> {
+    pub fn normalize(&self, raw: &str, query_params: Option<&Value>) -> Result<NormUrl, VerifiedError> {
         let raw = raw.trim();
         if raw.is_empty() {
-            return Err("empty URL".into());
+            return Err(VerifiedError::Value("empty URL".into()));
         }
         let given_query = |q: Option<&Value>| -> BTreeMap<String, Vec<String>> {
             let mut m = BTreeMap::new();
@@ -72,7 +73,8 @@ impl UrlRules {
             return Ok(NormUrl { base: raw.trim_end_matches('/').to_string(), regex: true, query: q });
         }
         let raw = raw.trim_end_matches('/');
-        let mut u = url::Url::parse(raw).map_err(|e| format!("invalid URL {raw:?}: {e}"))?;
+        let mut u =
+            url::Url::parse(raw).map_err(|e| VerifiedError::Value(format!("invalid URL {raw:?}: {e}")))?;
         let mut path = u.path().to_string();
         let mut query_parts = Vec::new();
         if self.decode_base64 {

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use super::VerifiedError;
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization as _;
 
@@ -296,7 +297,7 @@ fn alt(kind: Kind, v: &Value) -> Result<Alt, ()> {
 
 /// A scalar of `kind`: a list of two or more is alternatives. `strict` (expected values): a value that is
 /// not of the kind is an error; otherwise (the agent's) it is kept raw.
-pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, String> {
+pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, VerifiedError> {
     let alts: Result<Vec<Alt>, ()> = match v {
         // Their Coordinates: a pair of numbers or strings is one coordinate, not two alternatives.
         Value::Array(a)
@@ -312,7 +313,7 @@ pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, String> {
     };
     match alts {
         Ok(a) => Ok(Norm::Typed(kind, a)),
-        Err(()) if strict => Err(format!("{v} is not a {kind:?} value")),
+        Err(()) if strict => Err(VerifiedError::Value(format!("{v} is not a {kind:?} value"))),
         Err(()) => Ok(Norm::Raw(v.clone())),
     }
 }
@@ -339,7 +340,7 @@ fn shape_of(schema: &Value) -> Result<Shape, Unsupported> {
 /// An object as their `_normalize_object` does it: each of its own properties by the schema's type for
 /// it (a string when the schema has none); None stays None. Not an object: an error when `strict`, else
 /// kept raw. A string holding a JSON object is read as the object.
-pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, String> {
+pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, VerifiedError> {
     let parsed;
     let mut v = v;
     if let Value::String(s) = v {
@@ -349,7 +350,11 @@ pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, S
         }
     }
     let Some(o) = v.as_object() else {
-        return if strict { Err(format!("{v} is not an object")) } else { Ok(Some(Norm::Raw(v.clone()))) };
+        return if strict {
+            Err(VerifiedError::Value(format!("{v} is not an object")))
+        } else {
+            Ok(Some(Norm::Raw(v.clone())))
+        };
     };
     let props = schema.get("properties").and_then(Value::as_object);
     let mut out = BTreeMap::new();
@@ -360,14 +365,14 @@ pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, S
         }
         let shape = match props.and_then(|p| p.get(name)) {
             None => Shape::Scalar(Kind::Str),
-            Some(ps) => shape_of(ps).map_err(|u| unsupported_msg(&u))?,
+            Some(ps) => shape_of(ps)?,
         };
         out.insert(name.clone(), by_shape(pv, &shape, strict)?);
     }
     Ok(Some(Norm::Object(out)))
 }
 
-fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, String> {
+fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, VerifiedError> {
     match shape {
         Shape::Scalar(k) => scalar(*k, v, strict),
         Shape::Object(schema) => Ok(object(v, schema, strict)?.unwrap_or(Norm::Null)),
@@ -376,10 +381,10 @@ fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, String> {
                 Value::Array(a) => a.clone(),
                 Value::String(s) => match serde_json::from_str::<Value>(s) {
                     Ok(Value::Array(a)) => a,
-                    _ if strict => return Err(format!("{v} is not an array")),
+                    _ if strict => return Err(VerifiedError::Value(format!("{v} is not an array"))),
                     _ => return Ok(Norm::Raw(v.clone())),
                 },
-                _ if strict => return Err(format!("{v} is not an array")),
+                _ if strict => return Err(VerifiedError::Value(format!("{v} is not an array"))),
                 _ => return Ok(Norm::Raw(v.clone())),
             };
             Ok(Norm::Array(list.iter().map(|x| by_shape(x, item, strict)).collect::<Result<_, _>>()?))
@@ -387,14 +392,9 @@ fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, String> {
     }
 }
 
-/// The message for a type not normalized here (the evaluator turns it into "not scored").
-pub fn unsupported_msg(u: &Unsupported) -> String {
-    format!("UNSUPPORTED:{}", u.0)
-}
-
 /// An array by its schema (`items`); not strict: a string holding a JSON list is read, anything else is
 /// one item.
-pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<Norm>, String> {
+pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<Norm>, VerifiedError> {
     let mut items: Vec<Value> = match v {
         Value::Array(a) => a.clone(),
         Value::String(s) if !strict => match serde_json::from_str::<Value>(s) {
@@ -402,14 +402,14 @@ pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<N
             _ => vec![v.clone()],
         },
         other if !strict => vec![other.clone()],
-        other => return Err(format!("{other} is not an array")),
+        other => return Err(VerifiedError::Value(format!("{other} is not an array"))),
     };
     let items_schema = match schema {
         None => None,
         Some(s) => {
             let ty = s.get("type").and_then(Value::as_str).unwrap_or("array");
             if ty != "array" {
-                return Err(format!("schema type must be 'array', got {ty:?}"));
+                return Err(VerifiedError::Spec(format!("schema type must be 'array', got {ty:?}")));
             }
             Some(s.get("items").cloned().unwrap_or(Value::Object(Default::default())))
         }
@@ -431,7 +431,7 @@ pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<N
                 o => out.push(object(o, &schema, strict)?.unwrap_or(Norm::Null)),
             }
         } else {
-            let kind = kind_of(items_schema.as_ref()).map_err(|u| unsupported_msg(&u))?;
+            let kind = kind_of(items_schema.as_ref())?;
             out.push(scalar(kind, &item, strict)?);
         }
     }

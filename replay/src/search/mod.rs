@@ -84,26 +84,29 @@ pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
 
 /// The index of a replay, built once on first use.
 #[derive(Default)]
-pub(crate) struct LazyIndex(OnceLock<Result<SearchIndex, String>>);
+pub(crate) struct LazyIndex(OnceLock<Result<SearchIndex, SearchIndexError>>);
 
 impl LazyIndex {
-    pub(crate) fn get(&self, store: &Store, snapshots: &[&Manifest]) -> Result<&SearchIndex, String> {
+    /// The index, or why it could not be built (kept: every later search gets the same answer).
+    pub(crate) fn get(
+        &self,
+        store: &Store,
+        snapshots: &[&Manifest],
+    ) -> Result<&SearchIndex, &SearchIndexError> {
         self.0
             .get_or_init(|| {
                 let mut parts = Vec::new();
                 for m in snapshots {
-                    match load_index(store, m) {
-                        Ok(Some(ix)) => parts.push(ix),
-                        Ok(None) => parts.push(SearchIndex::build(
-                            documents(store, m).map_err(|e| format!("{}: {e}", m.name))?,
-                        )),
-                        Err(e) => return Err(e.to_string()),
+                    match load_index(store, m)? {
+                        Some(ix) => parts.push(ix),
+                        None => parts.push(SearchIndex::build(documents(store, m).map_err(|source| {
+                            SearchIndexError::Read { snapshot: m.name.clone(), source }
+                        })?)),
                     }
                 }
                 Ok(SearchIndex::merge(parts))
             })
             .as_ref()
-            .map_err(Clone::clone)
     }
 }
 

@@ -23,6 +23,15 @@ pub enum SearchIndexError {
     /// The store could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A snapshot without a stored index could not be read to build one.
+    #[error("reading snapshot {snapshot:?} to index it: {source}")]
+    Read {
+        /// The snapshot.
+        snapshot: String,
+        /// What the store said.
+        #[source]
+        source: StoreError,
+    },
     /// The stored index is damaged.
     #[error(
         "the frozen search index of snapshot {snapshot:?} is damaged ({detail}); rebuild it with \

@@ -9,7 +9,7 @@ use std::time::Instant;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
-    EventWebSocketFrameReceived, ResourceType,
+    EventWebSocketClosed, EventWebSocketCreated, EventWebSocketFrameReceived, ResourceType,
 };
 use chromiumoxide::page::Page;
 use futures_util::StreamExt as _;
@@ -28,6 +28,9 @@ pub(super) struct NetState {
     /// When the page last received a WebSocket message (see [`settle`]: a burst of them counts as the
     /// page's work for a while).
     pub(super) ws_frame: Option<Instant>,
+    /// The page's WebSockets open now (request ids): a server may push on them at any time, so the
+    /// quiet period is never waived while one is open (see [`settle`]).
+    pub(super) ws_open: HashSet<String>,
     /// When the latest action began ([`super::Session::begin_action`]), and the first network event at or
     /// after it: where the page's own work for that action starts (it may start before the action's own
     /// calls return: a submit on Enter, a navigation on the mouse release).
@@ -56,6 +59,8 @@ pub(super) async fn watch(
     let mut crashed = p.event_listener::<EventTargetCrashed>().await.map_err(cdp)?;
     let mut responses = p.event_listener::<EventResponseReceived>().await.map_err(cdp)?;
     let mut ws_frames = p.event_listener::<EventWebSocketFrameReceived>().await.map_err(cdp)?;
+    let mut ws_created = p.event_listener::<EventWebSocketCreated>().await.map_err(cdp)?;
+    let mut ws_closed = p.event_listener::<EventWebSocketClosed>().await.map_err(cdp)?;
     let net = Arc::new(Mutex::new(NetState::default()));
     let tab_net = net.clone();
     let watcher = tokio::spawn(async move {
@@ -76,6 +81,14 @@ pub(super) async fn watch(
                 }
                 Some(_) = ws_frames.next() => {
                     if let Ok(mut n) = net.lock() { n.ws_frame = Some(Instant::now()); }
+                    continue;
+                }
+                Some(e) = ws_created.next() => {
+                    if let Ok(mut n) = net.lock() { n.ws_open.insert(e.request_id.inner().clone()); }
+                    continue;
+                }
+                Some(e) = ws_closed.next() => {
+                    if let Ok(mut n) = net.lock() { n.ws_open.remove(e.request_id.inner()); }
                     continue;
                 }
                 Some(e) = responses.next() => {

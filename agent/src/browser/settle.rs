@@ -20,7 +20,9 @@
 //! has no queued work: a framework rendering in chunks is not idle). A frame drawn, the thread idle, no
 //! short timer pending and nothing on the wire since: the page is settled at once, without the rest of the
 //! quiet period. A page with a short timer pending, one that is not idle within [`IDLE_CAP`], or one
-//! without the count (a document the script did not reach) waits for the whole quiet period as before.
+//! without the count (a document the script did not reach) waits for the whole quiet period as before, and
+//! so does one with a WebSocket open or receiving messages (CDP's `webSocketCreated` / `webSocketClosed`):
+//! a server pushes without the page asking, so no timer foretells its next message.
 //! What the count does not see is a frame's own timers (iframes); their requests are still seen.
 //!
 //! WebSocket messages the page receives count as network events during the first [`WS_WINDOW`] of a wait:
@@ -219,7 +221,12 @@ pub(super) async fn settle(
             continue;
         }
         let quiet_for = last.map_or(Duration::MAX, |t| t.elapsed());
-        let calm = matches!(drawn, Some((_, Frames::Drew { calm: true, .. })));
+        // A WebSocket pushes without the page asking: no timer foretells its next message, so a page
+        // with one open (or receiving messages) waits the whole quiet period, as before.
+        let pushed = net
+            .lock()
+            .map_or(true, |n| !n.ws_open.is_empty() || n.ws_frame.is_some_and(|t| t + quiet > start));
+        let calm = !pushed && matches!(drawn, Some((_, Frames::Drew { calm: true, .. })));
         if quiet_for < quiet && !calm {
             tokio::time::sleep(POLL.min(quiet - quiet_for)).await;
             continue;

@@ -10,13 +10,6 @@ use crate::support::*;
 async fn a_step_waits_for_the_pages_own_work_and_no_longer() {
     let home = tempfile::tempdir().unwrap();
     let sites = DemoSites::start(home.path()).await;
-    let tasks = home.path().join("tasks.jsonl");
-    std::fs::write(
-        &tasks,
-        r#"{"web_name": "Demo Shop", "id": "Settle--0", "ques": "Open the kettle", "web": "https://shop.test/"}"#,
-    )
-    .unwrap();
-    let script = home.path().join("script");
     let replies = [
         "Thought: look down\nAction: Scroll [WINDOW]; down",
         "Thought: back up\nAction: Scroll [WINDOW]; up",
@@ -26,22 +19,11 @@ async fn a_step_waits_for_the_pages_own_work_and_no_longer() {
         "Thought: open it\nAction: Click [3]",
         "Thought: done\nAction: ANSWER; kettle",
     ];
-    let task = agent::tasks::load(&tasks).unwrap().remove(0);
-    agent::policy::write_script(&script, &[(task, replies.iter().map(|s| s.to_string()).collect())]).unwrap();
+    let task = r#"{"web_name": "Demo Shop", "id": "Settle--0", "ques": "Open the kettle", "web": "https://shop.test/"}"#;
+    let scripted = Scripted::new(home.path(), task, &replies);
     let out_dir = home.path().join("run");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "live",
-        "--policy",
-        &format!("trajectory:{}", script.display()),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--settle-ms",
-        "0",
-    ]);
+    let mut args = scripted.run_args("live", &out_dir);
+    args.extend(strs(&["--settle-ms", "0"]));
     args.extend(sites.reach.iter().cloned());
     let out = cli(home.path(), args, vec![]).await;
     assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
@@ -77,34 +59,16 @@ async fn the_quiet_period_is_waited_only_for_a_pending_short_timer() {
     const QUIET_MS: u64 = 1500;
     let home = tempfile::tempdir().unwrap();
     let (_origin, reach) = https_origin(home.path(), "timer.test").await;
-    let tasks = home.path().join("tasks.jsonl");
-    std::fs::write(
-        &tasks,
-        r#"{"web_name": "Timers", "id": "Timers--0", "ques": "Fetch both", "web": "https://timer.test/timer/"}"#,
-    )
-    .unwrap();
-    let script = home.path().join("script");
+    let task = r#"{"web_name": "Timers", "id": "Timers--0", "ques": "Fetch both", "web": "https://timer.test/timer/"}"#;
     let replies = [
         "Thought: now\nAction: Click [0]",
         "Thought: later\nAction: Click [1]",
         "Thought: done\nAction: ANSWER; ok",
     ];
-    let task = agent::tasks::load(&tasks).unwrap().remove(0);
-    agent::policy::write_script(&script, &[(task, replies.iter().map(|s| s.to_string()).collect())]).unwrap();
+    let scripted = Scripted::new(home.path(), task, &replies);
     let out_dir = home.path().join("run");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "live",
-        "--policy",
-        &format!("trajectory:{}", script.display()),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--settle-ms",
-        &QUIET_MS.to_string(),
-    ]);
+    let mut args = scripted.run_args("live", &out_dir);
+    args.extend(strs(&["--settle-ms", &QUIET_MS.to_string()]));
     args.extend(reach);
     let out = cli(home.path(), args, vec![]).await;
     assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));

@@ -13,7 +13,8 @@
 //! - [`slurm`]: a single-node Slurm cluster (munged, slurmctld, slurmd) on localhost;
 //! - [`guard_origin`]: an origin for the guards (an order form, a search form, a leaked answer, a link to
 //!   published answers);
-//! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them.
+//! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them;
+//! - [`scripted`]: a one-task file, a script of replies for it, and the `webfreeze run` arguments.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -29,6 +30,7 @@ pub(crate) mod login_app;
 pub(crate) mod origin;
 pub(crate) mod pywb;
 pub(crate) mod s3;
+pub(crate) mod scripted;
 pub(crate) mod slurm;
 pub(crate) mod ws_origin;
 
@@ -44,5 +46,6 @@ pub(crate) use login_app::*;
 pub(crate) use origin::*;
 pub(crate) use pywb::*;
 pub(crate) use s3::*;
+pub(crate) use scripted::*;
 pub(crate) use slurm::*;
 pub(crate) use ws_origin::*;

@@ -37,7 +37,8 @@
 //! timeout, noted by the caller.
 //!
 //! The wait reports the page's own work ([`Settled::page_ms`]: from the first network event the action
-//! caused, or the wait's start, to the last one), so a step's overhead (the step less that) can be measured (`cargo xtask bench agent`).
+//! caused, or the wait's start, to the last one), so a step's overhead (the step less that) can be
+//! measured (`cargo xtask bench agent`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

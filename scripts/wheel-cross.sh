@@ -50,6 +50,20 @@ for t in "${targets[@]}"; do
         [ -f "$w" ] || { echo "no manylinux_2_28 $arch wheel in $out" >&2; exit 1; }
         log "auditwheel show $(basename "$w")"
         auditwheel show "$w" >&2
+        # The binary inside is built for the target (what `file` would say; an aarch64 wheel cannot run
+        # here): its ELF header's machine field.
+        "$base" - "$w" "$arch" <<'PY' >&2
+import sys, zipfile
+wheel, arch = sys.argv[1], sys.argv[2]
+want = {"x86_64": 0x3E, "aarch64": 0xB7}[arch]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".data/scripts/webfreeze"))
+    head = z.open(name).read(20)
+machine = int.from_bytes(head[18:20], "little")
+if head[:4] != b"\x7fELF" or head[4] != 2 or machine != want:
+    sys.exit(f"{name} in {wheel} is not a 64-bit {arch} ELF binary (machine {machine:#x})")
+print(f"{name}: 64-bit ELF for {arch}")
+PY
     done
 done
 ls -l "$out"/webfreeze-*manylinux_2_28_* >&2

@@ -156,9 +156,26 @@ fn last_event(n: &NetState, start: Instant) -> Option<Instant> {
     n.last_change.max(ws)
 }
 
-/// The tab's network as the wait sees it: nothing in flight, and the last event's time.
-fn network(net: &Mutex<NetState>, start: Instant) -> Option<(bool, Option<Instant>, bool)> {
-    net.lock().ok().map(|n| (n.inflight.is_empty(), last_event(&n, start), n.crashed))
+/// The tab's network as a wait that began at `start` sees it, read under one lock.
+struct Wire {
+    /// Nothing in flight.
+    idle: bool,
+    /// The last event's time ([`last_event`]).
+    last: Option<Instant>,
+    crashed: bool,
+    /// A WebSocket is open, or a message arrived within `quiet` before the wait or during it: a server
+    /// pushes without the page asking, so no timer foretells its next message and the quiet period is
+    /// never waived.
+    pushed: bool,
+}
+
+fn network(net: &Mutex<NetState>, start: Instant, quiet: Duration) -> Option<Wire> {
+    net.lock().ok().map(|n| Wire {
+        idle: n.inflight.is_empty(),
+        last: last_event(&n, start),
+        crashed: n.crashed,
+        pushed: !n.ws_open.is_empty() || n.ws_frame.is_some_and(|t| t + quiet > start),
+    })
 }
 
 /// Wait for `page` (whose requests `net` tracks) to settle; see the module documentation.
@@ -181,7 +198,7 @@ pub(super) async fn settle(
         last.filter(|t| *t > origin).map(|t| t.duration_since(origin).as_millis() as u64).unwrap_or(0)
     };
     let unsettled = |last| Settled { settled: false, page_ms: page_ms(last) };
-    let Some((_, first, _)) = network(net, start) else { return unsettled(None) };
+    let Some(Wire { last: first, .. }) = network(net, start, quiet) else { return unsettled(None) };
     // A tab found settled at this network state needs no new check (the observation after an action).
     if !after_action && net.lock().ok().is_some_and(|n| n.inflight.is_empty() && n.settled_at == Some(first))
     {
@@ -195,7 +212,9 @@ pub(super) async fn settle(
     let mut drawing: Option<(Option<Instant>, FramesFuture<'_>)> =
         after_action.then(|| (first, Box::pin(frame_check(page)) as FramesFuture<'_>));
     loop {
-        let Some((idle, last, crashed)) = network(net, start) else { return unsettled(None) };
+        let Some(Wire { idle, last, crashed, pushed }) = network(net, start, quiet) else {
+            return unsettled(None);
+        };
         if crashed || start.elapsed() >= timeout {
             return unsettled(last);
         }
@@ -222,11 +241,6 @@ pub(super) async fn settle(
             continue;
         }
         let quiet_for = last.map_or(Duration::MAX, |t| t.elapsed());
-        // A WebSocket pushes without the page asking: no timer foretells its next message, so a page
-        // with one open (or receiving messages) waits the whole quiet period, as before.
-        let pushed = net
-            .lock()
-            .map_or(true, |n| !n.ws_open.is_empty() || n.ws_frame.is_some_and(|t| t + quiet > start));
         let calm = !pushed && matches!(drawn, Some((_, Frames::Drew { calm: true, .. })));
         if quiet_for < quiet && !calm {
             tokio::time::sleep(POLL.min(quiet - quiet_for)).await;

@@ -120,10 +120,14 @@ pub trait Handler: Send + Sync + 'static {
     /// [`Handler::observes_websocket`]). Runs inline on the relay: keep it short.
     fn websocket_message(&self, _ctx: &Self::Ctx, _msg: &WsMessage) {}
 
-    /// Whether a CONNECT is answered only after the origin accepted a TCP connection (502 naming the
-    /// reason if not). Handlers that forward (live, record) say yes, so a browser learns at once that a
-    /// site is unreachable instead of hanging in a tunnel to nowhere; replay says no (it never dials out).
-    fn dial_on_connect(&self) -> bool {
+    /// Whether this handler forwards requests to the origins (live, record) or never dials out (replay).
+    /// The server derives two behaviours from it, for forwarding handlers only:
+    /// - a CONNECT is answered only after the origin accepted a TCP connection (502 naming the reason if
+    ///   not), so a browser learns at once that a site is unreachable instead of hanging in a tunnel to
+    ///   nowhere;
+    /// - the browser's own background hosts (update checks, safe browsing) are answered 204 here instead
+    ///   of being forwarded, unless the server is told to forward them. Replay answers those itself.
+    fn forwards_to_origins(&self) -> bool {
         false
     }
 
@@ -156,7 +160,7 @@ impl Handler for PassThrough {
         std::future::ready(Decision::Forward(req))
     }
 
-    fn dial_on_connect(&self) -> bool {
+    fn forwards_to_origins(&self) -> bool {
         true
     }
 }

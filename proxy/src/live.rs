@@ -81,7 +81,7 @@ impl Handler for CountingPassThrough {
         std::future::ready(Decision::Forward(req))
     }
 
-    fn dial_on_connect(&self) -> bool {
+    fn forwards_to_origins(&self) -> bool {
         true
     }
 

@@ -395,7 +395,7 @@ impl<H: Handler> Shared<H> {
             return text_response(StatusCode::BAD_REQUEST, "CONNECT needs a host:port target\n");
         };
         let authority = auth.to_string();
-        if self.handler.dial_on_connect() && !self.answers_background_locally(auth.host()) {
+        if self.handler.forwards_to_origins() && !self.answers_background_locally(auth.host()) {
             // Live and record: answer 200 only once the origin takes a connection.
             let port = auth.port_u16().unwrap_or(443);
             if let Err(e) = self.upstream.probe(auth.host(), port).await {
@@ -569,7 +569,7 @@ impl<H: Handler> Shared<H> {
         };
         *req.uri_mut() = uri;
         let host = req.uri().host().unwrap_or_default().to_string();
-        if self.handler.dial_on_connect() && self.answers_background_locally(&host) {
+        if self.handler.forwards_to_origins() && self.answers_background_locally(&host) {
             let mut r = Response::new(crate::body::empty());
             *r.status_mut() = StatusCode::NO_CONTENT;
             return r;

@@ -79,7 +79,7 @@ impl Handler for ExploreSplit {
         on_complete(self.of(ctx), &ctx.rec, outcome);
     }
 
-    fn dial_on_connect(&self) -> bool {
+    fn forwards_to_origins(&self) -> bool {
         true
     }
 

@@ -296,7 +296,7 @@ impl Handler for Recorder {
         self.finish(ctx, outcome);
     }
 
-    fn dial_on_connect(&self) -> bool {
+    fn forwards_to_origins(&self) -> bool {
         true
     }
 

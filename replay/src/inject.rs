@@ -71,8 +71,8 @@ impl<H: Handler> Handler for RecordShim<H> {
     fn complete(&self, ctx: &H::Ctx, outcome: Result<(), ProxyError>) {
         self.inner.complete(ctx, outcome)
     }
-    fn dial_on_connect(&self) -> bool {
-        self.inner.dial_on_connect()
+    fn forwards_to_origins(&self) -> bool {
+        self.inner.forwards_to_origins()
     }
     fn observes_websocket(&self) -> bool {
         self.inner.observes_websocket()

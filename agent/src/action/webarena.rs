@@ -19,7 +19,7 @@ use super::{re, ParseError};
 /// One WebArena action. Element ids are those of the latest observation (accessibility-tree ids, or
 /// Set-of-Marks labels when the observation is `som`/`som+axtree`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub enum WebArenaAction {
     /// Click the element.
     Click(u32),
     /// Move the mouse over the element.
@@ -65,24 +65,26 @@ pub enum Action {
     },
 }
 
-impl std::fmt::Display for Action {
+impl std::fmt::Display for WebArenaAction {
     /// The canonical form, as the grammar writes it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Action::Click(n) => write!(f, "click [{n}]"),
-            Action::Hover(n) => write!(f, "hover [{n}]"),
-            Action::Type { id, text, enter } => write!(f, "type [{id}] [{text}] [{}]", u8::from(*enter)),
-            Action::Press(k) => write!(f, "press [{k}]"),
-            Action::Scroll { down } => write!(f, "scroll [{}]", if *down { "down" } else { "up" }),
-            Action::NewTab => f.write_str("new_tab"),
-            Action::TabFocus(n) => write!(f, "tab_focus [{n}]"),
-            Action::CloseTab => f.write_str("close_tab"),
-            Action::Goto(u) => write!(f, "goto [{u}]"),
-            Action::GoBack => f.write_str("go_back"),
-            Action::GoForward => f.write_str("go_forward"),
-            Action::Stop(a) => write!(f, "stop [{a}]"),
-            Action::Clear(n) => write!(f, "clear [{n}]"),
-            Action::Upload { id, file } => write!(f, "upload [{id}] [{file}]"),
+            WebArenaAction::Click(n) => write!(f, "click [{n}]"),
+            WebArenaAction::Hover(n) => write!(f, "hover [{n}]"),
+            WebArenaAction::Type { id, text, enter } => {
+                write!(f, "type [{id}] [{text}] [{}]", u8::from(*enter))
+            }
+            WebArenaAction::Press(k) => write!(f, "press [{k}]"),
+            WebArenaAction::Scroll { down } => write!(f, "scroll [{}]", if *down { "down" } else { "up" }),
+            WebArenaAction::NewTab => f.write_str("new_tab"),
+            WebArenaAction::TabFocus(n) => write!(f, "tab_focus [{n}]"),
+            WebArenaAction::CloseTab => f.write_str("close_tab"),
+            WebArenaAction::Goto(u) => write!(f, "goto [{u}]"),
+            WebArenaAction::GoBack => f.write_str("go_back"),
+            WebArenaAction::GoForward => f.write_str("go_forward"),
+            WebArenaAction::Stop(a) => write!(f, "stop [{a}]"),
+            WebArenaAction::Clear(n) => write!(f, "clear [{n}]"),
+            WebArenaAction::Upload { id, file } => write!(f, "upload [{id}] [{file}]"),
         }
     }
 }
@@ -95,7 +97,7 @@ pub struct Parsed {
     /// The action text as written.
     pub raw_action: String,
     /// The action.
-    pub action: Action,
+    pub action: WebArenaAction,
 }
 
 /// How to write a WebArena action (the model reads it after a reply without one).
@@ -149,7 +151,7 @@ fn number(s: &str) -> Option<u32> {
     s.trim().trim_start_matches('#').parse().ok()
 }
 
-fn parse_action(raw: &str) -> Result<Action, ParseError> {
+fn parse_action(raw: &str) -> Result<WebArenaAction, ParseError> {
     let caps = verb_re().captures(raw).ok_or(ParseError::NoAction(HOW))?;
     let verb: String = caps
         .get(1)
@@ -160,9 +162,9 @@ fn parse_action(raw: &str) -> Result<Action, ParseError> {
     let malformed = |detail| ParseError::Malformed { raw: raw.trim().to_string(), detail };
     let id = |detail| a.first().and_then(|s| number(s)).ok_or_else(|| malformed(detail));
     Ok(match verb.as_str() {
-        "click" => Action::Click(id("click needs an element id, e.g. click [12]")?),
-        "hover" => Action::Hover(id("hover needs an element id, e.g. hover [12]")?),
-        "clear" => Action::Clear(id("clear needs an element id, e.g. clear [12]")?),
+        "click" => WebArenaAction::Click(id("click needs an element id, e.g. click [12]")?),
+        "hover" => WebArenaAction::Hover(id("hover needs an element id, e.g. hover [12]")?),
+        "clear" => WebArenaAction::Clear(id("clear needs an element id, e.g. clear [12]")?),
         "type" => {
             let id = id("type needs an id and text, e.g. type [12] [socks] [1]")?;
             let (text, enter) = match a.len() {
@@ -176,31 +178,33 @@ fn parse_action(raw: &str) -> Result<Action, ParseError> {
                 }
                 _ => return Err(malformed("type needs text after the id, e.g. type [12] [socks] [1]")),
             };
-            Action::Type { id, text, enter }
+            WebArenaAction::Type { id, text, enter }
         }
         "press" => {
             let k = a.first().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            Action::Press(k.ok_or_else(|| malformed("press needs keys, e.g. press [Control+Enter]"))?)
+            WebArenaAction::Press(k.ok_or_else(|| malformed("press needs keys, e.g. press [Control+Enter]"))?)
         }
         "scroll" => match a.first().map(|s| s.trim().to_ascii_lowercase()).as_deref() {
-            Some("down") => Action::Scroll { down: true },
-            Some("up") => Action::Scroll { down: false },
+            Some("down") => WebArenaAction::Scroll { down: true },
+            Some("up") => WebArenaAction::Scroll { down: false },
             _ => return Err(malformed("scroll needs a direction: scroll [up] or scroll [down]")),
         },
-        "newtab" => Action::NewTab,
-        "tabfocus" => Action::TabFocus(id("tab_focus needs a tab number, e.g. tab_focus [1]")?),
-        "closetab" => Action::CloseTab,
+        "newtab" => WebArenaAction::NewTab,
+        "tabfocus" => WebArenaAction::TabFocus(id("tab_focus needs a tab number, e.g. tab_focus [1]")?),
+        "closetab" => WebArenaAction::CloseTab,
         "goto" => {
             let u = a.first().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            Action::Goto(u.ok_or_else(|| malformed("goto needs a URL, e.g. goto [http://example.com]"))?)
+            WebArenaAction::Goto(
+                u.ok_or_else(|| malformed("goto needs a URL, e.g. goto [http://example.com]"))?,
+            )
         }
-        "goback" => Action::GoBack,
-        "goforward" => Action::GoForward,
-        "stop" => Action::Stop(a.first().map(|s| s.trim().to_string()).unwrap_or_default()),
+        "goback" => WebArenaAction::GoBack,
+        "goforward" => WebArenaAction::GoForward,
+        "stop" => WebArenaAction::Stop(a.first().map(|s| s.trim().to_string()).unwrap_or_default()),
         "upload" => {
             let id = id("upload needs an id and a file, e.g. upload [12] [/path/photo.png]")?;
             let file = a.get(1).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-            Action::Upload {
+            WebArenaAction::Upload {
                 id,
                 file: file.ok_or_else(|| {
                     malformed("upload needs a file after the id, e.g. upload [12] [photo.png]")
@@ -286,7 +290,7 @@ mod tests {
     use super::*;
 
     #[track_caller]
-    fn check(reply: &str, expected: Result<Action, &str>) {
+    fn check(reply: &str, expected: Result<WebArenaAction, &str>) {
         match (parse_reply(reply), expected) {
             (Ok(p), Ok(a)) => {
                 assert_eq!(p.action, a, "{reply:?}");
@@ -300,9 +304,9 @@ mod tests {
 
     #[test]
     fn replies_table() {
-        use Action::*;
+        use WebArenaAction::*;
         let ty = |id, text: &str, enter| Type { id, text: text.into(), enter };
-        let cases: &[(&str, Result<Action, &str>)] = &[
+        let cases: &[(&str, Result<WebArenaAction, &str>)] = &[
             (
                 "Let's think step-by-step. The search box has id 1752. In summary, the next action I will perform is ```click [1752]```",
                 Ok(Click(1752)),

@@ -34,7 +34,6 @@ use futures_util::StreamExt as _;
 
 use crate::som;
 
-mod actions;
 mod chrome;
 mod error;
 mod explore;
@@ -45,8 +44,8 @@ mod settle;
 mod storage_state;
 mod tabs;
 mod webarena;
+mod webvoyager;
 
-pub use actions::CONTROL_HEADER;
 pub use chrome::{
     browser_version, find_chrome, identity_args, proxy_args, user_agent_of, CANDIDATES, CHROMIUM_ARGS,
     INSTALL_HINT,
@@ -58,6 +57,7 @@ pub use observe::Observation;
 use observe::Targets;
 use storage_state::read_storage_state;
 use tabs::Tabs;
+pub use webvoyager::CONTROL_HEADER;
 
 pub use explore::{LinkCandidate, Visit};
 pub use settle::Settled;

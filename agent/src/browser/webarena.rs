@@ -10,7 +10,7 @@ use chromiumoxide::page::Page;
 use serde_json::json;
 
 use super::{bounded, BrowserError, Session, Targets};
-use crate::action::webarena::Action;
+use crate::action::WebArenaAction;
 use crate::som;
 
 /// Returns the element's centre in the viewport after scrolling it into view when it is not fully in
@@ -56,19 +56,19 @@ const MODIFIERS: &[(&str, &str, i64)] = &[
 impl Session {
     /// Carry out a WebArena action (not `stop`, which ends the task), open the tabs it asked for, and
     /// let the page settle.
-    pub async fn perform_webarena(&self, action: &Action) -> Result<(), BrowserError> {
+    pub async fn perform_webarena(&self, action: &WebArenaAction) -> Result<(), BrowserError> {
         self.begin_action();
         let t = self.opts.page_timeout;
         match action {
-            Action::Click(id) => {
+            WebArenaAction::Click(id) => {
                 let p = self.centre(*id).await?;
                 bounded(t, "the click", self.page()?.click(p)).await?;
             }
-            Action::Hover(id) => {
+            WebArenaAction::Hover(id) => {
                 let p = self.centre(*id).await?;
                 bounded(t, "moving the mouse", self.page()?.move_mouse(p)).await?;
             }
-            Action::Type { id, text, enter } => {
+            WebArenaAction::Type { id, text, enter } => {
                 let p = self.centre(*id).await?;
                 let page = self.page()?;
                 bounded(t, "the click", page.click(p)).await?;
@@ -77,30 +77,30 @@ impl Session {
                     self.press(&page, "Enter").await?;
                 }
             }
-            Action::Press(keys) => {
+            WebArenaAction::Press(keys) => {
                 let page = self.page()?;
                 self.press(&page, keys).await?;
             }
-            Action::Scroll { down } => {
+            WebArenaAction::Scroll { down } => {
                 let sign = if *down { 1 } else { -1 };
                 let js = format!(
                     "(() => {{ const e = document.scrollingElement || document.body; e.scrollTop = e.scrollTop + {sign} * window.innerHeight; return true; }})()"
                 );
                 let _: bool = self.eval(&js).await?;
             }
-            Action::NewTab => {
+            WebArenaAction::NewTab => {
                 self.open_tab("about:blank").await?;
             }
-            Action::TabFocus(n) => self.focus_tab(*n as usize).await?,
-            Action::CloseTab => self.close_tab().await?,
-            Action::Goto(url) => return self.goto(url).await,
-            Action::GoBack => {
+            WebArenaAction::TabFocus(n) => self.focus_tab(*n as usize).await?,
+            WebArenaAction::CloseTab => self.close_tab().await?,
+            WebArenaAction::Goto(url) => return self.goto(url).await,
+            WebArenaAction::GoBack => {
                 let _: bool = self.eval("history.back(); true").await?;
             }
-            Action::GoForward => {
+            WebArenaAction::GoForward => {
                 let _: bool = self.eval("history.forward(); true").await?;
             }
-            Action::Clear(id) => {
+            WebArenaAction::Clear(id) => {
                 let (page, obj) = self.element(*id).await?;
                 let r = self.call_on(&page, &obj, CLEAR_JS).await?;
                 if let Some(tag) = r.as_str().filter(|s| !s.is_empty()) {
@@ -109,7 +109,7 @@ impl Session {
                     )));
                 }
             }
-            Action::Upload { id, file } => {
+            WebArenaAction::Upload { id, file } => {
                 let path = std::path::Path::new(file);
                 let abs = std::fs::canonicalize(path)
                     .map_err(|e| BrowserError::Action(format!("cannot upload {file}: {e}")))?;
@@ -119,7 +119,7 @@ impl Session {
                     .await
                     .map_err(|e| BrowserError::Action(format!("element [{id}] does not take a file: {e}")))?;
             }
-            Action::Stop(_) => {}
+            WebArenaAction::Stop(_) => {}
         }
         self.settle(true).await;
         self.open_requested_tabs().await

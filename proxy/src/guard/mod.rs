@@ -323,8 +323,8 @@ impl<H: Handler> Handler for Guard<H> {
     fn complete(&self, ctx: &H::Ctx, outcome: Result<(), ProxyError>) {
         self.inner.complete(ctx, outcome)
     }
-    fn dial_on_connect(&self) -> bool {
-        self.inner.dial_on_connect()
+    fn forwards_to_origins(&self) -> bool {
+        self.inner.forwards_to_origins()
     }
     fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
         self.inner.direct(req)

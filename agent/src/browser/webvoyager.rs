@@ -5,7 +5,7 @@
 use chromiumoxide::cdp::browser_protocol::network::{Headers, SetExtraHttpHeadersParams};
 
 use super::{bounded, BrowserError, Session};
-use crate::action::{Action, ScrollTarget};
+use crate::action::{ScrollTarget, WebVoyagerAction};
 
 /// The request header that carries the label of the control a click used, while its requests go out:
 /// the proxy's side-effect guard (`proxy::guard`) reads it and removes it before anything is forwarded or
@@ -38,13 +38,13 @@ impl Session {
     }
 
     /// Carry out an action (not `ANSWER`, which ends the task) and let the page settle.
-    pub async fn perform(&self, action: &Action) -> Result<(), BrowserError> {
+    pub async fn perform(&self, action: &WebVoyagerAction) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
         self.begin_action();
         // A click sends its control's label with the requests it causes, until the page settles.
         let mut labelled = false;
         match action {
-            Action::Click(n) => {
+            WebVoyagerAction::Click(n) => {
                 let el = self.marked(*n).await?;
                 // Links that would open a new tab open in this one; the side-effect guard judges a write
                 // also by the control that sent it (one call for both).
@@ -64,7 +64,7 @@ impl Session {
                 }
                 clicked?;
             }
-            Action::Type { label, text } => {
+            WebVoyagerAction::Type { label, text } => {
                 let el = self.marked(*label).await?;
                 // Returns "" when the field was focused and cleared, else the tag of what it is instead.
                 let cleared = bounded(
@@ -89,7 +89,7 @@ impl Session {
                 bounded(t, "typing", el.type_str(text)).await?;
                 bounded(t, "pressing Enter", el.press_key("Enter")).await?;
             }
-            Action::Scroll { target, down } => {
+            WebVoyagerAction::Scroll { target, down } => {
                 let sign = if *down { 1 } else { -1 };
                 match target {
                     ScrollTarget::Window => {
@@ -107,15 +107,15 @@ impl Session {
                     }
                 }
             }
-            Action::Wait => tokio::time::sleep(self.opts.wait).await,
-            Action::GoBack => {
+            WebVoyagerAction::Wait => tokio::time::sleep(self.opts.wait).await,
+            WebVoyagerAction::GoBack => {
                 let _: bool = self.eval("history.back(); true").await?;
             }
-            Action::Google => {
+            WebVoyagerAction::Google => {
                 let url = self.opts.search_url.clone();
                 return self.goto(&url).await;
             }
-            Action::Answer(_) => {}
+            WebVoyagerAction::Answer(_) => {}
         }
         self.settle(true).await;
         if labelled {

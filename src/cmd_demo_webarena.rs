@@ -16,9 +16,10 @@ use std::sync::Arc;
 use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
+use clock::{Clock, SystemClock};
 use evaluator::evaluate::{evaluate, write_report, EvalOptions, EvalReport, JudgeKind};
 use session::{ProxyMode, RunOptions};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 
 use crate::cli::DemoArgs;
 use crate::config::Config;

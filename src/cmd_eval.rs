@@ -69,7 +69,7 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     settings.apply(&mut agent);
     agent.shop_admin = crate::config::shop_admin();
     let bar = crate::output::progress_bar(0, "tasks re-scored offline");
-    let clock: std::sync::Arc<dyn snapshots::Clock> = std::sync::Arc::new(snapshots::SystemClock);
+    let clock: std::sync::Arc<dyn clock::Clock> = std::sync::Arc::new(clock::SystemClock);
     let r = rt.block_on(session::rescore_run(
         &a.run,
         store,

@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use clock::{Clock, SystemClock};
 use proxy::Proxy;
 use recorder::{HostFilter, Recorder};
-use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, Store, SystemClock};
+use snapshots::{NewSnapshot, Seed, SnapshotSource, Store};
 
 use crate::cli::RecordArgs;
 use crate::config::{load_ca, proxy_config, Config};

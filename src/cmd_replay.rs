@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use clock::{Clock, SystemClock};
 use proxy::Proxy;
 use replay::overlay::Overlays;
 use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 
 use crate::cli::{FrozenWebArg, MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};

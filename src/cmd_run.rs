@@ -8,8 +8,9 @@ use std::time::Duration;
 use agent::action::ActionSpace;
 use agent::browser::{browser_version, find_chrome, ObservationKind};
 use agent::runner::AgentConfig;
+use clock::{Clock, SystemClock};
 use session::{MissPolicy as Miss, PolicySpec, ProxyMode, RunOptions};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 use trajectory::{RunConfig, RunDir};
 
 use crate::cli::{RunArgs, RunMode};

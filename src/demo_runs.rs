@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent::runner::AgentConfig;
+use clock::SystemClock;
 use session::{PolicySpec, ProxyMode, RunOptions};
-use snapshots::SystemClock;
 use trajectory::RunConfig;
 
 use crate::config::{load_ca, Config};

@@ -178,7 +178,7 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
         task_id: "t".into(),
         web_name: "demo".into(),
         proxy: proxy_cfg.clone(),
-        clock: Arc::new(snapshots::FixedClock::new(1_000)),
+        clock: Arc::new(clock::FixedClock::new(1_000)),
         time_zone: "UTC".into(),
         locale: "en_US".into(),
         explore: false,

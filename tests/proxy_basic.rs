@@ -351,7 +351,7 @@ async fn issue_10_client_gone_before_the_head_still_completes_once() {
     let home = tempfile::tempdir().unwrap();
     let origin = Origin::start(None).await;
     let store = snapshots::Store::in_memory();
-    let clock: Arc<dyn snapshots::Clock> = Arc::new(snapshots::FixedClock::new(1_000));
+    let clock: Arc<dyn clock::Clock> = Arc::new(clock::FixedClock::new(1_000));
     let writer = Arc::new(
         store
             .create_snapshot(snapshots::NewSnapshot {

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
+use clock::Clock;
 use http::{header, Request};
 use proxy::websocket::{WsFrom, WsKind, WsMessage};
 use proxy::{Body, Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
@@ -30,7 +31,7 @@ use snapshots::format::{
     ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings, WebSocketLog, WsOpcode, WsSide,
     WS_MAX_MESSAGES,
 };
-use snapshots::{BlobWriter, Clock, Exchange, KeyBuilder, SnapshotWriter};
+use snapshots::{BlobWriter, Exchange, KeyBuilder, SnapshotWriter};
 
 pub use decode::Decoding;
 pub use filter::HostFilter;

@@ -66,7 +66,7 @@ impl OnMiss {
         store: &Store,
         misses: &str,
         of: &Manifest,
-        clock: Arc<dyn snapshots::Clock>,
+        clock: Arc<dyn clock::Clock>,
     ) -> Result<(OnMiss, Option<Arc<snapshots::SnapshotWriter>>), snapshots::StoreError> {
         Ok(match policy {
             MissPolicy::NotFound => (OnMiss::NotFound, None),
@@ -137,7 +137,7 @@ pub struct ReplayConfig {
 
 /// The clock [`ReplayConfig::refresh`] measures "now" with.
 #[derive(Clone)]
-pub struct Refresh(pub Arc<dyn snapshots::Clock>);
+pub struct Refresh(pub Arc<dyn clock::Clock>);
 
 impl std::fmt::Debug for Refresh {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -17,9 +17,10 @@ use std::sync::Arc;
 use agent::policy::{Policy, TrajectoryPolicy};
 use agent::runner::{run_task, AgentConfig};
 use anyhow::Context as _;
+use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{FrozenWeb, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 use trajectory::{RunDir, Trajectory};
 
 async fn one_task(

@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use agent::explore::{ExploreOptions, Revisit};
 use agent::runner::{AgentConfig, TaskEnv};
+use clock::Clock;
 use proxy::{CertificateAuthority, Proxy, ProxyConfig};
 use recorder::explore::ExploreSplit;
 use recorder::{HostFilter, Recorder};
-use snapshots::{Clock, Manifest, NewSnapshot, Seed, SnapshotSource, Store};
+use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
 use trajectory::{Exploration, RunMode};
 
 use crate::error::SessionError;

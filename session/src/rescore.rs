@@ -13,8 +13,9 @@ use std::sync::Arc;
 use agent::policy::{Policy, TrajectoryPolicy};
 use agent::runner::{run_task, AgentConfig};
 use agent::tasks::{Task, TaskSetup};
+use clock::Clock;
 use proxy::{CertificateAuthority, ProxyConfig};
-use snapshots::{Clock, Store};
+use snapshots::Store;
 use trajectory::{CheckEvidence, Outcome, RescoreError, RunDir, Trajectory};
 
 use crate::{MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};

@@ -11,8 +11,9 @@ use agent::policy::fork::ForkPolicy;
 use agent::policy::{LlmPolicy, Policy, TrajectoryPolicy};
 use agent::runner::{run_task, AgentConfig};
 use agent::tasks::Task;
+use clock::Clock;
 use proxy::{CertificateAuthority, ProxyConfig};
-use snapshots::{Clock, Store};
+use snapshots::Store;
 use trajectory::llm::{Llm, LlmConfig};
 use trajectory::{
     Outcome, RunConfig, RunDir, RunFile, RunMode, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory,

@@ -13,12 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clock::Clock;
 use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConfig, ServeError};
 use recorder::explore::ExploreSplit;
 use recorder::{HostFilter, Recorder};
 use replay::rules::Rules;
 use replay::{OnMiss, Replay, ReplayConfig};
-use snapshots::{Clock, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
+use snapshots::{NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use trajectory::task_env::{ProxyProbe, TaskEnv};

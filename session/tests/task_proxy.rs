@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use clock::FixedClock;
 use proxy::{CertificateAuthority, ProxyConfig};
 use session::{snapshot_name, FrozenWeb, MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};
-use snapshots::{FixedClock, SnapshotState, Store};
+use snapshots::{SnapshotState, Store};
 
 fn setup() -> (tempfile::TempDir, Arc<CertificateAuthority>, TaskProxyOptions) {
     let home = tempfile::tempdir().unwrap();

@@ -10,7 +10,6 @@
 //! - [`har`]: HAR 1.2 import and export.
 
 mod blob;
-mod clock;
 pub mod diff;
 mod error;
 mod fault;
@@ -24,7 +23,6 @@ mod store;
 pub mod version;
 
 pub use blob::{BlobReader, BlobWriter};
-pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ArchiveError, StoreError};
 pub use format::{
     BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use agent::explore::ExploreOptions;
 use agent::runner::AgentConfig;
-use snapshots::{Clock, Store, SystemClock};
+use clock::{Clock, SystemClock};
+use snapshots::Store;
 
 use crate::cli::SnapshotsCmd;
 use crate::config::{load_ca, upstream_config, Config};

@@ -5,10 +5,11 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
+use clock::{Clock, SystemClock};
 use recorder::warc::{self, WarcImportOptions};
 use serde_json::json;
 use snapshots::har::{self, ImportOptions};
-use snapshots::{Clock, Store, SystemClock, VerifyIssue};
+use snapshots::{Store, VerifyIssue};
 
 use crate::cli::{ExportFormat, SnapshotsCmd};
 use crate::config::Config;

@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use agent::runner::AgentConfig;
 use anyhow::bail;
+use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{PolicySpec, ProxyMode, RunOptions};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 use trajectory::{RunConfig, TaskState};
 
 const SCRIPT: &[&str] = &[

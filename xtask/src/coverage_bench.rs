@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use agent::runner::AgentConfig;
 use anyhow::bail;
+use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions, WebUnit};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 use trajectory::{RunConfig, RunDir, TaskState, Trajectory};
 
 /// (site name, start page, scripted replies). Labels: the shop's home page is [0] search box, [1] its

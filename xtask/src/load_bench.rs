@@ -467,7 +467,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                         task_id: format!("t{i}"),
                         web_name: "Load".into(),
                         proxy: pcfg.clone(),
-                        clock: Arc::new(snapshots::SystemClock),
+                        clock: Arc::new(clock::SystemClock),
                         time_zone: "UTC".into(),
                         locale: "en-US".into(),
                         explore: false,

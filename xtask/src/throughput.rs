@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use agent::runner::AgentConfig;
 use anyhow::{bail, Context as _};
+use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{PolicySpec, ProxyMode, RunOptions};
-use snapshots::{Clock, Store, SystemClock};
+use snapshots::Store;
 use trajectory::{RunConfig, RunDir, TaskState};
 
 /// Mean milliseconds per task.

@@ -321,8 +321,8 @@ fn diff_names_what_changed_between_two_recordings() {
     let page = std::fs::read_to_string(&page).unwrap();
     for want in [
         "documents 1 changed, 1 added, 0 removed; resources 1 changed, 0 added, 0 removed; 1 unchanged",
-        "<span class=del>- Price: $24.00</span>",
-        "<span class=add>+ Price: $26.50</span>",
+        "<span class=\"del\">- Price: $24.00</span>",
+        "<span class=\"add\">+ Price: $26.50</span>",
         "added document <code>GET https://shop.test/sale</code>",
         "changed resource <code>GET https://shop.test/app.js</code>",
     ] {

@@ -329,7 +329,7 @@ fn demo_end_to_end_replay_equals_the_recording_and_the_drifted_web_does_not() {
     );
     assert!(drift_page.contains("changed document <code>GET https://news.test/</code>"), "news front page");
     assert!(
-        drift_page.contains("<span class=add>+ Chip plant to hire 2,000 workers</span>"),
+        drift_page.contains("<span class=\"add\">+ Chip plant to hire 2,000 workers</span>"),
         "the changed headline in the site diff"
     );
     // Issue 22: the success rate over the three runs, in time order (a drift curve), as a table and a plot.

@@ -15,6 +15,7 @@ use crate::stats::Pairs;
 mod render;
 
 pub use render::{html, html_with, markdown, site_diff_html, site_diff_page, SITE_DIFF_CSS};
+pub(crate) use render::{page, PAGE_CSS};
 
 /// Where two trajectories part.
 #[derive(Debug, Clone, Serialize)]

@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use maud::html;
+
 use serde::Serialize;
 use trajectory::RunDir;
 
@@ -88,83 +90,70 @@ pub fn markdown(c: &Curve) -> String {
     s
 }
 
-fn esc(t: &str) -> String {
-    html_escape::encode_text(t).into_owned()
-}
-
 /// The curve as one self-contained HTML page: the table and an SVG line per site (and overall).
 pub fn html(c: &Curve) -> String {
     const W: f64 = 640.0;
     const H: f64 = 260.0;
     const PAD: f64 = 40.0;
+    const COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
     let n = c.points.len().max(2) as f64 - 1.0;
     let x = |i: usize| PAD + (W - 2.0 * PAD) * i as f64 / n;
     let y = |rate: f64| H - PAD - (H - 2.0 * PAD) * rate;
-    const COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
-    let mut svg = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='{H}' role='img' aria-label='success rate per run'>\
-         <line x1='{PAD}' y1='{y0}' x2='{x1}' y2='{y0}' stroke='#999'/><line x1='{PAD}' y1='{PAD}' x2='{PAD}' y2='{y0}' stroke='#999'/>\
-         <text x='4' y='{ty}' font-size='11'>100%</text><text x='12' y='{y0}' font-size='11'>0%</text>",
-        y0 = y(0.0),
-        x1 = W - PAD,
-        ty = y(1.0) + 4.0,
-    );
-    let series: Vec<(String, Vec<Option<f64>>)> = c
+    // Each series: its name, colour and points (runs where the site had no task are left out).
+    type Series<'a> = (String, &'a str, Vec<(f64, f64)>);
+    let series: Vec<Series> = c
         .sites
         .iter()
         .map(|s| {
-            (s.clone(), c.points.iter().map(|p| p.sites.get(s).filter(|g| g.n > 0).map(|g| g.rate)).collect())
+            let rates = c.points.iter().map(|p| p.sites.get(s).filter(|g| g.n > 0).map(|g| g.rate));
+            (s.clone(), rates.collect::<Vec<_>>())
         })
         .chain([(
             "overall".to_string(),
             c.points.iter().map(|p| (p.overall.n > 0).then_some(p.overall.rate)).collect(),
         )])
+        .enumerate()
+        .map(|(k, (name, rates))| {
+            let colour = if name == "overall" { "#000" } else { COLOURS[k % COLOURS.len()] };
+            let pts = rates.iter().enumerate().filter_map(|(i, r)| r.map(|r| (x(i), y(r)))).collect();
+            (name, colour, pts)
+        })
         .collect();
-    let mut legend = String::new();
-    for (k, (name, rates)) in series.iter().enumerate() {
-        let colour = if name == "overall" { "#000" } else { COLOURS[k % COLOURS.len()] };
-        let pts: Vec<String> = rates
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| r.map(|r| format!("{:.1},{:.1}", x(i), y(r))))
-            .collect();
-        svg.push_str(&format!(
-            "<polyline fill='none' stroke='{colour}' stroke-width='2' points='{}'/>",
-            pts.join(" ")
-        ));
-        for p in &pts {
-            let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
-            svg.push_str(&format!("<circle cx='{px}' cy='{py}' r='3' fill='{colour}'/>"));
+    let polyline =
+        |pts: &[(f64, f64)]| pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect::<Vec<_>>().join(" ");
+    let body = html! {
+        h1 { "Success rate over time" }
+        svg xmlns="http://www.w3.org/2000/svg" width=(W) height=(H) role="img" aria-label="success rate per run" {
+            line x1=(PAD) y1=(y(0.0)) x2=(W - PAD) y2=(y(0.0)) stroke="#999" {}
+            line x1=(PAD) y1=(PAD) x2=(PAD) y2=(y(0.0)) stroke="#999" {}
+            text x="4" y=(y(1.0) + 4.0) font-size="11" { "100%" }
+            text x="12" y=(y(0.0)) font-size="11" { "0%" }
+            @for (_, colour, pts) in &series {
+                polyline fill="none" stroke=(colour) stroke-width="2" points=(polyline(pts)) {}
+                @for (px, py) in pts {
+                    circle cx=(format!("{px:.1}")) cy=(format!("{py:.1}")) r="3" fill=(colour) {}
+                }
+            }
+            @for (i, p) in c.points.iter().enumerate() {
+                text x=(format!("{:.1}", x(i))) y=(format!("{:.1}", H - PAD + 16.0)) font-size="10" text-anchor="middle" {
+                    (p.date.get(..10).unwrap_or(&p.date))
+                }
+            }
         }
-        legend.push_str(&format!("<span style='color:{colour}'>&#9632; {}</span> ", esc(name)));
-    }
-    for (i, p) in c.points.iter().enumerate() {
-        svg.push_str(&format!(
-            "<text x='{:.1}' y='{:.1}' font-size='10' text-anchor='middle'>{}</text>",
-            x(i),
-            H - PAD + 16.0,
-            esc(&p.date[..10.min(p.date.len())])
-        ));
-    }
-    svg.push_str("</svg>");
-    let mut table = String::from("<table><tr><th>run</th><th>started (UTC)</th>");
-    for s in &c.sites {
-        table.push_str(&format!("<th>{}</th>", esc(s)));
-    }
-    table.push_str("<th>overall</th></tr>");
-    for p in &c.points {
-        table.push_str(&format!("<tr><td><code>{}</code></td><td>{}</td>", esc(&p.run), esc(&p.date)));
-        for s in &c.sites {
-            table.push_str(&format!("<td>{}</td>", esc(&cell(p.sites.get(s)))));
+        p { @for (name, colour, _) in &series { span style=(format!("color:{colour}")) { "■ " (name) } " " } }
+        table {
+            tr { th { "run" } th { "started (UTC)" } @for s in &c.sites { th { (s) } } th { "overall" } }
+            @for p in &c.points {
+                tr {
+                    td { code { (p.run) } }
+                    td { (p.date) }
+                    @for s in &c.sites { td { (cell(p.sites.get(s))) } }
+                    td { (cell(Some(&p.overall))) }
+                }
+            }
         }
-        table.push_str(&format!("<td>{}</td></tr>", esc(&cell(Some(&p.overall)))));
-    }
-    table.push_str("</table>");
-    format!(
-        "<!doctype html><html><head><meta charset=utf-8><title>webfreeze: success rate over time</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:4px 8px}}\
-         table{{border-collapse:collapse}}</style></head><body><h1>Success rate over time</h1>{svg}<p>{legend}</p>{table}</body></html>"
-    )
+    };
+    crate::compare::page("webfreeze: success rate over time", &[crate::compare::PAGE_CSS], body)
 }
 
 #[cfg(test)]

@@ -173,10 +173,10 @@ fn verify_exits_nonzero_on_damage() {
     let store_dir = home.path().join("store");
     {
         let s = snapshots::Store::open(&store_dir).unwrap();
-        snapshots::har::import(
+        archive::har::import(
             &s,
             har(3).as_bytes(),
-            &snapshots::har::ImportOptions { snapshot: "d".into(), source_file: "mem".into(), now_ms: 1 },
+            &archive::ImportOptions { snapshot: "d".into(), source_file: "mem".into(), now_ms: 1 },
             |_| {},
         )
         .unwrap();

@@ -2,7 +2,8 @@
 //! failed import leaves no snapshot behind.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use snapshots::har::{import, ImportOptions};
+use archive::har::import;
+use archive::ImportOptions;
 use snapshots::Store;
 
 fuzz_target!(|data: &[u8]| {

@@ -39,8 +39,8 @@ fn state() -> &'static State {
         let dir = std::env::temp_dir().join(format!("webfreeze-fuzz-ca-{}", std::process::id()));
         let ca = Arc::new(CertificateAuthority::load_or_init(&dir, time::OffsetDateTime::now_utc()).unwrap());
         let store = Store::in_memory();
-        let opts = snapshots::har::ImportOptions { snapshot: "s".into(), source_file: "s.har".into(), now_ms: 0 };
-        snapshots::har::import(&store, HAR.as_bytes(), &opts, |_| {}).unwrap();
+        let opts = archive::ImportOptions { snapshot: "s".into(), source_file: "s.har".into(), now_ms: 0 };
+        archive::har::import(&store, HAR.as_bytes(), &opts, |_| {}).unwrap();
         let m = store.manifest("s").unwrap();
         let replay = Arc::new(Replay::new(store, m, ReplayConfig::default()));
         let proxy = rt.block_on(async { Proxy::new(replay, ca, ProxyConfig::default()) }).unwrap();

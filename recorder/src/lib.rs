@@ -17,7 +17,6 @@
 mod decode;
 pub mod explore;
 mod filter;
-pub mod warc;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

@@ -128,34 +128,3 @@ impl StoreError {
         Self::Io { context: context.into(), source }
     }
 }
-
-/// Errors of an archive import or export (HAR, WARC, WACZ): one type for every format.
-#[derive(Debug, thiserror::Error)]
-pub enum ArchiveError {
-    /// The file is not a readable archive at all.
-    #[error("{file}: {detail}")]
-    Malformed {
-        /// The file.
-        file: String,
-        /// What is wrong.
-        detail: String,
-    },
-    /// Reading or writing failed.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<std::io::Error> for ArchiveError {
-    fn from(e: std::io::Error) -> Self {
-        ArchiveError::Io { file: String::new(), source: e }
-    }
-}

@@ -7,14 +7,12 @@
 //! - [`key`]: the one key builder that derives request keys (used by recorder, replay and import alike).
 //! - [`format`]: the persisted records, each carrying a format version; the only module that derives serde.
 //! - [`Store`]: snapshot lifecycle (create -> append -> finalize), lookups, verify, gc, rm.
-//! - [`har`]: HAR 1.2 import and export.
 
 mod blob;
 pub mod diff;
 mod error;
 mod fault;
 pub mod format;
-pub mod har;
 pub mod key;
 mod kv;
 mod memory;
@@ -23,7 +21,7 @@ mod store;
 pub mod version;
 
 pub use blob::{BlobReader, BlobWriter};
-pub use error::{ArchiveError, StoreError};
+pub use error::StoreError;
 pub use format::{
     BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
     SnapshotSource, SnapshotState, Timings,

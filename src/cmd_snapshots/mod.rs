@@ -1,14 +1,12 @@
 //! `webfreeze snapshots ...`: list, show, verify, gc, rm, import, export.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
+use archive::{har, warc, Format, ImportOptions, ImportReport};
 use clock::{Clock, SystemClock};
-use recorder::warc::{self, WarcImportOptions};
 use serde_json::json;
-use snapshots::har::{self, ImportOptions};
 use snapshots::{Store, VerifyIssue};
 
 use crate::cli::{ExportFormat, SnapshotsCmd};

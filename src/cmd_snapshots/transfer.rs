@@ -2,87 +2,53 @@
 
 use super::*;
 
-enum Sniffed {
-    Har,
-    Warc,
-    Wacz,
-    Unknown,
-}
-
-fn sniff(path: &Path) -> anyhow::Result<Sniffed> {
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut r = BufReader::new(f);
-    let buf = r.fill_buf().with_context(|| format!("cannot read {}", path.display()))?;
-    let buf = buf.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(buf);
-    let first = buf.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    Ok(if buf.starts_with(b"WARC/") || buf.starts_with(&[0x1f, 0x8b]) {
-        Sniffed::Warc
-    } else if buf.starts_with(b"PK\x03\x04") {
-        Sniffed::Wacz
-    } else if first == Some(b'{') {
-        Sniffed::Har
-    } else {
-        Sniffed::Unknown
-    })
-}
-
-/// A snapshot of this name that an import left unfinished (killed before sealing: still `recording`, or
-/// `interrupted`) is removed, so the same import can simply be run again. This process holds the store's
-/// single-writer lock, so no live process can be writing it. A sealed snapshot, or a proxy recording, is
-/// left alone and the import refuses as before.
-fn clear_unfinished_import(store: &snapshots::Store, name: &str) -> anyhow::Result<()> {
-    let Ok(m) = store.manifest(name) else { return Ok(()) };
-    let unfinished =
-        matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
-    if unfinished && !matches!(m.source, snapshots::SnapshotSource::Record) {
-        eprintln!(
-            "note: replacing snapshot {name:?}, left unfinished ({} exchanges) by an import that did not complete",
-            m.counts.exchanges
-        );
-        store.remove(name)?;
-    }
-    Ok(())
-}
-
+/// `snapshots import FILE NAME`: the format is sniffed and the rules applied by `archive::import_file`;
+/// this prints the progress line and the report.
 pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -> anyhow::Result<()> {
-    match sniff(file)? {
-        Sniffed::Har => {}
-        Sniffed::Warc => return import_archive(cfg, file, snapshot, as_json, false),
-        Sniffed::Wacz => return import_archive(cfg, file, snapshot, as_json, true),
-        Sniffed::Unknown => {
-            bail!("{} is neither HAR (JSON), WARC nor WACZ; nothing was imported", file.display())
-        }
-    }
     let store = open_rw(cfg)?;
-    clear_unfinished_import(&store, snapshot)?;
-    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_style(
         indicatif::ProgressStyle::with_template("{spinner} importing {msg} [{elapsed}]")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let reader = CountingReader { inner: f, counter: counter.clone() };
     let opts = ImportOptions {
         snapshot: snapshot.to_string(),
         source_file: file.display().to_string(),
         now_ms: SystemClock.now_ms(),
     };
-    let report = har::import(&store, reader, &opts, |n| {
-        if n % 64 == 0 {
-            let done = counter.load(std::sync::atomic::Ordering::Relaxed);
-            pb.set_message(format!("{n} entries ({}/{})", output::bytes(done), output::bytes(total)));
+    let report = archive::import_file(&store, file, &opts, |p| {
+        if p.items.is_multiple_of(64) {
+            let read = if p.bytes_read > 0 {
+                format!(" ({}/{})", output::bytes(p.bytes_read), output::bytes(p.total_bytes))
+            } else {
+                String::new()
+            };
+            match p.imported {
+                Some(n) => pb.set_message(format!("{} records, {n} exchanges{read}", p.items)),
+                None => pb.set_message(format!("{} entries{read}", p.items)),
+            }
             pb.tick();
         }
-    })?;
+    });
     pb.finish_and_clear();
+    let imported = report?;
+    if let Some(n) = imported.replaced_unfinished {
+        eprintln!("note: replaced snapshot {snapshot:?}, left unfinished ({n} exchanges) by an import that did not complete");
+    }
     replay::search::store_index_after_seal(&store, snapshot);
+    match imported.report {
+        ImportReport::Har(r) => print_har(file, snapshot, &r, as_json),
+        ImportReport::Warc(r) => print_warc(file, snapshot, Format::Warc, &r, as_json),
+        ImportReport::Wacz(r) => print_warc(file, snapshot, Format::Wacz, &r, as_json),
+    }
+}
+
+fn print_har(file: &Path, snapshot: &str, report: &har::ImportReport, as_json: bool) -> anyhow::Result<()> {
     if as_json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "file": file.display().to_string(), "snapshot": snapshot,
+                "file": file.display().to_string(), "snapshot": snapshot, "format": Format::Har.name(),
                 "entries": report.entries, "imported": report.imported,
                 "skipped": report.skipped.iter().map(|(i, r)| json!({"entry": i, "reason": r})).collect::<Vec<_>>(),
                 "with_body": report.with_body, "body_not_captured": report.body_not_captured,
@@ -91,101 +57,52 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
                 "websocket_messages_skipped": report.websocket_messages_skipped,
             }))?
         );
-    } else {
+        return Ok(());
+    }
+    println!(
+        "imported {} of {} entries from {} into snapshot {} ({} with a body, {} without a captured body, {} skipped)",
+        report.imported,
+        report.entries,
+        file.display(),
+        snapshot,
+        report.with_body,
+        report.body_not_captured,
+        report.skipped.len()
+    );
+    if report.status_inferred > 0 {
         println!(
-            "imported {} of {} entries from {} into snapshot {} ({} with a body, {} without a captured body, {} skipped)",
-            report.imported,
-            report.entries,
-            file.display(),
-            snapshot,
-            report.with_body,
-            report.body_not_captured,
-            report.skipped.len()
+            "  {} entries had status 0 but a captured body (served from the capturing browser's cache): imported as 200",
+            report.status_inferred
         );
-        if report.status_inferred > 0 {
-            println!(
-                "  {} entries had status 0 but a captured body (served from the capturing browser's cache): imported as 200",
-                report.status_inferred
-            );
-        }
-        if report.websockets > 0 {
-            println!(
-                "  {} WebSocket connections with their messages ({} messages left out: unknown type or opcode)",
-                report.websockets, report.websocket_messages_skipped
-            );
-        }
-        for (i, reason) in report.skipped.iter().take(20) {
-            println!("  skipped entry {i}: {reason}");
-        }
-        if report.skipped.len() > 20 {
-            println!("  ... and {} more skipped", report.skipped.len() - 20);
-        }
+    }
+    if report.websockets > 0 {
+        println!(
+            "  {} WebSocket connections with their messages ({} messages left out: unknown type or opcode)",
+            report.websockets, report.websocket_messages_skipped
+        );
+    }
+    for (i, reason) in report.skipped.iter().take(20) {
+        println!("  skipped entry {i}: {reason}");
+    }
+    if report.skipped.len() > 20 {
+        println!("  ... and {} more skipped", report.skipped.len() - 20);
     }
     Ok(())
 }
 
-/// WARC or WACZ import, with a progress line and the report.
-fn import_archive(
-    cfg: &Config,
+fn print_warc(
     file: &Path,
     snapshot: &str,
+    format: Format,
+    report: &warc::WarcImportReport,
     as_json: bool,
-    wacz: bool,
 ) -> anyhow::Result<()> {
-    let store = open_rw(cfg)?;
-    clear_unfinished_import(&store, snapshot)?;
-    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let pb = indicatif::ProgressBar::new(total);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} importing {bytes}/{total_bytes} {msg} [{elapsed}]",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-    );
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let opts = WarcImportOptions {
-        snapshot: snapshot.to_string(),
-        source_file: file.display().to_string(),
-        now_ms: SystemClock.now_ms(),
-    };
-    let progress = |r: &warc::WarcImportReport| {
-        if r.records.is_multiple_of(256) {
-            pb.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
-            pb.set_message(format!("{} records, {} exchanges", r.records, r.imported));
-        }
-    };
-    let report = if wacz {
-        // The zip's entries are read through its central directory: progress counts records only.
-        warc::import_wacz(&store, BufReader::new(f), &opts, progress)?
-    } else {
-        let reader = CountingReader { inner: f, counter: counter.clone() };
-        warc::import_warc(&store, reader, &opts, progress)?
-    };
-    pb.finish_and_clear();
-    if report.imported == 0 {
-        // An empty snapshot would replay as "everything missed": refuse it and say why.
-        let _ = store.remove(snapshot);
-        let damage: Vec<String> = report
-            .damaged
-            .iter()
-            .take(5)
-            .map(|d| format!("{} at offset {}: {}", d.file, d.offset, d.reason))
-            .collect();
-        bail!(
-            "no exchanges in {} ({} records; no HTTP response, resource or revisit record could be imported){}{}",
-            file.display(),
-            report.records,
-            if damage.is_empty() { "" } else { "; damaged: " },
-            damage.join("; ")
-        );
-    }
-    replay::search::store_index_after_seal(&store, snapshot);
     if as_json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "file": file.display().to_string(), "snapshot": snapshot, "format": if wacz { "wacz" } else { "warc" },
+                "file": file.display().to_string(), "snapshot": snapshot,
+                "format": format.name(),
                 "warc_files": report.warc_files, "records": report.records, "record_types": report.record_types,
                 "imported": report.imported, "paired": report.paired, "without_request": report.without_request,
                 "requests_without_response": report.requests_without_response,
@@ -299,18 +216,4 @@ pub(super) fn export(cfg: &Config, name: &str, format: ExportFormat, out: &Path)
         }
     }
     Ok(())
-}
-
-/// Counts bytes read, for the progress display.
-struct CountingReader<R> {
-    inner: R,
-    counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(n)
-    }
 }

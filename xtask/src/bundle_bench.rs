@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use archive::{har, ImportOptions};
 use bundle::BundleSource;
-use snapshots::har::{self, ImportOptions};
 use snapshots::Store;
 
 use crate::gen;
@@ -41,7 +41,7 @@ fn measure(
     for n in names {
         let f = work.join("export.wacz");
         let out = std::io::BufWriter::new(std::fs::File::create(&f)?);
-        recorder::warc::export_wacz(store, n, out, "export.wacz")?;
+        archive::warc::export_wacz(store, n, out, "export.wacz")?;
         wacz_bytes += std::fs::metadata(&f)?.len();
     }
     let wacz_s = t.elapsed().as_secs_f64();

@@ -5,7 +5,8 @@
 use std::io::Cursor;
 use std::path::Path;
 
-use recorder::warc::{export_wacz, export_warc, import_warc, WarcImportOptions};
+use archive::warc::{export_wacz, export_warc, import_warc};
+use archive::ImportOptions;
 use snapshots::Store;
 
 fn write(root: &Path, target: &str, seeds: &[Vec<u8>]) -> std::io::Result<()> {
@@ -221,14 +222,14 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
     let warc = warc();
     // The same pages in the formats webfreeze writes: WARC (gzip), WACZ, HAR.
     let store = Store::in_memory();
-    let opts = WarcImportOptions { snapshot: "seed".into(), source_file: "seed.warc".into(), now_ms: 0 };
+    let opts = ImportOptions { snapshot: "seed".into(), source_file: "seed.warc".into(), now_ms: 0 };
     import_warc(&store, warc.as_slice(), &opts, |_| {})?;
     let mut warc_gz = Vec::new();
     export_warc(&store, "seed", &mut warc_gz, true, "seed.warc.gz")?;
     let mut wacz = Cursor::new(Vec::new());
     export_wacz(&store, "seed", &mut wacz, "seed.wacz")?;
     let mut har = Vec::new();
-    snapshots::har::export(&store, "seed", &mut har, "seed.har")?;
+    archive::har::export(&store, "seed", &mut har, "seed.har")?;
     write(root, "warc_import", &[warc, warc_gz])?;
     write(root, "wacz_import", &[wacz.into_inner()])?;
     write(

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+use archive::{har, ImportOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use snapshots::har::{self, ImportOptions};
 use snapshots::{request_key, Store};
 
 use crate::gen;

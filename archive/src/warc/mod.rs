@@ -20,16 +20,7 @@ use std::io::{Read, Seek};
 
 use snapshots::Store;
 
-/// Options of an import.
-#[derive(Debug, Clone)]
-pub struct WarcImportOptions {
-    /// Snapshot name to create.
-    pub snapshot: String,
-    /// The source file name recorded in the manifest.
-    pub source_file: String,
-    /// Creation time (caller's clock).
-    pub now_ms: i64,
-}
+use crate::{ArchiveError, ImportOptions};
 
 /// A damaged record: where, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,15 +85,12 @@ pub struct WarcExportReport {
     pub pages: u64,
 }
 
-/// Errors of an import or export: one type for every archive format (HAR's too).
-pub use snapshots::ArchiveError;
-
 /// Imports a WARC stream (plain or gzip, sniffed) into a new snapshot. `progress` sees the report as it
 /// grows. A store failure or an unreadable input removes the half-made snapshot; damaged records do not.
 pub fn import_warc<R: Read>(
     store: &Store,
     reader: R,
-    opts: &WarcImportOptions,
+    opts: &ImportOptions,
     mut progress: impl FnMut(&WarcImportReport),
 ) -> Result<WarcImportReport, ArchiveError> {
     import_with(store, opts, |imp| imp.read(reader, &opts.source_file, &mut progress))
@@ -112,7 +100,7 @@ pub fn import_warc<R: Read>(
 pub fn import_wacz<R: Read + Seek>(
     store: &Store,
     reader: R,
-    opts: &WarcImportOptions,
+    opts: &ImportOptions,
     mut progress: impl FnMut(&WarcImportReport),
 ) -> Result<WarcImportReport, ArchiveError> {
     import_with(store, opts, |imp| import::read_wacz(imp, reader, &opts.source_file, &mut progress))
@@ -121,7 +109,7 @@ pub fn import_wacz<R: Read + Seek>(
 /// One import into a new snapshot: sealed when `read` succeeds, removed when it fails.
 fn import_with(
     store: &Store,
-    opts: &WarcImportOptions,
+    opts: &ImportOptions,
     read: impl FnOnce(&mut import::Importer<'_>) -> Result<(), ArchiveError>,
 ) -> Result<WarcImportReport, ArchiveError> {
     let mut imp = import::Importer::new(store, opts)?;

@@ -23,7 +23,8 @@ use snapshots::{Exchange, Manifest, Store};
 
 use super::http::header;
 use super::record::{write_head, CountingWriter};
-use super::{ArchiveError, WarcExportReport};
+use super::WarcExportReport;
+use crate::ArchiveError;
 
 /// One response or revisit record, for the CDXJ index and pages list.
 struct IndexEntry {

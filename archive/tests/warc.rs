@@ -4,17 +4,12 @@
 
 use std::io::{Cursor, Read, Write};
 
+use archive::warc::{export_wacz, export_warc, import_wacz, import_warc, WarcImportReport};
+use archive::ImportOptions;
 use snapshots::{Exchange, Store};
-use webfreeze_recorder::warc::{
-    export_wacz, export_warc, import_wacz, import_warc, WarcImportOptions, WarcImportReport,
-};
 
-fn opts(name: &str) -> WarcImportOptions {
-    WarcImportOptions {
-        snapshot: name.into(),
-        source_file: format!("{name}.warc"),
-        now_ms: 1_700_000_000_000,
-    }
+fn opts(name: &str) -> ImportOptions {
+    ImportOptions { snapshot: name.into(), source_file: format!("{name}.warc"), now_ms: 1_700_000_000_000 }
 }
 
 /// One WARC record with the given version, fields and block.

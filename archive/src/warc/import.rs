@@ -31,8 +31,9 @@ use snapshots::{request_key, BodyRef, Exchange, NewSnapshot, Seed, SnapshotSourc
 
 use super::http::{body_reader, header, parse_date_ms, parse_status_line, read_http_head};
 use super::record::{read_records, Handled, RecordHead};
-use super::{ArchiveError, WarcImportOptions, WarcImportReport};
-use crate::Decoding;
+use super::{ImportOptions, WarcImportReport};
+use crate::ArchiveError;
+use recorder::Decoding;
 
 /// Unpaired records kept while looking for their partner.
 pub(crate) const WINDOW: usize = 128;
@@ -134,7 +135,7 @@ pub(crate) struct Importer<'s> {
 }
 
 impl<'s> Importer<'s> {
-    pub(crate) fn new(store: &'s Store, opts: &WarcImportOptions) -> Result<Self, ArchiveError> {
+    pub(crate) fn new(store: &'s Store, opts: &ImportOptions) -> Result<Self, ArchiveError> {
         let writer = store.create_snapshot(NewSnapshot {
             name: opts.snapshot.clone(),
             created_ms: opts.now_ms,

@@ -7,8 +7,8 @@
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use crate::format::{WebSocketLog, WsMessage, WsOpcode, WsSide};
-use crate::{Exchange, Store, StoreError};
+use snapshots::format::{WebSocketLog, WsMessage, WsOpcode, WsSide};
+use snapshots::{Exchange, Store, StoreError};
 
 /// The URL a HAR names a WebSocket by (`wss://`) for the one the proxy recorded (`https://`).
 pub(super) fn export_url(x: &Exchange) -> String {

@@ -30,9 +30,10 @@ use base64::Engine as _;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
 
-use crate::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-use crate::key::request_key;
-use crate::{Exchange, NewSnapshot, Seed, SnapshotSource, Store, StoreError};
+use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::{request_key, Exchange, NewSnapshot, Seed, SnapshotSource, Store, StoreError};
+
+use crate::{ArchiveError, ImportOptions};
 
 /// Outcome of an import.
 #[derive(Debug, Clone, Default)]
@@ -56,30 +57,17 @@ pub struct ImportReport {
     pub websocket_messages_skipped: u64,
 }
 
-/// Options of an import.
-#[derive(Debug, Clone)]
-pub struct ImportOptions {
-    /// Snapshot name to create.
-    pub snapshot: String,
-    /// The source file name recorded in the manifest.
-    pub source_file: String,
-    /// Creation time (caller's clock).
-    pub now_ms: i64,
-}
-
-/// HAR's errors are every archive format's ([`ArchiveError`]).
-pub use crate::ArchiveError as HarError;
-
 /// Import a HAR stream into a new snapshot. `progress` is called after each entry with the count so far.
 pub fn import<R: Read>(
     store: &Store,
     reader: R,
     opts: &ImportOptions,
     mut progress: impl FnMut(u64),
-) -> Result<ImportReport, HarError> {
+) -> Result<ImportReport, ArchiveError> {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     // Skip a UTF-8 byte-order mark.
-    let buf = reader.fill_buf().map_err(|e| HarError::Io { file: opts.source_file.clone(), source: e })?;
+    let buf =
+        reader.fill_buf().map_err(|e| ArchiveError::Io { file: opts.source_file.clone(), source: e })?;
     if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
         reader.consume(3);
     }
@@ -137,7 +125,7 @@ pub fn import<R: Read>(
             Ok(false) => {
                 let _ = writer.interrupt(opts.now_ms);
                 let _ = store.remove(&opts.snapshot);
-                return Err(HarError::Malformed {
+                return Err(ArchiveError::Malformed {
                     file: opts.source_file.clone(),
                     detail: "not a HAR file: no log.entries array".into(),
                 });
@@ -148,7 +136,7 @@ pub fn import<R: Read>(
                     return Err(se.into());
                 }
                 let _ = store.remove(&opts.snapshot);
-                return Err(HarError::Malformed {
+                return Err(ArchiveError::Malformed {
                     file: opts.source_file.clone(),
                     detail: format!("not a HAR file: {e}"),
                 });
@@ -312,7 +300,7 @@ enum Skip {
     NoResponse(i64),
     /// The request's key cannot be derived (its URL does not parse).
     #[error("{0}")]
-    Key(crate::KeyError),
+    Key(snapshots::KeyError),
 }
 
 fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry, Skip>, StoreError> {
@@ -544,9 +532,9 @@ fn headers_json(h: &[Header]) -> Value {
 }
 
 /// Export a snapshot as HAR 1.2, streaming one entry at a time.
-pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result<u64, HarError> {
+pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result<u64, ArchiveError> {
     let m = store.manifest(name)?;
-    let io = |e: std::io::Error| HarError::Io { file: file.to_string(), source: e };
+    let io = |e: std::io::Error| ArchiveError::Io { file: file.to_string(), source: e };
     let mut out = std::io::BufWriter::new(out);
     let head = json!({
         "version": "1.2",

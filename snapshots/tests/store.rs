@@ -449,3 +449,58 @@ fn a_snapshot_of_another_key_version_is_refused_until_migrated() {
     let legacy = br#"{"v":1,"name":"n","id":3,"state":"complete","created_ms":1,"seed":{"start_ms":1,"time_zone":"UTC"},"source":{"kind":"record"},"tool_version":"0.1.0"}"#;
     assert_eq!(decode_manifest(legacy).unwrap().key_version, 1);
 }
+
+/// A merge run again: done before, left unfinished, or blocked by a snapshot it did not make.
+#[test]
+fn a_merge_run_again_resumes_its_own_result_and_never_replaces_another_snapshot() {
+    use webfreeze_snapshots::{MergeTarget, Merged, MERGED_FROM_LABEL};
+    for b in backends() {
+        let s = &b.store;
+        for (name, url) in [("a", "https://a.test/"), ("b", "https://b.test/")] {
+            let w = s.create_snapshot(new_snapshot(name)).unwrap();
+            w.append(exchange(s, "GET", url, b"x", 0)).unwrap();
+            w.finalize(2_000).unwrap();
+        }
+        // The same merge killed mid-way: its label, still `interrupted`, one exchange written.
+        let mut labels = BTreeMap::new();
+        labels.insert(MERGED_FROM_LABEL.to_string(), "a\nb".to_string());
+        let w = s.create_snapshot(NewSnapshot { labels, ..new_snapshot("half") }).unwrap();
+        w.append(exchange(s, "GET", "https://a.test/", b"x", 0)).unwrap();
+        w.interrupt(2_000).unwrap();
+        drop(w);
+        let other = s.create_snapshot(new_snapshot("other")).unwrap();
+        other.finalize(2_000).unwrap();
+        let cases: [(&str, MergeTarget, &str); 4] = [
+            ("fresh", MergeTarget::Free, "merged now"),
+            ("half", MergeTarget::Unfinished(1), "merged now, replacing 1"),
+            ("fresh", MergeTarget::Done, "merged before"),
+            ("other", MergeTarget::Free, "refused"),
+        ];
+        for (into, target, want) in cases {
+            let got_target = s.merge_target(&["a", "b"], into);
+            let got = match s.merge_again(&["a", "b"], into, BTreeMap::new()) {
+                Ok(Merged::Now { manifest, replaced: None }) => {
+                    assert_eq!(manifest.counts.exchanges, 2, "{}: {into}", b.name);
+                    "merged now".to_string()
+                }
+                Ok(Merged::Now { manifest, replaced: Some(n) }) => {
+                    assert_eq!(manifest.counts.exchanges, 2, "{}: {into}", b.name);
+                    format!("merged now, replacing {n}")
+                }
+                Ok(Merged::Before) => "merged before".into(),
+                Err(StoreError::SnapshotExists(n)) => {
+                    assert_eq!(n, into);
+                    assert!(got_target.is_err(), "{}: {into}", b.name);
+                    "refused".into()
+                }
+                Err(e) => panic!("{}: {into}: {e}", b.name),
+            };
+            assert_eq!(got, want, "{}: {into}", b.name);
+            if want != "refused" {
+                assert_eq!(got_target.unwrap(), target, "{}: {into}", b.name);
+            }
+        }
+        // The refused destination is untouched.
+        assert_eq!(s.manifest("other").unwrap().counts.exchanges, 0);
+    }
+}

@@ -228,48 +228,21 @@ fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What is at a merge's destination already.
-enum MergeTarget {
-    /// Nothing: merge.
-    Free,
-    /// The same merge finished it: nothing to do.
-    Done,
-    /// The same merge left it unfinished: remove it and merge again.
-    Unfinished(u64),
-}
-
-/// Whether `sources` may be merged into `into`: an existing `into` is an error unless this same merge
-/// made it.
-fn merge_target(store: &Store, sources: &[String], into: &str) -> anyhow::Result<MergeTarget> {
-    let Ok(m) = store.manifest(into) else { return Ok(MergeTarget::Free) };
-    let same_merge = m.labels.get(snapshots::MERGED_FROM_LABEL) == Some(&sources.join("\n"));
-    let unfinished =
-        matches!(m.state, snapshots::SnapshotState::Recording | snapshots::SnapshotState::Interrupted);
-    match (same_merge, unfinished) {
-        (true, true) => Ok(MergeTarget::Unfinished(m.counts.exchanges)),
-        (true, false) => Ok(MergeTarget::Done),
-        (false, _) => anyhow::bail!(
-            "snapshot {into:?} exists already; pick another --into or `webfreeze snapshots rm {into}` first"
-        ),
-    }
-}
-
-/// Merge `sources` into `into` (its target checked by [`merge_target`]); the merged manifest, or None
-/// when the same merge had finished it already.
+/// Merge `sources` into `into` (the store decides what an existing `into` means: [`Store::merge_again`]);
+/// the merged manifest, or None when the same merge had finished it already.
 fn merge_into(store: &Store, sources: &[String], into: &str) -> anyhow::Result<Option<snapshots::Manifest>> {
-    match merge_target(store, sources, into)? {
-        MergeTarget::Done => return Ok(None),
-        MergeTarget::Unfinished(n) => {
-            eprintln!("note: replacing {into:?}, left unfinished ({n} exchanges) by the same merge");
-            store.remove(into)?;
-        }
-        MergeTarget::Free => {}
-    }
     let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
-    let m = store.merge_snapshots(&refs, into, Default::default())?;
-    replay::search::store_index_after_seal(store, into);
-    store.flush()?;
-    Ok(Some(m))
+    match store.merge_again(&refs, into, Default::default())? {
+        snapshots::Merged::Before => Ok(None),
+        snapshots::Merged::Now { manifest, replaced } => {
+            if let Some(n) = replaced {
+                eprintln!("note: replaced {into:?}, left unfinished ({n} exchanges) by the same merge");
+            }
+            replay::search::store_index_after_seal(store, into);
+            store.flush()?;
+            Ok(Some(*manifest))
+        }
+    }
 }
 
 fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
@@ -329,7 +302,8 @@ fn merge_runs(cfg: &Config, runs: &[String], into: &str) -> anyhow::Result<()> {
     let tasks = run_tasks(&names, runs)?;
     // Every destination is checked before anything is written.
     for (task, sources) in &tasks {
-        merge_target(&store, sources, &format!("{into}/{task}"))?;
+        let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
+        store.merge_target(&refs, &format!("{into}/{task}"))?;
     }
     let (mut merged, mut done, n) = (0, 0, tasks.len());
     for (i, (task, sources)) in tasks.iter().enumerate() {

@@ -88,6 +88,68 @@ impl Store {
 /// The label a merged snapshot carries: its sources, in order, joined by newlines.
 pub const MERGED_FROM_LABEL: &str = "merged_from";
 
+/// What is at a merge's destination already ([`Store::merge_target`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeTarget {
+    /// Nothing: merge.
+    Free,
+    /// The same merge (same sources, same order) finished it: nothing to do.
+    Done,
+    /// The same merge left it unfinished, with this many exchanges: [`Store::merge_again`] replaces it.
+    Unfinished(u64),
+}
+
+/// What [`Store::merge_again`] did.
+#[derive(Debug, Clone)]
+pub enum Merged {
+    /// The merge ran; `replaced` is the exchange count of the same merge's unfinished result it replaced.
+    Now {
+        /// The merged snapshot.
+        manifest: Box<Manifest>,
+        /// An unfinished earlier attempt that was removed first.
+        replaced: Option<u64>,
+    },
+    /// The same merge had finished it already: nothing was written.
+    Before,
+}
+
+impl Store {
+    /// Whether `sources` may be merged into `into`: a free name, or a snapshot this same merge made
+    /// (finished or not). Anything else at `into` is [`StoreError::SnapshotExists`]: a merge never replaces
+    /// a snapshot it did not make.
+    pub fn merge_target(&self, sources: &[&str], into: &str) -> Result<MergeTarget, StoreError> {
+        let Ok(m) = self.manifest(into) else { return Ok(MergeTarget::Free) };
+        let same_merge = m.labels.get(MERGED_FROM_LABEL) == Some(&sources.join("\n"));
+        let unfinished = matches!(m.state, SnapshotState::Recording | SnapshotState::Interrupted);
+        match (same_merge, unfinished) {
+            (true, true) => Ok(MergeTarget::Unfinished(m.counts.exchanges)),
+            (true, false) => Ok(MergeTarget::Done),
+            (false, _) => Err(StoreError::SnapshotExists(into.to_string())),
+        }
+    }
+
+    /// [`Store::merge_snapshots`], safe to run again: a destination the same merge finished is left as it
+    /// is ([`Merged::Before`]), one it left unfinished (killed mid-way) is replaced, and any other
+    /// snapshot of that name is refused ([`Store::merge_target`]).
+    pub fn merge_again(
+        &self,
+        sources: &[&str],
+        into: &str,
+        labels: BTreeMap<String, String>,
+    ) -> Result<Merged, StoreError> {
+        let replaced = match self.merge_target(sources, into)? {
+            MergeTarget::Done => return Ok(Merged::Before),
+            MergeTarget::Unfinished(n) => {
+                self.remove(into)?;
+                Some(n)
+            }
+            MergeTarget::Free => None,
+        };
+        let manifest = Box::new(self.merge_snapshots(sources, into, labels)?);
+        Ok(Merged::Now { manifest, replaced })
+    }
+}
+
 impl Store {
     /// Union snapshots `sources` of this store into a new snapshot `into` (`webfreeze snapshots merge`):
     /// every exchange of the first source in its order, then every exchange of the second, and so on,

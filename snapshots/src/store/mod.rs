@@ -33,7 +33,7 @@ mod maintenance;
 mod migrate;
 mod writer;
 
-pub use copy::MERGED_FROM_LABEL;
+pub use copy::{MergeTarget, Merged, MERGED_FROM_LABEL};
 use lock::take_lock;
 pub use maintenance::{GcReport, VerifyIssue, VerifyReport};
 pub use migrate::MigrateReport;

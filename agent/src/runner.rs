@@ -3,159 +3,32 @@
 //! directory as it happens; a failure (browser, page, model) ends the task with a recorded error and never
 //! escapes as a panic, so a run goes on with its next task.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::action::{ActionSpace, AnyAction};
-use crate::browser::{BrowserOptions, ObservationKind, Session};
+use crate::browser::{ObservationKind, Session};
 use crate::policy::{system_prompt, user_text, webarena_user_text, Policy, Prompt};
 use crate::tasks::shop_api::ShopApi;
 use crate::tasks::Task;
 use trajectory::llm::Message;
 use trajectory::{Outcome, Reproduction, RunMode, Step, TaskDir, Timings, Trajectory, TRAJECTORY_VERSION};
 
-/// The task's browser profile directory. Chromium's processes (browser, zygotes, renderers, GPU) all
-/// carry it on their command line; when a task's future is dropped mid-run (`--task-timeout`, Ctrl-C)
-/// the browser handle only kills the main process, so on drop every process still naming the profile
-/// is killed before the directory is removed. After a normal close there are none and this is a scan
-/// of `/proc`.
-pub(crate) struct ProfileGuard(pub(crate) tempfile::TempDir);
-
-impl ProfileGuard {
-    pub(crate) fn path(&self) -> &std::path::Path {
-        self.0.path()
-    }
-}
-
-impl Drop for ProfileGuard {
-    fn drop(&mut self) {
-        let needle = self.0.path().as_os_str().as_encoded_bytes().to_vec();
-        let me = std::process::id();
-        let Ok(procs) = std::fs::read_dir("/proc") else { return };
-        for e in procs.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
-            if pid as u32 == me {
-                continue;
-            }
-            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
-            if cmd.windows(needle.len()).any(|w| w == needle.as_slice()) {
-                if let Some(p) = rustix::process::Pid::from_raw(pid) {
-                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-                }
-            }
-        }
-    }
-}
-
-/// The default quiet period of a settling page, in milliseconds: a margin for a page's short timers. The
-/// browser's events (requests, frames, the load event) decide the rest, so a longer one only slows steps;
-/// a page whose scripts start requests on a longer timer needs `--settle-ms`.
-pub const DEFAULT_SETTLE_MS: u64 = 50;
-
-/// Agent settings shared by all tasks of a run.
-#[derive(Debug, Clone)]
-pub struct AgentConfig {
-    /// Browser binary.
-    pub chrome: PathBuf,
-    /// Window and viewport width.
-    pub width: u32,
-    /// Window and viewport height.
-    pub height: u32,
-    /// Step budget (each failed action costs one).
-    pub max_steps: u32,
-    /// Bound on page loads and on every browser call.
-    pub page_timeout: Duration,
-    /// A page has settled after this long without a request in flight, started or ended (and two frames
-    /// drawn since; see `browser::settle`) [default: [`DEFAULT_SETTLE_MS`]].
-    pub settle_quiet: Duration,
-    /// What `Wait` waits.
-    pub wait: Duration,
-    /// Where `Google` goes.
-    pub search_url: String,
-    /// Cap on each renderer's JavaScript heap, MiB (see [`BrowserOptions::js_heap_mb`]).
-    pub js_heap_mb: Option<u32>,
-    /// Show the automation (see [`BrowserOptions::disclose_automation`]).
-    pub disclose_automation: bool,
-    /// Stop a task after this many unparseable replies in a row (WebArena uses 3); 0: never.
-    pub stop_after_parse_failures: u32,
-    /// Stop a task after the same action this many times in a row (WebArena uses 5); 0: never.
-    pub stop_after_repeats: u32,
-    /// The grammar of the model's actions (WebArena's has real tabs).
-    pub action_space: ActionSpace,
-    /// What the model observes.
-    pub observation: ObservationKind,
-    /// Record mode: explore the links the agent could have followed after each observation
-    /// ([`crate::explore`]); None: no exploration.
-    pub explore: Option<crate::explore::ExploreOptions>,
-    /// The shop's admin account for WebArena's shop REST helpers ([`crate::tasks::shop_api`]);
-    /// WebArena's public default unless the caller gives one.
-    pub shop_admin: crate::tasks::shop_api::ShopAdmin,
-}
-
-impl AgentConfig {
-    /// WebVoyager's defaults: 1024x768, 15 steps.
-    pub fn new(chrome: PathBuf) -> Self {
-        Self {
-            chrome,
-            width: 1024,
-            height: 768,
-            max_steps: 15,
-            page_timeout: Duration::from_secs(30),
-            settle_quiet: Duration::from_millis(DEFAULT_SETTLE_MS),
-            wait: Duration::from_secs(5),
-            search_url: "https://www.google.com/".into(),
-            js_heap_mb: None,
-            disclose_automation: false,
-            stop_after_parse_failures: 0,
-            stop_after_repeats: 0,
-            action_space: ActionSpace::WebVoyager,
-            observation: ObservationKind::Som,
-            explore: None,
-            shop_admin: Default::default(),
-        }
-    }
-}
-
 pub use trajectory::task_env::{ProxyProbe, TaskEnv};
 
 mod checks;
+mod config;
+mod files;
+mod profile;
 mod stats;
+
+pub(crate) use config::browser_options;
+pub use config::{AgentConfig, DEFAULT_SETTLE_MS};
+use files::Files;
+pub(crate) use profile::ProfileGuard;
 
 use checks::final_checks;
 pub use stats::coverage;
 use stats::{delta, guard_flags};
-
-struct Files {
-    dir: TaskDir,
-    system: &'static str,
-    transcript: Vec<Message>,
-    messages: Vec<serde_json::Value>,
-}
-
-impl Files {
-    fn save(&self, t: &Trajectory) {
-        let mut errs = Vec::new();
-        if let Err(e) = self.dir.write_trajectory(t) {
-            errs.push(e.to_string());
-        }
-        let msgs = serde_json::json!({ "system": self.system, "policy": t.policy, "steps": self.messages });
-        for (name, v) in [
-            ("messages.json", msgs),
-            ("interact_messages.json", serde_json::to_value(&self.transcript).unwrap_or_default()),
-        ] {
-            if let Err(e) = self.dir.write_json(name, &v) {
-                errs.push(e.to_string());
-            }
-        }
-        for e in errs {
-            tracing::error!("task {}: cannot write its files: {e}", t.task_id);
-        }
-    }
-
-    fn png(&self, name: &str, png: &[u8]) -> Result<(), trajectory::RunDirError> {
-        self.dir.write_file(name, png)
-    }
-}
 
 /// Run one task, writing into `dir` (created). Always returns the trajectory; errors are inside it.
 pub async fn run_task(
@@ -596,37 +469,4 @@ async fn steps(
         files.save(t);
     }
     t.outcome = Outcome::MaxSteps;
-}
-
-/// The browser for a task: the agent's settings, the proxy's environment, the task's own set-up.
-pub(crate) fn browser_options(
-    cfg: &AgentConfig,
-    env: &TaskEnv,
-    setup: &crate::tasks::TaskSetup,
-    profile: PathBuf,
-) -> BrowserOptions {
-    BrowserOptions {
-        chrome: cfg.chrome.clone(),
-        proxy: env.proxy,
-        ca_spki: env.ca_spki.clone(),
-        width: setup.viewport.0.unwrap_or(cfg.width),
-        height: setup.viewport.1.unwrap_or(cfg.height),
-        init_scripts: env.init_scripts.clone(),
-        time_zone: env.time_zone.clone(),
-        locale: env.locale.clone(),
-        page_timeout: cfg.page_timeout,
-        settle_quiet: cfg.settle_quiet,
-        wait: cfg.wait,
-        search_url: cfg.search_url.clone(),
-        profile,
-        js_heap_mb: cfg.js_heap_mb,
-        disclose_automation: cfg.disclose_automation,
-        real_tabs: cfg.action_space == ActionSpace::WebArena,
-        observation: cfg.observation,
-        storage_state: setup.storage_state.clone(),
-        geolocation: setup.geolocation.as_ref().and_then(|g| {
-            let f = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);
-            Some((f("latitude")?, f("longitude")?, f("accuracy").unwrap_or(100.0)))
-        }),
-    }
 }

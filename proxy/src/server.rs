@@ -711,12 +711,7 @@ impl<H: Handler> Shared<H> {
                         ProxyError::new(Side::Origin, ErrorKind::Closed, &host, format!("websocket: {e}"))
                     })
                 }
-                Err(e) => Err(ProxyError::new(
-                    Side::Client,
-                    ErrorKind::Closed,
-                    &host,
-                    format!("websocket upgrade: {e}"),
-                )),
+                Err(e) => Err(upgrade_failed(&host, e)),
             };
             done.fire(outcome);
         });
@@ -764,16 +759,16 @@ impl<H: Handler> Shared<H> {
                 Ok(c) => crate::websocket::play(c, &script, closing)
                     .await
                     .map_err(|e| ProxyError::new(Side::Client, ErrorKind::Closed, &host, e.to_string())),
-                Err(e) => Err(ProxyError::new(
-                    Side::Client,
-                    ErrorKind::Closed,
-                    &host,
-                    format!("websocket upgrade: {e}"),
-                )),
+                Err(e) => Err(upgrade_failed(&host, e)),
             };
             done.fire(outcome);
         });
     }
+}
+
+/// The client's side of a WebSocket upgrade failed (it went away before switching protocols).
+fn upgrade_failed(host: &str, e: hyper::Error) -> ProxyError {
+    ProxyError::new(Side::Client, ErrorKind::Closed, host, format!("websocket upgrade: {e}"))
 }
 
 fn end_to_outcome(end: BodyEnd, host: &str) -> Result<(), ProxyError> {

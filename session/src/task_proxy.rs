@@ -181,19 +181,25 @@ impl TaskProxy {
                 let name = snapshot_name(run, &opts.task_id);
                 replace(store, &name)?;
                 let started = opts.clock.now_ms();
-                let writer = Arc::new(store.create_snapshot(NewSnapshot {
-                    name: name.clone(),
-                    created_ms: started,
-                    seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
-                    source: SnapshotSource::Record,
-                    labels: BTreeMap::from([
-                        ("locale".to_string(), opts.locale.clone()),
-                        ("task".to_string(), opts.task_id.clone()),
+                // A recording of this task (its own, or its exploration's): the task's clock and time zone,
+                // the run's labels plus `labels`.
+                let recording = |name: &str, labels: &[(&str, &String)]| {
+                    let mut all = BTreeMap::from([
                         ("web_name".to_string(), opts.web_name.clone()),
                         ("run".to_string(), run.clone()),
                         ("run_dir".to_string(), run_dir.clone()),
-                    ]),
-                })?);
+                    ]);
+                    all.extend(labels.iter().map(|(k, v)| (k.to_string(), (*v).clone())));
+                    store.create_snapshot(NewSnapshot {
+                        name: name.to_string(),
+                        created_ms: started,
+                        seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
+                        source: SnapshotSource::Record,
+                        labels: all,
+                    })
+                };
+                let writer =
+                    Arc::new(recording(&name, &[("locale", &opts.locale), ("task", &opts.task_id)])?);
                 tp.writers.push(writer.clone());
                 let rec = Arc::new(Recorder::new(writer, opts.clock.clone(), HostFilter::new(&[], &[])));
                 // The page sees the same clock and random numbers now as in every replay of this snapshot.
@@ -203,18 +209,7 @@ impl TaskProxy {
                 if opts.explore {
                     let explore = explore_name(&name);
                     replace(store, &explore)?;
-                    let w = Arc::new(store.create_snapshot(NewSnapshot {
-                        name: explore,
-                        created_ms: started,
-                        seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
-                        source: SnapshotSource::Record,
-                        labels: BTreeMap::from([
-                            ("explore_of".to_string(), name.clone()),
-                            ("web_name".to_string(), opts.web_name.clone()),
-                            ("run".to_string(), run.clone()),
-                            ("run_dir".to_string(), run_dir.clone()),
-                        ]),
-                    })?);
+                    let w = Arc::new(recording(&explore, &[("explore_of", &name)])?);
                     tp.writers.push(w.clone());
                     let ex = Arc::new(Recorder::new(w, opts.clock.clone(), HostFilter::new(&[], &[])));
                     tp.snapshot = Some(name);

@@ -56,6 +56,9 @@ pub struct AnswerPlaces {
     places: Vec<Place>,
 }
 
+/// The JSON an answer places file holds, for errors.
+const PLACES_SHAPE: &str = r#"{"places": [{"family", "host", "path"}]}"#;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlacesFile {
@@ -85,18 +88,19 @@ impl AnswerPlaces {
 
     /// The built-in list plus a user file's places.
     pub fn with_file(path: &std::path::Path) -> Result<Self, GuardRulesError> {
-        let p = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
-        Self::builtin().with_text(&text, &p)
+        let (f, p) = super::writes::read_rules(path, PLACES_SHAPE)?;
+        Self::builtin().with_places(f, &p)
     }
 
-    /// The rules in `text` added; `path` names the file in the error.
-    fn with_text(mut self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+    /// The places in `text` added; `path` names the file in the error.
+    #[cfg(test)]
+    fn with_text(self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+        self.with_places(super::writes::parse_rules(text, path, PLACES_SHAPE)?, path)
+    }
+
+    /// A places file's places added.
+    fn with_places(mut self, f: PlacesFile, path: &str) -> Result<Self, GuardRulesError> {
         let invalid = |detail: String| GuardRulesError::Invalid { path: path.to_string(), detail };
-        let f: PlacesFile = serde_json::from_str(text).map_err(|e| {
-            invalid(format!("{e} (expected JSON: {{\"places\": [{{\"family\", \"host\", \"path\"}}]}})"))
-        })?;
         for p in f.places {
             self.places.push(
                 place(&p.family, &p.host, &p.path)

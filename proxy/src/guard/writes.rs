@@ -166,6 +166,34 @@ pub enum GuardRulesError {
     },
 }
 
+/// A guard rules file as `T`: read from `path`, parsed as JSON; `shape` (the JSON expected) follows a
+/// parse error. Returns the file's name for later errors too.
+pub(super) fn read_rules<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    shape: &str,
+) -> Result<(T, String), GuardRulesError> {
+    let p = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
+    Ok((parse_rules(&text, &p, shape)?, p))
+}
+
+/// [`read_rules`] on text already read.
+pub(super) fn parse_rules<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &str,
+    shape: &str,
+) -> Result<T, GuardRulesError> {
+    serde_json::from_str(text).map_err(|e| GuardRulesError::Invalid {
+        path: path.to_string(),
+        detail: format!("{e} (expected JSON: {shape})"),
+    })
+}
+
+/// The JSON a write rules file holds, for errors.
+const RULES_SHAPE: &str =
+    r#"{"rules": [{"id", "why", "methods", "path", "fields", "label"}], "safe_paths": [...]}"#;
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RulesFile {
@@ -222,18 +250,19 @@ impl WriteRules {
 
     /// The built-in table plus a user file's rules (tried after the built-in ones) and harmless paths.
     pub fn with_file(path: &std::path::Path) -> Result<Self, GuardRulesError> {
-        let p = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
-        Self::builtin().with_text(&text, &p)
+        let (f, p) = read_rules(path, RULES_SHAPE)?;
+        Self::builtin().with_rules(f, &p)
     }
 
     /// The rules in `text` added; `path` names the file in the error.
-    fn with_text(mut self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+    #[cfg(test)]
+    fn with_text(self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
+        self.with_rules(parse_rules(text, path, RULES_SHAPE)?, path)
+    }
+
+    /// A rules file's rules added.
+    fn with_rules(mut self, f: RulesFile, path: &str) -> Result<Self, GuardRulesError> {
         let invalid = |detail: String| GuardRulesError::Invalid { path: path.to_string(), detail };
-        let f: RulesFile = serde_json::from_str(text).map_err(|e| {
-            invalid(format!("{e} (expected JSON: {{\"rules\": [{{\"id\", \"why\", \"methods\", \"path\", \"fields\", \"label\"}}], \"safe_paths\": [...]}})"))
-        })?;
         let re = |what: &str, p: &str| pattern(p).map_err(|e| invalid(format!("{what} pattern {p:?}: {e}")));
         for r in f.rules {
             if r.path.is_empty() && r.fields.is_empty() && r.label.is_empty() {

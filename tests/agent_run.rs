@@ -72,35 +72,19 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     })
     .await;
     let out_dir = home.path().join("live-run");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "live",
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--jobs",
-        "2",
-        "--max-steps",
-        "7",
-        "--page-timeout",
-        "8",
-        "--settle-ms",
-        "200",
+    let args = RunArgs::new(&tasks, "live", &out_dir)
+        .opt("--jobs", "2")
+        .opt("--max-steps", "7")
+        .opt("--page-timeout", "8")
+        .settle_ms(200)
         // Longer than the page timeout: the browser gives up on the page before the proxy answers 504.
-        "--upstream-timeout",
-        "20",
-        "--model",
-        "fake-model",
-        "--api-base",
-        &llm.api_base(),
-        "--resolve",
-        &format!("hang.test:80:{hang}"),
-        "--search-url",
-        "http://search.invalid/",
-    ]);
-    args.extend(sites.reach.iter().cloned());
+        .opt("--upstream-timeout", "20")
+        .opt("--model", "fake-model")
+        .opt("--api-base", llm.api_base())
+        .opt("--resolve", format!("hang.test:80:{hang}"))
+        .opt("--search-url", "http://search.invalid/")
+        .args(&sites.reach)
+        .build();
     let out = cli(home.path(), args, vec![("OPENAI_API_KEY".into(), "test-key".into())]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "run failed: {stderr}");
@@ -229,25 +213,12 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     std::fs::write(&tasks, demo::TASKS_JSONL).unwrap();
     let llm = FakeLlm::start(scripted_model()).await;
     let rec: PathBuf = home.path().join("rec");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "record",
-        "--out",
-        rec.to_str().unwrap(),
-        "--jobs",
-        "2",
-        "--settle-ms",
-        "200",
-        "--api-base",
-        &llm.api_base(),
-        "--api-key-env",
-        "NO_SUCH_KEY_VAR",
-    ]);
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(home.path(), args, vec![]).await;
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .opt("--jobs", "2")
+        .settle_ms(200)
+        .model(&llm.api_base())
+        .args(&sites.reach);
+    let out = cli(home.path(), args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let ids: Vec<String> = demo::TASKS_JSONL
         .lines()
@@ -263,19 +234,7 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     sites.stop();
     let rep = home.path().join("rep");
     let policy = format!("trajectory:{}", rec.display());
-    let args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "replay",
-        "--policy",
-        &policy,
-        "--out",
-        rep.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-    ]);
+    let args = RunArgs::new(&tasks, "replay", &rep).opt("--policy", &policy).settle_ms(200).build();
     let out = cli(home.path(), args.clone(), vec![]).await;
     assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
     for id in &ids {
@@ -297,25 +256,12 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     let model_on_snapshot = home.path().join("model-on-snapshot");
     let out = cli(
         home.path(),
-        strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "replay",
-            "--snapshots",
-            "rec",
-            "--task-filter",
-            "DemoTimes",
-            "--out",
-            model_on_snapshot.to_str().unwrap(),
-            "--settle-ms",
-            "200",
-            "--api-base",
-            &llm.api_base(),
-            "--api-key-env",
-            "NO_SUCH_KEY_VAR",
-        ]),
+        RunArgs::new(&tasks, "replay", &model_on_snapshot)
+            .opt("--snapshots", "rec")
+            .filter("DemoTimes")
+            .settle_ms(200)
+            .model(&llm.api_base())
+            .build(),
         vec![],
     )
     .await;
@@ -341,24 +287,8 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
     );
     // Another run directory with the same name would reuse the snapshot names: refused, nothing replaced.
     let other = home.path().join("elsewhere").join("rec");
-    let out = cli(
-        home.path(),
-        strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "record",
-            "--out",
-            other.to_str().unwrap(),
-            "--api-base",
-            &llm.api_base(),
-            "--api-key-env",
-            "NO_SUCH_KEY_VAR",
-        ]),
-        vec![],
-    )
-    .await;
+    let out =
+        cli(home.path(), RunArgs::new(&tasks, "record", &other).model(&llm.api_base()).build(), vec![]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("already exists, recorded by the run in"), "{stderr}");
@@ -402,9 +332,8 @@ fn run_reports_bad_input_clearly() {
         ),
     ];
     for (tasks, extra, env, code, msg) in cases {
-        let mut args = vec!["run", "--tasks", tasks, "--mode", "live", "--out", out_dir.to_str().unwrap()];
-        args.extend(extra.iter().copied());
-        let out = run_cli_env(home.path(), &args, &env);
+        let args = RunArgs::new(Path::new(tasks), "live", &out_dir).args(&extra).build();
+        let out = run_cli_env(home.path(), &args.iter().map(String::as_str).collect::<Vec<_>>(), &env);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{extra:?}: {stderr}");
         assert!(stderr.to_lowercase().contains(&msg.to_lowercase()), "{extra:?}: {stderr}");
@@ -428,28 +357,15 @@ async fn a_task_past_its_wall_clock_limit_is_timed_out_and_its_browser_killed() 
     )
     .unwrap();
     let out_dir = home.path().join("timeout-run");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "live",
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--task-timeout",
-        "6",
-        "--api-timeout",
-        "600",
-        "--api-attempts",
-        "1",
-        "--browser-js-heap-mb",
-        "256",
-        "--api-base",
-        &format!("http://{model}/v1"),
-    ]);
-    args.extend(sites.reach.iter().cloned());
+    let args = RunArgs::new(&tasks, "live", &out_dir)
+        .opt("--task-timeout", "6")
+        .opt("--api-timeout", "600")
+        .opt("--api-attempts", "1")
+        .opt("--browser-js-heap-mb", "256")
+        .opt("--api-base", format!("http://{model}/v1"))
+        .args(&sites.reach);
     let t0 = std::time::Instant::now();
-    let out = cli(home.path(), args, vec![("OPENAI_API_KEY".into(), "k".into())]).await;
+    let out = cli(home.path(), args.build(), vec![("OPENAI_API_KEY".into(), "k".into())]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "run failed: {stderr}");
     assert!(t0.elapsed() < std::time::Duration::from_secs(300), "the limit did not cut the hung model call");
@@ -468,17 +384,7 @@ async fn a_task_past_its_wall_clock_limit_is_timed_out_and_its_browser_killed() 
     // A timed-out task has ended: a rerun skips it.
     let again = cli(
         home.path(),
-        strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "live",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--api-base",
-            &format!("http://{model}/v1"),
-        ]),
+        RunArgs::new(&tasks, "live", &out_dir).opt("--api-base", format!("http://{model}/v1")).build(),
         vec![("OPENAI_API_KEY".into(), "k".into())],
     )
     .await;
@@ -512,28 +418,14 @@ async fn early_stop_on_repeated_parse_failures_and_actions() {
     })
     .await;
     let run = |out: &str, extra: &[&str]| {
-        let mut args = strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "live",
-            "--task-filter",
-            "^DemoShop--[01]$",
-            "--max-steps",
-            "6",
-            "--settle-ms",
-            "100",
-            "--api-base",
-            &llm.api_base(),
-            "--api-key-env",
-            "NO_SUCH_KEY_VAR",
-            "--out",
-        ]);
-        args.push(home.path().join(out).display().to_string());
-        args.extend(extra.iter().map(|s| s.to_string()));
-        args.extend(sites.reach.iter().cloned());
-        args
+        RunArgs::new(&tasks, "live", &home.path().join(out))
+            .filter("^DemoShop--[01]$")
+            .opt("--max-steps", "6")
+            .settle_ms(100)
+            .model(&llm.api_base())
+            .args(extra)
+            .args(&sites.reach)
+            .build()
     };
     let out = cli(
         home.path(),
@@ -603,12 +495,12 @@ async fn reexecution_reads_the_runs_settings_and_ends_where_it_ended() {
     })
     .await;
     let base = |out: &str| {
-        let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "live", "--out"]);
-        args.push(home.path().join(out).display().to_string());
-        args.extend(strs(&["--task-filter", "^DemoShop--[0-3]$", "--api-base", &llm.api_base()]));
-        args.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR", "--api-attempts", "1"]));
-        args.extend(sites.reach.iter().cloned());
-        args
+        RunArgs::new(&tasks, "live", &home.path().join(out))
+            .filter("^DemoShop--[0-3]$")
+            .model(&llm.api_base())
+            .opt("--api-attempts", "1")
+            .args(&sites.reach)
+            .build()
     };
     let mut first = base("original");
     first.extend(strs(&[
@@ -643,13 +535,11 @@ async fn reexecution_reads_the_runs_settings_and_ends_where_it_ended() {
         assert_eq!((t.outcome, t.steps.len()), (outcome, steps), "{id}: {:?}", t.error);
     }
     // Re-execute: only the run directory (and how to reach the sites).
-    let mut again = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "live", "--out"]);
-    again.push(home.path().join("again").display().to_string());
-    again.push("--policy".into());
-    again.push(format!("trajectory:{}", original.display()));
-    again.extend(strs(&["--task-filter", "^DemoShop--[0-3]$"]));
-    again.extend(sites.reach.iter().cloned());
-    let out = cli(home.path(), again, vec![]).await;
+    let again = RunArgs::new(&tasks, "live", &home.path().join("again"))
+        .opt("--policy", format!("trajectory:{}", original.display()))
+        .filter("^DemoShop--[0-3]$")
+        .args(&sites.reach);
+    let out = cli(home.path(), again.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for (id, outcome, steps) in expect {
         let t = traj(&home.path().join("again"), id);
@@ -711,19 +601,15 @@ async fn rescore_reads_early_stops_from_the_run() {
     .unwrap();
     let llm = FakeLlm::start(|_: &serde_json::Value| Reply::Text("I am not sure.".into())).await;
     let run = home.path().join("wa-early");
-    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--site", "SHOPPING=https://shop.test"]);
-    args.extend(strs(&["--mode", "record", "--action-space", "webarena", "--observation", "axtree"]));
-    args.extend(strs(&[
-        "--early-stop-parse-failures",
-        "2",
-        "--settle-ms",
-        "100",
-        "--api-base",
-        &llm.api_base(),
-    ]));
-    args.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR", "--out", run.to_str().unwrap()]));
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(home.path(), args, vec![]).await;
+    let args = RunArgs::new(&tasks, "record", &run)
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--action-space", "webarena")
+        .opt("--observation", "axtree")
+        .opt("--early-stop-parse-failures", "2")
+        .settle_ms(100)
+        .model(&llm.api_base())
+        .args(&sites.reach);
+    let out = cli(home.path(), args.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&run, "3");
     assert_eq!((t.outcome, t.steps.len()), (Outcome::MaxSteps, 2), "{:?}", t.error);
@@ -771,31 +657,15 @@ async fn another_agent_off_the_recorded_path_is_counted_apart_until_the_recordin
     .await;
     let reach = sites.reach.clone();
     let run = |mode: &str, out: &Path, llm: &FakeLlm, snapshots: Option<&str>| {
-        let mut a = strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--task-filter",
-            "DemoShop--1",
-            "--mode",
-            mode,
-        ]);
-        a.extend(strs(&[
-            "--out",
-            out.to_str().unwrap(),
-            "--settle-ms",
-            "200",
-            "--api-base",
-            &llm.api_base(),
-        ]));
-        a.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR"]));
+        let mut a =
+            RunArgs::new(&tasks, mode, out).filter("DemoShop--1").settle_ms(200).model(&llm.api_base());
         if let Some(s) = snapshots {
-            a.extend(strs(&["--snapshots", s]));
+            a = a.opt("--snapshots", s);
         }
         if mode == "record" {
-            a.extend(reach.iter().cloned());
+            a = a.args(&reach);
         }
-        a
+        a.build()
     };
     for (name, llm) in [("a", &agent_a), ("b", &agent_b)] {
         let out = cli(h, run("record", &h.join(name), llm, None), vec![]).await;

@@ -14,16 +14,11 @@ async fn a_bundled_run_replays_step_for_step_in_another_home() {
     let script = lab_a.join("script");
     write_demo_script(&script, &tasks);
     let rec = lab_a.join("runs/frozen");
-    let mut args =
-        strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "record", "--settle-ms", "300"]);
-    args.extend(strs(&[
-        "--policy",
-        &format!("trajectory:{}", script.display()),
-        "--out",
-        rec.to_str().unwrap(),
-    ]));
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(&lab_a, args, vec![]).await;
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .settle_ms(300)
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .args(&sites.reach);
+    let out = cli(&lab_a, args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     sites.stop();
 

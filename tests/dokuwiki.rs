@@ -266,21 +266,11 @@ async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
         format!("wiki.test:443:{}", wiki.addr),
     ];
     let run = |mode: &str, policy: &str, out: &std::path::Path| {
-        let mut a = strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            mode,
-            "--policy",
-            policy,
-            "--out",
-            out.to_str().unwrap(),
-            "--settle-ms",
-            "300",
-            "--max-steps",
-            "12",
-        ]);
+        let mut a = RunArgs::new(&tasks, mode, out)
+            .opt("--policy", policy)
+            .settle_ms(300)
+            .opt("--max-steps", "12")
+            .build();
         if mode == "record" {
             // The accessibility tree holds what is in the viewport, and DokuWiki's script scrolls to the
             // editor when it focuses it, by a row more or less with the timing of its toolbar: a window

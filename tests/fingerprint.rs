@@ -106,19 +106,12 @@ async fn a_bot_wall_lets_the_agent_through_and_a_walled_task_ends_blocked_counte
     })
     .await;
     let run = |out: &str, extra: &[&str]| {
-        let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "record", "--out"]);
-        args.push(home.path().join(out).display().to_string());
-        args.extend(strs(&[
-            "--settle-ms",
-            "100",
-            "--api-base",
-            &llm.api_base(),
-            "--api-key-env",
-            "NO_SUCH_KEY",
-        ]));
-        args.extend(strs(extra));
-        args.extend(wall.reach.iter().cloned());
-        cli(home.path(), args, vec![])
+        let args = RunArgs::new(&tasks, "record", &home.path().join(out))
+            .settle_ms(100)
+            .model(&llm.api_base())
+            .args(extra)
+            .args(&wall.reach);
+        cli(home.path(), args.build(), vec![])
     };
 
     // Default: the wall sees Chromium (handshake, h2, User-Agent) and serves the page.
@@ -184,10 +177,8 @@ async fn a_bot_wall_lets_the_agent_through_and_a_walled_task_ends_blocked_counte
     // The frozen wall replays as a wall: the task ends blocked again and the replay report names it.
     let rep = home.path().join("walled-replay");
     let policy = format!("trajectory:{}", b.display());
-    let args =
-        strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "replay", "--policy", &policy, "--out"]);
-    let out =
-        cli(home.path(), [args, strs(&[rep.to_str().unwrap(), "--settle-ms", "100"])].concat(), vec![]).await;
+    let args = RunArgs::new(&tasks, "replay", &rep).opt("--policy", &policy).settle_ms(100);
+    let out = cli(home.path(), args.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&rep, "FpShop--0");
     assert_eq!(t.outcome, Outcome::Blocked, "{:?}", t.error);

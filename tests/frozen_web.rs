@@ -52,22 +52,13 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
         ))
     })
     .await;
-    let run = |out: &Path, llm: &FakeLlm, extra: &[&str]| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-        a.extend(strs(&[
-            "--settle-ms",
-            "200",
-            "--api-base",
-            &llm.api_base(),
-            "--api-key-env",
-            "NO_SUCH_KEY_VAR",
-        ]));
-        a.extend(strs(extra));
-        a
+    let run = |mode: &str, out: &Path, llm: &FakeLlm, extra: &[&str]| {
+        RunArgs::new(&tasks, mode, out).settle_ms(200).model(&llm.api_base()).args(extra)
     };
     let rec = h.join("rec");
-    let mut args = run(&rec, &recording_agent, &["--mode", "record", "--task-filter", "DemoShop--[12]"]);
-    args.extend(sites.reach.iter().cloned());
+    let args = run("record", &rec, &recording_agent, &["--task-filter", "DemoShop--[12]"])
+        .args(&sites.reach)
+        .build();
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let (t1, t2) = (traj(&rec, "DemoShop--1"), traj(&rec, "DemoShop--2"));
@@ -77,8 +68,8 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
 
     // Site union (the default): the page only DemoShop--2 recorded is served, from the union layer.
     let on_site = h.join("other-on-site");
-    let replay = ["--mode", "replay", "--snapshots", "rec", "--task-filter", "DemoShop--1$"];
-    let out = cli(h, run(&on_site, &other_agent, &replay), vec![]).await;
+    let replay = ["--snapshots", "rec", "--task-filter", "DemoShop--1$"];
+    let out = cli(h, run("replay", &on_site, &other_agent, &replay).build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&on_site, "DemoShop--1");
     assert_eq!(t.steps[0].url_after, other_page, "the agent reached the other task's page");
@@ -103,9 +94,8 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
 
     // The task's own snapshot only: the same page is a miss, and the task is off the frozen web.
     let on_task = h.join("other-on-task");
-    let mut args = run(&on_task, &other_agent, &replay);
-    args.extend(strs(&["--frozen-web", "task"]));
-    let out = cli(h, args, vec![]).await;
+    let args = run("replay", &on_task, &other_agent, &replay).opt("--frozen-web", "task");
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&on_task, "DemoShop--1");
     let cov = t.coverage.clone().unwrap();
@@ -157,22 +147,24 @@ async fn a_recorded_run_forked_at_step_3_hands_the_model_its_history() {
     })
     .await;
     let rec = h.join("rec");
-    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-    args.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
-    args.extend(strs(&["--api-base", &recorder.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(h, args, vec![]).await;
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .filter("DemoShop--1$")
+        .settle_ms(200)
+        .model(&recorder.api_base())
+        .args(&sites.reach);
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let original = traj(&rec, "DemoShop--1");
     assert_eq!(original.steps.len(), 6, "{:?}", original.error);
     sites.stop();
 
     let fork = |out: &Path, at: &str, policy: &str| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-        a.extend(strs(&["--mode", "replay", "--policy", policy, "--fork-at", at]));
-        a.extend(strs(&["--out", out.to_str().unwrap(), "--api-base", &model.api_base()]));
-        a.extend(strs(&["--api-key-env", "NO_SUCH_KEY_VAR"]));
-        a
+        RunArgs::new(&tasks, "replay", out)
+            .filter("DemoShop--1$")
+            .opt("--policy", policy)
+            .opt("--fork-at", at)
+            .model(&model.api_base())
+            .build()
     };
     let policy = format!("trajectory:{}", rec.display());
     let forked = h.join("forked");
@@ -241,22 +233,25 @@ async fn an_unrecorded_search_is_answered_from_the_recorded_pages() {
     })
     .await;
     let rec = h.join("rec");
-    let mut args = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--[12]"]);
-    args.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
-    args.extend(strs(&["--api-base", &recording_agent.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(h, args, vec![]).await;
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .filter("DemoShop--[12]")
+        .settle_ms(200)
+        .model(&recording_agent.api_base())
+        .args(&sites.reach);
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let other_page = traj(&rec, "DemoShop--2").steps[0].url_after.clone();
     assert!(other_page.ends_with("/product/red-mug"), "{other_page}");
     sites.stop();
 
     let replay = |out: &Path, search: &str| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-        a.extend(strs(&["--mode", "replay", "--snapshots", "rec", "--search", search]));
-        a.extend(strs(&["--out", out.to_str().unwrap(), "--settle-ms", "200"]));
-        a.extend(strs(&["--api-base", &searcher.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-        a
+        RunArgs::new(&tasks, "replay", out)
+            .filter("DemoShop--1$")
+            .opt("--snapshots", "rec")
+            .opt("--search", search)
+            .settle_ms(200)
+            .model(&searcher.api_base())
+            .build()
     };
     let found = h.join("found");
     let out = cli(h, replay(&found, "fallback"), vec![]).await;
@@ -339,20 +334,14 @@ async fn exploration_records_the_pages_an_agent_could_have_reached() {
     })
     .await;
     let record = |out: &Path, extra: &[&str]| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-        a.extend(strs(&[
-            "--mode",
-            "record",
-            "--out",
-            out.to_str().unwrap(),
-            "--settle-ms",
-            "200",
-            "--explore",
-        ]));
-        a.extend(strs(&["--api-base", &first.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-        a.extend(strs(extra));
-        a.extend(sites.reach.iter().cloned());
-        a
+        RunArgs::new(&tasks, "record", out)
+            .filter("DemoShop--1$")
+            .settle_ms(200)
+            .args(["--explore"])
+            .model(&first.api_base())
+            .args(extra)
+            .args(&sites.reach)
+            .build()
     };
     // Bad input first: nothing runs.
     for (args, says) in [
@@ -402,26 +391,13 @@ async fn exploration_records_the_pages_an_agent_could_have_reached() {
 
     // A second agent off the recorded path: served by the exploration layer, nothing missed.
     let other = h.join("other");
-    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-    a.extend(strs(&[
-        "--mode",
-        "replay",
-        "--snapshots",
-        "rec",
-        "--frozen-web",
-        "task",
-        "--out",
-        other.to_str().unwrap(),
-    ]));
-    a.extend(strs(&[
-        "--settle-ms",
-        "200",
-        "--api-base",
-        &second.api_base(),
-        "--api-key-env",
-        "NO_SUCH_KEY_VAR",
-    ]));
-    let out = cli(h, a, vec![]).await;
+    let a = RunArgs::new(&tasks, "replay", &other)
+        .filter("DemoShop--1$")
+        .opt("--snapshots", "rec")
+        .opt("--frozen-web", "task")
+        .settle_ms(200)
+        .model(&second.api_base());
+    let out = cli(h, a.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&other, "DemoShop--1");
     let second_product = t.steps[0].url_after.clone();
@@ -432,10 +408,10 @@ async fn exploration_records_the_pages_an_agent_could_have_reached() {
 
     // The recorded path replays the same with and without the exploration layer.
     let rerun = |out: &Path| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-        a.extend(strs(&["--mode", "replay", "--policy", &format!("trajectory:{}", rec.display())]));
-        a.extend(strs(&["--out", out.to_str().unwrap()]));
-        a
+        RunArgs::new(&tasks, "replay", out)
+            .filter("DemoShop--1$")
+            .opt("--policy", format!("trajectory:{}", rec.display()))
+            .build()
     };
     let with = h.join("with-explore");
     let out = cli(h, rerun(&with), vec![]).await;
@@ -647,11 +623,12 @@ async fn snapshots_explore_adds_the_layer_to_an_existing_recording() {
     })
     .await;
     let rec = h.join("rec");
-    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-    a.extend(strs(&["--mode", "record", "--out", rec.to_str().unwrap(), "--settle-ms", "200"]));
-    a.extend(strs(&["--api-base", &first.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-    a.extend(sites.reach.iter().cloned());
-    let out = cli(h, a, vec![]).await;
+    let a = RunArgs::new(&tasks, "record", &rec)
+        .filter("DemoShop--1$")
+        .settle_ms(200)
+        .model(&first.api_base())
+        .args(&sites.reach);
+    let out = cli(h, a.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // A budget of 0 is refused; then the layer is made.
     let out = run_cli(h, &["snapshots", "explore", "rec/DemoShop--1", "--explore-links", "0"]);
@@ -667,17 +644,12 @@ async fn snapshots_explore_adds_the_layer_to_an_existing_recording() {
     assert!(methods.iter().all(|m| m == "GET"), "{methods:?}");
     sites.stop();
     let other = h.join("other");
-    let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--task-filter", "DemoShop--1$"]);
-    a.extend(strs(&["--mode", "replay", "--snapshots", "rec", "--out", other.to_str().unwrap()]));
-    a.extend(strs(&[
-        "--settle-ms",
-        "200",
-        "--api-base",
-        &second.api_base(),
-        "--api-key-env",
-        "NO_SUCH_KEY_VAR",
-    ]));
-    let out = cli(h, a, vec![]).await;
+    let a = RunArgs::new(&tasks, "replay", &other)
+        .filter("DemoShop--1$")
+        .opt("--snapshots", "rec")
+        .settle_ms(200)
+        .model(&second.api_base());
+    let out = cli(h, a.build(), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&other, "DemoShop--1");
     let cov = t.coverage.clone().unwrap();

@@ -61,12 +61,12 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
         &format!("github.com:443:{}", origin.addr),
     ]);
     let run = |mode: &str, out: &std::path::Path, extra: &[&str]| {
-        let mut args = strs(&["run", "--tasks", tasks_file.to_str().unwrap(), "--mode", mode]);
-        args.extend(strs(&["--out", out.to_str().unwrap(), "--settle-ms", "100"]));
-        args.extend(strs(&["--api-base", &llm.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-        args.extend(reach.iter().cloned());
-        args.extend(strs(extra));
-        args
+        RunArgs::new(&tasks_file, mode, out)
+            .settle_ms(100)
+            .model(&llm.api_base())
+            .args(&reach)
+            .args(extra)
+            .build()
     };
 
     let rec = h.join("rec");
@@ -119,17 +119,11 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
     // The refused order replays from the snapshot as it was recorded, sealed.
     let rep = h.join("rep");
     let policy = format!("trajectory:{}", rec.display());
-    let mut args =
-        strs(&["run", "--tasks", tasks_file.to_str().unwrap(), "--mode", "replay", "--policy", &policy]);
-    args.extend(strs(&[
-        "--out",
-        rep.to_str().unwrap(),
-        "--task-filter",
-        "Guard--order",
-        "--settle-ms",
-        "100",
-    ]));
-    let out = cli(h, args, vec![]).await;
+    let args = RunArgs::new(&tasks_file, "replay", &rep)
+        .opt("--policy", &policy)
+        .filter("Guard--order")
+        .settle_ms(100);
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
     let replayed = traj(&rep, "Guard--order");
     for s in &replayed.steps {

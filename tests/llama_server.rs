@@ -97,13 +97,12 @@ async fn a_real_model_server_drives_both_action_spaces_then_replays_and_rescores
     )
     .unwrap();
     let record = |tasks: &Path, out: &str, extra: &[&str]| {
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "record", "--out"]);
-        a.push(home.path().join(out).display().to_string());
-        a.extend(strs(&model));
-        a.extend(strs(&budget));
-        a.extend(strs(extra));
-        a.extend(sites.reach.iter().cloned());
-        a
+        RunArgs::new(tasks, "record", &home.path().join(out))
+            .args(&model)
+            .args(&budget)
+            .args(extra)
+            .args(&sites.reach)
+            .build()
     };
     let out = cli(home.path(), record(&wv_tasks, "wv", &[]), vec![]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -128,14 +127,12 @@ async fn a_real_model_server_drives_both_action_spaces_then_replays_and_rescores
     {
         let original = home.path().join(run);
         let again = home.path().join(format!("{run}-again"));
-        let mut a = strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "replay", "--out"]);
-        a.push(again.display().to_string());
-        a.push("--policy".into());
-        a.push(format!("trajectory:{}", original.display()));
+        let mut a = RunArgs::new(tasks, "replay", &again)
+            .opt("--policy", format!("trajectory:{}", original.display()));
         if let Some(s) = site {
-            a.extend(strs(&["--site", s]));
+            a = a.opt("--site", s);
         }
-        let out = cli(home.path(), a, vec![]).await;
+        let out = cli(home.path(), a.build(), vec![]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let (o, r) =
             (RunDir::new(&original).trajectories().unwrap(), RunDir::new(&again).trajectories().unwrap());

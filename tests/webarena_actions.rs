@@ -42,27 +42,14 @@ fn task_file(dir: &Path) -> std::path::PathBuf {
 }
 
 fn run_args(tasks: &Path, mode: &str, policy: &str, out: &Path, extra: &[&str]) -> Vec<String> {
-    let mut a = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--site",
-        "NEWS=https://news.test",
-        "--site",
-        "SHOPPING=https://shop.test",
-        "--mode",
-        mode,
-        "--policy",
-        policy,
-        "--out",
-        out.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-        "--max-steps",
-        "10",
-    ]);
-    a.extend(strs(extra));
-    a
+    RunArgs::new(tasks, mode, out)
+        .opt("--site", "NEWS=https://news.test")
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--policy", policy)
+        .settle_ms(200)
+        .opt("--max-steps", "10")
+        .args(extra)
+        .build()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -236,27 +223,14 @@ async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
     })
     .await;
     let out_dir = h.join("live");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--site",
-        "SHOPPING=https://shop.test",
-        "--mode",
-        "live",
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-        "--action-space",
-        "webarena",
-        "--observation",
-        "som+axtree",
-        "--api-base",
-        &llm.api_base(),
-    ]);
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(h, args, vec![("OPENAI_API_KEY".into(), "k".into())]).await;
+    let args = RunArgs::new(&tasks, "live", &out_dir)
+        .opt("--site", "SHOPPING=https://shop.test")
+        .settle_ms(200)
+        .opt("--action-space", "webarena")
+        .opt("--observation", "som+axtree")
+        .opt("--api-base", llm.api_base())
+        .args(&sites.reach);
+    let out = cli(h, args.build(), vec![("OPENAI_API_KEY".into(), "k".into())]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     llm.check();
     let t = RunDir::new(&out_dir).task("1").read_trajectory().unwrap().unwrap();
@@ -265,19 +239,13 @@ async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
     // WebVoyager's actions name marks: an accessibility-tree observation needs WebArena's.
     let out = run_cli_env(
         h,
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--site",
-            "SHOPPING=https://shop.test",
-            "--mode",
-            "live",
-            "--out",
-            h.join("x").to_str().unwrap(),
-            "--observation",
-            "axtree",
-        ],
+        &RunArgs::new(&tasks, "live", &h.join("x"))
+            .opt("--site", "SHOPPING=https://shop.test")
+            .opt("--observation", "axtree")
+            .build()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
         &[("OPENAI_API_KEY", "k")],
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -338,28 +306,18 @@ async fn by_hand_on_served_demo_sites_record_eval_then_rescore_offline() {
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).trim().to_string();
     let wa = dir.join("webarena");
-    let mut args = strs(&["run", "--tasks", wa.join("tasks.json").to_str().unwrap()]);
-    for s in demo::WEBARENA_SITES {
-        args.extend(strs(&["--site", s]));
-    }
-    let script = format!("trajectory:{}", wa.join("runs/script").display());
     let out_dir = h.join("runs/wa");
-    args.extend(strs(&[
-        "--action-space",
-        "webarena",
-        "--policy",
-        &script,
-        "--mode",
-        "record",
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--upstream-ca",
-        wa.join("sites-ca.pem").to_str().unwrap(),
-    ]));
-    for host in demo::HOSTS {
-        args.extend(strs(&["--resolve", &format!("{host}:443:{addr}")]));
+    let mut args = RunArgs::new(&wa.join("tasks.json"), "record", &out_dir)
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", wa.join("runs/script").display()))
+        .opt("--upstream-ca", wa.join("sites-ca.pem").to_str().unwrap());
+    for s in demo::WEBARENA_SITES {
+        args = args.opt("--site", *s);
     }
-    let out = cli(h, args, vec![]).await;
+    for host in demo::HOSTS {
+        args = args.opt("--resolve", format!("{host}:443:{addr}"));
+    }
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let eval = |rescore: bool| {
         let mut a = strs(&["eval", out_dir.to_str().unwrap(), "--json"]);
@@ -440,25 +398,13 @@ async fn clear_and_upload_then_compare() {
     })
     .await;
     let run = |out: &Path| {
-        let mut a = strs(&[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--site",
-            "REDDIT=https://forum.test",
-            "--mode",
-            "live",
-            "--out",
-            out.to_str().unwrap(),
-            "--settle-ms",
-            "200",
-            "--action-space",
-            "webarena",
-            "--api-base",
-            &llm.api_base(),
-        ]);
-        a.extend(sites.reach.iter().cloned());
-        cli(h, a, vec![("OPENAI_API_KEY".into(), "k".into())])
+        let a = RunArgs::new(&tasks, "live", out)
+            .opt("--site", "REDDIT=https://forum.test")
+            .settle_ms(200)
+            .opt("--action-space", "webarena")
+            .opt("--api-base", llm.api_base())
+            .args(&sites.reach);
+        cli(h, a.build(), vec![("OPENAI_API_KEY".into(), "k".into())])
     };
     let (a, b) = (h.join("a"), h.join("b"));
     for d in [&a, &b] {

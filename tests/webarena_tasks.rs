@@ -109,24 +109,12 @@ fn wa_tasks(dir: &Path) -> std::path::PathBuf {
 
 /// `webfreeze run` over the task file with the demo shop as SHOP, re-executing `replies` (a run dir).
 fn run_args(tasks: &Path, mode: &str, replies: &Path, out: &Path) -> Vec<String> {
-    let policy = format!("trajectory:{}", replies.display());
-    strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--site",
-        "SHOP=https://shop.test",
-        "--site",
-        "SHOPPING=https://shop.test",
-        "--mode",
-        mode,
-        "--policy",
-        &policy,
-        "--out",
-        out.to_str().unwrap(),
-        "--settle-ms",
-        "200",
-    ])
+    RunArgs::new(tasks, mode, out)
+        .opt("--site", "SHOP=https://shop.test")
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--policy", format!("trajectory:{}", replies.display()))
+        .settle_ms(200)
+        .build()
 }
 
 fn eval_json(home: &Path, run: &Path) -> serde_json::Value {
@@ -198,17 +186,12 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     // Without its site the file is refused, naming the placeholder and the flag.
     let out = run_cli(
         h,
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--mode",
-            "live",
-            "--policy",
-            &format!("trajectory:{}", script.display()),
-            "--out",
-            h.join("x").to_str().unwrap(),
-        ],
+        &RunArgs::new(&tasks, "live", &h.join("x"))
+            .opt("--policy", format!("trajectory:{}", script.display()))
+            .build()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -302,25 +302,13 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
     let script = h.join("script");
     agent::policy::write_script(&script, &pairs).unwrap();
     let rec = h.join("rec");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks_file.to_str().unwrap(),
-        "--site",
-        "SHOPPING=https://shop.test",
-        "--mode",
-        "record",
-        "--action-space",
-        "webarena",
-        "--policy",
-        &format!("trajectory:{}", script.display()),
-        "--out",
-        rec.to_str().unwrap(),
-        "--jobs",
-        "1",
-    ]);
-    args.extend(sites.reach.iter().cloned());
-    let out = cli(h, args, vec![]).await;
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .opt("--jobs", "1")
+        .args(&sites.reach);
+    let out = cli(h, args.build(), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
 
     // webfreeze's verdicts, from the snapshots' requests.

@@ -193,18 +193,12 @@ async fn run_record_then_replay_reproduces_websocket_pages_at_every_step() {
     // Settling waits out a burst of WebSocket messages once nothing arrived for this long.
     let timing = ["--settle-ms", "300", "--wait-ms", "200"];
     let rec = h.join("rec");
-    let mut args = strs(&[
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--mode",
-        "record",
-        "--out",
-        rec.to_str().unwrap(),
-    ]);
-    args.extend(strs(&["--api-base", &llm.api_base(), "--api-key-env", "NO_SUCH_KEY_VAR"]));
-    args.extend(strs(&["--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve]));
-    args.extend(strs(&timing));
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .model(&llm.api_base())
+        .opt("--upstream-ca", ca_file.to_str().unwrap())
+        .opt("--resolve", &resolve)
+        .args(timing)
+        .build();
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let a = traj(&rec, "Sockets--0");
@@ -214,10 +208,7 @@ async fn run_record_then_replay_reproduces_websocket_pages_at_every_step() {
     for round in 0..2 {
         let rep = h.join(format!("rep-{round}"));
         let policy = format!("trajectory:{}", rec.display());
-        let mut args =
-            strs(&["run", "--tasks", tasks.to_str().unwrap(), "--mode", "replay", "--policy", &policy]);
-        args.extend(strs(&["--out", rep.to_str().unwrap()]));
-        args.extend(strs(&timing));
+        let args = RunArgs::new(&tasks, "replay", &rep).opt("--policy", &policy).args(timing).build();
         let out = cli(h, args, vec![]).await;
         assert!(out.status.success(), "replay {round}: {}", String::from_utf8_lossy(&out.stderr));
         let b = traj(&rep, "Sockets--0");

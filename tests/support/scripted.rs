@@ -1,6 +1,6 @@
-//! A scripted task run, the setup many tests repeat: a one-task file, a recorded-trajectory script of
-//! replies for it, and the `webfreeze run` arguments that play the script (issue 30's builder; tests move
-//! to it as they are touched).
+//! The setup many tests repeat for `webfreeze run`: its arguments ([`RunArgs`]: the task file, the mode,
+//! the output directory, then what the test is about) and a scripted task ([`Scripted`]: a one-task file
+//! and a recorded-trajectory script of replies for it).
 
 use std::path::{Path, PathBuf};
 
@@ -25,18 +25,60 @@ impl Scripted {
         Scripted { tasks, script }
     }
 
-    /// `run --tasks T --mode MODE --policy trajectory:SCRIPT --out OUT`; add the rest with `extend`.
+    /// `run --tasks T --mode MODE --out OUT --policy trajectory:SCRIPT`; add the rest with `extend`.
     pub(crate) fn run_args(&self, mode: &str, out: &Path) -> Vec<String> {
-        strs(&[
+        RunArgs::new(&self.tasks, mode, out)
+            .opt("--policy", format!("trajectory:{}", self.script.display()))
+            .build()
+    }
+}
+
+/// `webfreeze run` arguments: `run --tasks T --mode MODE --out OUT`, then the options a test adds.
+#[derive(Debug, Clone)]
+pub(crate) struct RunArgs(Vec<String>);
+
+impl RunArgs {
+    pub(crate) fn new(tasks: &Path, mode: &str, out: &Path) -> RunArgs {
+        RunArgs(strs(&[
             "run",
             "--tasks",
-            self.tasks.to_str().unwrap(),
+            tasks.to_str().unwrap(),
             "--mode",
             mode,
-            "--policy",
-            &format!("trajectory:{}", self.script.display()),
             "--out",
             out.to_str().unwrap(),
-        ])
+        ]))
+    }
+
+    /// The model at `api_base` (a test's fake or local server), which needs no key.
+    pub(crate) fn model(self, api_base: &str) -> RunArgs {
+        self.opt("--api-base", api_base).opt("--api-key-env", "NO_SUCH_KEY_VAR")
+    }
+
+    /// `--settle-ms MS`.
+    pub(crate) fn settle_ms(self, ms: u32) -> RunArgs {
+        self.opt("--settle-ms", ms.to_string())
+    }
+
+    /// `--task-filter RE`.
+    pub(crate) fn filter(self, re: &str) -> RunArgs {
+        self.opt("--task-filter", re)
+    }
+
+    /// One option and its value.
+    pub(crate) fn opt(mut self, flag: &str, value: impl Into<String>) -> RunArgs {
+        self.0.push(flag.to_string());
+        self.0.push(value.into());
+        self
+    }
+
+    /// Arguments as they are (flags, `DemoSites::reach`).
+    pub(crate) fn args<S: AsRef<str>>(mut self, more: impl IntoIterator<Item = S>) -> RunArgs {
+        self.0.extend(more.into_iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+
+    pub(crate) fn build(self) -> Vec<String> {
+        self.0
     }
 }

@@ -98,8 +98,8 @@ async fn a_real_model_server_drives_both_action_spaces_then_replays_and_rescores
     .unwrap();
     let record = |tasks: &Path, out: &str, extra: &[&str]| {
         RunArgs::new(tasks, "record", &home.path().join(out))
-            .args(&model)
-            .args(&budget)
+            .args(model)
+            .args(budget)
             .args(extra)
             .args(&sites.reach)
             .build()

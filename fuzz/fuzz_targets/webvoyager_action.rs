@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|reply: &str| {
-    let _ = agent::action::parse_reply(reply);
+    let _ = agent::action::webvoyager::parse_reply(reply);
 });

@@ -164,3 +164,86 @@ impl Handler for PassThrough {
         true
     }
 }
+
+/// The [`Handler`] methods a wrapping handler passes to the handler it wraps (`self.inner`), unchanged:
+/// a wrapper (the guards, replay's shim injection) writes the phases it changes and lists the rest here,
+/// so no phase is forgotten or written twice. The wrapper's `Ctx` is the inner handler's.
+///
+/// ```ignore
+/// impl<H: Handler> Handler for Wrapper<H> {
+///     type Ctx = H::Ctx;
+///     fn to_client(..) { .. }            // the phase it changes
+///     proxy::forward_to_inner!(new_ctx, request, request_chunk, response_head, response_chunk,
+///         complete, forwards_to_origins, direct, observes_websocket, websocket_message);
+/// }
+/// ```
+#[macro_export]
+macro_rules! forward_to_inner {
+    ($($phase:ident),+ $(,)?) => { $( $crate::forward_to_inner!(@ $phase); )+ };
+    (@ new_ctx) => {
+        fn new_ctx(&self, info: &$crate::RequestInfo) -> Self::Ctx {
+            self.inner.new_ctx(info)
+        }
+    };
+    (@ request) => {
+        fn request(
+            &self,
+            ctx: &Self::Ctx,
+            req: ::http::Request<$crate::Body>,
+        ) -> impl ::std::future::Future<Output = $crate::Decision> + Send {
+            self.inner.request(ctx, req)
+        }
+    };
+    (@ request_chunk) => {
+        fn request_chunk(&self, ctx: &Self::Ctx, chunk: &::bytes::Bytes) {
+            self.inner.request_chunk(ctx, chunk)
+        }
+    };
+    (@ response_head) => {
+        fn response_head(&self, ctx: &Self::Ctx, up: &$crate::UpstreamInfo, res: &mut ::http::response::Parts) {
+            self.inner.response_head(ctx, up, res)
+        }
+    };
+    (@ response_chunk) => {
+        fn response_chunk(&self, ctx: &Self::Ctx, chunk: &::bytes::Bytes) {
+            self.inner.response_chunk(ctx, chunk)
+        }
+    };
+    (@ to_client) => {
+        fn to_client(
+            &self,
+            ctx: &Self::Ctx,
+            res: ::http::Response<$crate::Body>,
+        ) -> impl ::std::future::Future<Output = ::http::Response<$crate::Body>> + Send {
+            self.inner.to_client(ctx, res)
+        }
+    };
+    (@ complete) => {
+        fn complete(&self, ctx: &Self::Ctx, outcome: Result<(), $crate::ProxyError>) {
+            self.inner.complete(ctx, outcome)
+        }
+    };
+    (@ forwards_to_origins) => {
+        fn forwards_to_origins(&self) -> bool {
+            self.inner.forwards_to_origins()
+        }
+    };
+    (@ direct) => {
+        fn direct(
+            &self,
+            req: ::http::Request<$crate::Body>,
+        ) -> impl ::std::future::Future<Output = ::http::Response<$crate::Body>> + Send {
+            self.inner.direct(req)
+        }
+    };
+    (@ observes_websocket) => {
+        fn observes_websocket(&self) -> bool {
+            self.inner.observes_websocket()
+        }
+    };
+    (@ websocket_message) => {
+        fn websocket_message(&self, ctx: &Self::Ctx, msg: &$crate::websocket::WsMessage) {
+            self.inner.websocket_message(ctx, msg)
+        }
+    };
+}

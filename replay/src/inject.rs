@@ -15,11 +15,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Request, Response};
+use http::{header, HeaderValue, Response};
 use http_body::Frame;
 use http_body_util::BodyExt as _;
 use proxy::body::{Body, BoxError};
-use proxy::{Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
+use proxy::Handler;
 
 /// HTML documents up to this size (on the wire, and decoded) get the shim; larger ones pass unchanged.
 pub const INJECT_MAX: usize = 16 << 20;
@@ -41,25 +41,6 @@ impl<H: Handler> RecordShim<H> {
 impl<H: Handler> Handler for RecordShim<H> {
     type Ctx = H::Ctx;
 
-    fn new_ctx(&self, info: &RequestInfo) -> H::Ctx {
-        self.inner.new_ctx(info)
-    }
-    fn request(
-        &self,
-        ctx: &H::Ctx,
-        req: Request<Body>,
-    ) -> impl std::future::Future<Output = Decision> + Send {
-        self.inner.request(ctx, req)
-    }
-    fn request_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
-        self.inner.request_chunk(ctx, chunk)
-    }
-    fn response_head(&self, ctx: &H::Ctx, up: &UpstreamInfo, res: &mut http::response::Parts) {
-        self.inner.response_head(ctx, up, res)
-    }
-    fn response_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
-        self.inner.response_chunk(ctx, chunk)
-    }
     fn to_client(
         &self,
         ctx: &H::Ctx,
@@ -68,21 +49,18 @@ impl<H: Handler> Handler for RecordShim<H> {
         let inner = self.inner.to_client(ctx, res);
         async move { with_shim(inner.await, &self.js).await }
     }
-    fn complete(&self, ctx: &H::Ctx, outcome: Result<(), ProxyError>) {
-        self.inner.complete(ctx, outcome)
-    }
-    fn forwards_to_origins(&self) -> bool {
-        self.inner.forwards_to_origins()
-    }
-    fn observes_websocket(&self) -> bool {
-        self.inner.observes_websocket()
-    }
-    fn websocket_message(&self, ctx: &H::Ctx, msg: &proxy::websocket::WsMessage) {
-        self.inner.websocket_message(ctx, msg)
-    }
-    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
-        self.inner.direct(req)
-    }
+    proxy::forward_to_inner!(
+        new_ctx,
+        request,
+        request_chunk,
+        response_head,
+        response_chunk,
+        complete,
+        forwards_to_origins,
+        direct,
+        observes_websocket,
+        websocket_message,
+    );
 }
 
 /// A whole HTML document: 200 (a 206 is part of one; 204 and 304 have none).

@@ -21,9 +21,7 @@ use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 
 use crate::body::{full, Body};
-use crate::error::ProxyError;
-use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
-use crate::websocket::WsMessage;
+use crate::handler::{Decision, Handler, UpstreamInfo};
 
 pub use answers::{AnswerHit, AnswerPlaces};
 pub use writes::{field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER};
@@ -260,9 +258,7 @@ fn refusal_page(b: &Blocked) -> Response<Body> {
 impl<H: Handler> Handler for Guard<H> {
     type Ctx = H::Ctx;
 
-    fn new_ctx(&self, info: &RequestInfo) -> H::Ctx {
-        self.inner.new_ctx(info)
-    }
+    crate::forward_to_inner!(new_ctx);
 
     #[allow(clippy::manual_async_fn)]
     fn request(
@@ -304,35 +300,15 @@ impl<H: Handler> Handler for Guard<H> {
         }
     }
 
-    fn request_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
-        self.inner.request_chunk(ctx, chunk)
-    }
-    fn response_head(&self, ctx: &H::Ctx, up: &UpstreamInfo, res: &mut http::response::Parts) {
-        self.inner.response_head(ctx, up, res)
-    }
-    fn response_chunk(&self, ctx: &H::Ctx, chunk: &Bytes) {
-        self.inner.response_chunk(ctx, chunk)
-    }
-    fn to_client(
-        &self,
-        ctx: &H::Ctx,
-        res: Response<Body>,
-    ) -> impl std::future::Future<Output = Response<Body>> + Send {
-        self.inner.to_client(ctx, res)
-    }
-    fn complete(&self, ctx: &H::Ctx, outcome: Result<(), ProxyError>) {
-        self.inner.complete(ctx, outcome)
-    }
-    fn forwards_to_origins(&self) -> bool {
-        self.inner.forwards_to_origins()
-    }
-    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
-        self.inner.direct(req)
-    }
-    fn observes_websocket(&self) -> bool {
-        self.inner.observes_websocket()
-    }
-    fn websocket_message(&self, ctx: &H::Ctx, msg: &WsMessage) {
-        self.inner.websocket_message(ctx, msg)
-    }
+    crate::forward_to_inner!(
+        request_chunk,
+        response_head,
+        response_chunk,
+        to_client,
+        complete,
+        forwards_to_origins,
+        direct,
+        observes_websocket,
+        websocket_message,
+    );
 }

@@ -88,14 +88,6 @@ pub enum ImportReport {
 }
 
 impl ImportReport {
-    /// Exchanges stored.
-    pub fn imported(&self) -> u64 {
-        match self {
-            ImportReport::Har(r) => r.imported,
-            ImportReport::Warc(r) | ImportReport::Wacz(r) => r.imported,
-        }
-    }
-
     /// The format imported.
     pub fn format(&self) -> Format {
         match self {

@@ -189,23 +189,23 @@ macro_rules! forward_to_inner {
         fn request(
             &self,
             ctx: &Self::Ctx,
-            req: ::http::Request<$crate::Body>,
+            req: $crate::__http::Request<$crate::Body>,
         ) -> impl ::std::future::Future<Output = $crate::Decision> + Send {
             self.inner.request(ctx, req)
         }
     };
     (@ request_chunk) => {
-        fn request_chunk(&self, ctx: &Self::Ctx, chunk: &::bytes::Bytes) {
+        fn request_chunk(&self, ctx: &Self::Ctx, chunk: &$crate::__bytes::Bytes) {
             self.inner.request_chunk(ctx, chunk)
         }
     };
     (@ response_head) => {
-        fn response_head(&self, ctx: &Self::Ctx, up: &$crate::UpstreamInfo, res: &mut ::http::response::Parts) {
+        fn response_head(&self, ctx: &Self::Ctx, up: &$crate::UpstreamInfo, res: &mut $crate::__http::response::Parts) {
             self.inner.response_head(ctx, up, res)
         }
     };
     (@ response_chunk) => {
-        fn response_chunk(&self, ctx: &Self::Ctx, chunk: &::bytes::Bytes) {
+        fn response_chunk(&self, ctx: &Self::Ctx, chunk: &$crate::__bytes::Bytes) {
             self.inner.response_chunk(ctx, chunk)
         }
     };
@@ -213,8 +213,8 @@ macro_rules! forward_to_inner {
         fn to_client(
             &self,
             ctx: &Self::Ctx,
-            res: ::http::Response<$crate::Body>,
-        ) -> impl ::std::future::Future<Output = ::http::Response<$crate::Body>> + Send {
+            res: $crate::__http::Response<$crate::Body>,
+        ) -> impl ::std::future::Future<Output = $crate::__http::Response<$crate::Body>> + Send {
             self.inner.to_client(ctx, res)
         }
     };
@@ -231,8 +231,8 @@ macro_rules! forward_to_inner {
     (@ direct) => {
         fn direct(
             &self,
-            req: ::http::Request<$crate::Body>,
-        ) -> impl ::std::future::Future<Output = ::http::Response<$crate::Body>> + Send {
+            req: $crate::__http::Request<$crate::Body>,
+        ) -> impl ::std::future::Future<Output = $crate::__http::Response<$crate::Body>> + Send {
             self.inner.direct(req)
         }
     };

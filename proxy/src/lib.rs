@@ -28,6 +28,7 @@ pub mod upstream;
 pub mod websocket;
 
 pub use body::{Body, BoxError};
+// For `forward_to_inner!`, so a crate using it needs no `http` or `bytes` dependency of its own.
 pub use ca::{CaError, CaInfo, CertificateAuthority};
 pub use error::{ErrorKind, ProxyError, ServeError, Side};
 pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
@@ -36,6 +37,8 @@ pub use live::CountingPassThrough;
 pub use offload::{offload, Offload};
 pub use server::{text_response, Proxy, ProxyConfig};
 pub use upstream::{parse_resolve, TlsBackend, TlsStack, UpstreamConfig};
+#[doc(hidden)]
+pub use {bytes as __bytes, http as __http};
 
 /// The one rustls crypto provider webfreeze uses (aws-lc-rs), for both sides.
 pub fn crypto_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {

@@ -36,10 +36,10 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
         eprintln!("note: replaced snapshot {snapshot:?}, left unfinished ({n} exchanges) by an import that did not complete");
     }
     replay::search::store_index_after_seal(&store, snapshot);
-    match imported.report {
-        ImportReport::Har(r) => print_har(file, snapshot, &r, as_json),
-        ImportReport::Warc(r) => print_warc(file, snapshot, Format::Warc, &r, as_json),
-        ImportReport::Wacz(r) => print_warc(file, snapshot, Format::Wacz, &r, as_json),
+    let format = imported.report.format();
+    match &imported.report {
+        ImportReport::Har(r) => print_har(file, snapshot, r, as_json),
+        ImportReport::Warc(r) | ImportReport::Wacz(r) => print_warc(file, snapshot, format, r, as_json),
     }
 }
 

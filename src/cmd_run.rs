@@ -128,6 +128,22 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             }
         }
     }
+    // Eval-spec parts nobody scores: said before running, not found out after.
+    let unknown: Vec<String> = tasks
+        .iter()
+        .filter_map(|t| {
+            let parts = t.setup.eval.as_ref()?.unknown_parts();
+            (!parts.is_empty()).then(|| format!("task {}: {}", t.id, parts.join(", ")))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "warning: {} task(s) have eval spec parts this version does not know; they are kept and not scored \
+             (eval.json lists them per task): {}",
+            unknown.len(),
+            unknown.join("; ")
+        );
+    }
     // The WebVoyager action space has one tab: say so before running.
     let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
     if multi_tab > 0 && action_space == ActionSpace::WebVoyager {

@@ -14,7 +14,7 @@ pub(crate) fn for_run(
     let verified: Vec<_> = trajs
         .into_iter()
         .map(|(_, t)| t)
-        .filter(|t| t.task_eval.as_ref().is_some_and(evaluator::verified::is_verified_eval))
+        .filter(|t| matches!(t.task_eval, Some(trajectory::TaskEvalSpec::Verified(_))))
         .collect();
     if verified.is_empty() {
         return out;

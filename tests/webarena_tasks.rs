@@ -47,6 +47,8 @@ fn wa_tasks(dir: &Path) -> std::path::PathBuf {
             serde_json::json!({
                 "eval_types": ["string_match"], "reference_answers": {"exact_match": "glass jar"},
                 "reference_url": "", "program_html": [],
+                // Not WebArena's: kept, reported at load and in eval.json, not scored.
+                "reviewer_note": "checked twice",
             })
         ),
         // program_html: one check on the page the agent ended on, one on a page it never opened (loaded,
@@ -206,13 +208,20 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
     args.extend(sites.reach.iter().cloned());
     let out = cli(h, args, vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: 1 task(s) have eval spec parts")
+            && err.contains("task DemoShop--1: eval.reviewer_note"),
+        "{err}"
+    );
     for id in ["DemoShop--0", "DemoShop--1", "DemoShop--2", "DemoShop--3", "DemoShop--4"] {
         let t = RunDir::new(&rec).task(id).read_trajectory().unwrap().unwrap();
         assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
         assert!(t.task_eval.is_some(), "{id}: the spec travels with the trajectory");
     }
     let t0 = RunDir::new(&rec).task("DemoShop--0").read_trajectory().unwrap().unwrap();
-    assert_eq!(t0.task_eval.as_ref().unwrap()["reference_url"], "https://shop.test/product/blue-kettle");
+    let spec = t0.task_eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena).unwrap();
+    assert_eq!(spec.reference_url.as_deref(), Some("https://shop.test/product/blue-kettle"));
 
     // The storage state reached the site: the recorded start page request carried its cookie.
     let show = run_cli(h, &["snapshots", "show", "rec/DemoShop--0", "--json", "--limit", "1"]);
@@ -240,8 +249,21 @@ async fn webarena_tasks_record_score_and_replay_scored_the_same() {
             ("DemoShop--4".into(), true, false, 1, None),
         ]
     );
+    let unknown = |e: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        let tasks = e["tasks"].as_array().unwrap().iter();
+        tasks
+            .filter(|t| t.get("unknown_spec_parts").is_some())
+            .map(|t| (t["id"].to_string(), t["unknown_spec_parts"].clone()))
+            .collect()
+    };
+    assert_eq!(
+        unknown(&eval_json(h, &rec)),
+        [("\"DemoShop--1\"".to_string(), serde_json::json!(["eval.reviewer_note"]))]
+    );
     let table = run_cli(h, &["eval", rec.to_str().unwrap()]);
-    assert!(!String::from_utf8_lossy(&table.stdout).contains("Not scored"));
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(!table.contains("Not scored"), "{table}");
+    assert!(table.contains("Eval spec parts not known here, so not scored (see unknown_spec_parts in eval.json): DemoShop--1 (eval.reviewer_note)"), "{table}");
     // The REST helpers' evidence: the order URL the API gave, the values it gave, and the calls in the
     // task's snapshot (so the offline re-scoring below answers them).
     let t3 = RunDir::new(&rec).task("DemoShop--3").read_trajectory().unwrap().unwrap();

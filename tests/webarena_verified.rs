@@ -109,7 +109,9 @@ fn webarena_verified_verdicts_match_their_evaluator() {
     for (c, v) in cases.iter().zip(&verdicts) {
         let id = c["task_id"].to_string();
         let task = by_id[id.as_str()];
-        let eval = task.setup.eval.as_ref().unwrap();
+        let Some(trajectory::TaskEvalSpec::Verified(eval)) = &task.setup.eval else {
+            panic!("task {id}: not a WebArena-Verified spec: {:?}", task.setup.eval)
+        };
         let events: Vec<Event> = c["har"].as_array().unwrap().iter().map(event).collect();
         // Their evaluator erred on the case (a spec it cannot run): nothing to compare.
         if v["status"] == "error" {

@@ -24,17 +24,12 @@ fn main() {
             // left unscorable.
             let mut helpers = std::collections::BTreeMap::new();
             let mut unscorable = 0;
+            // Spec parts the typed model does not know (kept, not scored).
+            let mut unknown = std::collections::BTreeMap::new();
             for t in &tasks {
-                let e = t.setup.eval.clone().unwrap_or_default();
-                let mut calls = Vec::new();
-                for c in e["program_html"].as_array().into_iter().flatten() {
-                    calls.extend([c["url"].as_str(), c["locator"].as_str()].into_iter().flatten());
-                }
-                for q in e["page_image_query"].as_array().into_iter().flatten() {
-                    calls.extend(q["eval_image_url"].as_str());
-                }
+                let e = t.setup.eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena);
                 let mut bad = false;
-                for call in calls.into_iter().filter(|c| c.starts_with("func:")) {
+                for call in e.into_iter().flat_map(|e| e.helper_texts()).filter(|c| c.starts_with("func:")) {
                     use webfreeze_agent::tasks::helpers::{helper, Helper};
                     let name = call[5..].split('(').next().unwrap_or("").to_string();
                     let ok = !matches!(helper(call, "http://x/f/forum/1/x"), Helper::Unsupported(_));
@@ -44,8 +39,11 @@ fn main() {
                 unscorable += usize::from(bad);
                 *per_site.entry(t.web_name.clone()).or_insert(0) += 1;
                 let s = &t.setup;
-                for ty in s.eval.as_ref().and_then(|e| e["eval_types"].as_array()).into_iter().flatten() {
-                    *per_type.entry(ty.as_str().unwrap_or("?").to_string()).or_insert(0) += 1;
+                for ty in e.into_iter().flat_map(|e| &e.eval_types) {
+                    *per_type.entry(ty.as_str().to_string()).or_insert(0) += 1;
+                }
+                for part in s.eval.iter().flat_map(|e| e.unknown_parts()) {
+                    *unknown.entry(part).or_insert(0) += 1;
                 }
                 for (k, on) in [
                     ("storage_state", s.storage_state.is_some()),
@@ -74,6 +72,9 @@ fn main() {
                 println!("  func:{name}: {n} ({})", if ok { "run here" } else { "not supported" });
             }
             println!("  tasks with a helper not supported here: {unscorable}");
+            for (part, n) in unknown {
+                println!("  eval part not known here: {part}: {n}");
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");

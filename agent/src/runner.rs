@@ -116,7 +116,7 @@ pub async fn run_task(
         .url()
         .await
         .unwrap_or_else(|_| t.steps.last().map(|s| s.url_after.clone()).unwrap_or_default());
-    if let Some(eval) = &task.setup.eval {
+    if let Some(eval) = task.setup.eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena) {
         let shop = task
             .setup
             .shop_api

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use trajectory::llm::Llm;
-use trajectory::{Outcome, RunDir, Trajectory};
+use trajectory::{Outcome, RunDir, TaskEvalSpec, Trajectory};
 
 use crate::judge::{fuzzy_match, judge, vqa, Judgement};
 use crate::matchers::{check, exact_match, includes, Check, EvalSpec};
@@ -102,6 +102,10 @@ pub struct TaskEval {
     /// Why the task's own eval spec could not be scored (an eval type not built yet, or unknown), by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_error: Option<String>,
+    /// Parts of the task's eval spec this version does not know, so did not score (keys, eval types, URL
+    /// rules), by path: `eval.program_html[0].foo`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_spec_parts: Vec<String>,
     /// The wall, denial or rate limit that stopped a `blocked` task (not scored: the agent could not
     /// attempt it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,6 +274,7 @@ pub async fn evaluate_with_progress(
             judge: None,
             judge_error: None,
             reference_error: None,
+            unknown_spec_parts: t.task_eval.as_ref().map(TaskEvalSpec::unknown_parts).unwrap_or_default(),
             rescored: false,
             blocked: t.blocked.clone(),
             coverage: t.coverage.clone(),
@@ -286,17 +291,20 @@ pub async fn evaluate_with_progress(
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
                 // A WebArena-Verified task: a list of evaluators.
-                Some(spec) if crate::verified::is_verified_eval(spec) => {
-                    match verified_result(opts, spec, t, &answer) {
+                Some(TaskEvalSpec::Verified(spec)) => match verified_result(opts, spec, t, &answer) {
+                    Ok(r) => te.reference = Some(r),
+                    Err(e) => te.reference_error = Some(e.to_string()),
+                },
+                // A WebArena-format task: its spec travels in the trajectory.
+                Some(TaskEvalSpec::WebArena(spec)) => {
+                    match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
                         Ok(r) => te.reference = Some(r),
                         Err(e) => te.reference_error = Some(e.to_string()),
                     }
                 }
-                // A WebArena-format task: its spec travels in the trajectory.
-                Some(spec) => match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
-                    Ok(r) => te.reference = Some(r),
-                    Err(e) => te.reference_error = Some(e.to_string()),
-                },
+                Some(TaskEvalSpec::Unreadable { error, .. }) => {
+                    te.reference_error = Some(format!("its eval spec cannot be read: {error}"))
+                }
                 None => {
                     te.reference =
                         reference_result(opts, specs.get(&t.task_id), wv.get(&t.task_id), t, &answer).await
@@ -559,6 +567,18 @@ pub fn site_table(r: &EvalReport) -> String {
         .collect();
     if !unscorable.is_empty() {
         s.push_str(&format!("\nNot scored (their eval spec could not be run): {}\n", unscorable.join("; ")));
+    }
+    let unknown: Vec<String> = r
+        .tasks
+        .iter()
+        .filter(|t| !t.unknown_spec_parts.is_empty())
+        .map(|t| format!("{} ({})", t.id, t.unknown_spec_parts.join(", ")))
+        .collect();
+    if !unknown.is_empty() {
+        s.push_str(&format!(
+            "\nEval spec parts not known here, so not scored (see unknown_spec_parts in eval.json): {}\n",
+            unknown.join("; ")
+        ));
     }
     let judge_failed: Vec<&str> =
         r.tasks.iter().filter(|t| t.judge_error.is_some()).map(|t| t.id.as_str()).collect();

@@ -34,9 +34,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use trajectory::{HtmlCheck, ImageCheck};
+use trajectory::{EvalType, Fuzzy, HtmlCheck, ImageCheck, Required, UrlRule, WebArenaEval};
 
 use crate::matchers::Check;
 
@@ -156,60 +154,36 @@ fn includes(pred: &str, reference: &str, tokenize: bool) -> bool {
     p.contains(&r)
 }
 
-fn as_list(v: &Value) -> Vec<String> {
-    match v {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(a) => a
-            .iter()
-            .filter_map(|x| match x {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .collect(),
-        Value::Number(n) => vec![n.to_string()],
-        _ => Vec::new(),
-    }
-}
-
 /// Scores `string_match` (all but the model checks).
-pub fn string_match(eval: &Value, answer: &str) -> WaChecks {
+pub fn string_match(eval: &WebArenaEval, answer: &str) -> WaChecks {
     let mut out = WaChecks::default();
-    let refs = eval.get("reference_answers").cloned().unwrap_or(Value::Null);
+    let no_refs = Required::default();
+    let refs = eval.reference_answers.as_ref().unwrap_or(&no_refs);
     let mut push = |matcher: &str, expected: String, pass: bool| {
         out.checks.push(Check { matcher: format!("string_match.{matcher}"), expected, pass });
     };
-    if let Some(e) = refs.get("exact_match").filter(|v| !v.is_null()) {
-        let e = as_list(e).join(" ");
-        push("exact_match", e.clone(), clean(answer) == clean(&e));
+    if let Some(e) = &refs.exact_match {
+        push("exact_match", e.clone(), clean(answer) == clean(e));
     }
-    if let Some(items) = refs.get("must_include").filter(|v| !v.is_null()) {
-        let items = as_list(items);
-        let tokenize = items.len() == 1;
-        for item in &items {
-            let pass = item.split(" |OR| ").any(|alt| includes(answer, alt, tokenize));
-            push("must_include", item.clone(), pass);
-        }
+    let tokenize = refs.must_include.len() == 1;
+    for item in &refs.must_include {
+        let pass = item.split(" |OR| ").any(|alt| includes(answer, alt, tokenize));
+        push("must_include", item.clone(), pass);
     }
-    if let Some(items) = refs.get("must_exclude").filter(|v| !v.is_null()) {
-        for item in as_list(items) {
-            let pass = !includes(answer, &item, false);
-            push("must_exclude", item, pass);
-        }
+    for item in &refs.must_exclude {
+        push("must_exclude", item.clone(), !includes(answer, item, false));
     }
-    if let Some(items) = refs.get("one_of").filter(|v| !v.is_null()) {
-        let items = as_list(items);
-        let pass = items.iter().any(|i| includes(answer, i, false));
-        push("one_of", items.join(" | "), pass);
+    if !refs.one_of.is_empty() {
+        let pass = refs.one_of.iter().any(|i| includes(answer, i, false));
+        push("one_of", refs.one_of.join(" | "), pass);
     }
-    if let Some(items) = refs.get("required_values").filter(|v| !v.is_null()) {
-        for (v, pass) in required_values(answer, false, &as_list(items)) {
-            push("required_values", v, pass);
-        }
+    for (v, pass) in required_values(answer, false, &refs.required_values) {
+        push("required_values", v, pass);
     }
-    if let Some(f) = refs.get("fuzzy_match").filter(|v| !v.is_null()) {
-        if f.as_str() == Some("N/A") {
-            let note = eval.get("string_note").and_then(Value::as_str).unwrap_or("").to_string();
+    match &refs.fuzzy_match {
+        None => {}
+        Some(Fuzzy::Unachievable) => {
+            let note = eval.string_note.as_deref().unwrap_or("");
             out.model.push(ModelCheck {
                 matcher: "string_match.ua_match".into(),
                 reference: format!(
@@ -217,11 +191,12 @@ pub fn string_match(eval: &Value, answer: &str) -> WaChecks {
                 ),
                 ask: Ask::Fuzzy { pred: None },
             });
-        } else {
-            for r in as_list(f) {
+        }
+        Some(Fuzzy::Match(refs)) => {
+            for r in refs {
                 out.model.push(ModelCheck {
                     matcher: "string_match.fuzzy_match".into(),
-                    reference: r,
+                    reference: r.clone(),
                     ask: Ask::Fuzzy { pred: None },
                 });
             }
@@ -254,14 +229,14 @@ fn parse_url(u: &str) -> (String, BTreeMap<String, Vec<String>>) {
 }
 
 /// Scores `url_match` against the final URL.
-pub fn url_match(eval: &Value, final_url: &str) -> Check {
-    let gold = eval.get("reference_url").and_then(Value::as_str).unwrap_or("");
-    let rule = eval.get("url_note").and_then(Value::as_str).unwrap_or("GOLD in PRED");
+pub fn url_match(eval: &WebArenaEval, final_url: &str) -> Check {
+    let gold = eval.reference_url.as_deref().unwrap_or("");
+    let rule = eval.url_note.clone().unwrap_or(UrlRule::GoldInPred);
     let refs: Vec<String> = gold.split(" |OR| ").map(clean_url).filter(|u| !u.is_empty()).collect();
     let pred = clean_url(final_url);
     let pass = if refs.is_empty() {
         false
-    } else if rule.eq_ignore_ascii_case("EXACT") {
+    } else if rule == UrlRule::Exact {
         refs.contains(&pred)
     } else {
         let (pred_base, pred_q) = parse_url(&pred);
@@ -277,7 +252,7 @@ pub fn url_match(eval: &Value, final_url: &str) -> Check {
             gold_q.iter().all(|(k, vs)| vs.iter().any(|v| pred_q.get(k).is_some_and(|p| p.contains(v))));
         base_ok && query_ok
     };
-    Check { matcher: "url_match".into(), expected: format!("{gold} ({rule})"), pass }
+    Check { matcher: "url_match".into(), expected: format!("{gold} ({})", String::from(rule)), pass }
 }
 
 /// Why a WebArena-format spec, or one of its eval types, cannot be scored here.
@@ -309,12 +284,11 @@ pub enum NotScorable {
 
 /// Scores `program_html` from the evidence the run collected (its `fuzzy_match` items go to the model).
 /// `Err`: a check that cannot be scored here.
-pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, NotScorable> {
-    let specs = eval.get("program_html").and_then(Value::as_array).cloned().unwrap_or_default();
+pub fn program_html(eval: &WebArenaEval, evidence: &[HtmlCheck]) -> Result<WaChecks, NotScorable> {
     let mut out = Vec::new();
     let mut model = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let locator = spec.get("locator").and_then(Value::as_str).unwrap_or("");
+    for (i, spec) in eval.program_html.iter().enumerate() {
+        let locator = spec.locator.as_str();
         let Some(ev) = evidence.get(i) else {
             out.push(Check {
                 matcher: format!("program_html[{i}]"),
@@ -330,7 +304,7 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, No
             });
         }
         let found = html_escape::decode_html_entities(&ev.result).into_owned();
-        let rc = spec.get("required_contents").cloned().unwrap_or(Value::Null);
+        let rc = &spec.required_contents;
         let at = if ev.url == "last" { "the last page".to_string() } else { ev.url.clone() };
         let mut push = |m: &str, expected: String, pass: bool| {
             out.push(Check {
@@ -339,25 +313,27 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, No
                 pass,
             });
         };
-        if let Some(e) = rc.get("exact_match").filter(|v| !v.is_null()) {
-            let e = as_list(e).join(" ");
-            push("exact_match", e.clone(), clean(&found) == clean(&e));
+        if let Some(e) = &rc.exact_match {
+            push("exact_match", e.clone(), clean(&found) == clean(e));
         }
-        for item in rc.get("must_include").map(as_list).unwrap_or_default() {
+        for item in &rc.must_include {
             let pass = item.split(" |OR| ").any(|alt| includes(&found, alt, false));
-            push("must_include", item, pass);
+            push("must_include", item.clone(), pass);
         }
-        for item in rc.get("must_exclude").map(as_list).unwrap_or_default() {
-            let pass = !includes(&found, &item, false);
-            push("must_exclude", item, pass);
+        for item in &rc.must_exclude {
+            push("must_exclude", item.clone(), !includes(&found, item, false));
         }
-        let values = rc.get("required_values").map(as_list).unwrap_or_default();
-        for (v, pass) in required_values(&found, ev.numeric, &values) {
+        for (v, pass) in required_values(&found, ev.numeric, &rc.required_values) {
             push("required_values", v, pass);
         }
-        for target in
-            rc.get("fuzzy_match").and_then(Value::as_str).map(|t| t.split(" |OR| ")).into_iter().flatten()
-        {
+        // Their harness compares the element's text with the target (` |OR| ` alternatives); "N/A" here
+        // is a target like any other.
+        let targets: Vec<&str> = match &rc.fuzzy_match {
+            None => Vec::new(),
+            Some(Fuzzy::Unachievable) => vec!["N/A"],
+            Some(Fuzzy::Match(t)) => t.iter().flat_map(|t| t.split(" |OR| ")).collect(),
+        };
+        for target in targets {
             model.push(ModelCheck {
                 matcher: format!("program_html[{i}].fuzzy_match"),
                 reference: target.to_string(),
@@ -374,12 +350,12 @@ pub fn program_html(eval: &Value, evidence: &[HtmlCheck]) -> Result<WaChecks, No
 /// Scores `page_image_query` from the images the run collected (`task_dir` holds their files): SSIM
 /// against the gold images here, VQA questions for the model. `Err`: a query that cannot be scored.
 pub fn page_image_query(
-    eval: &Value,
+    eval: &WebArenaEval,
     evidence: &[ImageCheck],
     task_dir: &Path,
     default_threshold: f64,
 ) -> Result<WaChecks, NotScorable> {
-    let specs = eval.get("page_image_query").and_then(Value::as_array).cloned().unwrap_or_default();
+    let specs = &eval.page_image_query;
     if specs.is_empty() {
         return Err(NotScorable::Empty { eval_type: "page_image_query", what: "queries" });
     }
@@ -411,8 +387,8 @@ pub fn page_image_query(
             });
             continue;
         }
-        if let Some(gold) = spec.get("eval_fuzzy_image_match").and_then(Value::as_str) {
-            let threshold = spec.get("ssim_threshold").and_then(Value::as_f64).unwrap_or(default_threshold);
+        if let Some(gold) = &spec.eval_fuzzy_image_match {
+            let threshold = spec.ssim_threshold.unwrap_or(default_threshold);
             let page: Vec<Vec<u8>> = files.iter().filter_map(|f| std::fs::read(f).ok()).collect();
             let mut best: Option<f64> = None;
             let mut problems = Vec::new();
@@ -445,13 +421,11 @@ pub fn page_image_query(
                 pass,
             });
         }
-        for qa in spec.get("eval_vqa").and_then(Value::as_array).into_iter().flatten() {
-            let q = qa.get("question").and_then(Value::as_str).unwrap_or("").to_string();
-            let a = qa.get("answer").and_then(Value::as_str).unwrap_or("").to_string();
+        for qa in &spec.eval_vqa {
             out.model.push(ModelCheck {
                 matcher: name("eval_vqa"),
-                reference: a,
-                ask: Ask::Vqa { question: q, images: files.clone() },
+                reference: qa.answer.clone(),
+                ask: Ask::Vqa { question: qa.question.clone(), images: files.clone() },
             });
         }
     }
@@ -477,37 +451,38 @@ pub struct Evidence<'a> {
 
 /// Scores a whole spec's non-model checks, with the evidence the run collected. `Err` names the eval
 /// types that cannot be scored here.
-pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, NotScorable> {
+pub fn check(eval: &WebArenaEval, ev: &Evidence<'_>) -> Result<WaChecks, NotScorable> {
     let (answer, final_url, html) = (ev.answer, ev.final_url, ev.html);
-    let types = as_list(eval.get("eval_types").unwrap_or(&Value::Null));
-    if types.is_empty() {
+    if eval.eval_types.is_empty() {
         return Err(NotScorable::NoEvalTypes);
     }
     let mut out = WaChecks::default();
     let mut unsupported = Vec::new();
-    for t in &types {
-        match t.as_str() {
-            "string_match" => {
+    for t in &eval.eval_types {
+        match t {
+            EvalType::StringMatch => {
                 let s = string_match(eval, answer);
                 out.checks.extend(s.checks);
                 out.model.extend(s.model);
             }
-            "url_match" => out.checks.push(url_match(eval, final_url)),
-            "program_html" => match program_html(eval, html) {
+            EvalType::UrlMatch => out.checks.push(url_match(eval, final_url)),
+            EvalType::ProgramHtml => match program_html(eval, html) {
                 Ok(c) => {
                     out.checks.extend(c.checks);
                     out.model.extend(c.model);
                 }
                 Err(e) => unsupported.push(format!("program_html ({e})")),
             },
-            "page_image_query" => match page_image_query(eval, ev.images, ev.task_dir, ev.ssim_threshold) {
-                Ok(c) => {
-                    out.checks.extend(c.checks);
-                    out.model.extend(c.model);
+            EvalType::PageImageQuery => {
+                match page_image_query(eval, ev.images, ev.task_dir, ev.ssim_threshold) {
+                    Ok(c) => {
+                        out.checks.extend(c.checks);
+                        out.model.extend(c.model);
+                    }
+                    Err(e) => unsupported.push(format!("page_image_query ({e})")),
                 }
-                Err(e) => unsupported.push(format!("page_image_query ({e})")),
-            },
-            other => unsupported.push(format!("{other} (unknown eval type)")),
+            }
+            EvalType::Other(other) => unsupported.push(format!("{other} (unknown eval type)")),
         }
     }
     if !unsupported.is_empty() {
@@ -519,7 +494,12 @@ pub fn check(eval: &Value, ev: &Evidence<'_>) -> Result<WaChecks, NotScorable> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// A spec as a task file gives it.
+    fn wa(v: Value) -> WebArenaEval {
+        WebArenaEval::from_value(v).unwrap()
+    }
 
     fn hc(result: &str, error: Option<&str>) -> HtmlCheck {
         HtmlCheck {
@@ -568,7 +548,7 @@ mod tests {
             (json!({"required_values": ["about 3"]}), "3", false),
         ];
         for (refs, answer, want) in cases {
-            let s = string_match(&json!({"reference_answers": refs}), answer);
+            let s = string_match(&wa(json!({"reference_answers": refs})), answer);
             assert!(!s.checks.is_empty(), "{refs}");
             assert_eq!(s.checks.iter().all(|c| c.pass), *want, "{refs} vs {answer:?}: {:?}", s.checks);
         }
@@ -576,7 +556,7 @@ mod tests {
 
     #[test]
     fn fuzzy_and_unachievable_go_to_the_model() {
-        let s = string_match(&json!({"reference_answers": {"fuzzy_match": ["about 20 dollars"]}}), "x");
+        let s = string_match(&wa(json!({"reference_answers": {"fuzzy_match": ["about 20 dollars"]}})), "x");
         assert_eq!(
             s.model,
             vec![ModelCheck {
@@ -586,7 +566,7 @@ mod tests {
             }]
         );
         let s = string_match(
-            &json!({"reference_answers": {"fuzzy_match": "N/A"}, "string_note": "no such order"}),
+            &wa(json!({"reference_answers": {"fuzzy_match": "N/A"}, "string_note": "no such order"})),
             "x",
         );
         assert_eq!(s.model[0].matcher, "string_match.ua_match");
@@ -613,22 +593,24 @@ mod tests {
             ("", "GOLD in PRED", "http://shop:7770/", false),
         ];
         for (gold, note, url, want) in cases {
-            let c = url_match(&json!({"reference_url": gold, "url_note": note}), url);
+            let c = url_match(&wa(json!({"reference_url": gold, "url_note": note})), url);
             assert_eq!(c.pass, want, "{gold} {note} {url}");
         }
     }
 
     #[test]
     fn unscorable_types_are_named() {
-        let e =
-            check(&json!({"eval_types": ["string_match", "page_image_query"]}), &ev("a", "http://x", &[]))
-                .unwrap_err();
+        let e = check(
+            &wa(json!({"eval_types": ["string_match", "page_image_query"]})),
+            &ev("a", "http://x", &[]),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("page_image_query (page_image_query with no queries)"), "{e}");
-        let e = check(&json!({"eval_types": ["frobnicate"]}), &ev("a", "http://x", &[])).unwrap_err();
+        let e = check(&wa(json!({"eval_types": ["frobnicate"]})), &ev("a", "http://x", &[])).unwrap_err();
         assert!(e.to_string().contains("frobnicate (unknown eval type)"), "{e}");
-        assert!(check(&json!({}), &ev("a", "http://x", &[])).is_err());
+        assert!(check(&wa(json!({})), &ev("a", "http://x", &[])).is_err());
         let ok = check(
-            &json!({"eval_types": ["string_match", "url_match"], "reference_answers": {"must_include": ["a"]}, "reference_url": "http://x/"}),
+            &wa(json!({"eval_types": ["string_match", "url_match"], "reference_answers": {"must_include": ["a"]}, "reference_url": "http://x/"})),
             &ev("a", "http://x", &[]),
         )
         .unwrap();
@@ -638,7 +620,11 @@ mod tests {
 
     #[test]
     fn program_html_table() {
-        let spec = |rc: Value| json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "document.title", "required_contents": rc}]});
+        let spec = |rc: Value| {
+            wa(
+                json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "document.title", "required_contents": rc}]}),
+            )
+        };
         // (required_contents, evidence, pass)
         let cases: Vec<(Value, Vec<HtmlCheck>, bool)> = vec![
             (json!({"exact_match": "Order #12"}), vec![hc("order #12", None)], true),
@@ -670,8 +656,9 @@ mod tests {
 
     #[test]
     fn program_html_fuzzy_goes_to_the_model_with_the_element_text() {
-        let spec = json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "x",
-            "required_contents": {"fuzzy_match": "a cheap mug |OR| a mug"}}]});
+        let spec =
+            wa(json!({"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "x",
+            "required_contents": {"fuzzy_match": "a cheap mug |OR| a mug"}}]}));
         let html = [hc("The Red Mug, $8.50", None)];
         let c = check(&spec, &ev("", "", &html)).unwrap();
         assert!(c.checks.is_empty());
@@ -693,7 +680,7 @@ mod tests {
         let q = |extra: Value| {
             let mut q = json!({"eval_image_url": "last", "eval_image_class": ".photo"});
             q.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-            json!({"eval_types": ["page_image_query"], "page_image_query": [q]})
+            wa(json!({"eval_types": ["page_image_query"], "page_image_query": [q]}))
         };
         let found = |images: Vec<trajectory::ImageFile>, gold: Vec<trajectory::ImageFile>| ImageCheck {
             url: "last".into(),
@@ -703,7 +690,7 @@ mod tests {
             gold,
             error: None,
         };
-        let score = |spec: &Value, e: &ImageCheck, threshold: f64| {
+        let score = |spec: &WebArenaEval, e: &ImageCheck, threshold: f64| {
             let images = [e.clone()];
             let evidence = Evidence {
                 images: &images,

@@ -16,7 +16,7 @@ use agent::tasks::{Task, TaskSetup};
 use clock::Clock;
 use proxy::{CertificateAuthority, ProxyConfig};
 use snapshots::Store;
-use trajectory::{CheckEvidence, Outcome, RescoreError, RunDir, Trajectory};
+use trajectory::{CheckEvidence, Outcome, RescoreError, RunDir, TaskEvalSpec, Trajectory, WebArenaEval};
 
 use crate::{MissPolicy, ProxyMode, SessionError, TaskProxy, TaskProxyOptions};
 
@@ -63,14 +63,10 @@ pub async fn rescore_run(
         .into_iter()
         .map(|(_, t)| t)
         .filter(|t| {
-            let has = |k: &str| {
-                t.task_eval
-                    .as_ref()
-                    .and_then(|e| e.get(k))
-                    .and_then(|c| c.as_array())
-                    .is_some_and(|c| !c.is_empty())
-            };
-            has("program_html") || has("page_image_query")
+            t.task_eval
+                .as_ref()
+                .and_then(TaskEvalSpec::webarena)
+                .is_some_and(WebArenaEval::has_browser_checks)
         })
         .collect();
     let mut out = Rescored::new();

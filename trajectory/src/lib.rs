@@ -6,15 +6,22 @@
 //! - [`types`]: `trajectory.json` per task ([`Trajectory`], [`Step`], [`Outcome`], [`ProxyStats`]);
 //! - [`run_dir`]: [`RunDir`] and [`TaskDir`], the only code that reads or writes a run's files, and
 //!   `run.json` ([`RunFile`], [`TaskStatus`], [`TaskState`]);
+//! - [`task_eval`]: a task's own evaluation spec ([`TaskEvalSpec`]: WebArena's typed, WebArena-Verified's list),
+//!   read once where the task file is loaded and carried in its trajectory;
 //! - [`llm`]: the OpenAI-compatible chat-completions client.
 
 pub mod llm;
 pub mod run_dir;
 pub mod task_env;
+pub mod task_eval;
 pub mod types;
 
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
+};
+pub use task_eval::{
+    EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required, TaskEvalSpec, UrlRule, VqaSpec,
+    WebArenaEval,
 };
 pub use types::{
     CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,

@@ -381,7 +381,7 @@ pub struct Trajectory {
     /// The task's own evaluation spec when its file carries one in WebArena's format (`eval`, site
     /// placeholders resolved): `webfreeze eval` scores it without the task file or the site list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_eval: Option<serde_json::Value>,
+    pub task_eval: Option<crate::TaskEvalSpec>,
     /// The task's set-up as its file gave it (start pages, viewport, storage state, ...; WebArena format
     /// only, without `eval`, which is [`Trajectory::task_eval`]): what `eval --rescore` needs to
     /// re-execute the task against its snapshot.

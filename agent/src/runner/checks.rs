@@ -6,7 +6,7 @@
 use crate::browser::Session;
 use crate::tasks::helpers::{helper, Helper};
 use crate::tasks::shop_api::{ShopApi, ShopApiError};
-use trajectory::CheckEvidence;
+use trajectory::{CheckEvidence, EvalType, HtmlCheckSpec, ImageQuerySpec, WebArenaEval};
 
 /// The shop REST client of a task whose checks call one (or why it could not be made).
 type Shop<'a> = Option<&'a Result<ShopApi, ShopApiError>>;
@@ -37,16 +37,18 @@ enum CheckError {
 pub(super) async fn final_checks(
     session: &Session,
     shop: Shop<'_>,
-    eval: &serde_json::Value,
+    eval: &WebArenaEval,
     dir: &std::path::Path,
 ) -> CheckEvidence {
     let (mut html, mut images) = (Vec::new(), Vec::new());
-    let types = eval.get("eval_types").and_then(|t| t.as_array()).cloned().unwrap_or_default();
-    for ty in types.iter().filter_map(|t| t.as_str()) {
-        let list = eval.get(ty).and_then(|p| p.as_array()).filter(|a| !a.is_empty());
-        match (ty, list) {
-            ("program_html", Some(checks)) => html = html_checks(session, shop, checks).await,
-            ("page_image_query", Some(queries)) => images = image_checks(session, shop, queries, dir).await,
+    for ty in &eval.eval_types {
+        match ty {
+            EvalType::ProgramHtml if !eval.program_html.is_empty() => {
+                html = html_checks(session, shop, &eval.program_html).await
+            }
+            EvalType::PageImageQuery if !eval.page_image_query.is_empty() => {
+                images = image_checks(session, shop, &eval.page_image_query, dir).await
+            }
             _ => {}
         }
     }
@@ -85,12 +87,11 @@ async fn shop_call(shop: Shop<'_>, c: &crate::tasks::shop_api::ShopApiCall) -> R
 async fn html_checks(
     session: &Session,
     shop: Shop<'_>,
-    checks: &[serde_json::Value],
+    checks: &[HtmlCheckSpec],
 ) -> Vec<trajectory::HtmlCheck> {
     let mut out = Vec::with_capacity(checks.len());
     for c in checks {
-        let s = |k: &str| c.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
-        let (url, locator) = (s("url"), s("locator"));
+        let (url, locator) = (c.url.clone(), c.locator.clone());
         let mut ev =
             trajectory::HtmlCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
         let last = session.url().await.unwrap_or_default();
@@ -122,11 +123,9 @@ async fn html_checks(
             }
         }
         ev.visited = session.url().await.unwrap_or_default();
-        for prep in c.get("prep_actions").and_then(serde_json::Value::as_array).into_iter().flatten() {
-            if let Some(js) = prep.as_str() {
-                if let Err(e) = session.evaluate_text(js).await {
-                    ev.error.get_or_insert(format!("prep action {js:?}: {e}"));
-                }
+        for js in &c.prep_actions {
+            if let Err(e) = session.evaluate_text(js).await {
+                ev.error.get_or_insert(format!("prep action {js:?}: {e}"));
             }
         }
         let r = match (&page_helper, locator.trim().is_empty()) {
@@ -168,13 +167,12 @@ enum PageHelper {
 async fn image_checks(
     session: &Session,
     shop: Shop<'_>,
-    queries: &[serde_json::Value],
+    queries: &[ImageQuerySpec],
     dir: &std::path::Path,
 ) -> Vec<trajectory::ImageCheck> {
     let mut out = Vec::with_capacity(queries.len());
     for (q, query) in queries.iter().enumerate() {
-        let s = |k: &str| query.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
-        let (url, locator) = (s("eval_image_url"), s("eval_image_class"));
+        let (url, locator) = (query.eval_image_url.clone(), query.eval_image_class.clone());
         let mut ev =
             trajectory::ImageCheck { url: url.clone(), locator: locator.clone(), ..Default::default() };
         let last = session.url().await.unwrap_or_default();
@@ -217,7 +215,7 @@ async fn image_checks(
             let name = format!("check-image-{q}-{i}.img");
             ev.images.push(save_image(session, src, dir, &name).await);
         }
-        let gold = s("eval_fuzzy_image_match");
+        let gold = query.eval_fuzzy_image_match.as_deref().unwrap_or("");
         for (g, alt) in gold.split(" |OR| ").map(str::trim).filter(|g| !g.is_empty()).enumerate() {
             let name = format!("check-gold-{q}-{g}.img");
             ev.gold.push(save_image(session, alt, dir, &name).await);

@@ -20,7 +20,7 @@ pub use webarena::{Sites, SitesError, TaskSetup};
 pub use webvoyager::parse;
 
 /// One task.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Task {
     /// Site name ("Allrecipes").
     pub web_name: String,

@@ -90,17 +90,11 @@ impl ShopApiCall {
     }
 }
 
-/// Whether an eval spec calls a REST helper anywhere (so the task needs its shop's URL).
-pub fn used_by(eval: &Value) -> bool {
-    match eval {
-        Value::String(s) => {
-            let s = s.trim().strip_prefix("func:").unwrap_or("").trim_start();
-            NAMES.iter().any(|n| s.strip_prefix(n).is_some_and(|r| r.trim_start().starts_with('(')))
-        }
-        Value::Array(a) => a.iter().any(used_by),
-        Value::Object(o) => o.values().any(used_by),
-        _ => false,
-    }
+/// Whether a spec text (a check's URL or locator) calls one of the shop's REST helpers (so the task needs
+/// its shop's URL).
+pub fn calls_one(text: &str) -> bool {
+    let s = text.trim().strip_prefix("func:").unwrap_or("").trim_start();
+    NAMES.iter().any(|n| s.strip_prefix(n).is_some_and(|r| r.trim_start().starts_with('(')))
 }
 
 /// The shop's admin account, for the token request.
@@ -363,18 +357,18 @@ mod tests {
     }
 
     #[test]
-    fn used_by_table() {
-        // (spec, uses a REST helper)
+    fn calls_one_table() {
+        // (a spec's URL or locator, calls a REST helper)
         let table = [
-            (serde_json::json!({"program_html": [{"url": "func:shopping_get_latest_order_url()"}]}), true),
-            (serde_json::json!([{"locator": "func:shopping_get_sku_latest_review_author('B0')"}]), true),
-            (serde_json::json!({"locator": "func:shopping_get_product_price(__page__)"}), false),
-            (serde_json::json!({"locator": "document.title + 'shopping_get_auth_token()'"}), false),
-            (serde_json::json!({"url": "func:shopping_get_auth_tokens()"}), false),
-            (serde_json::json!(null), false),
+            ("func:shopping_get_latest_order_url()", true),
+            (" func: shopping_get_sku_latest_review_author ('B0')", true),
+            ("func:shopping_get_product_price(__page__)", false),
+            ("document.title + 'shopping_get_auth_token()'", false),
+            ("func:shopping_get_auth_tokens()", false),
+            ("", false),
         ];
-        for (spec, want) in table {
-            assert_eq!(used_by(&spec), want, "{spec}");
+        for (text, want) in table {
+            assert_eq!(calls_one(text), want, "{text}");
         }
     }
 

@@ -65,8 +65,8 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
             }
             start_urls.push(u);
         }
-        let eval = match item.get("eval") {
-            Some(e @ Value::Array(list)) => {
+        let eval: Vec<Value> = match item.get("eval") {
+            Some(Value::Array(list)) => {
                 for (j, ev) in list.iter().enumerate() {
                     match ev.get("evaluator").and_then(Value::as_str) {
                         Some("AgentResponseEvaluator" | "NetworkEventEvaluator") => {}
@@ -76,7 +76,10 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
                         None => return Err(err("eval", format!("evaluator {j}: no \"evaluator\" name"))),
                     }
                 }
-                resolve(e, sites).map_err(|d| err("eval", d.to_string()))?
+                list.iter()
+                    .map(|e| resolve(e, sites))
+                    .collect::<Result<_, _>>()
+                    .map_err(|d| err("eval", d.to_string()))?
             }
             _ => return Err(err("eval", "expected a list of evaluators".into())),
         };
@@ -119,7 +122,7 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
                 start_urls,
                 storage_state,
                 reference_answers: retrieved_data(&eval),
-                eval: Some(eval),
+                eval: Some(trajectory::TaskEvalSpec::Verified(eval)),
                 sites: site_names,
                 ..Default::default()
             },
@@ -130,9 +133,9 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
 
 /// The strings the agent-response evaluators expect (`expected.retrieved_data`), for the contamination
 /// check.
-fn retrieved_data(eval: &Value) -> Vec<String> {
+fn retrieved_data(eval: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
-    for e in eval.as_array().into_iter().flatten() {
+    for e in eval {
         let data = e.get("expected").and_then(|x| x.get("retrieved_data")).and_then(Value::as_array);
         for v in data.into_iter().flatten() {
             match v {
@@ -184,10 +187,10 @@ mod tests {
         assert_eq!(t[0].id, "0");
         assert_eq!(t[0].web, "http://admin:7780/admin");
         assert_eq!(t[0].setup.format, FORMAT);
-        assert_eq!(
-            t[0].setup.eval.as_ref().unwrap()[1]["expected"]["url"],
-            "http://admin:7780/admin/reports"
-        );
+        let Some(trajectory::TaskEvalSpec::Verified(list)) = &t[0].setup.eval else {
+            panic!("{:?}", t[0].setup.eval)
+        };
+        assert_eq!(list[1]["expected"]["url"], "http://admin:7780/admin/reports");
         // (file, error contains)
         for (bad, want) in [
             (text.replace("__SHOPPING_ADMIN__\"]", "__NOPE__\"]"), "--site NOPE=URL"),

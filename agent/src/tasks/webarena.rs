@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use trajectory::{TaskEvalSpec, WebArenaEval};
 
 use super::{Task, TaskError};
 
@@ -148,7 +149,7 @@ impl Sites {
 }
 
 /// What a WebArena-format task sets up before its first navigation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct TaskSetup {
     /// The task file's format: "webarena" for these tasks, empty for WebVoyager ones.
@@ -167,8 +168,8 @@ pub struct TaskSetup {
     pub require_login: bool,
     /// The task changes site state: a live site must be reset before it runs again.
     pub require_reset: bool,
-    /// The `eval` spec with placeholders resolved (scored by the evaluator).
-    pub eval: Option<Value>,
+    /// The `eval` spec with placeholders resolved, typed (scored by the evaluator).
+    pub eval: Option<trajectory::TaskEvalSpec>,
     /// Sites the task uses (`sites`).
     pub sites: Vec<String>,
     /// The shop (`SHOPPING` site) whose REST API the eval's helpers call, when they call one
@@ -179,25 +180,6 @@ pub struct TaskSetup {
     /// `run --reference-file`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reference_answers: Vec<String>,
-}
-
-/// The answer strings of an `eval` spec (WebArena's `reference_answers`: `exact_match`, `must_include`,
-/// `fuzzy_match`; the demo's `must_include`).
-pub fn answers_of(eval: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut push = |v: &Value| match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => out.extend(a.iter().filter_map(|x| x.as_str().map(str::to_string))),
-        _ => {}
-    };
-    for spec in [eval.get("reference_answers"), Some(eval)].into_iter().flatten() {
-        for k in ["exact_match", "must_include", "fuzzy_match"] {
-            if let Some(v) = spec.get(k) {
-                push(v);
-            }
-        }
-    }
-    out
 }
 
 /// A URL as it is; a relative path joined to `base` (the task file's directory).
@@ -424,18 +406,20 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     };
     let mut eval = match v.get("eval") {
         None | Some(Value::Null) => None,
-        Some(e @ Value::Object(_)) => Some(resolve_value(e, sites).map_err(|d| err("eval", d.to_string()))?),
+        Some(e @ Value::Object(_)) => {
+            let e = resolve_value(e, sites).map_err(|d| err("eval", d.to_string()))?;
+            Some(WebArenaEval::from_value(e).map_err(|e| err(&e.path, e.detail))?)
+        }
         Some(_) => return Err(err("eval", "expected an object".into())),
     };
     // VWA's gold images may be paths relative to the task file (`coco_images/...jpg`).
-    let queries = eval.as_mut().and_then(|e| e.get_mut("page_image_query")).and_then(Value::as_array_mut);
-    for q in queries.into_iter().flatten() {
-        if let Some(Value::String(gold)) = q.get_mut("eval_fuzzy_image_match") {
+    for q in eval.iter_mut().flat_map(|e| e.page_image_query.iter_mut()) {
+        if let Some(gold) = q.eval_fuzzy_image_match.as_mut() {
             *gold = gold.split(" |OR| ").map(|g| local_to(base, g.trim())).collect::<Vec<_>>().join(" |OR| ");
         }
     }
     // The shop REST helpers take the shop from WebArena's SHOPPING setting, as theirs do.
-    let shop_api = match eval.as_ref().filter(|e| super::shop_api::used_by(e)) {
+    let shop_api = match eval.as_ref().filter(|e| e.helper_texts().any(super::shop_api::calls_one)) {
         None => None,
         Some(_) => Some(sites.resolve("__SHOPPING__").map_err(|e| {
             err("eval", format!("a shop REST helper (func:shopping_get_...) needs the shop: {e}"))
@@ -461,8 +445,8 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
             images,
             require_login: flag("require_login")?,
             require_reset: flag("require_reset")?,
-            reference_answers: eval.as_ref().map(answers_of).unwrap_or_default(),
-            eval,
+            reference_answers: eval.as_ref().map(WebArenaEval::answer_texts).unwrap_or_default(),
+            eval: eval.map(|e| TaskEvalSpec::WebArena(Box::new(e))),
             sites: site_names,
             shop_api,
         },
@@ -535,7 +519,9 @@ mod tests {
         assert_eq!(t.setup.viewport, (Some(1280), Some(720)));
         assert!(t.setup.require_login && !t.setup.require_reset);
         assert!(t.setup.storage_state.as_ref().unwrap().ends_with(".auth/shopping_state.json"));
-        assert_eq!(t.setup.eval.as_ref().unwrap()["reference_url"], "http://shop.local:7770/cart");
+        let eval = t.setup.eval.as_ref().and_then(TaskEvalSpec::webarena).unwrap();
+        assert_eq!(eval.reference_url.as_deref(), Some("http://shop.local:7770/cart"));
+        assert_eq!(t.setup.reference_answers, ["$5"]);
         assert!(looks_like(text));
         assert!(!looks_like("{\"id\": \"a\", \"ques\": \"q\", \"web\": \"https://a\"}\n{\"id\": \"b\", \"ques\": \"q\", \"web\": \"https://a\"}"));
     }
@@ -552,6 +538,10 @@ mod tests {
             (format!("[{{{ok}, \"viewport_size\": {{\"width\": 5}}}}]"), "task 3: viewport_size: width"),
             (format!("[{{{ok}, \"require_login\": \"yes\"}}]"), "task 3: require_login"),
             (format!("[{{{ok}, \"eval\": [1]}}]"), "task 3: eval"),
+            (
+                format!("[{{{ok}, \"eval\": {{\"program_html\": [{{\"url\": \"last\", \"prep_actions\": [{{}}]}}]}}}}]"),
+                "task 3: eval.program_html[0].prep_actions: expected a text or a number in the list",
+            ),
             (
                 "[{\"task_id\": 4, \"intent\": \"q\", \"start_url\": \"__GITLAB__\"}]".to_string(),
                 "task 4: start_url: placeholder __GITLAB__",

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::{webarena, Task, TaskError, TaskSetup};
+use super::{Task, TaskError, TaskSetup};
 
 #[derive(Deserialize)]
 struct RawTask {
@@ -15,7 +15,7 @@ struct RawTask {
     web: Option<String>,
     /// A demo-style check (`{"must_include": [...]}`): its strings are the task's reference answers.
     #[serde(default)]
-    eval: Option<serde_json::Value>,
+    eval: Option<trajectory::Required>,
     /// A reference answer given with the task.
     #[serde(default)]
     reference_answer: Option<String>,
@@ -50,7 +50,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         if !seen.insert(id.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }
-        let mut reference_answers = raw.eval.as_ref().map(webarena::answers_of).unwrap_or_default();
+        let mut reference_answers =
+            raw.eval.as_ref().map(trajectory::Required::answer_texts).unwrap_or_default();
         reference_answers.extend(raw.reference_answer);
         out.push(Task {
             web_name,

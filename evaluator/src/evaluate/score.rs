@@ -77,14 +77,14 @@ pub(super) enum NotScored {
 /// Scores a WebArena-Verified eval list: one check per evaluator, its failures as evidence.
 pub(super) fn verified_result(
     opts: &EvalOptions,
-    spec: &serde_json::Value,
+    spec: &[serde_json::Value],
     t: &Trajectory,
     answer: &str,
 ) -> Result<ReferenceResult, NotScored> {
     let events = match opts.network.get(&t.task_id) {
         Some(Ok(e)) => Some(e.as_slice()),
         Some(Err(e)) => {
-            let needs = spec.as_array().into_iter().flatten().any(|e| {
+            let needs = spec.iter().any(|e| {
                 e.get("evaluator").and_then(serde_json::Value::as_str) == Some("NetworkEventEvaluator")
             });
             if needs {
@@ -95,10 +95,9 @@ pub(super) fn verified_result(
         None => None,
     };
     let results = crate::verified::score(spec, answer, events)?;
-    let list = spec.as_array().cloned().unwrap_or_default();
     let checks: Vec<Check> = results
         .iter()
-        .zip(&list)
+        .zip(spec)
         .map(|(r, s)| {
             let what = s.get("expected").map(|e| e.to_string()).unwrap_or_default();
             let what: String = what.chars().take(300).collect();
@@ -122,7 +121,7 @@ pub(super) fn verified_result(
 /// Scores a WebArena-format spec: the checks decided here, then those the model decides.
 pub(super) async fn webarena_result(
     opts: &EvalOptions,
-    spec: &serde_json::Value,
+    spec: &trajectory::WebArenaEval,
     t: &Trajectory,
     task_dir: &Path,
     answer: &str,

@@ -61,15 +61,9 @@ pub struct EvaluatorResult {
     pub failures: Vec<String>,
 }
 
-/// Whether a task's `eval` is WebArena-Verified's: a list of objects with an `evaluator`.
-pub fn is_verified_eval(eval: &Value) -> bool {
-    eval.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|e| e.get("evaluator").is_some()))
-}
-
 /// What a task is: its expected `task_type`, lower case (`retrieve`, `mutate`, `navigate`).
-pub fn task_type(eval: &Value) -> Option<String> {
-    eval.as_array()?
-        .iter()
+pub fn task_type(eval: &[Value]) -> Option<String> {
+    eval.iter()
         .filter(|e| e.get("evaluator").and_then(Value::as_str) == Some("AgentResponseEvaluator"))
         .find_map(|e| e.pointer("/expected/task_type").and_then(Value::as_str))
         .map(str::to_ascii_lowercase)
@@ -78,14 +72,11 @@ pub fn task_type(eval: &Value) -> Option<String> {
 /// Scores a task: each evaluator's failures; `Err` when the task cannot be scored here (a schema type
 /// or an evaluator not implemented, named).
 pub fn score(
-    eval: &Value,
+    list: &[Value],
     answer: &str,
     events: Option<&[network::Event]>,
 ) -> Result<Vec<EvaluatorResult>, VerifiedError> {
-    let list = eval
-        .as_array()
-        .ok_or_else(|| VerifiedError::Spec("a WebArena-Verified eval is a list of evaluators".into()))?;
-    let navigate = task_type(eval).as_deref() == Some("navigate");
+    let navigate = task_type(list).as_deref() == Some("navigate");
     let mut out = Vec::with_capacity(list.len());
     for (i, spec) in list.iter().enumerate() {
         let name = spec.get("evaluator").and_then(Value::as_str).unwrap_or("").to_string();

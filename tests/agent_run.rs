@@ -229,6 +229,11 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
         assert_eq!(t.outcome, Outcome::Answered, "{id}: {t:?}");
         assert_eq!(t.snapshot.as_deref(), Some(format!("rec/{id}").as_str()));
         assert!(t.steps.iter().map(|s| s.proxy.recorded).sum::<u64>() > 0, "{id} recorded exchanges");
+        // The end-of-task report reads back as a recording's, typed.
+        match t.proxy_report.as_ref().map(|r| &r.mode) {
+            Some(trajectory::proxy_report::ModeReport::Record(r)) => assert!(r.recorded > 0, "{id}: {r:?}"),
+            other => panic!("{id}: {other:?}"),
+        }
     }
     // The origins go away: the replay can only use the snapshots.
     sites.stop();
@@ -242,6 +247,8 @@ async fn record_then_replay_reproduces_every_step_and_a_rerun_skips_finished_tas
         assert_eq!(b.outcome, a.outcome, "{id}");
         assert_eq!(b.answer, a.answer, "{id}");
         assert_eq!(b.steps.len(), a.steps.len(), "{id}");
+        let report = b.proxy_report.as_ref().and_then(|r| r.replay()).expect("a replay report");
+        assert_eq!((report.snapshot.as_str(), report.missed), (format!("rec/{id}").as_str(), 0), "{id}");
         for (x, y) in a.steps.iter().zip(&b.steps) {
             let r = y.reproduced.as_ref().unwrap();
             assert!(r.url && r.screenshot, "{id} step {}: {r:?}", y.n);

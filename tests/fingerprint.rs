@@ -182,9 +182,9 @@ async fn a_bot_wall_lets_the_agent_through_and_a_walled_task_ends_blocked_counte
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = traj(&rep, "FpShop--0");
     assert_eq!(t.outcome, Outcome::Blocked, "{:?}", t.error);
-    let walls = &t.proxy_report.as_ref().unwrap()["walls"];
-    assert_eq!(walls[0]["marker"], "header cf-mitigated: challenge", "{walls}");
-    assert_eq!(walls[0]["url"], "https://fp.test/");
+    let walls = &t.proxy_report.as_ref().and_then(|r| r.replay()).expect("a replay report").walls;
+    assert_eq!(walls[0].marker, "header cf-mitigated: challenge", "{walls:?}");
+    assert_eq!(walls[0].url, "https://fp.test/");
 
     // A plain rerun keeps the blocked task; --retry-blocked re-records it, now through the wall.
     let out = run("walled", &["--upstream-tls", "rustls"]).await;

@@ -81,6 +81,11 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
     assert_eq!(g.writes[0].step, 1, "{g:?}");
     assert!(g.writes[0].what.starts_with("POST https://guard.test/checkout: places an order"), "{g:?}");
     assert_eq!(order.steps[0].proxy.blocked_writes, 1, "{:?}", order.steps[0].proxy);
+    // The end-of-task report keeps the refusal beside the recording's counts, typed.
+    let report = order.proxy_report.as_ref().expect("a proxy report");
+    assert!(matches!(report.mode, trajectory::proxy_report::ModeReport::Record(_)), "{report:?}");
+    assert_eq!(report.blocked.len(), 1, "{report:?}");
+    assert_eq!(report.blocked[0].kind, trajectory::proxy_report::BlockedKind::Write);
     assert!(!g.contaminated());
     // A path that says nothing: the label of the button the agent clicked tells.
     let label = traj(&rec, "Guard--label");

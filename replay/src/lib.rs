@@ -164,7 +164,7 @@ impl Default for ReplayConfig {
 
 mod report;
 use report::State;
-pub use report::{dest_renders, FuzzyEntry, MissEntry, OverlayEntry, Report, SearchEntry};
+pub use report::{dest_renders, FuzzyEntry, MissEntry, OverlayEntry, ReplayReport, SearchEntry};
 
 /// Answers from one snapshot.
 pub struct Replay {
@@ -255,7 +255,7 @@ impl Replay {
     }
 
     /// The report so far.
-    pub fn report(&self) -> Report {
+    pub fn report(&self) -> ReplayReport {
         let s = match self.state.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
@@ -265,7 +265,7 @@ impl Replay {
         let explore = s.overlay_counts.get(&overlay::OverlayKind::Explore).copied().unwrap_or(0);
         let overlay_total: u64 = s.overlay_counts.values().sum();
         let ws_misses = self.ws_misses.lock().map(|m| m.clone()).unwrap_or_default();
-        Report {
+        ReplayReport {
             snapshot: self.manifest.name.clone(),
             episodes: s.episode,
             requests: s.exact

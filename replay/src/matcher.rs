@@ -3,33 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
 use snapshots::key::{normalize_url, query_pairs};
 use snapshots::{request_key, Exchange, Manifest, Store, StoreError};
 
 use crate::rules::Rules;
 
-/// Which layer found the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Layer {
-    /// Same request key.
-    Exact,
-    /// Same key once volatile parameters are stripped.
-    Normalised,
-    /// Best-scoring exchange of the same method, host and path.
-    Fuzzy,
-}
-
-impl std::fmt::Display for Layer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Layer::Exact => "exact",
-            Layer::Normalised => "normalised",
-            Layer::Fuzzy => "fuzzy",
-        })
-    }
-}
+pub use proxy_report::replay::Layer;
 
 /// The request as matching sees it.
 #[derive(Debug, Clone)]

@@ -16,38 +16,12 @@
 //! the task's exploration (`explore`: pages its recording agent could have reached, recorded apart) and
 //! the other tasks' recordings of the site (`site-union`); a task's exploration comes before the union.
 
-use serde::Serialize;
 use snapshots::{Manifest, Store, StoreError};
 
 use crate::matcher::{self, Incoming, Layer, Match};
 use crate::rules::Rules;
 
-/// What an overlay is, which names its layer in the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub enum OverlayKind {
-    /// Pages the recording agent could have reached, opened while recording (`explore`).
-    #[serde(rename = "explore")]
-    Explore,
-    /// Another task's recording of the same site in the same run (`site-union`).
-    #[serde(rename = "site-union")]
-    SiteUnion,
-}
-
-impl OverlayKind {
-    /// Its name in reports and in [`LAYER_HEADER`].
-    pub fn name(self) -> &'static str {
-        match self {
-            OverlayKind::Explore => "explore",
-            OverlayKind::SiteUnion => "site-union",
-        }
-    }
-}
-
-impl std::fmt::Display for OverlayKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use proxy_report::replay::OverlayKind;
 
 /// One snapshot consulted after the replayed one.
 #[derive(Debug, Clone)]

@@ -442,7 +442,7 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
             let (s, got, h) = ask(&r, method, url, &[]).await;
             assert_eq!(s, status, "{method} {url} (writes: {writes})");
             let after = r.report();
-            let moved = |f: fn(&Report) -> u64| f(&after) - f(&before);
+            let moved = |f: fn(&ReplayReport) -> u64| f(&after) - f(&before);
             if s == 200 {
                 assert_eq!(got, body, "{method} {url}");
                 let header = h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap().to_string());

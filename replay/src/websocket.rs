@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use proxy::websocket::{WsKind, WsMessage, WsScript, WsSend};
-use serde::Serialize;
 use snapshots::format::{WebSocketLog, WsOpcode, WsSide};
 use snapshots::Store;
 
@@ -50,16 +49,7 @@ impl std::str::FromStr for WsPacing {
     }
 }
 
-/// A client message no recorded one matched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WsMissEntry {
-    /// Episode.
-    pub episode: u64,
-    /// The WebSocket's URL.
-    pub url: String,
-    /// The message (its first 200 characters; binary as `<N bytes>`).
-    pub message: String,
-}
+pub use proxy_report::replay::WsMissEntry;
 
 /// Where a replayed connection reports its misses.
 pub type WsMisses = Arc<Mutex<Vec<WsMissEntry>>>;

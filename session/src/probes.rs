@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use proxy::CountingPassThrough;
+use proxy_report::{LiveReport, ModeReport, ProxyReport, RecordReport};
 use recorder::Recorder;
 use replay::Replay;
 use trajectory::task_env::ProxyProbe;
@@ -16,12 +17,15 @@ impl ProxyProbe for RecordProbe {
         let s = self.0.stats();
         ProxyStats { requests: s.recorded + s.skipped + s.failed, recorded: s.recorded, ..Default::default() }
     }
-    fn report(&self) -> Option<serde_json::Value> {
+    fn report(&self) -> Option<ProxyReport> {
         let s = self.0.stats();
-        Some(serde_json::json!({
-            "recorded": s.recorded, "truncated": s.truncated, "not_recorded": s.skipped,
-            "no_response": s.failed, "store_errors": s.store_errors,
-        }))
+        Some(ProxyReport::new(ModeReport::Record(RecordReport {
+            recorded: s.recorded,
+            truncated: s.truncated,
+            not_recorded: s.skipped,
+            no_response: s.failed,
+            store_errors: s.store_errors,
+        })))
     }
 }
 
@@ -38,9 +42,13 @@ impl ProxyProbe for LiveProbe {
             ..Default::default()
         }
     }
-    fn report(&self) -> Option<serde_json::Value> {
+    fn report(&self) -> Option<ProxyReport> {
         let c = self.counters();
-        Some(serde_json::json!({ "requests": c.requests, "no_response": c.failed, "failed": c.failed_urls }))
+        Some(ProxyReport::new(ModeReport::Live(LiveReport {
+            requests: c.requests,
+            no_response: c.failed,
+            failed: c.failed_urls,
+        })))
     }
 }
 
@@ -59,7 +67,7 @@ impl ProxyProbe for ReplayProbe {
             site_union_urls: r
                 .overlay_answers
                 .iter()
-                .filter(|a| a.layer == replay::overlay::OverlayKind::SiteUnion)
+                .filter(|a| a.layer == proxy_report::replay::OverlayKind::SiteUnion)
                 .map(|a| format!("{} <- {}", a.url, a.snapshot))
                 .collect(),
             frozen_search: r.frozen_search,
@@ -83,8 +91,8 @@ impl ProxyProbe for ReplayProbe {
             ..Default::default()
         }
     }
-    fn report(&self) -> Option<serde_json::Value> {
-        serde_json::to_value(self.0.report()).ok()
+    fn report(&self) -> Option<ProxyReport> {
+        Some(ProxyReport::new(ModeReport::Replay(Box::new(self.0.report()))))
     }
 }
 
@@ -106,11 +114,10 @@ impl ProxyProbe for GuardedProbe {
             ..self.inner.counters()
         }
     }
-    fn report(&self) -> Option<serde_json::Value> {
-        let mut r = self.inner.report().unwrap_or_else(|| serde_json::json!({}));
-        if let Some(o) = r.as_object_mut() {
-            o.insert("blocked".into(), serde_json::to_value(self.log.blocked()).unwrap_or_default());
-        }
+    fn report(&self) -> Option<ProxyReport> {
+        let mut r =
+            self.inner.report().unwrap_or_else(|| ProxyReport::new(ModeReport::Other(Default::default())));
+        r.blocked = self.log.blocked();
         Some(r)
     }
 }

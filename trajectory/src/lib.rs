@@ -10,6 +10,10 @@
 //!   read once where the task file is loaded and carried in its trajectory;
 //! - [`llm`]: the OpenAI-compatible chat-completions client.
 
+/// The proxy report a trajectory keeps ([`Trajectory::proxy_report`]), re-exported so readers of a run need
+/// no other crate.
+pub use proxy_report;
+
 pub mod llm;
 pub mod run_dir;
 pub mod task_env;

@@ -12,7 +12,7 @@ pub trait ProxyProbe: Send + Sync {
     /// Counters so far.
     fn counters(&self) -> ProxyStats;
     /// The full report at the end of the task.
-    fn report(&self) -> Option<serde_json::Value>;
+    fn report(&self) -> Option<proxy_report::ProxyReport>;
 }
 
 /// What differs per task: its proxy, the scripts and emulation for the mode.

@@ -374,7 +374,7 @@ pub struct Trajectory {
     pub usage: Usage,
     /// The proxy's totals over the task (replay: the whole report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy_report: Option<serde_json::Value>,
+    pub proxy_report: Option<proxy_report::ProxyReport>,
     /// Steps whose URL and screenshot both matched the original (trajectory policy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduced_steps: Option<u32>,

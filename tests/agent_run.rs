@@ -1,6 +1,9 @@
 //! `webfreeze run`: the browser agent against the demo sites through per-task proxies, driven by a local
 //! fake OpenAI-compatible model (live and record) or by a recorded run (replay), with the failures a real
 //! run meets: garbled replies, missing labels, a page that never loads, a browser that dies.
+//!
+//! Size: whole runs, one scenario per test, sharing the hostile origins at the top; the agent's other
+//! areas have files of their own (settle, guards, frozen web, WebArena).
 
 use std::path::{Path, PathBuf};
 

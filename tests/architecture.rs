@@ -11,7 +11,8 @@
 //!   forbid it) but upstream-boring, which denies it outside that module;
 //! - library crates fail with typed errors: no `Result<_, String>` (nor `type Err = String`) outside tests;
 //! - the binary's `cmd_*` modules never import each other;
-//! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate.
+//! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate;
+//! - a Rust file over 600 lines says why at its top (a `Size:` line in its opening doc comment).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -362,4 +363,37 @@ fn a_task_proxy_alone_compiles_no_browser_archive_or_s3_crate() {
         .filter(|c| crates.contains(c))
         .collect();
     assert!(found.is_empty(), "session without its run feature depends on {found:?}");
+}
+
+/// A file's opening `//!` doc comment says why it is big (`Size: ...`).
+fn says_its_size(text: &str) -> bool {
+    text.lines()
+        .take_while(|l| l.starts_with("//!") || l.trim().is_empty())
+        .any(|l| l.starts_with("//! Size:"))
+}
+
+#[test]
+fn files_over_600_lines_say_why() {
+    for (text, ok) in [
+        ("//! A room.\n//!\n//! Size: one format, both ways.\nuse x;", true),
+        ("//! A room.\nuse x;\n// Size: said too late.", false),
+        ("use x;", false),
+    ] {
+        assert_eq!(says_its_size(text), ok, "{text}");
+    }
+    let mut dirs: Vec<PathBuf> = packages()
+        .iter()
+        .filter(|p| p.name != "webfreeze")
+        .flat_map(|p| ["src", "tests", "examples"].map(|d| p.dir.join(d)))
+        .collect();
+    dirs.extend(["src", "tests"].map(|d| root().join(d)));
+    let mut wrong = Vec::new();
+    for f in dirs.iter().flat_map(|d| rust_files(d)) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let n = text.lines().count();
+        if n > 600 && !says_its_size(&text) {
+            wrong.push(format!("{}: {n} lines and no `//! Size:` line at its top saying why", rel(&f)));
+        }
+    }
+    assert!(wrong.is_empty(), "split these files, or say why they are one room:\n{}", wrong.join("\n"));
 }

@@ -1,5 +1,8 @@
 //! Issue 34: the frozen web serves runs that did not record it. Real Chromium, the demo sites on loopback,
 //! a local fake model.
+//!
+//! Size: one scenario per part of the frozen web (site union, exploration, frozen search, fork, the
+//! coverage figures), each a whole record-then-replay run sharing the reply helpers at the top.
 
 use std::path::Path;
 

@@ -434,6 +434,14 @@ pub fn guard_evidence(t: &TaskEval) -> Vec<String> {
     out
 }
 
+/// Appends a note under the table: `heading: item SEP item ...`, when there are items.
+fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
+    if !items.is_empty() {
+        let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+        s.push_str(&format!("\n{heading}: {}\n", items.join(sep)));
+    }
+}
+
 /// The per-site table as Markdown.
 pub fn site_table(r: &EvalReport) -> String {
     let mut s = String::from(
@@ -459,12 +467,12 @@ pub fn site_table(r: &EvalReport) -> String {
             t.blocked.as_ref().map(|b| format!("{} ({}: {}, status {})", t.id, b.host, b.marker, b.status))
         })
         .collect();
-    if !blocked.is_empty() {
-        s.push_str(&format!(
-            "\nBlocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them): {}\n",
-            blocked.join("; ")
-        ));
-    }
+    note(
+        &mut s,
+        "Blocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them)",
+        &blocked,
+        "; ",
+    );
     let guarded: Vec<String> = r
         .tasks
         .iter()
@@ -474,12 +482,12 @@ pub fn site_table(r: &EvalReport) -> String {
             format!("{} ({tag}): {}", t.id, guard_evidence(t).join("; "))
         })
         .collect();
-    if !guarded.is_empty() {
-        s.push_str(&format!(
-            "\nGuards (live and record runs: writes refused, benchmark answers asked for or shown): {}\n",
-            guarded.join(" | ")
-        ));
-    }
+    note(
+        &mut s,
+        "Guards (live and record runs: writes refused, benchmark answers asked for or shown)",
+        &guarded,
+        " | ",
+    );
     let off: Vec<String> = r
         .tasks
         .iter()
@@ -499,13 +507,13 @@ pub fn site_table(r: &EvalReport) -> String {
             )
         })
         .collect();
-    if !off.is_empty() {
-        s.push_str(&format!(
-            "\nOff the frozen web (asked for a page the snapshot never recorded; not counted in n; merge a \
-             recording of that path with `webfreeze snapshots merge`): {}\n",
-            off.join("; ")
-        ));
-    }
+    note(
+        &mut s,
+        "Off the frozen web (asked for a page the snapshot never recorded; not counted in n; merge a \
+             recording of that path with `webfreeze snapshots merge`)",
+        &off,
+        "; ",
+    );
     let union: Vec<String> = r
         .tasks
         .iter()
@@ -530,16 +538,9 @@ pub fn site_table(r: &EvalReport) -> String {
             Some(format!("{} ({})", t.id, parts.join("; ")))
         })
         .collect();
-    if !union.is_empty() {
-        s.push_str(&format!(
-            "\nServed beyond their own snapshot (`explore`: the task's exploration layer; `site-union`: other tasks' recordings of the site, `--frozen-web \
-             task` turns it off; `frozen-search`: search results from the recorded pages, `--search off`): {}\n",
-            union.join("; ")
-        ));
-    }
-    if !r.errored.is_empty() {
-        s.push_str(&format!("\nErrored (counted as failures): {}\n", r.errored.join(", ")));
-    }
+    note(&mut s, "Served beyond their own snapshot (`explore`: the task's exploration layer; `site-union`: other tasks' recordings of the site, `--frozen-web \
+             task` turns it off; `frozen-search`: search results from the recorded pages, `--search off`)", &union, "; ");
+    note(&mut s, "Errored (counted as failures)", &r.errored, ", ");
     let unparseable: Vec<String> = r
         .tasks
         .iter()
@@ -554,45 +555,33 @@ pub fn site_table(r: &EvalReport) -> String {
             (n > 0).then(|| format!("{} ({n})", t.id))
         })
         .collect();
-    if !unparseable.is_empty() {
-        s.push_str(&format!(
-            "\nJudge replies with no SUCCESS / NOT SUCCESS verdict (counted as failures): {}\n",
-            unparseable.join(", ")
-        ));
-    }
+    note(
+        &mut s,
+        "Judge replies with no SUCCESS / NOT SUCCESS verdict (counted as failures)",
+        &unparseable,
+        ", ",
+    );
     let unscorable: Vec<String> = r
         .tasks
         .iter()
         .filter_map(|t| Some(format!("{} ({})", t.id, t.reference_error.as_deref()?)))
         .collect();
-    if !unscorable.is_empty() {
-        s.push_str(&format!("\nNot scored (their eval spec could not be run): {}\n", unscorable.join("; ")));
-    }
+    note(&mut s, "Not scored (their eval spec could not be run)", &unscorable, "; ");
     let unknown: Vec<String> = r
         .tasks
         .iter()
         .filter(|t| !t.unknown_spec_parts.is_empty())
         .map(|t| format!("{} ({})", t.id, t.unknown_spec_parts.join(", ")))
         .collect();
-    if !unknown.is_empty() {
-        s.push_str(&format!(
-            "\nEval spec parts not known here, so not scored (see unknown_spec_parts in eval.json): {}\n",
-            unknown.join("; ")
-        ));
-    }
+    note(
+        &mut s,
+        "Eval spec parts not known here, so not scored (see unknown_spec_parts in eval.json)",
+        &unknown,
+        "; ",
+    );
     let judge_failed: Vec<&str> =
         r.tasks.iter().filter(|t| t.judge_error.is_some()).map(|t| t.id.as_str()).collect();
-    if !judge_failed.is_empty() {
-        s.push_str(&format!(
-            "\nThe model judge failed on (see judge_error in eval.json): {}\n",
-            judge_failed.join(", ")
-        ));
-    }
-    if !r.unscored.is_empty() {
-        s.push_str(&format!(
-            "\nNot scored (no reference for them; not counted): {}\n",
-            r.unscored.join(", ")
-        ));
-    }
+    note(&mut s, "The model judge failed on (see judge_error in eval.json)", &judge_failed, ", ");
+    note(&mut s, "Not scored (no reference for them; not counted)", &r.unscored, ", ");
     s
 }

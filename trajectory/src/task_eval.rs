@@ -400,6 +400,18 @@ pub struct VqaSpec {
     pub unknown: BTreeMap<String, Value>,
 }
 
+/// Python's `str()` of a JSON value, as the benchmarks' Python harnesses compare values: strings as they
+/// are, `None`, `True` / `False`, numbers as JSON prints them (which is how Python prints ints and the
+/// floats the harnesses meet).
+pub fn python_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        other => other.to_string(),
+    }
+}
+
 /// A text, or a number read as its text.
 fn text_of(v: &Value) -> Option<String> {
     match v {

@@ -16,6 +16,7 @@
 use std::net::SocketAddr;
 
 use serde_json::Value;
+use trajectory::task_eval::python_str as py_str;
 
 /// One REST helper call, parsed from a `func:` string (see [`crate::tasks::helpers`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,16 +302,6 @@ async fn send(req: reqwest::RequestBuilder, method: &'static str, url: &str) -> 
 
 fn shape(url: &str, detail: &str) -> ShopApiError {
     ShopApiError::Shape { url: url.to_string(), detail: detail.to_string() }
-}
-
-/// Python's `str()` of a JSON value: strings as they are, numbers as Python prints them.
-fn py_str(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        other => other.to_string(),
-    }
 }
 
 /// A query string as `requests` encodes a params dict.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use super::VerifiedError;
 use serde_json::Value;
+use trajectory::task_eval::python_str as py_str;
 
 use super::value::{self, py_re};
 
@@ -143,15 +144,6 @@ fn typed_param(prop: &Value, v: String) -> String {
             _ => v,
         },
         _ => v,
-    }
-}
-
-fn py_str(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        other => other.to_string(),
     }
 }
 

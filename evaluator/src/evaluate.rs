@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use trajectory::llm::Llm;
-use trajectory::{Outcome, RunDir, TaskEvalSpec, Trajectory};
+use trajectory::{Outcome, RunDir, TaskEvalSpec, Trajectory, WebVoyagerEval};
 
 use crate::judge::{fuzzy_match, judge, vqa, Judgement};
-use crate::matchers::{check, exact_match, includes, Check, EvalSpec};
+use crate::matchers::{check, exact_match, includes, Check};
 use crate::reference::{load_specs, load_webvoyager, ReferenceError, WvAnswer};
 
 mod score;
@@ -252,7 +252,8 @@ pub async fn evaluate_with_progress(
         return Err(EvalError::NoModel);
     }
     let trajs = trajectories(run)?;
-    let specs: HashMap<String, EvalSpec> = match opts.tasks_file.clone().or_else(|| run_tasks_file(run)) {
+    let specs: HashMap<String, WebVoyagerEval> = match opts.tasks_file.clone().or_else(|| run_tasks_file(run))
+    {
         Some(p) if p.exists() => load_specs(&p)?,
         _ => HashMap::new(),
     };

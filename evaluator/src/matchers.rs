@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use trajectory::WebVoyagerEval;
 
 fn number_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
@@ -79,33 +80,6 @@ pub fn url_match(actual: &str, expected: &str) -> bool {
     canon(actual) == canon(expected)
 }
 
-/// A task's evaluation spec (our task files carry it as `eval`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EvalSpec {
-    /// The answer must equal this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exact_match: Option<String>,
-    /// The answer must contain each of these.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub must_include: Vec<String>,
-    /// The answer must contain none of these.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub must_exclude: Vec<String>,
-    /// A model decides whether the answer means this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fuzzy_match: Option<String>,
-    /// The final URL must be this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url_match: Option<String>,
-}
-
-impl EvalSpec {
-    /// True when no matcher is set.
-    pub fn is_empty(&self) -> bool {
-        self == &EvalSpec::default()
-    }
-}
-
 /// One matcher's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
@@ -118,7 +92,7 @@ pub struct Check {
 }
 
 /// Run the non-model matchers of `spec`.
-pub fn check(spec: &EvalSpec, answer: &str, final_url: &str) -> Vec<Check> {
+pub fn check(spec: &WebVoyagerEval, answer: &str, final_url: &str) -> Vec<Check> {
     let mut out = Vec::new();
     let mut push = |m: &str, e: &str, pass: bool| {
         out.push(Check { matcher: m.into(), expected: e.into(), pass });
@@ -186,7 +160,7 @@ mod tests {
 
     #[test]
     fn spec_checks_all_matchers() {
-        let spec = EvalSpec {
+        let spec = WebVoyagerEval {
             must_include: vec!["Glass Jar".into()],
             must_exclude: vec!["mug".into()],
             url_match: Some("https://shop.test/product/glass-jar".into()),

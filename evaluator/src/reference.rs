@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::matchers::EvalSpec;
+use trajectory::WebVoyagerEval;
 
 /// A WebVoyager reference answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,12 +83,12 @@ pub fn load_webvoyager(path: &Path) -> Result<HashMap<String, WvAnswer>, Referen
 struct TaskLine {
     id: serde_json::Value,
     #[serde(default)]
-    eval: Option<EvalSpec>,
+    eval: Option<WebVoyagerEval>,
 }
 
 /// Read the `eval` specs of a WebVoyager-format task file (tasks without one are absent). WebArena-format
 /// files give none here: their specs travel in each trajectory (`task_eval`).
-pub fn load_specs(path: &Path) -> Result<HashMap<String, EvalSpec>, ReferenceError> {
+pub fn load_specs(path: &Path) -> Result<HashMap<String, WebVoyagerEval>, ReferenceError> {
     let p = path.display().to_string();
     let mut out = HashMap::new();
     if path.is_dir() {

@@ -25,7 +25,7 @@ pub use run_dir::{
 };
 pub use task_eval::{
     EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required, TaskEvalSpec, UrlRule, VqaSpec,
-    WebArenaEval,
+    WebArenaEval, WebVoyagerEval,
 };
 pub use types::{
     CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,

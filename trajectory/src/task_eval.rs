@@ -1,13 +1,17 @@
 //! A task's own evaluation spec, typed once where the task file is read and carried in its trajectory
 //! ([`crate::Trajectory::task_eval`]): WebArena / VisualWebArena's `eval` object ([`WebArenaEval`]), or
 //! WebArena-Verified's list of evaluators ([`TaskEvalSpec::Verified`], typed by the evaluator's `verified`
-//! module, which is the only code that reads it).
+//! module, which is the only code that reads it); and our WebVoyager-format lines' `eval`
+//! ([`WebVoyagerEval`]), which is not carried in trajectories (the evaluator reads it from the task file).
 //!
 //! The WebArena model follows their task files as published (`test.raw.json`, VWA's `test_raw.json`):
 //! lists may be given as one text (`"must_include": "x"`), numbers are read as their text, `null` is
 //! absent. Keys this model does not know are kept (so a spec round-trips through a trajectory) and
 //! listed by [`WebArenaEval::unknown_parts`]: the task loader reports them, and `eval.json` names them per
 //! task, so a spec part nobody scores is seen rather than silently passed over.
+//!
+//! Size: the spec models of the three task formats (~430 lines of types and their lenient readers), then
+//! their table tests: one room, because every format's spec travels in the same trajectory field.
 
 use std::collections::BTreeMap;
 
@@ -400,6 +404,43 @@ pub struct VqaSpec {
     pub unknown: BTreeMap<String, Value>,
 }
 
+/// A WebVoyager-format task line's `eval` (this project's own format, the demo's): what the answer and the
+/// final URL must satisfy. The agent reads its answers (for the contamination check), the evaluator scores
+/// it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebVoyagerEval {
+    /// The answer must equal this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_match: Option<String>,
+    /// The answer must contain each of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_include: Vec<String>,
+    /// The answer must contain none of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_exclude: Vec<String>,
+    /// A model decides whether the answer means this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzzy_match: Option<String>,
+    /// The final URL must be this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_match: Option<String>,
+}
+
+impl WebVoyagerEval {
+    /// True when no matcher is set.
+    pub fn is_empty(&self) -> bool {
+        self == &WebVoyagerEval::default()
+    }
+
+    /// `exact_match`, `must_include` and `fuzzy_match`: the answer's texts.
+    pub fn answer_texts(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.exact_match.iter().cloned().collect();
+        out.extend(self.must_include.iter().cloned());
+        out.extend(self.fuzzy_match.iter().cloned());
+        out
+    }
+}
+
 /// Python's `str()` of a JSON value, as the benchmarks' Python harnesses compare values: strings as they
 /// are, `None`, `True` / `False`, numbers as JSON prints them (which is how Python prints ints and the
 /// floats the harnesses meet).
@@ -562,6 +603,17 @@ mod tests {
             ]
         );
         assert_eq!(spec.helper_texts().collect::<Vec<_>>(), ["last", "", "last"]);
+    }
+
+    #[test]
+    fn a_webvoyager_line_eval_gives_its_answer_texts() {
+        let e: WebVoyagerEval =
+            serde_json::from_value(json!({"exact_match": "a", "must_include": ["b", "c"],
+            "must_exclude": ["x"], "fuzzy_match": "d", "url_match": "https://s.test/"}))
+            .unwrap();
+        assert_eq!(e.answer_texts(), ["a", "b", "c", "d"]);
+        assert!(!e.is_empty() && WebVoyagerEval::default().is_empty());
+        assert!(serde_json::from_value::<WebVoyagerEval>(json!({"must_include": [1]})).is_err());
     }
 
     #[test]

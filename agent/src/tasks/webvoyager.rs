@@ -15,7 +15,7 @@ struct RawTask {
     web: Option<String>,
     /// A demo-style check (`{"must_include": [...]}`): its strings are the task's reference answers.
     #[serde(default)]
-    eval: Option<trajectory::Required>,
+    eval: Option<trajectory::WebVoyagerEval>,
     /// A reference answer given with the task.
     #[serde(default)]
     reference_answer: Option<String>,
@@ -51,7 +51,7 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }
         let mut reference_answers =
-            raw.eval.as_ref().map(trajectory::Required::answer_texts).unwrap_or_default();
+            raw.eval.as_ref().map(trajectory::WebVoyagerEval::answer_texts).unwrap_or_default();
         reference_answers.extend(raw.reference_answer);
         out.push(Task {
             web_name,

@@ -6,7 +6,7 @@ use super::*;
 
 pub(super) async fn reference_result(
     opts: &EvalOptions,
-    spec: Option<&EvalSpec>,
+    spec: Option<&WebVoyagerEval>,
     wv: Option<&WvAnswer>,
     t: &Trajectory,
     answer: &str,

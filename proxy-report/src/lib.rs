@@ -60,13 +60,13 @@ pub enum ModeReport {
 pub struct RecordReport {
     /// Exchanges stored.
     pub recorded: u64,
-    /// Of those, bodies cut at the size limit.
+    /// Of those, exchanges stored flagged truncated (the body was cut short).
     pub truncated: u64,
-    /// Exchanges not stored (background traffic, skipped by rule).
+    /// Requests forwarded but not recorded (filtered hosts).
     pub not_recorded: u64,
     /// Requests that got no response.
     pub no_response: u64,
-    /// Store errors while recording.
+    /// Store errors while recording (each an exchange lost).
     pub store_errors: u64,
 }
 

@@ -5,8 +5,9 @@
 #
 #   bash scripts/deny.sh                       bans, licenses, sources; advisories if WEBFREEZE_ADVISORY_DB is set
 #   WEBFREEZE_ADVISORY_DB=DIR bash scripts/deny.sh
-#                                              DIR: a git checkout of https://github.com/rustsec/advisory-db
-#                                              (never fetched by this script; refused when over a year old)
+#                                              DIR: a git checkout or bare copy of
+#                                              https://github.com/rustsec/advisory-db (never fetched by this
+#                                              script; refused when over a year old)
 #
 # The advisory database lives on GitHub, which this project's machines cannot reach, and is published nowhere
 # they can (crates.io, PyPI, npm, Debian). Without WEBFREEZE_ADVISORY_DB the advisories check does not run and
@@ -21,13 +22,19 @@ trap 'rm -rf "$root"' EXIT
 # deny.toml's db-path; cargo-deny looks for the database in a directory named after its URL's hash.
 export WEBFREEZE_ADVISORY_DB_ROOT="$root"
 if [ -n "${WEBFREEZE_ADVISORY_DB:-}" ]; then
-    if ! git -C "$WEBFREEZE_ADVISORY_DB" rev-parse --verify -q HEAD >/dev/null || [ ! -d "$WEBFREEZE_ADVISORY_DB/crates" ]; then
-        echo "scripts/deny.sh: WEBFREEZE_ADVISORY_DB=$WEBFREEZE_ADVISORY_DB is not a git checkout of rustsec/advisory-db (no crates/ directory)" >&2
+    db="$WEBFREEZE_ADVISORY_DB"
+    # A bare copy (a mirror, as a snapshot of the repository arrives) is checked out locally first.
+    if [ "$(git -C "$db" rev-parse --is-bare-repository 2>/dev/null)" = true ]; then
+        git clone -q "$db" "$root/checkout" || { echo "scripts/deny.sh: cannot check out the bare repository $db" >&2; exit 2; }
+        db="$root/checkout"
+    fi
+    if ! git -C "$db" rev-parse --verify -q HEAD >/dev/null || [ ! -d "$db/crates" ]; then
+        echo "scripts/deny.sh: WEBFREEZE_ADVISORY_DB=$WEBFREEZE_ADVISORY_DB is not a git copy of rustsec/advisory-db (no crates/ directory)" >&2
         exit 2
     fi
-    ln -s "$(cd "$WEBFREEZE_ADVISORY_DB" && pwd)" "$root/advisory-db-3157b0e258782691"
+    ln -s "$(cd "$db" && pwd)" "$root/advisory-db-3157b0e258782691"
     checks+=(advisories)
-    log "RustSec advisory database: $WEBFREEZE_ADVISORY_DB, last commit $(git -C "$WEBFREEZE_ADVISORY_DB" log -1 --format=%cs)"
+    log "RustSec advisory database: $WEBFREEZE_ADVISORY_DB, last commit $(git -C "$db" log -1 --format=%cs)"
 fi
 # cargo-deny runs offline (it must never fetch the advisory database): the crates of every platform in the
 # lock file are fetched first, from crates.io, for its `cargo metadata`.

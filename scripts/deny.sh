@@ -43,6 +43,6 @@ log "cargo deny check ${checks[*]}"
 status=0
 cargo deny --offline check --hide-inclusion-graph "${checks[@]}" || status=$?
 if [ -z "${WEBFREEZE_ADVISORY_DB:-}" ]; then
-    echo "cargo deny: advisories NOT checked (no RustSec database here; set WEBFREEZE_ADVISORY_DB to a checkout of github.com/rustsec/advisory-db)"
+    echo "cargo deny: advisories NOT checked (no RustSec database here; set WEBFREEZE_ADVISORY_DB to a checkout or bare copy of github.com/rustsec/advisory-db)"
 fi
 exit "$status"

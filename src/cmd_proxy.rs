@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use proxy::{PassThrough, Proxy};
+use proxy::PassThrough;
 
 use crate::cli::ProxyArgs;
 use crate::config::{load_ca, proxy_config, Config};
@@ -20,8 +20,6 @@ pub(crate) fn run(cfg: &Config, args: ProxyArgs) -> anyhow::Result<()> {
             "pass-through proxy; clients must trust the CA (Chromium: --ignore-certificate-errors-spki-list={})",
             ca.info().spki_sha256
         );
-        let proxy = Proxy::new(Arc::new(PassThrough), ca, pcfg)?;
-        proxy.serve(listener, shutdown).await?;
-        Ok(())
+        crate::guarded::serve(Arc::new(PassThrough), &args, ca, pcfg, listener, shutdown).await
     })
 }

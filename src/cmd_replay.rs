@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clock::{Clock, SystemClock};
-use proxy::Proxy;
 use replay::overlay::Overlays;
 use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
@@ -50,6 +49,8 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             overlays,
             search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
             ws_pacing: args.ws_pacing.into(),
+            wire: None,
+            hide_own: false,
         },
     ));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -65,8 +66,8 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         if !union.is_empty() {
             eprintln!("then, for what it lacks: {}", union.join(", "));
         }
-        let proxy = Proxy::new(replay.clone(), ca, pcfg)?;
-        proxy.serve(listener, shutdown).await?;
+        // The guards see only what --on-miss live|record sends out: what replay answers never leaves.
+        crate::guarded::serve(replay.clone(), &args.proxy, ca, pcfg, listener, shutdown).await?;
         anyhow::Ok(())
     });
     if let Some(w) = miss_writer {
@@ -108,6 +109,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
 /// The site union `--frozen-web site` and `--union` ask for, in order.
 fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyhow::Result<Overlays> {
     let mut members = Vec::new();
+    let mut crawl = Vec::new();
     if args.frozen_web == FrozenWebArg::Site {
         let Some((run, _)) = own.name.rsplit_once('/') else {
             return Err(UsageError(format!(
@@ -118,6 +120,8 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
             .into());
         };
         members = session::site_union(store, run, own, "")?;
+        let site = own.labels.get("web_name").map(String::as_str).unwrap_or("");
+        crawl = session::crawl_overlays(store, run, site);
         if members.is_empty() {
             eprintln!(
                 "--frozen-web site: no other snapshot of {run:?} is labelled with {:?}'s site; replaying it alone",
@@ -133,6 +137,7 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
         }
     }
     let mut o = session::overlay_layers(store, own, members, !args.no_explore_layer);
+    o.layers.extend(crawl);
     o.writes = args.union_writes;
     Ok(o)
 }

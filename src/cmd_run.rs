@@ -204,6 +204,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                     search: args.search.into(),
                     search_urls: vec![settings.search_url.clone()],
                     ws_pacing: args.ws_pacing.into(),
+                    leave_out_own: false,
                 },
             }
         }
@@ -340,17 +341,19 @@ fn explore_options(args: &RunArgs) -> anyhow::Result<Option<agent::explore::Expl
         host_budget: args.explore_host_budget,
         depth: args.explore_depth,
         pace: Duration::from_millis(args.explore_pace_ms),
+        // One frontier for the whole run: its tasks share what was explored.
+        frontier: Default::default(),
     }))
 }
 
-/// The side-effect and contamination guards of a live or recording run (None in replay, which never
-/// dials out).
+/// The side-effect and contamination guards of a live or recording run, and of a replay whose misses go
+/// live (`--on-miss live|record`); None in a replay that never dials out.
 fn guards(
     args: &RunArgs,
     sites: &agent::tasks::Sites,
 ) -> anyhow::Result<Option<Arc<proxy::guard::GuardConfig>>> {
     use proxy::guard::{AnswerPlaces, GuardConfig, WriteRules};
-    if args.mode == RunMode::Replay {
+    if args.mode == RunMode::Replay && matches!(args.on_miss, crate::cli::MissPolicy::NotFound) {
         return Ok(None);
     }
     let writes = match (&args.write_guard_file, args.no_write_guard) {

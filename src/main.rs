@@ -6,10 +6,12 @@ mod cli;
 mod cmd_bundle;
 mod cmd_ca;
 mod cmd_compare;
+mod cmd_coverage;
 mod cmd_demo;
 mod cmd_demo_webarena;
 mod cmd_env;
 mod cmd_eval;
+mod cmd_guard;
 mod cmd_merge;
 mod cmd_proxy;
 mod cmd_record;
@@ -18,6 +20,7 @@ mod cmd_run;
 mod cmd_snapshots;
 mod config;
 mod demo_runs;
+mod guarded;
 mod network_events;
 mod output;
 mod serve;
@@ -61,6 +64,8 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Eval(a) => cmd_eval::run(&cfg, a),
         cli::Command::Compare(a) => cmd_compare::run(&cfg, a),
         cli::Command::Env(a) => cmd_env::run(&cfg, a),
+        cli::Command::Guard(cli::GuardCmd::Check(a)) => cmd_guard::check(&cfg, a),
+        cli::Command::Coverage(a) => cmd_coverage::run(&cfg, a),
         cli::Command::Demo(a) if a.serve => cmd_demo_webarena::serve(a),
         cli::Command::Demo(a) if a.webarena => cmd_demo_webarena::run(&cfg, a),
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),

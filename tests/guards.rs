@@ -182,6 +182,7 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
         locale: "en_US".into(),
         explore: false,
         guard: Some(Arc::new(proxy::guard::GuardConfig::standard(own))),
+        wire: None,
     };
     let addr = sites.addr();
     // (method, url, form body, the guard header expected or "" for passed through)

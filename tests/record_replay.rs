@@ -288,6 +288,7 @@ async fn issue_10_a_5_mib_json_post_replays_exact_with_its_keys_reordered() {
         locale: "en_US".into(),
         explore: false,
         guard: None,
+        wire: None,
     };
     let blob = "x".repeat(5 << 20);
     let recorded_body = format!(r#"{{"a":1,"blob":"{blob}","list":[1,2],"z":{{"q":true,"p":null}}}}"#);
@@ -411,6 +412,7 @@ async fn a_dummy_bin_sink_is_answered_locally_recorded_and_replayed() {
         locale: "en_US".into(),
         explore: false,
         guard: Some(Arc::new(proxy::guard::GuardConfig::standard(Vec::new()))),
+        wire: None,
     };
     let form = [("content-type", "application/x-www-form-urlencoded")];
     let body = "form_id=contact-form&name=Emma+Lopez&comment=I+need+a+refund";

@@ -30,6 +30,7 @@ pub mod action;
 pub mod axtree;
 pub mod browser;
 pub mod contamination;
+pub mod crawl;
 pub mod explore;
 pub mod policy;
 pub mod runner;

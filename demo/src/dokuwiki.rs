@@ -76,17 +76,22 @@ fn password_hash(php: &Path, password: &str) -> Result<String> {
 
 /// A throwaway CA and a leaf for `wiki.test` (PEM: CA, leaf, leaf key).
 fn wiki_tls() -> Result<(String, String, String)> {
-    let e = |e: rcgen::Error| WikiError(format!("certificate: {e}"));
+    throwaway_tls("wiki.test").map_err(|e| WikiError(format!("certificate: {e}")))
+}
+
+/// A throwaway CA and a leaf for `host` and 127.0.0.1 (PEM: CA, leaf, leaf key).
+pub(crate) fn throwaway_tls(host: &str) -> std::result::Result<(String, String, String), rcgen::Error> {
+    let e = |e: rcgen::Error| e;
     let ca_key = rcgen::KeyPair::generate().map_err(e)?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(e)?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "throwaway wiki.test CA");
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, format!("throwaway {host} CA"));
     ca_params.key_usages =
         vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca_params.self_signed(&ca_key).map_err(e)?;
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
     let leaf_key = rcgen::KeyPair::generate().map_err(e)?;
-    let mut leaf = rcgen::CertificateParams::new(vec!["wiki.test".to_string()]).map_err(e)?;
+    let mut leaf = rcgen::CertificateParams::new(vec![host.to_string()]).map_err(e)?;
     leaf.subject_alt_names.push(rcgen::SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
     let leaf = leaf.signed_by(&leaf_key, &issuer).map_err(e)?;
     Ok((ca_cert.pem(), leaf.pem(), leaf_key.serialize_pem()))

@@ -27,6 +27,7 @@ use tokio::net::TcpListener;
 pub mod dokuwiki;
 mod running;
 pub mod state;
+pub mod static_site;
 pub use running::RunningSites;
 
 /// Host names the demo serves.

@@ -13,8 +13,10 @@ use crate::matchers::{check, exact_match, includes, Check};
 use crate::reference::{load_specs, load_webvoyager, ReferenceError, WvAnswer};
 
 mod score;
+mod table;
 
 use score::{reference_result, verified_result, webarena_result};
+pub use table::site_table;
 
 /// Which judges run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,10 +53,11 @@ pub struct EvalOptions {
     pub rescored: BTreeMap<String, Result<trajectory::CheckEvidence, trajectory::RescoreError>>,
     /// SSIM threshold of VWA image queries that set none (VWA: 0.8).
     pub ssim_threshold: f64,
-    /// WebArena-Verified tasks' network events (their snapshot's requests), by task id; an `Err` says
+    /// WebArena-Verified tasks' network events (a replayed task's own wire log, a recorded one's snapshot),
+    /// by task id; an `Err` says
     /// why a task has none. Tasks missing here have none either.
     pub network:
-        BTreeMap<String, Result<Vec<crate::verified::network::Event>, crate::verified::network::EventsError>>,
+        BTreeMap<String, Result<crate::verified::network::RunEvents, crate::verified::network::EventsError>>,
 }
 
 /// Reference-matcher result of one task.
@@ -119,6 +122,10 @@ pub struct TaskEval {
     /// judged, shown, and counted apart, with its evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<trajectory::GuardFlags>,
+    /// The requests its network checks were scored on (its own wire log, or its recording), when it has
+    /// network checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<String>,
     /// False when no judge could score the task (no reference, judge failed, blocked).
     pub scored: bool,
     /// The verdict.
@@ -275,6 +282,7 @@ pub async fn evaluate_with_progress(
             judge: None,
             judge_error: None,
             reference_error: None,
+            wire: None,
             unknown_spec_parts: t.task_eval.as_ref().map(TaskEvalSpec::unknown_parts).unwrap_or_default(),
             rescored: false,
             blocked: t.blocked.clone(),
@@ -292,10 +300,12 @@ pub async fn evaluate_with_progress(
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
             match &t.task_eval {
                 // A WebArena-Verified task: a list of evaluators.
-                Some(TaskEvalSpec::Verified(spec)) => match verified_result(opts, spec, t, &answer) {
-                    Ok(r) => te.reference = Some(r),
-                    Err(e) => te.reference_error = Some(e.to_string()),
-                },
+                Some(TaskEvalSpec::Verified(spec)) => {
+                    match verified_result(opts, spec, t, &answer, &mut te.wire) {
+                        Ok(r) => te.reference = Some(r),
+                        Err(e) => te.reference_error = Some(e.to_string()),
+                    }
+                }
                 // A WebArena-format task: its spec travels in the trajectory.
                 Some(TaskEvalSpec::WebArena(spec)) => {
                     match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
@@ -433,156 +443,4 @@ pub fn guard_evidence(t: &TaskEval) -> Vec<String> {
         }),
     );
     out
-}
-
-/// Appends a note under the table: `heading: item SEP item ...`, when there are items.
-fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
-    if !items.is_empty() {
-        let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
-        s.push_str(&format!("\n{heading}: {}\n", items.join(sep)));
-    }
-}
-
-/// The per-site table as Markdown.
-pub fn site_table(r: &EvalReport) -> String {
-    let mut s = String::from(
-        "| site | success rate | n | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
-        s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} | {} | {} | {} | {} | {:.2} |\n",
-            g.rate * 100.0,
-            g.n,
-            g.errored,
-            g.blocked,
-            g.off_snapshot,
-            g.contaminated,
-            g.writes_blocked,
-            g.judge_std
-        ));
-    }
-    let blocked: Vec<String> = r
-        .tasks
-        .iter()
-        .filter_map(|t| {
-            t.blocked.as_ref().map(|b| format!("{} ({}: {}, status {})", t.id, b.host, b.marker, b.status))
-        })
-        .collect();
-    note(
-        &mut s,
-        "Blocked by the site (not counted in n; `webfreeze run --retry-blocked` re-runs them)",
-        &blocked,
-        "; ",
-    );
-    let guarded: Vec<String> = r
-        .tasks
-        .iter()
-        .filter(|t| t.guard.is_some())
-        .map(|t| {
-            let tag = if contaminated(t) { "contaminated, not counted in n" } else { "counted" };
-            format!("{} ({tag}): {}", t.id, guard_evidence(t).join("; "))
-        })
-        .collect();
-    note(
-        &mut s,
-        "Guards (live and record runs: writes refused, benchmark answers asked for or shown)",
-        &guarded,
-        " | ",
-    );
-    let off: Vec<String> = r
-        .tasks
-        .iter()
-        .filter(|t| off_snapshot(t))
-        .map(|t| {
-            let steps = t.coverage.as_ref().map(|c| c.steps_document_missed.clone()).unwrap_or_default();
-            let steps: Vec<String> = steps.iter().map(u32::to_string).collect();
-            format!(
-                "{} ({}, judged {})",
-                t.id,
-                if steps.is_empty() {
-                    "start page".to_string()
-                } else {
-                    format!("step {}", steps.join(", "))
-                },
-                if t.success { "success" } else { "failure" }
-            )
-        })
-        .collect();
-    note(
-        &mut s,
-        "Off the frozen web (asked for a page the snapshot never recorded; not counted in n; merge a \
-             recording of that path with `webfreeze snapshots merge`)",
-        &off,
-        "; ",
-    );
-    let union: Vec<String> = r
-        .tasks
-        .iter()
-        .filter_map(|t| {
-            let c = t.coverage.as_ref().filter(|c| c.explore + c.site_union + c.frozen_search > 0)?;
-            let steps: Vec<String> = c.steps_site_union.iter().map(u32::to_string).collect();
-            let mut parts = Vec::new();
-            if c.explore > 0 {
-                parts.push(format!("explore: {}", c.explore));
-            }
-            if c.site_union > 0 {
-                parts.push(format!(
-                    "site-union: {} request{}{}",
-                    c.site_union,
-                    if c.site_union == 1 { "" } else { "s" },
-                    if steps.is_empty() { String::new() } else { format!(" at step {}", steps.join(", ")) }
-                ));
-            }
-            if c.frozen_search > 0 {
-                parts.push(format!("frozen-search: {}", c.frozen_search));
-            }
-            Some(format!("{} ({})", t.id, parts.join("; ")))
-        })
-        .collect();
-    note(&mut s, "Served beyond their own snapshot (`explore`: the task's exploration layer; `site-union`: other tasks' recordings of the site, `--frozen-web \
-             task` turns it off; `frozen-search`: search results from the recorded pages, `--search off`)", &union, "; ");
-    note(&mut s, "Errored (counted as failures)", &r.errored, ", ");
-    let unparseable: Vec<String> = r
-        .tasks
-        .iter()
-        .filter_map(|t| {
-            let n = t
-                .judge
-                .as_ref()?
-                .verdicts
-                .iter()
-                .filter(|v| **v == crate::judge::Verdict::Unparseable)
-                .count();
-            (n > 0).then(|| format!("{} ({n})", t.id))
-        })
-        .collect();
-    note(
-        &mut s,
-        "Judge replies with no SUCCESS / NOT SUCCESS verdict (counted as failures)",
-        &unparseable,
-        ", ",
-    );
-    let unscorable: Vec<String> = r
-        .tasks
-        .iter()
-        .filter_map(|t| Some(format!("{} ({})", t.id, t.reference_error.as_deref()?)))
-        .collect();
-    note(&mut s, "Not scored (their eval spec could not be run)", &unscorable, "; ");
-    let unknown: Vec<String> = r
-        .tasks
-        .iter()
-        .filter(|t| !t.unknown_spec_parts.is_empty())
-        .map(|t| format!("{} ({})", t.id, t.unknown_spec_parts.join(", ")))
-        .collect();
-    note(
-        &mut s,
-        "Eval spec parts not known here, so not scored (see unknown_spec_parts in eval.json)",
-        &unknown,
-        "; ",
-    );
-    let judge_failed: Vec<&str> =
-        r.tasks.iter().filter(|t| t.judge_error.is_some()).map(|t| t.id.as_str()).collect();
-    note(&mut s, "The model judge failed on (see judge_error in eval.json)", &judge_failed, ", ");
-    note(&mut s, "Not scored (no reference for them; not counted)", &r.unscored, ", ");
-    s
 }

@@ -14,12 +14,9 @@ fuzz_target!(|data: &[u8]| {
     let mut next = || String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
     let (method, path, ct, label) = (next(), next(), next(), next());
     let body = data.splitn(5, |b| *b == b'\n').nth(4).unwrap_or_default();
-    let facts = WriteFacts {
-        method: &method,
-        path: &path,
-        fields: field_names(Some(ct.as_str()).filter(|c| !c.is_empty()), body),
-        label: Some(label.as_str()).filter(|l| !l.is_empty()),
-    };
+    let ct = Some(ct.as_str()).filter(|c| !c.is_empty());
+    let _ = field_names(ct, body);
+    let facts = WriteFacts::of(&method, &path, ct, Some(body), Some(label.as_str()).filter(|l| !l.is_empty()));
     let _ = writes.judge(&facts);
     let (host, rest) = path.split_once('/').unwrap_or((&path, ""));
     let _ = answers.judge(host, &format!("/{rest}"));

@@ -9,6 +9,7 @@
 
 pub mod guard;
 pub mod replay;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 

@@ -86,6 +86,9 @@ pub struct ReplayReport {
     pub site_union: u64,
     /// Answers from the task's exploration (pages its recording agent could have reached), never exact.
     pub explore: u64,
+    /// Answers from the site's crawl, never exact.
+    #[serde(default)]
+    pub crawl: u64,
     /// Search engine pages answered by the frozen search engine from the replayed pages' index.
     pub frozen_search: u64,
     /// Those searches.
@@ -170,6 +173,9 @@ pub enum OverlayKind {
     /// Another task's recording of the same site in the same run (`site-union`).
     #[serde(rename = "site-union")]
     SiteUnion,
+    /// The site's crawl (`webfreeze snapshots crawl`), consulted after the recordings (`crawl`).
+    #[serde(rename = "crawl")]
+    Crawl,
 }
 
 impl OverlayKind {
@@ -178,6 +184,7 @@ impl OverlayKind {
         match self {
             OverlayKind::Explore => "explore",
             OverlayKind::SiteUnion => "site-union",
+            OverlayKind::Crawl => "crawl",
         }
     }
 }

@@ -3,12 +3,14 @@
 
 use super::*;
 use crate::serving::{is_icon_request, miss_response, not_captured_response, read_body, synthetic_icon};
+use crate::wire::Answered;
+use proxy_report::wire::Answer;
 
 impl Handler for Replay {
     type Ctx = ReplayCtx;
 
     fn new_ctx(&self, _info: &RequestInfo) -> ReplayCtx {
-        ReplayCtx { rec: Recorder::ctx() }
+        ReplayCtx { rec: Recorder::ctx(), wire: crate::wire::WireNote::default() }
     }
 
     // The explicit `impl Future + Send` form keeps the trait's Send bound visible at the impl.
@@ -19,6 +21,118 @@ impl Handler for Replay {
         req: Request<Body>,
     ) -> impl std::future::Future<Output = Decision> + Send {
         async move {
+            let d = self.decide(ctx, req).await;
+            if let Decision::Respond(r) = &d {
+                self.wire_finish(ctx, r.status().as_u16(), r.headers());
+            }
+            d
+        }
+    }
+
+    fn request_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
+        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
+            recorder::on_request_chunk(&ctx.rec, chunk);
+        }
+    }
+
+    fn response_head(&self, ctx: &ReplayCtx, up: &UpstreamInfo, res: &mut http::response::Parts) {
+        // A forwarded miss: the origin's status is the one the browser gets.
+        self.wire_finish(ctx, res.status.as_u16(), &res.headers);
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_response_head(rec, &ctx.rec, up, res);
+        }
+    }
+
+    fn response_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
+        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
+            recorder::on_response_chunk(&ctx.rec, chunk);
+        }
+    }
+
+    fn complete(&self, ctx: &ReplayCtx, outcome: Result<(), ProxyError>) {
+        // A forwarded miss that failed before its response head.
+        self.wire_finish(ctx, 0, &http::HeaderMap::new());
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_complete(rec, &ctx.rec, outcome);
+        }
+    }
+
+    fn observes_websocket(&self) -> bool {
+        matches!(self.cfg.on_miss, OnMiss::Record(_))
+    }
+
+    fn websocket_message(&self, ctx: &ReplayCtx, msg: &proxy::websocket::WsMessage) {
+        if let OnMiss::Record(rec) = &self.cfg.on_miss {
+            recorder::on_websocket_message(rec, &ctx.rec, msg);
+        }
+    }
+
+    #[allow(clippy::manual_async_fn)]
+    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
+        let path = req.uri().path().to_string();
+        let method = req.method().clone();
+        async move {
+            match (method.as_str(), path.as_str()) {
+                ("POST", RESET_PATH) => {
+                    let e = self.reset();
+                    text_response(StatusCode::OK, &format!("episode {e}\n"))
+                }
+                ("GET", REPORT_PATH) => {
+                    let json = serde_json::to_string_pretty(&self.report()).unwrap_or_else(|_| "{}".into());
+                    let mut r = text_response(StatusCode::OK, &json);
+                    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    r
+                }
+                _ => text_response(
+                    StatusCode::NOT_FOUND,
+                    &format!("webfreeze replay proxy: use it as an HTTP proxy; endpoints here are POST {RESET_PATH} and GET {REPORT_PATH} (not {method} {path})\n"),
+                ),
+            }
+        }
+    }
+}
+
+impl Replay {
+    /// A document served from the snapshot that was recorded as a bot wall, denial or rate limit: the
+    /// snapshot froze the wall, not the site; the report says so.
+    pub(crate) fn note_wall(&self, x: &Exchange) {
+        let headers: Vec<(String, String)> =
+            x.response.headers.iter().map(|h| (h.name.to_ascii_lowercase(), h.value.clone())).collect();
+        let html = x
+            .response
+            .body
+            .as_ref()
+            .and_then(|b| self.store.read_blob(&b.hash).ok()?.next_chunk().ok().flatten())
+            .map(|c| String::from_utf8_lossy(&c[..c.len().min(64 * 1024)]).into_owned())
+            .unwrap_or_default();
+        let doc = wall::DocumentResponse {
+            url: &x.request.url,
+            status: x.response.status,
+            headers: &headers,
+            title: wall::html_title(&html),
+            html: &html,
+            text_len: wall::visible_text_len(&html),
+        };
+        if let Some(b) = wall::classify(&doc) {
+            if let Ok(mut s) = self.state.lock() {
+                if !s.walls.iter().any(|w| w.url == b.url) {
+                    tracing::warn!(
+                        "{}: the snapshot recorded a {:?} here ({}), not the site",
+                        b.url,
+                        b.kind,
+                        b.marker
+                    );
+                    s.walls.push(b);
+                }
+            }
+        }
+    }
+}
+
+impl Replay {
+    /// The request phase proper: match layer by layer, serve or miss; each answer noted for the wire log.
+    async fn decide(&self, ctx: &ReplayCtx, req: Request<Body>) -> Decision {
+        {
             let (parts, body) = req.into_parts();
             let url = parts.uri.to_string();
             let method = parts.method.as_str().to_string();
@@ -38,8 +152,10 @@ impl Handler for Replay {
                 }
                 return Decision::Respond(miss_response(&self.manifest.name, &method, &url));
             }
+            self.wire_request(ctx, &parts, &body);
             let search = self.as_search(&method, &url);
             if let Some(sr) = search.as_ref().filter(|_| self.cfg.search.mode == search::SearchMode::Always) {
+                self.wire_answer(ctx, Answered::bare(Answer::FrozenSearch));
                 return self.answer_from_search(&url, sr);
             }
             let headers: Vec<(String, String)> = parts
@@ -63,6 +179,7 @@ impl Handler for Replay {
             let looked_up = match (cached, &key) {
                 (Some(m), _) => Ok(Some(m)),
                 (None, None) => Ok(None), // a URL that cannot be keyed cannot match
+                _ if self.cfg.hide_own => Ok(None),
                 // Index lookups and candidate reads: store work, off the async workers.
                 (None, Some(key)) => self
                     .offload
@@ -119,7 +236,7 @@ impl Handler for Replay {
                         .await;
                     match o {
                         Ok(Some(om)) => {
-                            return self.answer_from_overlay(om, &parts.headers, &method, &url, dest)
+                            return self.answer_from_overlay(ctx, om, &parts.headers, &method, &url, dest)
                         }
                         Ok(None) => {}
                         Err(e) => tracing::warn!("replay overlays for {url}: {e}"),
@@ -128,6 +245,7 @@ impl Handler for Replay {
             }
             // An unrecorded search: the frozen search engine answers it, unless misses were asked to go live.
             if let (None, Some(sr), OnMiss::NotFound) = (&found, &search, &self.cfg.on_miss) {
+                self.wire_answer(ctx, Answered::bare(Answer::FrozenSearch));
                 return self.answer_from_search(&url, sr);
             }
             // A site's own search for a value no recording has (`--search site`): its results page, not the
@@ -135,6 +253,7 @@ impl Handler for Replay {
             let weak = found.as_ref().is_none_or(|m| m.layer == Layer::Fuzzy);
             if weak && search.is_none() && matches!(self.cfg.on_miss, OnMiss::NotFound) {
                 if let Some(ss) = self.as_site_search(&method, &url) {
+                    self.wire_answer(ctx, Answered::bare(Answer::SiteSearch));
                     return self.answer_from_site_search(&url, &ss);
                 }
             }
@@ -147,6 +266,7 @@ impl Handler for Replay {
                             s.synthetic += 1;
                             s.synthetic_urls.push(url.clone());
                         }
+                        self.wire_answer(ctx, Answered::bare(Answer::Synthetic));
                         Decision::Respond(synthetic_icon())
                     }
                     // A sink (`dummy_bin`) is answered in every mode, recorded or not.
@@ -155,14 +275,17 @@ impl Handler for Replay {
                             s.synthetic += 1;
                             s.synthetic_urls.push(url.clone());
                         }
+                        self.wire_answer(ctx, Answered::bare(Answer::Synthetic));
                         Decision::Respond(proxy::sink::answer())
                     }
                     OnMiss::NotFound => {
                         self.record_miss(&method, &url, dest.as_deref());
+                        self.wire_answer(ctx, Answered::bare(Answer::Miss));
                         Decision::Respond(miss_response(&self.manifest.name, &method, &url))
                     }
                     OnMiss::Live | OnMiss::Record(_) => {
                         self.record_miss(&method, &url, dest.as_deref());
+                        self.wire_answer(ctx, Answered::bare(Answer::Miss));
                         let req = Request::from_parts(parts, proxy::body::full(body));
                         if let OnMiss::Record(rec) = &self.cfg.on_miss {
                             rec.begin(&ctx.rec, &req);
@@ -241,6 +364,16 @@ impl Handler for Replay {
                 s.served.insert(x.seq);
                 x
             };
+            let answer = if chosen.flags.body_not_captured {
+                Answer::WithoutBody
+            } else {
+                match m.layer {
+                    Layer::Exact => Answer::Exact,
+                    Layer::Normalised => Answer::Normalised,
+                    Layer::Fuzzy => Answer::Fuzzy,
+                }
+            };
+            self.wire_answer(ctx, Answered::from_exchange(answer, &self.manifest.name, &chosen));
             tracing::debug!("replay {} {method} {url} -> #{}", m.layer, chosen.seq);
             if dest.as_deref() == Some("document") {
                 self.note_wall(&chosen);
@@ -265,101 +398,6 @@ impl Handler for Replay {
                     StatusCode::INTERNAL_SERVER_ERROR,
                     &format!("webfreeze replay: cannot serve {url}: {}\n", e.message),
                 )),
-            }
-        }
-    }
-
-    fn request_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
-        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
-            recorder::on_request_chunk(&ctx.rec, chunk);
-        }
-    }
-
-    fn response_head(&self, ctx: &ReplayCtx, up: &UpstreamInfo, res: &mut http::response::Parts) {
-        if let OnMiss::Record(rec) = &self.cfg.on_miss {
-            recorder::on_response_head(rec, &ctx.rec, up, res);
-        }
-    }
-
-    fn response_chunk(&self, ctx: &ReplayCtx, chunk: &Bytes) {
-        if matches!(self.cfg.on_miss, OnMiss::Record(_)) {
-            recorder::on_response_chunk(&ctx.rec, chunk);
-        }
-    }
-
-    fn complete(&self, ctx: &ReplayCtx, outcome: Result<(), ProxyError>) {
-        if let OnMiss::Record(rec) = &self.cfg.on_miss {
-            recorder::on_complete(rec, &ctx.rec, outcome);
-        }
-    }
-
-    fn observes_websocket(&self) -> bool {
-        matches!(self.cfg.on_miss, OnMiss::Record(_))
-    }
-
-    fn websocket_message(&self, ctx: &ReplayCtx, msg: &proxy::websocket::WsMessage) {
-        if let OnMiss::Record(rec) = &self.cfg.on_miss {
-            recorder::on_websocket_message(rec, &ctx.rec, msg);
-        }
-    }
-
-    #[allow(clippy::manual_async_fn)]
-    fn direct(&self, req: Request<Body>) -> impl std::future::Future<Output = Response<Body>> + Send {
-        let path = req.uri().path().to_string();
-        let method = req.method().clone();
-        async move {
-            match (method.as_str(), path.as_str()) {
-                ("POST", RESET_PATH) => {
-                    let e = self.reset();
-                    text_response(StatusCode::OK, &format!("episode {e}\n"))
-                }
-                ("GET", REPORT_PATH) => {
-                    let json = serde_json::to_string_pretty(&self.report()).unwrap_or_else(|_| "{}".into());
-                    let mut r = text_response(StatusCode::OK, &json);
-                    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                    r
-                }
-                _ => text_response(
-                    StatusCode::NOT_FOUND,
-                    &format!("webfreeze replay proxy: use it as an HTTP proxy; endpoints here are POST {RESET_PATH} and GET {REPORT_PATH} (not {method} {path})\n"),
-                ),
-            }
-        }
-    }
-}
-
-impl Replay {
-    /// A document served from the snapshot that was recorded as a bot wall, denial or rate limit: the
-    /// snapshot froze the wall, not the site; the report says so.
-    pub(crate) fn note_wall(&self, x: &Exchange) {
-        let headers: Vec<(String, String)> =
-            x.response.headers.iter().map(|h| (h.name.to_ascii_lowercase(), h.value.clone())).collect();
-        let html = x
-            .response
-            .body
-            .as_ref()
-            .and_then(|b| self.store.read_blob(&b.hash).ok()?.next_chunk().ok().flatten())
-            .map(|c| String::from_utf8_lossy(&c[..c.len().min(64 * 1024)]).into_owned())
-            .unwrap_or_default();
-        let doc = wall::DocumentResponse {
-            url: &x.request.url,
-            status: x.response.status,
-            headers: &headers,
-            title: wall::html_title(&html),
-            html: &html,
-            text_len: wall::visible_text_len(&html),
-        };
-        if let Some(b) = wall::classify(&doc) {
-            if let Ok(mut s) = self.state.lock() {
-                if !s.walls.iter().any(|w| w.url == b.url) {
-                    tracing::warn!(
-                        "{}: the snapshot recorded a {:?} here ({}), not the site",
-                        b.url,
-                        b.kind,
-                        b.marker
-                    );
-                    s.walls.push(b);
-                }
             }
         }
     }

@@ -133,6 +133,11 @@ pub struct ReplayConfig {
     pub search: search::SearchConfig,
     /// How recorded WebSocket server messages are timed.
     pub ws_pacing: websocket::WsPacing,
+    /// Where each answered request goes (the task's wire log, [`wire`]); None keeps nothing.
+    pub wire: Option<Arc<dyn proxy_report::wire::WireTap>>,
+    /// Answer nothing from the replayed snapshot itself, only from the overlays (`webfreeze coverage`: a
+    /// task against the rest of its site's frozen web). Its seed, time zone and name still apply.
+    pub hide_own: bool,
 }
 
 /// The clock [`ReplayConfig::refresh`] measures "now" with.
@@ -158,6 +163,8 @@ impl Default for ReplayConfig {
             overlays: overlay::Overlays::default(),
             search: search::SearchConfig::default(),
             ws_pacing: websocket::WsPacing::default(),
+            wire: None,
+            hide_own: false,
         }
     }
 }
@@ -183,6 +190,8 @@ pub struct Replay {
     offload: proxy::Offload,
     /// WebSocket misses, reported by the connections being played (which outlive a request).
     ws_misses: websocket::WsMisses,
+    /// The next wire entry's number.
+    wire_seq: std::sync::atomic::AtomicU64,
 }
 
 /// Exact-key match results kept in memory.
@@ -198,9 +207,10 @@ impl std::fmt::Debug for Replay {
     }
 }
 
-/// Per-request state: only used when a miss is forwarded and recorded.
+/// Per-request state: a forwarded miss's recording, and the request's wire note.
 pub struct ReplayCtx {
     rec: RecCtx,
+    wire: wire::WireNote,
 }
 
 const RESET_PATH: &str = "/__webfreeze/reset";
@@ -234,6 +244,7 @@ impl Replay {
             search_index: search::LazyIndex::default(),
             offload: proxy::Offload::per_core(),
             ws_misses: websocket::WsMisses::default(),
+            wire_seq: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -263,6 +274,7 @@ impl Replay {
         let recorded = self.manifest.counts.exchanges;
         let site_union = s.overlay_counts.get(&overlay::OverlayKind::SiteUnion).copied().unwrap_or(0);
         let explore = s.overlay_counts.get(&overlay::OverlayKind::Explore).copied().unwrap_or(0);
+        let crawl = s.overlay_counts.get(&overlay::OverlayKind::Crawl).copied().unwrap_or(0);
         let overlay_total: u64 = s.overlay_counts.values().sum();
         let ws_misses = self.ws_misses.lock().map(|m| m.clone()).unwrap_or_default();
         ReplayReport {
@@ -281,6 +293,7 @@ impl Replay {
             fuzzy: s.fuzzy,
             site_union,
             explore,
+            crawl,
             frozen_search: s.frozen_search,
             frozen_search_queries: s.frozen_search_queries.clone(),
             missed: s.missed,
@@ -336,6 +349,7 @@ impl Replay {
 
 mod handler;
 mod serving;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -128,6 +128,70 @@ pub fn identity_conflict(
     None
 }
 
+/// Query parameters that name the content (a search term, an id, a page of results): part of the resource
+/// whatever their value looks like. A fuzzy candidate never drops, adds or replaces one.
+pub const CONTENT_PARAMS: &[&str] = &[
+    // search terms (single letters only where a platform names its search or page so: a `v=` or `t=` is as
+    // often a cache-buster)
+    "q",
+    "s",
+    "query",
+    "search",
+    "search_query",
+    "term",
+    "keyword",
+    "keywords",
+    "wd",
+    "text",
+    "searchterm",
+    "search_term",
+    "find",
+    // ids and names of a page or item
+    "id",
+    "p",
+    "page_id",
+    "pageid",
+    "curid",
+    "post",
+    "post_id",
+    "product",
+    "product_id",
+    "pid",
+    "item",
+    "item_id",
+    "article",
+    "title",
+    "slug",
+    "name",
+    "cat",
+    "category",
+    "category_id",
+    "tag",
+    "topic",
+    "user",
+    // pages of results
+    "page",
+    "paged",
+    "pg",
+    "start",
+    "offset",
+    "first",
+    "skip",
+];
+
+/// The first content-naming parameter ([`CONTENT_PARAMS`]) on which the two sides differ (present on one
+/// only, or with other values): such a candidate is another resource, never a fuzzy answer.
+pub fn content_conflict(
+    mine: &BTreeSet<(String, Option<String>)>,
+    theirs: &BTreeSet<(String, Option<String>)>,
+) -> Option<String> {
+    let of = |set: &BTreeSet<(String, Option<String>)>, k: &str| -> BTreeSet<Option<String>> {
+        set.iter().filter(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v.clone()).collect()
+    };
+    let names: BTreeSet<String> = mine.iter().chain(theirs).map(|(k, _)| k.to_ascii_lowercase()).collect();
+    names.into_iter().find(|k| CONTENT_PARAMS.contains(&k.as_str()) && of(mine, k) != of(theirs, k))
+}
+
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
@@ -273,12 +337,16 @@ pub fn find(
     let mut best: Option<(f64, usize, &Exchange)> = None;
     for x in &same_method {
         let theirs = pairs_of(rules, &x.request.url);
-        if identity_conflict(&my_pairs, &theirs).is_some() {
+        if identity_conflict(&my_pairs, &theirs).is_some() || content_conflict(&my_pairs, &theirs).is_some() {
             continue;
         }
         let their_keys: BTreeSet<String> = theirs.iter().map(|(k, _)| k.clone()).collect();
         let score = 0.7 * jaccard(&my_pairs, &theirs) + 0.3 * jaccard(&my_keys, &their_keys);
-        if score + 1e-9 < fuzzy_min_score {
+        // A candidate with nothing in common (parameters on both sides, none shared) is no match, whatever
+        // the threshold; a recorded URL without parameters may still answer a request that adds some
+        // (a content-naming one is ruled out above).
+        let disjoint = !my_keys.is_empty() && !their_keys.is_empty() && my_keys.is_disjoint(&their_keys);
+        if disjoint || score + 1e-9 < fuzzy_min_score {
             continue;
         }
         let hdr = x

@@ -111,6 +111,7 @@ impl crate::Replay {
     /// count it under the overlay's layer.
     pub(crate) fn answer_from_overlay(
         &self,
+        ctx: &crate::ReplayCtx,
         om: OverlayMatch,
         req_headers: &http::HeaderMap,
         method: &str,
@@ -137,6 +138,14 @@ impl crate::Replay {
                 ))
             }
         };
+        let answer = if x.flags.body_not_captured {
+            proxy_report::wire::Answer::WithoutBody
+        } else {
+            proxy_report::wire::Answer::Overlay
+        };
+        let mut noted = crate::wire::Answered::from_exchange(answer, &o.manifest.name, &x);
+        noted.overlay = Some(o.kind);
+        self.wire_answer(ctx, noted);
         if let Ok(mut s) = self.state.lock() {
             if x.flags.body_not_captured {
                 s.without_body += 1;

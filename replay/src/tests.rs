@@ -113,7 +113,15 @@ async fn matching_layers_table() {
         ("GET", "https://a.test/app.js?_=1712345678999", 200, "script", "normalised"),
         ("GET", "https://a.test/page?id=1&utm_source=mail", 200, "page one", "normalised"),
         ("GET", "https://a.test/search?q=shoes&sort=price&page=1&view=grid", 200, "shoes by price", "fuzzy"),
-        ("GET", "https://a.test/search?q=socks&page=2", 200, "socks", "fuzzy"),
+        ("GET", "https://a.test/search?q=socks&page=1&view=list", 200, "socks", "fuzzy"),
+        // A parameter that names the content (a search term, an id, a page of results) is part of the
+        // resource: never dropped, added or replaced (issue 51), whatever its value looks like.
+        ("GET", "https://a.test/search?q=socks&page=2", 404, "", "miss"),
+        ("GET", "https://a.test/search?q=boots&page=1", 404, "", "miss"),
+        ("GET", "https://a.test/search?page=1", 404, "", "miss"),
+        ("GET", "https://a.test/page?id=2", 404, "", "miss"),
+        ("GET", "https://a.test/page", 404, "", "miss"),
+        ("GET", "https://a.test/page?id=1&layout=wide", 200, "page one", "fuzzy"),
         ("GET", "http://a.test/page?id=1", 200, "page one", "normalised"),
         // A parameter whose value names another resource rules the candidate out: never the wrong bytes.
         ("GET", "https://a.test/search?q=shoes&sort=name&page=1", 404, "", "miss"),
@@ -150,8 +158,8 @@ async fn matching_layers_table() {
     }
     let rep = r.report();
     assert_eq!(rep.fuzzy_matches[0].recorded_url, "https://a.test/search?q=shoes&sort=price&page=1");
-    assert_eq!(rep.fuzzy_matches.len(), 3);
-    assert_eq!(rep.misses.len(), 5);
+    assert_eq!(rep.fuzzy_matches.len(), 4);
+    assert_eq!(rep.misses.len(), 10);
     assert_eq!(rep.served_exchanges, 5);
     assert!((rep.coverage - 5.0 / 6.0).abs() < 1e-9);
     assert_eq!(rep.fuzzy_min_score, 0.0);
@@ -433,7 +441,7 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
             ("GET", "https://s.test/item/2", 200, "c item two", "site-union"),
             // The task's own fuzzy answer comes after the union's exact ones, and before none.
             ("GET", "https://s.test/search?q=shoes", 200, "c shoes", "site-union"),
-            ("GET", "https://s.test/search?q=socks&page=2", 200, "own socks", "fuzzy"),
+            ("GET", "https://s.test/search?q=socks&view=grid", 200, "own socks", "fuzzy"),
             ("POST", "https://s.test/cart", 200, "own cart", "exact"),
             ("POST", "https://s.test/pay", if writes { 200 } else { 404 }, "b paid", "site-union"),
             ("GET", "https://s.test/nowhere", 404, "", "miss"),
@@ -721,7 +729,7 @@ async fn a_sites_own_search_is_answered_under_search_site() {
     let (_, recorded, _) = ask(&r, "GET", "https://shop.test/search?q=kettle&cat=all", &[]).await;
     assert!(recorded.contains("Results for kettle"), "{recorded}");
     // A path never recorded with a query is not a search: the fuzzy layer answers as before.
-    let (s, body, h) = ask(&r, "GET", "https://shop.test/kettle?id=3", &[]).await;
+    let (s, body, h) = ask(&r, "GET", "https://shop.test/kettle?color=blue", &[]).await;
     assert!(s == 200 && body.contains("Blue Kettle") && h.get(overlay::LAYER_HEADER).is_none(), "{body}");
     let rep = r.report();
     assert_eq!((rep.frozen_search, rep.exact, rep.fuzzy, rep.missed), (1, 1, 1, 0));

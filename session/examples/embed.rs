@@ -81,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
         locale: "en_US".into(),
         explore: false,
         guard: None,
+        wire: None,
     };
     let record =
         ProxyMode::Record { store: store.clone(), run: "embed".into(), run_dir: "embed-example".into() };

@@ -17,6 +17,9 @@ pub enum SessionError {
     /// The run directory could not be read or written.
     #[error(transparent)]
     RunDir(#[from] trajectory::RunDirError),
+    /// The task's wire log could not be written.
+    #[error("wire log: {0}")]
+    Wire(#[from] trajectory::wire::WireError),
     /// A replay without the task's snapshot.
     #[error("no snapshot {name:?} for task {task:?}: record it with `webfreeze run --mode record`")]
     NoSnapshot {
@@ -42,6 +45,12 @@ pub enum SessionError {
     /// `snapshots explore` could not drive its browser.
     #[error("exploring: {0}")]
     Explore(String),
+    /// `snapshots crawl` could not start or drive its browser.
+    #[error("crawling: {0}")]
+    Crawl(String),
+    /// `coverage` could not start.
+    #[error("coverage: {0}")]
+    Coverage(String),
     /// Record and replay need a store.
     #[error("{0} mode needs a store")]
     NoStore(&'static str),

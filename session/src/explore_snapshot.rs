@@ -68,6 +68,20 @@ pub async fn explore_snapshot(
     store.check_snapshot(&m)?;
     let docs = recorded_documents(store, &m)?;
     let layer = explore_name(name);
+    // What the site's other recordings, explorations and crawl hold is on the frozen web already: the
+    // budget goes to pages no one recorded.
+    if let (Some((run, _)), Some(site)) = (name.rsplit_once('/'), m.labels.get("web_name")) {
+        let mut known = crate::crawl::site_snapshots(store, run, site)?;
+        let explored: Vec<Manifest> =
+            known.iter().filter_map(|k| store.manifest(&explore_name(&k.name)).ok()).collect();
+        known.extend(explored);
+        known.extend(crate::crawl::crawl_layers(store, run, site)?);
+        for k in known.iter().filter(|k| k.name != name && k.name != layer) {
+            for d in recorded_documents(store, k)? {
+                o.explore.frontier.mark_seen(&d.url);
+            }
+        }
+    }
     if store.manifest(&layer).is_ok() {
         store.remove(&layer)?;
     }

@@ -32,6 +32,9 @@ pub struct FrozenWeb {
     pub search_urls: Vec<String>,
     /// How recorded WebSocket server messages are timed.
     pub ws_pacing: replay::websocket::WsPacing,
+    /// Leave the task's own snapshot and its exploration out: the task meets only the rest of its site's
+    /// frozen web (`webfreeze coverage`).
+    pub leave_out_own: bool,
 }
 
 impl Default for FrozenWeb {
@@ -42,6 +45,7 @@ impl Default for FrozenWeb {
             search: SearchMode::Fallback,
             search_urls: Vec::new(),
             ws_pacing: Default::default(),
+            leave_out_own: false,
         }
     }
 }
@@ -54,6 +58,7 @@ impl FrozenWeb {
             search: SearchMode::Off,
             search_urls: Vec::new(),
             ws_pacing: Default::default(),
+            leave_out_own: false,
         }
     }
 }
@@ -99,9 +104,36 @@ pub(crate) fn overlays(
     own: &Manifest,
     web_name: &str,
     unit: WebUnit,
+    leave_out_own: bool,
 ) -> Result<Overlays, StoreError> {
     let members = if unit == WebUnit::Site { site_union(store, run, own, web_name)? } else { Vec::new() };
-    Ok(layers(store, own, members, true))
+    let mut o = layers(store, own, members, true);
+    if leave_out_own {
+        let own_explore = crate::task_proxy::explore_name(&own.name);
+        o.layers.retain(|l| l.manifest.name != own_explore);
+    }
+    if unit == WebUnit::Site {
+        o.layers.extend(crawl_overlays(store, run, site_of(own, web_name)));
+    }
+    Ok(o)
+}
+
+/// The site's crawl parts as overlays, after every recording (`crate::crawl` says why last).
+pub fn crawl_overlays(store: &Store, run: &str, site: &str) -> Vec<Overlay> {
+    if site.is_empty() {
+        return Vec::new();
+    }
+    match crate::crawl::crawl_layers(store, run, site) {
+        Ok(parts) => parts
+            .into_iter()
+            .filter(|m| store.check_snapshot(m).is_ok())
+            .map(|manifest| Overlay { kind: OverlayKind::Crawl, manifest })
+            .collect(),
+        Err(e) => {
+            tracing::warn!("the crawl of {site} is left out of the replay's layers: {e}");
+            Vec::new()
+        }
+    }
 }
 
 /// Overlays in replay's order: `own`'s exploration layer (`NAME/explore`, made by `run --explore` or

@@ -18,6 +18,9 @@
 //! [`TaskProxy`] builds this crate with `default-features = false` and compiles no browser crate
 //! (`tests/architecture.rs` checks it).
 
+#[cfg(feature = "run")]
+mod coverage;
+mod crawl;
 mod error;
 #[cfg(feature = "run")]
 mod explore_snapshot;
@@ -32,10 +35,18 @@ mod run;
 mod shard;
 mod task_proxy;
 
+#[cfg(feature = "run")]
+pub use coverage::{
+    compare as coverage_of, coverage_run, summarise as summarise_coverage, CoverageReport, SiteCoverage,
+    TaskCoverage,
+};
+pub use crawl::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
+#[cfg(feature = "run")]
+pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions};
 pub use error::SessionError;
 #[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
-pub use frozen_web::{layers as overlay_layers, site_union, FrozenWeb, WebUnit};
+pub use frozen_web::{crawl_overlays, layers as overlay_layers, site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use replay::search::SearchMode;
 #[cfg(feature = "run")]

@@ -72,6 +72,7 @@ impl ProxyProbe for ReplayProbe {
                 .collect(),
             frozen_search: r.frozen_search,
             explore: r.explore,
+            crawl: r.crawl,
             missed: r.missed,
             recorded: 0,
             miss_urls: r.misses.iter().map(|m| format!("{} {}", m.method, m.url)).collect(),

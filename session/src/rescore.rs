@@ -28,7 +28,7 @@ pub type Rescored = BTreeMap<String, Result<CheckEvidence, RescoreError>>;
 pub const RESCORE_DIR: &str = "rescore";
 
 /// The task a trajectory ran, rebuilt from what the trajectory keeps.
-fn task_of(t: &Trajectory) -> Task {
+pub(crate) fn task_of(t: &Trajectory) -> Task {
     let mut setup: TaskSetup =
         t.task_setup.as_ref().and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
     setup.eval = t.task_eval.clone();
@@ -90,6 +90,7 @@ pub async fn rescore_run(
                     locale: "en-US".into(),
                     explore: false,
                     guard: None,
+                    wire: None,
                 };
                 match TaskProxy::start(&mode, ca.clone(), &opts).await {
                     Ok(tp) => {

@@ -301,6 +301,14 @@ async fn task_inner(
     let policy = o.policy.for_task(task)?;
     // A rerun of an unfinished task starts it afresh.
     dir.create_empty()?;
+    // A replayed task keeps its own wire: its network checks are scored on what this run sent.
+    let wire = match o.mode {
+        crate::ProxyMode::Replay { .. } => {
+            let run = o.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Some(Arc::new(dir.create_wire(&run, &task.id, started)?))
+        }
+        _ => None,
+    };
     let tp = TaskProxy::start(
         &o.mode,
         o.ca.clone(),
@@ -313,11 +321,15 @@ async fn task_inner(
             locale: o.locale.clone(),
             explore: o.agent.explore.is_some(),
             guard: o.guard.clone(),
+            wire: wire.clone().map(|w| w as Arc<dyn proxy_report::wire::WireTap>),
         },
     )
     .await?;
     let t = run_task(&o.agent, tp.agent_env(started), task, policy, dir.clone()).await;
     tp.finish().await?;
+    if let Some(w) = wire {
+        w.finish()?;
+    }
     Ok(t)
 }
 

@@ -103,8 +103,12 @@ pub struct TaskProxyOptions {
     /// Record: the agent explores (`agent::explore`); its marked traffic is recorded into the task's
     /// exploration snapshot `<run>/<task-id>/explore` instead of the task's own.
     pub explore: bool,
-    /// Live and record: the side-effect and contamination guards (`proxy::guard`); None: unguarded.
+    /// Live, record, and replay's misses sent live: the side-effect and contamination guards
+    /// (`proxy::guard`); None: unguarded.
     pub guard: Option<Arc<proxy::guard::GuardConfig>>,
+    /// Replay: where each request and what answered it go (the task's wire log, `trajectory::wire`).
+    /// Record and live keep none: their requests are their recording's.
+    pub wire: Option<Arc<dyn proxy_report::wire::WireTap>>,
 }
 
 /// A running task proxy. See the module docs.
@@ -220,6 +224,7 @@ impl TaskProxy {
                 }
             }
             ProxyMode::Replay { store, run, on_miss, frozen_web } => {
+                let on_miss_policy = *on_miss;
                 let name = snapshot_name(run, &opts.task_id);
                 let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
                     name: name.clone(),
@@ -240,8 +245,14 @@ impl TaskProxy {
                 if let Some(l) = manifest.labels.get("locale") {
                     tp.locale = l.clone();
                 }
-                let overlays =
-                    crate::frozen_web::overlays(store, run, &manifest, &opts.web_name, frozen_web.unit)?;
+                let overlays = crate::frozen_web::overlays(
+                    store,
+                    run,
+                    &manifest,
+                    &opts.web_name,
+                    frozen_web.unit,
+                    frozen_web.leave_out_own,
+                )?;
                 // The browser gets the shim through CDP, so the proxy does not inject it as well.
                 let rp = Arc::new(Replay::new(
                     store.clone(),
@@ -259,13 +270,20 @@ impl TaskProxy {
                             urls: frozen_web.search_urls.clone(),
                         },
                         ws_pacing: frozen_web.ws_pacing,
+                        wire: opts.wire.clone(),
+                        hide_own: frozen_web.leave_out_own,
                         ..ReplayConfig::default()
                     },
                 ));
                 tp.init_scripts = vec![rp.shim_js().to_string()];
                 tp.snapshot = Some(name);
                 tp.probe = Arc::new(ReplayProbe(rp.clone()));
-                tp.serve(rp, listener, ca, opts)?;
+                // Misses sent to the live web go through the guards; what replay answers never leaves.
+                if matches!(on_miss_policy, MissPolicy::NotFound) {
+                    tp.serve(rp, listener, ca, opts)?;
+                } else {
+                    tp.serve_guarded(rp, listener, ca, opts)?;
+                }
             }
         }
         Ok(tp)

@@ -23,6 +23,7 @@ fn setup() -> (tempfile::TempDir, Arc<CertificateAuthority>, TaskProxyOptions) {
         locale: "fr_FR".into(),
         explore: false,
         guard: None,
+        wire: None,
     };
     (home, ca, opts)
 }

@@ -66,6 +66,67 @@ pub(crate) enum Command {
     /// The whole loop on the bundled demo sites, no network or API key: record live, drift the sites,
     /// run live again, replay the recording, evaluate and compare.
     Demo(DemoArgs),
+    /// The guards' judges, offline: what they would refuse in a recording.
+    #[command(subcommand)]
+    Guard(GuardCmd),
+    /// How much of a frozen benchmark an agent that did not record it would find: every task of a
+    /// recorded run re-executed from its recorded replies with its own snapshot and exploration left out
+    /// (against the rest of its site's frozen web: the other tasks' recordings, their explorations, the
+    /// site's crawl, the frozen search engine); per task and per site, the share of steps served as
+    /// recorded, the layers that answered and the first miss. No network.
+    Coverage(CoverageArgs),
+}
+
+/// `webfreeze coverage`.
+#[derive(Debug, Args)]
+pub(crate) struct CoverageArgs {
+    /// The recorded run (`run --mode record --out RUN`).
+    pub run: PathBuf,
+    /// Where the re-executions go [default: RUN/coverage] (replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write the per-site table as an HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the report as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Tasks re-executed at once.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+    /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
+    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+}
+
+/// `webfreeze guard`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum GuardCmd {
+    /// Print what the side-effect and contamination guards would refuse among a recording's requests, and
+    /// why (the rule and the evidence), so a recording or a rule change can be audited before a live run.
+    /// Recordings keep no control labels, so requests are judged by platform, form and path only. Exits
+    /// 0 whatever it finds; 1 when the recording cannot be read.
+    Check(GuardCheckArgs),
+}
+
+/// `webfreeze guard check`.
+#[derive(Debug, Args)]
+pub(crate) struct GuardCheckArgs {
+    /// A HAR file (`*.har`, from a browser, Playwright or `snapshots export`), or a snapshot's name in the
+    /// store.
+    pub recording: String,
+    /// Print JSON (one object per refused request) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Hosts whose writes pass (as `run --allow-writes`: exact names, or `*.domain`).
+    #[arg(long = "allow-writes", value_name = "HOST")]
+    pub allow_writes: Vec<String>,
+    /// More side-effect rules and harmless paths (as `run --write-guard-file`).
+    #[arg(long, value_name = "FILE")]
+    pub write_guard_file: Option<PathBuf>,
+    /// More places answers are published (as `run --answer-guard-file`).
+    #[arg(long, value_name = "FILE")]
+    pub answer_guard_file: Option<PathBuf>,
 }
 
 /// `webfreeze env`.
@@ -116,6 +177,26 @@ pub(crate) struct ProxyArgs {
     /// Concurrent client connections; a connection past it is answered 503 (Retry-After: 1) at once.
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
+    /// Put the guards in front of what goes to origins (comma-separated): `writes` refuses requests that
+    /// act in the world (placing an order, paying, posting, messaging, subscribing, deleting, changing an
+    /// account; searches, log-ins, translations and cart changes pass), `answers` refuses the places
+    /// benchmarks' answers are published. A refused request gets a 403 page saying why and is listed when
+    /// the proxy stops. Off by default here (`run` has both on); in `replay` it guards what --on-miss live
+    /// or record sends out.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "GUARDS")]
+    pub guard: Vec<GuardKind>,
+    /// With --guard writes: hosts whose writes pass (exact names, or `*.domain`). Repeatable.
+    #[arg(long = "allow-writes", value_name = "HOST")]
+    pub allow_writes: Vec<String>,
+}
+
+/// A guard of `--guard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GuardKind {
+    /// Requests that act in the world.
+    Writes,
+    /// Places benchmarks' answers are published.
+    Answers,
 }
 
 /// How the proxy reaches origins (shared by `proxy`, `record`, `replay` and `run`).

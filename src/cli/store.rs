@@ -94,6 +94,46 @@ pub(crate) enum SnapshotsCmd {
         #[command(flatten)]
         upstream: crate::cli::UpstreamArgs,
     },
+    /// Crawl a recorded site in Chromium into its crawl layer, so paths no task recorded stay on the frozen
+    /// web. Breadth-first from every document the recording RUN recorded on site SITE (and --start URLs),
+    /// the page as an agent sees it (scripts run), its links in the order an agent meets them (main content
+    /// first, the site's chrome once, tool and account pages last); never a form, never a link that would
+    /// act (add to cart, delete, log out, ...); robots.txt honoured (--ignore-robots for sites you own); a
+    /// host that answers with a wall or a rate limit is stopped. Each call records the next part
+    /// `RUN/crawl/SITE/NNN`; the crawl's state is kept after every page, so a stopped crawl resumes where it
+    /// was with the same command (no page is loaded twice; --pages is the budget over all calls). Replay
+    /// (`run --mode replay` with `--frozen-web site`, `replay --frozen-web site`) consults it after the
+    /// task's own snapshot, its exploration and the site union. Needs the site live.
+    Crawl {
+        /// The recording (the `--out` name of `run --mode record`, the RUN of its `RUN/TASK` snapshots).
+        run: String,
+        /// The site (its tasks' `web_name`); `snapshots list` shows the labels.
+        #[arg(long)]
+        site: String,
+        /// More URLs to start from. Repeatable.
+        #[arg(long = "start", value_name = "URL")]
+        starts: Vec<String>,
+        /// Pages loaded for the site, over every call.
+        #[arg(long, default_value_t = 200, value_name = "N")]
+        pages: usize,
+        /// Link depth from the start pages.
+        #[arg(long, default_value_t = 6, value_name = "N")]
+        depth: u32,
+        /// Milliseconds between two page loads (be gentle with sites you do not own).
+        #[arg(long, default_value_t = 200, value_name = "MS")]
+        pace_ms: u64,
+        /// Do not read robots.txt: only for sites you own or are allowed to crawl.
+        #[arg(long)]
+        ignore_robots: bool,
+        /// A page has settled when no request has been in flight for this many milliseconds.
+        #[arg(long, default_value_t = 300, value_name = "MS")]
+        settle_ms: u64,
+        /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
+        #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+        chrome: Option<PathBuf>,
+        #[command(flatten)]
+        upstream: crate::cli::UpstreamArgs,
+    },
     /// Build and store the frozen search engine's index of snapshots (the full-text index of their recorded
     /// pages that replay's `--search` answers from). Recording and import store it already; run this for
     /// snapshots made by an older webfreeze, for one whose index replay reports damaged, or after the index

@@ -47,6 +47,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
             host_budget: explore_host_budget,
             depth: explore_depth,
             pace: Duration::from_millis(explore_pace_ms),
+            frontier: Default::default(),
         },
         ca: load_ca(cfg)?,
         proxy: upstream_config(&upstream)?,

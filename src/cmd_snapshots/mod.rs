@@ -13,6 +13,7 @@ use crate::cli::{ExportFormat, SnapshotsCmd};
 use crate::config::Config;
 use crate::output;
 
+mod crawl;
 pub(crate) mod diff;
 mod explore;
 mod transfer;
@@ -34,6 +35,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         SnapshotsCmd::Import { file, snapshot, json } => import(cfg, &file, &snapshot, json),
         SnapshotsCmd::Export { name, format, out } => export(cfg, &name, format, &out),
         cmd @ SnapshotsCmd::Explore { .. } => explore::run(cfg, cmd),
+        cmd @ SnapshotsCmd::Crawl { .. } => crawl::run(cfg, cmd),
         SnapshotsCmd::SearchIndex { names, all } => search_index(cfg, names, all),
         SnapshotsCmd::Migrate { names, all } => migrate(cfg, names, all),
     }

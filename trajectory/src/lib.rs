@@ -8,6 +8,7 @@
 //!   `run.json` ([`RunFile`], [`TaskStatus`], [`TaskState`]);
 //! - [`task_eval`]: a task's own evaluation spec ([`TaskEvalSpec`]: WebArena's typed, WebArena-Verified's list),
 //!   read once where the task file is loaded and carried in its trajectory;
+//! - [`wire`]: a task's wire log (`wire.jsonl.zst`), the requests its browser made and what answered them;
 //! - [`llm`]: the OpenAI-compatible chat-completions client.
 
 /// The proxy report a trajectory keeps ([`Trajectory::proxy_report`]), re-exported so readers of a run need
@@ -19,6 +20,7 @@ pub mod run_dir;
 pub mod task_env;
 pub mod task_eval;
 pub mod types;
+pub mod wire;
 
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,

@@ -8,6 +8,8 @@
 //!   - `trajectory.json`: [`Trajectory`], written after every step (a crash loses at most the step in
 //!     flight) and marked finished at the end; a rerun skips finished tasks;
 //!   - `step-NN.png`: the labelled screenshot each step's decision was made on;
+//!   - `wire.jsonl.zst`: replay runs: the requests the task's browser made and what answered them
+//!     ([`crate::wire`]), written as the run goes; the network checks score the task on it;
 //!   - `messages.json`: the system prompt and, per step, what was sent and the model's raw reply, so the
 //!     run can be re-executed without the model (`trajectory:RUN`);
 //!   - WebVoyager's own layout, so its evaluation scripts read our runs: `interact_messages.json` (the
@@ -434,6 +436,26 @@ impl TaskDir {
     pub fn write_json(&self, name: &str, v: &serde_json::Value) -> Result<(), RunDirError> {
         let path = self.dir.join(name);
         write_atomic(&path, &to_json(&path, "run file", v)?)
+    }
+
+    /// Start the task's wire log (`wire.jsonl.zst`) for the attempt started at `started_ms`.
+    pub fn create_wire(
+        &self,
+        run: &str,
+        task_id: &str,
+        started_ms: i64,
+    ) -> Result<crate::wire::WireWriter, crate::wire::WireError> {
+        crate::wire::WireWriter::create(&self.dir, run, task_id, started_ms)
+    }
+
+    /// The task's wire log, if it has one (`Ok(None)`: none was written, as in record and live runs, whose
+    /// requests are their recording's).
+    pub fn read_wire(&self, t: &Trajectory) -> Result<Option<crate::wire::WireLog>, crate::wire::WireError> {
+        let path = self.dir.join(crate::wire::WIRE_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        crate::wire::read(&path, &t.task_id, t.started_ms).map(Some)
     }
 
     /// The screenshot file name of step `n`.

@@ -85,6 +85,9 @@ pub struct ProxyStats {
     /// Replay: answers from the task's exploration (the `explore` layer).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub explore: u64,
+    /// Replay: answers from the site's crawl (the `crawl` layer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub crawl: u64,
     /// Replay: misses.
     pub missed: u64,
     /// Record: exchanges stored.
@@ -181,6 +184,9 @@ pub struct Coverage {
     /// Requests over the whole task answered by the task's exploration (`explore`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub explore: u64,
+    /// Requests over the whole task answered by the site's crawl (`crawl`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub crawl: u64,
     /// Searches over the whole task answered by the frozen search engine.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frozen_search: u64,

@@ -278,9 +278,11 @@ pub(crate) fn write_all(root: &Path) -> anyhow::Result<()> {
         ],
     )?;
     // The guards' rule tables, row by row: method, path, content type, label, then the body.
-    let mut guard: Vec<Vec<u8>> = proxy::guard::writes::EXAMPLES
+    let mut guard: Vec<Vec<u8>> = proxy::guard::cases::CASES
         .iter()
-        .map(|(m, p, ct, body, label, _)| format!("{m}\n{p}\n{ct}\n{label}\n{body}").into_bytes())
+        .map(|c| {
+            format!("{}\n{}\n{}\n{}\n{}", c.method, c.path, c.content_type, c.label, c.body).into_bytes()
+        })
         .collect();
     guard.extend(
         proxy::guard::answers::EXAMPLES

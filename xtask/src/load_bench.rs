@@ -472,6 +472,7 @@ pub(crate) fn run_tasks(tasks: usize, jobs: usize) -> anyhow::Result<()> {
                         locale: "en-US".into(),
                         explore: false,
                         guard: None,
+                        wire: None,
                     };
                     handles.push(tokio::spawn(async move {
                         let _permit = permit;

@@ -8,8 +8,10 @@
 //! - `cargo xtask bench replay [--secs S] [--throughput-only]`: replay vs an in-memory hyper+rustls server vs
 //!   mitmproxy server replay, with each server's CPU time per request; then (unless `--throughput-only`)
 //!   the store-bound cells and replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
-//! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded, leave-one-out, with the
-//!   task's snapshot only, + the site union, + the frozen search engine
+//! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded on real applications
+//!   (DokuWiki with 220 pages, Python's documentation), leave-one-out: the site union, + exploration, + the
+//!   frozen search engine, + the site's crawl; each layer's cost.
+//! - `cargo xtask bench coverage-demo`: the same on the demo sites and a 6-page DokuWiki (the last wave's).
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
 //!   on the demo sites, browser start time per task.
 //! - `cargo xtask bench fidelity DIR_OF_HARS [--loads N]`: each capture's first page in Chromium under
@@ -21,6 +23,8 @@
 //! - `cargo xtask bench warc [--mib N] [--corpus DIR]`: import speed and peak RSS for a generated N-MiB
 //!   `.warc.gz` and a quarter-size one (flat RSS = bounded streaming), WARC/WACZ export speed; with
 //!   `--corpus`, what each archive in DIR imports as.
+//! - `cargo xtask bench guard`: the side-effect guard over its table of real sites' requests: precision,
+//!   recall, ordinary requests blocked, harmful ones passed, time per judgement.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 //! - `cargo xtask fuzz-seeds DIR`: the fuzz targets' seed corpus (`fuzz/`, see scripts/fuzz.sh).
 
@@ -29,10 +33,12 @@
 mod agent_bench;
 mod bundle_bench;
 mod coverage_bench;
+mod coverage_real;
 mod fidelity;
 mod fuzz_seeds;
 mod gen;
 mod golden;
+mod guard_bench;
 mod load;
 mod load_bench;
 mod proxy_bench;
@@ -69,7 +75,9 @@ fn main() -> anyhow::Result<()> {
             arg(&args, "--tasks", 3),
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
         ),
-        ["bench", "coverage", ..] => coverage_bench::run(),
+        ["bench", "coverage", ..] => coverage_real::run(),
+        ["bench", "coverage-demo", ..] => coverage_bench::run(),
+        ["bench", "guard", ..] => guard_bench::run(),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {
             let conns = args
@@ -106,7 +114,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|coverage-demo|guard|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

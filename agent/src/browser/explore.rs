@@ -23,6 +23,19 @@ pub struct LinkCandidate {
     pub mark: Option<u32>,
     /// Whether it sits inside a form.
     pub in_form: bool,
+    /// Where it sits: the main content, the page's chrome (navigation, header, sidebar, footer), other.
+    #[serde(default)]
+    pub region: crate::explore::rank::Region,
+    /// Whether it is rendered (has a box, not hidden).
+    #[serde(default = "yes")]
+    pub visible: bool,
+    /// Whether it is in the first screenful.
+    #[serde(default)]
+    pub above_fold: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What a background visit saw.
@@ -39,9 +52,24 @@ pub struct Visit {
 }
 
 /// Every `<a href>` of the page: labelled ones (the observation's `data-wf-mark`) first by label, then the
-/// others in document order; http(s) only, fragments removed, each URL once.
+/// others in document order; http(s) only, fragments removed, each URL once; with where each sits (the
+/// main content: a `main` landmark or `article`, else the block with the most paragraph text; the chrome:
+/// navigation, header, sidebar, footer landmarks), whether it is rendered and in the first screenful, for
+/// `explore::rank`.
 const LINKS_JS: &str = r#"(() => {
   const seen = new Set(); const out = [];
+  let main = document.querySelector('main, [role=main], article, #content, #mw-content-text, .mw-parser-output, .page');
+  if (!main) {
+    let best = null, most = 0;
+    for (const p of document.querySelectorAll('p, li, td')) {
+      const b = p.parentElement; if (!b) continue;
+      const n = (b.innerText || '').length;
+      if (n > most) { most = n; best = b; }
+    }
+    main = best;
+  }
+  const chrome = 'nav, header, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [role=complementary], #sidebar, .sidebar, #navigation, .navbar, .menu';
+  const fold = window.innerHeight || 800;
   for (const a of document.querySelectorAll('a[href]')) {
     let u; try { u = new URL(a.href, location.href); } catch (e) { continue; }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
@@ -51,7 +79,13 @@ const LINKS_JS: &str = r#"(() => {
     seen.add(url);
     const m = a.getAttribute('data-wf-mark');
     const text = (a.innerText || a.getAttribute('aria-label') || a.title || '').trim().slice(0, 200);
-    out.push({url, text, mark: m === null || m === '' || isNaN(+m) ? null : +m, in_form: !!a.closest('form')});
+    const box = a.getBoundingClientRect();
+    const st = getComputedStyle(a);
+    const visible = a.getClientRects().length > 0 && st.visibility !== 'hidden' && st.display !== 'none';
+    const inMain = !!(main && main.contains(a));
+    const region = inMain && !a.closest('nav, [role=navigation]') ? 'main' : (a.closest(chrome) ? 'chrome' : 'other');
+    out.push({url, text, mark: m === null || m === '' || isNaN(+m) ? null : +m, in_form: !!a.closest('form'),
+              region, visible, above_fold: visible && box.top + window.scrollY < fold});
   }
   const marked = out.filter(l => l.mark !== null).sort((x, y) => x.mark - y.mark);
   return marked.concat(out.filter(l => l.mark === null));

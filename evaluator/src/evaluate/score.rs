@@ -80,14 +80,20 @@ pub(super) fn verified_result(
     spec: &[serde_json::Value],
     t: &Trajectory,
     answer: &str,
+    wire: &mut Option<String>,
 ) -> Result<ReferenceResult, NotScored> {
+    let needs_network = spec
+        .iter()
+        .any(|e| e.get("evaluator").and_then(serde_json::Value::as_str) == Some("NetworkEventEvaluator"));
     let events = match opts.network.get(&t.task_id) {
-        Some(Ok(e)) => Some(e.as_slice()),
+        Some(Ok(e)) => {
+            if needs_network {
+                *wire = Some(e.wire.to_string());
+            }
+            Some(e.events.as_slice())
+        }
         Some(Err(e)) => {
-            let needs = spec.iter().any(|e| {
-                e.get("evaluator").and_then(serde_json::Value::as_str) == Some("NetworkEventEvaluator")
-            });
-            if needs {
+            if needs_network {
                 return Err(NotScored::Network(e.clone()));
             }
             None

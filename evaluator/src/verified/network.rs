@@ -153,9 +153,57 @@ fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Re
     Ok(value::object(&Value::Object(dict.clone()), &schema, strict)?.unwrap_or(Norm::Null))
 }
 
-/// Why a task's network events could not be read (the binary reads them from the task's snapshot).
+/// A task's network events and which wire they are: what its network checks are scored on.
+#[derive(Debug, Clone)]
+pub struct RunEvents {
+    /// The requests, in order.
+    pub events: Vec<Event>,
+    /// Where they were read from.
+    pub wire: WireSource,
+}
+
+/// Which requests a task is scored on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireSource {
+    /// The task's own wire log (a replayed task: what this run's browser sent).
+    Own {
+        /// Requests in it.
+        requests: usize,
+        /// Set when the log was cut (a crash while writing): scored on what it holds.
+        truncated: Option<String>,
+    },
+    /// The snapshot the task recorded (a record run: its recording is its own wire).
+    Recording {
+        /// The snapshot.
+        snapshot: String,
+    },
+}
+
+impl std::fmt::Display for WireSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireSource::Own { requests, truncated: None } => {
+                write!(f, "its own wire log ({requests} requests)")
+            }
+            WireSource::Own { requests, truncated: Some(why) } => {
+                write!(f, "its own wire log, cut by a crash ({requests} requests; {why})")
+            }
+            WireSource::Recording { snapshot } => write!(f, "its recording {snapshot}"),
+        }
+    }
+}
+
+/// Why a task's network events could not be read (the binary reads them from the task's wire log, or a
+/// record run's snapshot).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EventsError {
+    /// A replayed task without a wire log (a run made before wire logs were kept): the recording's
+    /// requests are not this run's, so its network checks are not scored.
+    #[error("the replayed task has no wire log (made by an older webfreeze); re-run it to score its network checks")]
+    NoWire,
+    /// The task's wire log could not be read (another task's or run's, or not a wire log).
+    #[error("{0}")]
+    Wire(std::sync::Arc<dyn std::error::Error + Send + Sync>),
     /// A live run records no snapshot.
     #[error("the task has no snapshot (a live run records none)")]
     NoSnapshot,

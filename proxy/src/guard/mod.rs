@@ -12,6 +12,8 @@
 //! and a replay answers the same. Every refusal is kept in the [`GuardLog`] with its evidence.
 
 pub mod answers;
+pub mod cases;
+pub mod platforms;
 pub mod writes;
 
 use std::sync::{Arc, Mutex};
@@ -24,7 +26,9 @@ use crate::body::{full, Body};
 use crate::handler::{Decision, Handler, UpstreamInfo};
 
 pub use answers::{AnswerHit, AnswerPlaces};
-pub use writes::{field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER};
+pub use writes::{
+    body_fields, field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER,
+};
 
 /// The label of the control a click used ([`CONTROL_HEADER`]): the proxy takes the header off every
 /// request, whatever the handler, and hands its value to the handler as this request extension.
@@ -117,13 +121,30 @@ impl<H: Handler> Guard<H> {
 
     /// Why `req` must not go out, if it must not; `body` is its body when it was read.
     fn judge(&self, req: &Request<Body>, body: Option<&[u8]>, label: Option<&str>) -> Option<Blocked> {
-        let host = req.uri().host().unwrap_or_default();
-        let path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let (method, url) = (req.method().as_str().to_string(), req.uri().to_string());
-        if let Some(hit) = self.cfg.answers.as_ref().and_then(|a| a.judge(host, req.uri().path())) {
+        let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        self.cfg.judge(req.method().as_str(), req.uri(), ct, body, label)
+    }
+}
+
+impl GuardConfig {
+    /// Why a request must not go out, if it must not: `body` is its body when it was read whole, `label`
+    /// the control the agent used. What the proxy asks of every request, and `webfreeze guard check` of a
+    /// recording's.
+    pub fn judge(
+        &self,
+        method: &str,
+        uri: &http::Uri,
+        content_type: Option<&str>,
+        body: Option<&[u8]>,
+        label: Option<&str>,
+    ) -> Option<Blocked> {
+        let host = uri.host().unwrap_or_default();
+        let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let (m, url) = (method.to_string(), uri.to_string());
+        if let Some(hit) = self.answers.as_ref().and_then(|a| a.judge(host, uri.path())) {
             return Some(Blocked {
                 kind: BlockedKind::Answers,
-                method,
+                method: m,
                 url,
                 why: format!("publishes {}'s answers", hit.family),
                 rule: hit.family,
@@ -131,20 +152,14 @@ impl<H: Handler> Guard<H> {
             });
         }
         // A sink is answered by the proxy and never reaches a site.
-        if crate::sink::is_sink(req.uri()) {
+        if crate::sink::is_sink(uri) {
             return None;
         }
-        let rules = self.cfg.writes.as_ref().filter(|_| !self.cfg.owns(host))?;
-        let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let facts = WriteFacts {
-            method: req.method().as_str(),
-            path,
-            fields: body.map(|b| field_names(ct, b)).unwrap_or_default(),
-            label,
-        };
+        let rules = self.writes.as_ref().filter(|_| !self.owns(host))?;
+        let facts = WriteFacts::of(method, path, content_type, body, label);
         rules.judge(&facts).map(|hit| Blocked {
             kind: BlockedKind::Write,
-            method,
+            method: m,
             url,
             rule: hit.rule,
             why: hit.why,
@@ -247,10 +262,11 @@ impl<H: Handler> Handler for Guard<H> {
             let (parts, _) = req.into_parts();
             let req = Request::from_parts(parts, full(read.clone()));
             let page = refusal_page(&blocked);
-            self.log.push(blocked);
             match self.inner.request(ctx, req).await {
+                // The wrapped handler answers it itself (replay, from its snapshot): nothing goes out.
                 Decision::Respond(r) => Decision::Respond(r),
                 Decision::Forward(_) => {
+                    self.log.push(blocked);
                     if !read.is_empty() {
                         self.inner.request_chunk(ctx, &Bytes::from(read));
                     }

@@ -1,10 +1,20 @@
 //! Exploration while recording (`webfreeze run --mode record --explore`): after each observation, the links
-//! an agent could have followed from the page (the labelled ones first, then the page's other same-site
-//! links) are opened in background tabs of the same browser (same cookies), each settled as a step is and
-//! closed, their traffic marked so the recording proxy files it into the task's exploration layer
-//! (`<run>/<task>/explore`), which replay consults after the task's own recording. GET navigations only
-//! (links, never forms), never a link that looks destructive, within a budget per page and per host, and
-//! never again on a host that answered with a wall or a rate limit.
+//! an agent could have followed from the page are opened in background tabs of the same browser (same
+//! cookies), each settled as a step is and closed, their traffic filed by the recording proxy into the
+//! task's exploration layer (`<run>/<task>/explore`), which replay consults after the task's own recording.
+//!
+//! - Which links first: as an agent would meet them ([`rank`]: the main content before the site's chrome,
+//!   tool and account pages last).
+//! - Never twice: one [`frontier::Frontier`] per site, shared by every task of the run (and seeded with what
+//!   the site's snapshots already hold), so each task's budget goes to pages no one recorded.
+//! - Never an act: GET navigations only (links, never forms), never a link that would act
+//!   ([`side_effects`]: `?add-to-cart=`, `action=delete`, log-out links in several languages, ...).
+//! - Within a budget per page and per host, and never again on a host that answered with a wall or a rate
+//!   limit.
+
+pub mod frontier;
+pub mod rank;
+pub mod side_effects;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
@@ -17,6 +27,8 @@ pub const EXPLORE_HEADER: &str = "x-webfreeze-explore";
 /// Exploration settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExploreOptions {
+    /// What the run's explorers share (clones of the options share it).
+    pub frontier: frontier::Frontier,
     /// Links opened per explored page.
     pub links_per_page: usize,
     /// Pages opened per host over the whole task.
@@ -29,38 +41,20 @@ pub struct ExploreOptions {
 
 impl Default for ExploreOptions {
     fn default() -> Self {
-        Self { links_per_page: 8, host_budget: 40, depth: 1, pace: Duration::ZERO }
+        Self {
+            frontier: frontier::Frontier::default(),
+            links_per_page: 8,
+            host_budget: 40,
+            depth: 1,
+            pace: Duration::ZERO,
+        }
     }
 }
 
-/// Words in a link's URL or text that say following it would act: never followed.
-const DESTRUCTIVE: &[&str] = &[
-    "logout",
-    "log out",
-    "log-out",
-    "log_out",
-    "signout",
-    "sign out",
-    "sign-out",
-    "sign_out",
-    "delete",
-    "remove",
-    "unsubscribe",
-    "cancel",
-    "deactivate",
-    "destroy",
-    "erase",
-    "empty cart",
-    "empty-cart",
-    "checkout",
-    "purchase",
-];
-
-/// Whether following the link looks like it would change something (log out, delete, remove, unsubscribe,
-/// cancel, buy), judged by its URL and its text.
+/// Whether following the link would act (log out, delete, add to cart, unsubscribe, buy, ...), judged by
+/// its URL and its text ([`side_effects::acts`]).
 pub fn looks_destructive(url: &str, text: &str) -> bool {
-    let hay = format!("{} {}", url.to_ascii_lowercase(), text.to_ascii_lowercase());
-    DESTRUCTIVE.iter().any(|w| hay.contains(w))
+    side_effects::acts(url, text).is_some()
 }
 
 fn host_of(url: &str) -> Option<String> {
@@ -77,6 +71,7 @@ pub use trajectory::Exploration;
 /// One task's explorer.
 pub struct Explorer {
     opts: ExploreOptions,
+    /// What this task saw (its own pages too): the frontier holds what the run saw.
     seen: BTreeSet<String>,
     per_host: BTreeMap<String, usize>,
     stats: Exploration,
@@ -93,21 +88,37 @@ impl Explorer {
         &self.stats
     }
 
-    /// The links of `page_url` worth opening, in order: same site, not in a form, not destructive, not
-    /// seen, within the page's share. Counts what it leaves out.
+    /// The links of `page_url` worth opening, in the order an agent would meet them ([`rank`]): same site,
+    /// not in a form, not acting, on no one's frontier yet, within the page's share. Counts what it leaves
+    /// out, and counts the page's links on the site's frontier (what its chrome is).
     fn pick(&mut self, page_url: &str, links: Vec<LinkCandidate>) -> Vec<String> {
         let Some(site) = host_of(page_url) else { return Vec::new() };
+        let f = self.opts.frontier.clone();
+        let same_site: Vec<LinkCandidate> = links
+            .into_iter()
+            .map(|mut l| {
+                l.url = without_fragment(&l.url).to_string();
+                l
+            })
+            .filter(|l| host_of(&l.url).as_deref() == Some(site.as_str()))
+            .collect();
+        f.count_links(page_url, same_site.iter().map(|l| l.url.as_str()));
         let mut out = Vec::new();
-        for l in links {
+        for l in rank::rank(same_site, |u| f.is_chrome(u)) {
             if out.len() >= self.opts.links_per_page {
                 break;
             }
-            let url = without_fragment(&l.url).to_string();
-            if host_of(&url).as_deref() != Some(site.as_str()) || self.seen.contains(&url) {
+            let url = l.url;
+            if self.seen.contains(&url) || out.contains(&url) {
                 continue;
             }
             if l.in_form || looks_destructive(&url, &l.text) {
                 self.stats.skipped_destructive += 1;
+                self.seen.insert(url);
+                continue;
+            }
+            if f.is_seen(&url) {
+                // Explored or recorded elsewhere on the site: not again.
                 self.seen.insert(url);
                 continue;
             }
@@ -120,6 +131,7 @@ impl Explorer {
     /// URLs opened.
     pub async fn after_observation(&mut self, session: &Session, page_url: &str) -> Vec<String> {
         self.seen.insert(without_fragment(page_url).to_string());
+        self.opts.frontier.mark_seen(without_fragment(page_url));
         let links = match session.links().await {
             Ok(l) => l,
             Err(e) => {
@@ -135,6 +147,10 @@ impl Explorer {
                 continue;
             }
             self.seen.insert(url.clone());
+            // Another task of the run may have opened it since it was picked.
+            if !self.opts.frontier.claim(&url) {
+                continue;
+            }
             let Some(host) = host_of(&url) else { continue };
             if self.stats.stopped_hosts.contains(&host) {
                 self.stats.skipped_budget += 1;
@@ -187,17 +203,14 @@ pub struct Revisit {
     pub cookies: Option<String>,
 }
 
-/// `webfreeze snapshots explore`: revisit recorded documents live in one browser (each with the cookies it
-/// was recorded with) and explore from each as a recording would have, through `env`'s proxy (which files
-/// everything into the exploration layer). `progress` is told each document as it is revisited.
-pub async fn revisit_and_explore(
+/// A browser for work outside a task (revisits, the crawl), set up for `env` like a task's, in a fresh
+/// profile (removed when the guard drops).
+pub(crate) async fn background_session(
     cfg: &crate::runner::AgentConfig,
     env: &crate::runner::TaskEnv,
-    docs: &[Revisit],
-    opts: ExploreOptions,
-    progress: &(dyn Fn(usize, &str) + Send + Sync),
-) -> Result<Exploration, crate::browser::BrowserError> {
-    let dir = tempfile::Builder::new().prefix("webfreeze-profile-explore-").tempdir().map_err(|e| {
+    prefix: &str,
+) -> Result<(Session, crate::runner::ProfileGuard), crate::browser::BrowserError> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir().map_err(|e| {
         crate::browser::BrowserError::Launch {
             path: cfg.chrome.display().to_string(),
             detail: format!("cannot create a browser profile directory: {e}"),
@@ -211,6 +224,20 @@ pub async fn revisit_and_explore(
         profile.path().to_path_buf(),
     );
     let session = Session::launch(bo).await?;
+    Ok((session, profile))
+}
+
+/// `webfreeze snapshots explore`: revisit recorded documents live in one browser (each with the cookies it
+/// was recorded with) and explore from each as a recording would have, through `env`'s proxy (which files
+/// everything into the exploration layer). `progress` is told each document as it is revisited.
+pub async fn revisit_and_explore(
+    cfg: &crate::runner::AgentConfig,
+    env: &crate::runner::TaskEnv,
+    docs: &[Revisit],
+    opts: ExploreOptions,
+    progress: &(dyn Fn(usize, &str) + Send + Sync),
+) -> Result<Exploration, crate::browser::BrowserError> {
+    let (session, profile) = background_session(cfg, env, "webfreeze-profile-explore-").await?;
     let mut explorer = Explorer::new(opts);
     for (i, d) in docs.iter().enumerate() {
         progress(i, &d.url);
@@ -256,7 +283,15 @@ mod tests {
     }
 
     fn link(url: &str, text: &str, in_form: bool) -> LinkCandidate {
-        LinkCandidate { url: url.into(), text: text.into(), mark: None, in_form }
+        LinkCandidate {
+            url: url.into(),
+            text: text.into(),
+            mark: None,
+            in_form,
+            region: rank::Region::Other,
+            visible: true,
+            above_fold: true,
+        }
     }
 
     #[test]

@@ -1,0 +1,111 @@
+//! A run's own wire: each request a task's browser made and what answered it, in the order they were
+//! answered. Written by the proxy side (replay today: [`WireTap`]), kept beside the task's trajectory by
+//! `trajectory::wire`, and read by the evaluator's network checks, so a replayed run is scored on what *it*
+//! sent, never on what the recording agent sent.
+
+use serde::{Deserialize, Serialize};
+
+use crate::replay::OverlayKind;
+
+/// Request bodies are kept up to this many bytes (a form, a JSON payload); the rest is cut and the entry
+/// says so. Recording keeps whole bodies; a wire log is for scoring, and no network check reads further.
+pub const MAX_WIRE_BODY: usize = 1 << 20;
+
+/// What answered a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answer {
+    /// The task's snapshot, same request key.
+    Exact,
+    /// The task's snapshot, after volatile parameters were normalised.
+    Normalised,
+    /// The task's snapshot, the closest recorded URL.
+    Fuzzy,
+    /// Another snapshot of the frozen web (the overlay's kind says which).
+    Overlay,
+    /// The frozen search engine.
+    FrozenSearch,
+    /// The site's own search answered from its frozen pages.
+    SiteSearch,
+    /// Answered by replay itself (an empty icon, a sink).
+    Synthetic,
+    /// Nothing recorded matched: the miss policy answered (404, or the live site).
+    Miss,
+    /// A recorded exchange without its body (not a fidelity hit).
+    WithoutBody,
+    /// Refused by a guard.
+    Blocked,
+    /// Replay could not answer (a store error).
+    Error,
+}
+
+impl Answer {
+    /// Its name in logs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Answer::Exact => "exact",
+            Answer::Normalised => "normalised",
+            Answer::Fuzzy => "fuzzy",
+            Answer::Overlay => "overlay",
+            Answer::FrozenSearch => "frozen-search",
+            Answer::SiteSearch => "site-search",
+            Answer::Synthetic => "synthetic",
+            Answer::Miss => "miss",
+            Answer::WithoutBody => "without-body",
+            Answer::Blocked => "blocked",
+            Answer::Error => "error",
+        }
+    }
+}
+
+/// The recorded exchange a request was answered from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedRef {
+    /// The snapshot it is in.
+    pub snapshot: String,
+    /// Its sequence number there.
+    pub seq: u64,
+}
+
+/// One request of the run and what answered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireEntry {
+    /// Its place in the log (0-based, in the order answers were decided).
+    pub n: u64,
+    /// Method.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Request headers as the browser sent them.
+    #[serde(default)]
+    pub request_headers: Vec<(String, String)>,
+    /// The request body as text (lossy UTF-8), up to [`MAX_WIRE_BODY`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    /// The body was longer than [`MAX_WIRE_BODY`]: this many bytes in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body_cut: Option<u64>,
+    /// Response status (0: the exchange failed before a response).
+    pub status: u16,
+    /// Response headers as the browser got them.
+    #[serde(default)]
+    pub response_headers: Vec<(String, String)>,
+    /// What answered.
+    pub answer: Answer,
+    /// For [`Answer::Overlay`]: which layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayKind>,
+    /// The recorded exchange it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<RecordedRef>,
+    /// The response body's BLAKE3 hash in the store, when it came from a recorded exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
+}
+
+/// Where a proxy sends its wire entries (the task's wire log). Called on the proxy's data path: keep it
+/// short and never block on the network.
+pub trait WireTap: Send + Sync + std::fmt::Debug {
+    /// One request answered.
+    fn record(&self, entry: WireEntry);
+}

@@ -192,6 +192,12 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
         ("POST", "https://shop.test/checkout", "", "write; rule=purchase"),
         ("POST", "https://forum.test/submit", "title=Hello&body=World", "write; rule=post"),
         ("GET", "https://github.com/MinorJerry/WebVoyager", "", "answers; family=WebVoyager"),
+        // Ordinary forms an agent needs on the open web (issue 48): none refused.
+        ("POST", "https://shop.test/flights/results", "from=LHR&to=JFK&depart=2026-12-01", ""),
+        ("POST", "https://shop.test/translate", "text=Bonjour%20tout%20le%20monde&target=en", ""),
+        ("POST", "https://shop.test/jobs", "title=nurse&where=Leeds", ""),
+        ("POST", "https://shop.test/authenticate", "username=alice&password=x", ""),
+        ("POST", "https://shop.test/checkout/cart/updatePost/", "cart%5B1%5D%5Bqty%5D=2", ""),
     ];
     let tp = TaskProxy::start(&ProxyMode::Live, ca.clone(), &opts(Vec::new())).await.unwrap();
     for (method, url, body, want) in rows {
@@ -207,9 +213,13 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
     tp.finish().await.unwrap();
 
     // The sites owned: the writes reach them (the forum sends a visitor without a session to sign in).
-    let tp = TaskProxy::start(&ProxyMode::Live, ca, &opts(vec!["shop.test".into(), "*.forum.test".into()]))
-        .await
-        .unwrap();
+    let tp = TaskProxy::start(
+        &ProxyMode::Live,
+        ca.clone(),
+        &opts(vec!["shop.test".into(), "*.forum.test".into()]),
+    )
+    .await
+    .unwrap();
     for (method, url, body) in
         [("POST", "https://shop.test/checkout", ""), ("POST", "https://forum.test/submit", "title=Hi&body=x")]
     {
@@ -218,5 +228,32 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
         assert_ne!(got.status, 403, "{url}");
     }
     assert_eq!(tp.probe().counters().blocked_writes, 0);
+    tp.finish().await.unwrap();
+
+    // A replay whose misses go live is guarded too: what the snapshot answers never leaves, a miss that
+    // would act is refused.
+    let store = snapshots::Store::open(&home.path().join("store")).unwrap();
+    let run_dir = home.path().join("rec");
+    let mode = ProxyMode::record(store.clone(), &run_dir).unwrap();
+    let tp = TaskProxy::start(&mode, ca.clone(), &opts(Vec::new())).await.unwrap();
+    let got =
+        fetch(Via::Proxy(tp.addr()), "https://shop.test/", addr, &[&our_ca], false, form("GET", "")).await;
+    assert_eq!(got.status, 200);
+    tp.finish().await.unwrap();
+    let replay = ProxyMode::Replay {
+        store,
+        run: "rec".into(),
+        on_miss: session::MissPolicy::Live,
+        frozen_web: session::FrozenWeb::recorded(),
+    };
+    let tp = TaskProxy::start(&replay, ca, &opts(Vec::new())).await.unwrap();
+    let got =
+        fetch(Via::Proxy(tp.addr()), "https://shop.test/", addr, &[&our_ca], false, form("GET", "")).await;
+    assert_eq!((got.status, got.header("x-webfreeze-blocked")), (200, None));
+    let got =
+        fetch(Via::Proxy(tp.addr()), "https://shop.test/checkout", addr, &[&our_ca], false, form("POST", ""))
+            .await;
+    assert_eq!(got.header("x-webfreeze-blocked"), Some("write; rule=purchase"), "{}", got.text());
+    assert_eq!(tp.probe().counters().blocked_writes, 1);
     tp.finish().await.unwrap();
 }

@@ -19,6 +19,7 @@ mod golden;
 mod guards;
 mod k8s_manifest;
 mod llama_server;
+mod own_wire;
 mod proxy_bad_input;
 mod proxy_basic;
 mod proxy_chromium;

@@ -147,15 +147,15 @@ const DOCS_PATHS: &[&[&str]] = &[
         "library/filesys.html",
         "library/pathlib.html",
         "library/os.path.html",
-        "library/shutil.html",
+        "library/glob.html",
     ],
     &[
         "index.html",
         "library/index.html",
         "library/fileformats.html",
-        "library/csv.html",
         "library/configparser.html",
-        "library/netrc.html",
+        "library/tomllib.html",
+        "library/marshal.html",
     ],
     &[
         "index.html",

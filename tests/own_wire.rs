@@ -1,0 +1,176 @@
+//! Issue 47, part 1: a replayed run is scored on its own wire. WebArena-Verified tasks on the demo shop
+//! whose network checks need a submitted form are recorded by a scripted agent that submits, then
+//! replayed by other scripted agents: one that only answers (submits nothing) fails where the recording's
+//! requests would have passed it; one that submits the same form passes; one that submits other values
+//! fails on the values. `eval` says each task was scored on its own wire log; a truncated log scores what
+//! it holds and says so; a log from another task is refused by name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn stop(v: Value) -> String {
+    format!("In summary, the next action I will perform is ```stop [{v}]```")
+}
+
+fn act(a: &str) -> String {
+    format!("In summary, the next action I will perform is ```{a}```")
+}
+
+/// (task id, success) per task of `eval RUN --json`, and the report.
+fn eval(h: &Path, run: &Path) -> (BTreeMap<String, bool>, Value) {
+    let out = run_cli(h, &["eval", run.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t["success"] == true))
+        .collect();
+    (v, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_run_is_scored_on_what_it_sent() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = DemoSites::start(h).await;
+    let net = |url: &str, method: &str, extra: Value| {
+        let mut e = serde_json::json!({"url": url, "http_method": method});
+        e.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        serde_json::json!({"evaluator": "NetworkEventEvaluator", "expected": e})
+    };
+    let resp = serde_json::json!({"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                                  "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}});
+    let task = |id: u32, start: &str, intent: &str, eval: Vec<Value>| {
+        serde_json::json!({"sites": ["shopping"], "task_id": id, "intent_template_id": 0, "start_urls": [start],
+                           "intent": intent, "intent_template": intent, "instantiation_dict": {}, "eval": eval, "revision": 1})
+    };
+    let tasks = serde_json::json!([
+        task(
+            1,
+            "__SHOPPING__/",
+            "Buy the cheapest product in the shop.",
+            vec![
+                resp.clone(),
+                net(
+                    "__SHOPPING__/cart/add",
+                    "POST",
+                    serde_json::json!({"post_data": {"slug": "glass-jar"}, "response_status": 303})
+                ),
+                net("__SHOPPING__/checkout", "POST", serde_json::json!({"response_status": 303})),
+            ]
+        ),
+        task(
+            2,
+            "__SHOPPING__/review/product/list/id/green-teapot/",
+            "Review the Green Teapot as Kim.",
+            vec![
+                resp.clone(),
+                net(
+                    "__SHOPPING__/review/product/post/id/green-teapot/",
+                    "POST",
+                    serde_json::json!({"post_data": {"nickname": "Kim"}, "response_status": 303})
+                ),
+            ]
+        ),
+    ]);
+    let dir = h.join("wav");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tasks_file = dir.join("tasks.json");
+    std::fs::write(&tasks_file, serde_json::to_string_pretty(&tasks).unwrap()).unwrap();
+    let mutate = serde_json::json!({"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": null});
+    let review = |nick: &str| {
+        vec![
+            act("click [6]"),
+            act(&format!("type [8] [{nick}] [0]")),
+            act("type [9] [Nice] [0]"),
+            act("type [10] [Pours well.] [0]"),
+            act("click [11]"),
+            stop(mutate.clone()),
+        ]
+    };
+    let buy = vec![act("click [3]"), act("click [2]"), act("click [1]"), stop(mutate.clone())];
+    let only_answers = vec![stop(mutate.clone())];
+    let loaded = agent::tasks::load_with_sites(
+        &tasks_file,
+        &agent::tasks::Sites::from_pairs(&["SHOPPING=https://shop.test"]).unwrap(),
+    )
+    .unwrap();
+    let script = |name: &str, replies: &BTreeMap<&str, Vec<String>>| {
+        let pairs: Vec<_> = loaded.iter().map(|t| (t.clone(), replies[t.id.as_str()].clone())).collect();
+        let dir = h.join(name);
+        agent::policy::write_script(&dir, &pairs).unwrap();
+        dir
+    };
+    let submits = script("submits", &[("1", buy.clone()), ("2", review("Kim"))].into());
+    let answers = script("answers", &[("1", only_answers.clone()), ("2", only_answers)].into());
+    let other_values = script("other", &[("1", buy), ("2", review("Bob"))].into());
+    let reach = sites.reach.clone();
+    let run = |mode: &str, out: &Path, policy: &Path| {
+        let mut a = RunArgs::new(&tasks_file, mode, out)
+            .opt("--site", "SHOPPING=https://shop.test")
+            .opt("--action-space", "webarena")
+            .opt("--policy", format!("trajectory:{}", policy.display()))
+            .opt("--jobs", "1");
+        a = if mode == "record" { a.args(&reach) } else { a.opt("--snapshots", "rec") };
+        a.build()
+    };
+    let rec = h.join("rec");
+    let out = cli(h, run("record", &rec, &submits), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let (v, report) = eval(h, &rec);
+    assert_eq!(v, [("1".into(), true), ("2".into(), true)].into(), "{report}");
+    assert!(report["tasks"][0]["wire"].as_str().unwrap().contains("its recording rec/1"), "{report}");
+    drop(sites);
+
+    // Replays, sealed: each agent scored on what it sent.
+    for (name, policy, want) in [
+        ("same", &submits, [true, true]),
+        ("answers", &answers, [false, false]),
+        ("other", &other_values, [true, false]),
+    ] {
+        let out_dir = h.join(format!("replay-{name}"));
+        let out = cli(h, run("replay", &out_dir, policy), vec![]).await;
+        assert!(out.status.success(), "replay {name}: {}", String::from_utf8_lossy(&out.stderr));
+        let (v, report) = eval(h, &out_dir);
+        assert_eq!(v, [("1".into(), want[0]), ("2".into(), want[1])].into(), "{name}: {report}");
+        for t in report["tasks"].as_array().unwrap() {
+            let wire = t["wire"].as_str().unwrap_or_default();
+            assert!(wire.starts_with("its own wire log ("), "{name}: {t}");
+        }
+        if name == "other" {
+            let checks = report["tasks"][1]["reference"]["checks"].to_string();
+            assert!(checks.contains("nickname") || checks.contains("Kim"), "fails on the values: {checks}");
+        }
+    }
+
+    // The wire log holds what answered each request.
+    let log = trajectory::RunDir::new(h.join("replay-same")).task("1");
+    let t = log.read_trajectory().unwrap().unwrap();
+    let wire = log.read_wire(&t).unwrap().unwrap();
+    let add = wire.entries.iter().find(|e| e.method == "POST" && e.url.ends_with("/cart/add")).unwrap();
+    assert_eq!(add.request_body.as_deref(), Some("slug=glass-jar"));
+    assert_eq!(add.answer, trajectory::proxy_report::wire::Answer::Exact);
+    assert_eq!(add.recorded.as_ref().unwrap().snapshot, "rec/1");
+    assert!(wire.truncated.is_none());
+
+    // A log cut by a crash scores what it holds, and says so.
+    let path = h.join("replay-same/1").join(trajectory::wire::WIRE_FILE);
+    let bytes = std::fs::read(&path).unwrap();
+    let other = h.join("replay-same/2").join(trajectory::wire::WIRE_FILE);
+    std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+    let (_, report) = eval(h, &h.join("replay-same"));
+    let wire = report["tasks"][0]["wire"].as_str().unwrap();
+    assert!(wire.contains("cut by a crash"), "{wire}");
+    // A log from another task is refused by name: the task's network checks are not scored.
+    std::fs::copy(&other, &path).unwrap();
+    let (_, report) = eval(h, &h.join("replay-same"));
+    let err = report["tasks"][0]["reference_error"].as_str().unwrap();
+    assert!(err.contains("the wire log of task 2") && err.contains("refused"), "{err}");
+    assert_eq!(report["tasks"][0]["success"], false);
+}

@@ -10,6 +10,7 @@ mod bad_origins;
 mod bundle_roundtrip;
 mod bundle_s3;
 mod cli_snapshots;
+mod crawl_coverage;
 mod dokuwiki;
 mod eval_compare;
 mod faults;

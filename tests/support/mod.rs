@@ -20,6 +20,7 @@
 
 pub(crate) mod bin;
 pub(crate) mod client;
+pub(crate) mod crawl_origin;
 pub(crate) mod demo_sites;
 pub(crate) mod dokuwiki;
 pub(crate) mod fingerprint;
@@ -36,6 +37,7 @@ pub(crate) mod ws_origin;
 
 pub(crate) use bin::*;
 pub(crate) use client::*;
+pub(crate) use crawl_origin::*;
 pub(crate) use demo_sites::*;
 pub(crate) use dokuwiki::*;
 pub(crate) use fingerprint::*;

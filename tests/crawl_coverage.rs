@@ -1,0 +1,155 @@
+//! Issue 51: `webfreeze snapshots crawl` on a small site with real chrome (it follows content links, never
+//! a link that acts, honours robots.txt unless told the site is the user's, and a stopped crawl resumes
+//! without loading a page twice), and `webfreeze coverage` on a 3-task recording where one task's path is
+//! covered by the others and two are not (exact figures).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn reach(h: &Path, origin: &CrawlOrigin) -> Vec<String> {
+    let ca = h.join("crawl-origin-ca.pem");
+    std::fs::write(&ca, &origin.ca_pem).unwrap();
+    vec![
+        "--upstream-ca".into(),
+        ca.display().to_string(),
+        "--resolve".into(),
+        format!("crawl.test:443:{}", origin.addr),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_follows_content_not_acts_honours_robots_and_resumes() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = CrawlOrigin::start("crawl.test").await;
+    let reach = reach(h, &origin);
+    let crawl = |run: &str, pages: &str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> =
+            ["snapshots", "crawl", run, "--site", "Crawl", "--start", "https://crawl.test/"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        a.extend(["--pages", pages, "--pace-ms", "0", "--settle-ms", "100"].iter().map(|s| s.to_string()));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.extend(reach.iter().cloned());
+        a
+    };
+    // A budget of 4 pages, then the rest: the second call resumes the first.
+    let out = cli(h, crawl("c", "4", &[]), vec![]).await;
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "crawl: {err}");
+    assert!(err.contains("crawled 4 page(s)") && err.contains("raise --pages"), "{err}");
+    let out = cli(h, crawl("c", "100", &[]), vec![]).await;
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "crawl resumed: {err}");
+    // Every article once over both calls (content first, no page twice), the chrome too, and never a
+    // link that acts or a path robots.txt disallows.
+    for n in 0..CRAWL_ARTICLES {
+        assert_eq!(origin.hits(&format!("/a/{n}")), 1, "/a/{n}: {:?}", origin.hits.lock().unwrap());
+    }
+    assert_eq!(origin.hits("/"), 1);
+    assert_eq!(origin.hits("/about"), 1);
+    for never in ["/shop?add-to-cart=7", "/logout", "/private/secret"] {
+        assert_eq!(origin.hits(never), 0, "{never}");
+    }
+    assert!(err.contains("1 disallowed by robots.txt"), "{err}");
+    let list = run_cli(h, &["snapshots", "list"]);
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("c/crawl/Crawl/001") && list.contains("c/crawl/Crawl/002"), "{list}");
+    // A site the user owns: robots.txt is not read.
+    let out = cli(h, crawl("mine", "100", &["--ignore-robots"]), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(origin.hits("/private/secret"), 1);
+    assert_eq!(origin.hits("/shop?add-to-cart=7"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coverage_reports_each_task_against_the_rest_of_its_site() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = CrawlOrigin::start("crawl.test").await;
+    let reach = reach(h, &origin);
+    // Three paths: A's pages are all on B's and C's paths; B and C each end on a page no one else saw.
+    let paths: [(&str, &[usize]); 3] = [("A", &[1, 4]), ("B", &[1, 6]), ("C", &[4, 9])];
+    let tasks: String = paths
+        .iter()
+        .map(|(id, _)| {
+            format!(
+                "{}\n",
+                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/"})
+            )
+        })
+        .collect();
+    let tasks_file = h.join("tasks.jsonl");
+    std::fs::write(&tasks_file, tasks).unwrap();
+    let loaded = agent::tasks::load(&tasks_file).unwrap();
+    let pairs: Vec<_> = loaded
+        .iter()
+        .zip(&paths)
+        .map(|(t, (_, pages))| {
+            let mut r: Vec<String> = pages
+                .iter()
+                .map(|n| {
+                    format!(
+                        "In summary, the next action I will perform is ```goto [https://crawl.test/a/{n}]```"
+                    )
+                })
+                .collect();
+            r.push("In summary, the next action I will perform is ```stop [done]```".into());
+            (t.clone(), r)
+        })
+        .collect();
+    let script = h.join("script");
+    agent::policy::write_script(&script, &pairs).unwrap();
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .opt("--jobs", "1")
+        .args(&reach);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    drop(origin);
+
+    let html = h.join("coverage.html");
+    let out = cli(
+        h,
+        vec![
+            "coverage".into(),
+            rec.display().to_string(),
+            "--json".into(),
+            "--html".into(),
+            html.display().to_string(),
+        ],
+        vec![],
+    )
+    .await;
+    assert!(out.status.success(), "coverage: {}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let served: Vec<(String, u64, u64)> = r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().to_string(),
+                t["served"].as_u64().unwrap(),
+                t["steps"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(served, [("A".into(), 3, 3), ("B".into(), 2, 3), ("C".into(), 2, 3)], "{r}");
+    assert_eq!((r["total"]["served"].as_u64(), r["total"]["steps"].as_u64()), (Some(7), Some(9)));
+    assert_eq!(r["sites"]["Crawl"]["served"], 7);
+    let miss_b = r["tasks"][1]["first_miss"].to_string();
+    assert!(miss_b.contains("https://crawl.test/a/6"), "{miss_b}");
+    assert!(r["tasks"][0]["first_miss"].is_null(), "{r}");
+    // A's pages came from the other tasks' recordings: the site union answered them.
+    assert!(r["tasks"][0]["layers"]["site-union"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["tasks"][0]["layers"]["exact"], 0, "its own snapshot is left out: {r}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<td>Crawl</td>") && page.contains("7/9"), "{page}");
+}

@@ -1,0 +1,121 @@
+//! An HTTPS origin for the crawl: a small site with real-looking chrome (a navigation bar with log-in,
+//! log-out and an "about" page on every page), twelve articles linking each other in their main content, an
+//! `?add-to-cart=` link, a robots.txt that disallows `/private/`, and a counter of every GET by path (what
+//! the crawl loaded, and how often).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+use super::origin::{full, origin_tls, BoxBody};
+
+/// Articles on the site.
+pub(crate) const CRAWL_ARTICLES: usize = 12;
+
+pub(crate) struct CrawlOrigin {
+    pub addr: SocketAddr,
+    pub ca_pem: String,
+    /// Requests by path and query.
+    pub hits: Arc<Mutex<BTreeMap<String, usize>>>,
+    shutdown: Arc<Notify>,
+}
+
+impl Drop for CrawlOrigin {
+    fn drop(&mut self) {
+        self.shutdown.notify_waiters();
+    }
+}
+
+impl CrawlOrigin {
+    /// How often `path` (with its query) was asked for.
+    pub(crate) fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+fn page(title: &str, main: &str) -> Response<BoxBody> {
+    let mut r = Response::new(full(format!(
+        "<!doctype html><html><head><title>{title}</title></head><body>\
+         <nav><a href=\"/login\">Log in</a> <a href=\"/logout\">Log out</a> <a href=\"/about\">About</a></nav>\
+         <main><h1>{title}</h1>{main}</main><footer><a href=\"/about\">About this site</a></footer></body></html>"
+    )));
+    r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+    r
+}
+
+fn route(req: &Request<Incoming>) -> Response<BoxBody> {
+    let path = req.uri().path();
+    let article =
+        |n: usize| format!("<a href=\"/a/{}\">Article {}</a>", n % CRAWL_ARTICLES, n % CRAWL_ARTICLES);
+    match path {
+        "/robots.txt" => {
+            let mut r = Response::new(full("User-agent: *\nDisallow: /private/\n"));
+            r.headers_mut().insert("content-type", "text/plain".parse().unwrap());
+            r
+        }
+        "/" => page(
+            "Home",
+            &format!(
+                "<p>{} {} {}</p><p><a href=\"/shop?add-to-cart=7\">Add to cart</a> <a href=\"/private/secret\">Secret</a></p>",
+                article(0),
+                article(1),
+                article(2)
+            ),
+        ),
+        "/login" | "/about" | "/private/secret" | "/logout" | "/shop" => page(path, "<p>x</p>"),
+        p if p.starts_with("/a/") => {
+            let n: usize = p[3..].parse().unwrap_or(0);
+            page(&format!("Article {n}"), &format!("<p>Text {n}. See {} and {}.</p>", article(n + 3), article(n + 5)))
+        }
+        _ => {
+            let mut r = Response::new(full("not found"));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r
+        }
+    }
+}
+
+impl CrawlOrigin {
+    /// Start on 127.0.0.1:0 as `name` (HTTPS, a throwaway CA).
+    pub(crate) async fn start(name: &str) -> CrawlOrigin {
+        let tls = origin_tls(&[name], &[b"h2", b"http/1.1"]);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let hits = Arc::new(Mutex::new(BTreeMap::new()));
+        let shutdown = Arc::new(Notify::new());
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.server);
+        let (sd, h) = (shutdown.clone(), hits.clone());
+        tokio::spawn(async move {
+            loop {
+                let (tcp, _) = tokio::select! {
+                    r = listener.accept() => match r { Ok(x) => x, Err(_) => continue },
+                    _ = sd.notified() => break,
+                };
+                let (acceptor, h) = (acceptor.clone(), h.clone());
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req: Request<Incoming>| {
+                        let h = h.clone();
+                        async move {
+                            let key = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+                            *h.lock().unwrap().entry(key).or_insert(0) += 1;
+                            Ok::<_, Infallible>(route(&req))
+                        }
+                    });
+                    if let Ok(tls) = acceptor.accept(tcp).await {
+                        let b = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                        let _ = b.serve_connection(TokioIo::new(tls), svc).await;
+                    }
+                });
+            }
+        });
+        CrawlOrigin { addr, ca_pem: tls.ca_pem, hits, shutdown }
+    }
+}

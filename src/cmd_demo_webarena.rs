@@ -36,12 +36,33 @@ fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Resul
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
         network: crate::network_events::for_run(store, run),
+        state_diverged: crate::network_events::state_diverged(store, run),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =
         rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
     write_report(run, &report)?;
     Ok(report)
+}
+
+/// Another scripted agent for the recorded tasks: each task's final reply only (it answers as the
+/// recording did without doing anything), written as a script run directory at `dir`.
+fn another_agent(
+    recorded: &Path,
+    dir: &Path,
+    tasks: &[agent::tasks::Task],
+) -> anyhow::Result<session::PolicySpec> {
+    let mut pairs = Vec::new();
+    for t in tasks {
+        let tr = trajectory::RunDir::new(recorded)
+            .task(&t.id)
+            .read_trajectory()?
+            .with_context(|| format!("no recorded trajectory for {}", t.id))?;
+        let last = tr.steps.last().map(|s| s.raw_reply.clone()).unwrap_or_default();
+        pairs.push((t.clone(), vec![last]));
+    }
+    agent::policy::write_script(dir, &pairs)?;
+    Ok(session::PolicySpec::Trajectory(dir.to_path_buf()))
 }
 
 /// Task id -> success.
@@ -160,7 +181,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let store_dir = dir.join("store");
 
     eprintln!(
-        "== 1/4 running {} WebArena-format demo tasks live (action space: webarena) while recording",
+        "== 1/5 running {} WebArena-format demo tasks live (action space: webarena) while recording",
         tasks.len()
     );
     {
@@ -170,10 +191,10 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
             tasks.clone(),
         )?;
     }
-    eprintln!("== 2/4 scoring with the tasks' eval specs");
+    eprintln!("== 2/5 scoring with the tasks' eval specs");
     let live = score(&recorded, &store_dir, Default::default())?;
     running.stop();
-    eprintln!("== 3/4 sites stopped: re-scoring offline (each task re-executed against its snapshot, checks re-run)");
+    eprintln!("== 3/5 sites stopped: re-scoring offline (each task re-executed against its snapshot, checks re-run)");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let rescored = rt.block_on(session::rescore_run(
         &recorded,
@@ -185,19 +206,45 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         &|_, _, _| {},
     ))?;
     let offline = score(&recorded, &store_dir, rescored)?;
-    eprintln!("== 4/4 replaying the recorded run from its snapshots and scoring it");
-    crate::demo_runs::replay_recorded(base, &store_dir, &recorded, &replayed, tasks)?;
+    eprintln!("== 4/5 replaying the recorded run from its snapshots and scoring it");
+    crate::demo_runs::replay_recorded(base.clone(), &store_dir, &recorded, &replayed, tasks.clone())?;
     let replay = score(&replayed, &store_dir, Default::default())?;
+    eprintln!(
+        "== 5/5 replaying with another agent (it only gives each task's final answer, acting on nothing) and \
+         scoring it on its own wire"
+    );
+    let another = runs.join("another");
+    let answers_only = another_agent(&recorded, &dir.join("runs").join("another-script"), &tasks)?;
+    crate::demo_runs::replay_with(base, &store_dir, &recorded, &another, tasks, answers_only)?;
+    let other = score(&another, &store_dir, Default::default())?;
 
-    println!("| task | recorded live | re-scored offline | replayed |\n|---|---|---|---|");
+    println!("| task | recorded live | re-scored offline | replayed | replayed by another agent |\n|---|---|---|---|---|");
     let (l, o, r) = (verdicts(&live), verdicts(&offline), verdicts(&replay));
     let mark = |v: Option<&bool>| match v {
         Some(true) => "success",
         Some(false) => "FAIL",
         None => "-",
     };
+    let by_another = |id: &str| match other.tasks.iter().find(|t| t.id == id) {
+        Some(t) if t.state_diverged.is_some() => "not scorable frozen".to_string(),
+        Some(t) if !t.scored => "not scored".to_string(),
+        Some(t) => mark(Some(&t.success)).to_string(),
+        None => "-".to_string(),
+    };
     for id in l.keys() {
-        println!("| {id} | {} | {} | {} |", mark(l.get(id)), mark(o.get(id)), mark(r.get(id)));
+        println!(
+            "| {id} | {} | {} | {} | {} |",
+            mark(l.get(id)),
+            mark(o.get(id)),
+            mark(r.get(id)),
+            by_another(id)
+        );
+    }
+    if !other.not_scorable_frozen.is_empty() {
+        println!("\nnot scorable frozen (the other agent's writes are not the recording's, and the task's checks read the site's state):");
+        for n in &other.not_scorable_frozen {
+            println!("  {n}");
+        }
     }
     println!(
         "\n{}/{} tasks succeed live, {}/{} re-scored offline, {}/{} replayed\nruns: {}",

@@ -64,6 +64,19 @@ pub(crate) fn replay_recorded(
     out: &Path,
     tasks: Vec<agent::tasks::Task>,
 ) -> anyhow::Result<()> {
+    let policy = PolicySpec::Trajectory(recorded.to_path_buf());
+    replay_with(base, store_dir, recorded, out, tasks, policy)
+}
+
+/// Runs `tasks` with `policy` against the snapshots of the recording in `recorded`, sealed, into `out`.
+pub(crate) fn replay_with(
+    base: RunOptions,
+    store_dir: &Path,
+    recorded: &Path,
+    out: &Path,
+    tasks: Vec<agent::tasks::Task>,
+    policy: PolicySpec,
+) -> anyhow::Result<()> {
     let run = recorded.file_name().and_then(|n| n.to_str()).unwrap_or("recorded").to_string();
     let mode = ProxyMode::Replay {
         store: snapshots::Store::open_read_only(store_dir)?,
@@ -71,7 +84,6 @@ pub(crate) fn replay_recorded(
         on_miss: session::MissPolicy::NotFound,
         frozen_web: session::FrozenWeb::default(),
     };
-    let policy = PolicySpec::Trajectory(recorded.to_path_buf());
     crate::output::run_with_progress(RunOptions { out: out.to_path_buf(), mode, policy, ..base }, tasks)?;
     Ok(())
 }

@@ -58,6 +58,10 @@ pub struct EvalOptions {
     /// why a task has none. Tasks missing here have none either.
     pub network:
         BTreeMap<String, Result<crate::verified::network::RunEvents, crate::verified::network::EventsError>>,
+    /// Replayed tasks whose writes are not the recording's (by task id, the first difference): the frozen
+    /// pages show the state the recording's writes made, not this run's, so their state checks
+    /// (`program_html`, `page_image_query`) are not scorable frozen.
+    pub state_diverged: BTreeMap<String, String>,
 }
 
 /// Reference-matcher result of one task.
@@ -122,6 +126,10 @@ pub struct TaskEval {
     /// judged, shown, and counted apart, with its evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<trajectory::GuardFlags>,
+    /// Replay: the run's writes are not the recording's (the first difference) and the task's checks read
+    /// the site's state, so it is not scorable frozen: shown, counted apart, never a failure or a success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_diverged: Option<String>,
     /// The requests its network checks were scored on (its own wire log, or its recording), when it has
     /// network checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,6 +212,10 @@ pub struct EvalReport {
     /// Tasks with contamination evidence (not counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contaminated: Vec<String>,
+    /// Replayed tasks whose state checks are not scorable frozen (their writes are not the recording's),
+    /// with the first difference (not counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_scorable_frozen: Vec<String>,
     /// Tasks some of whose writes the side-effect guard refused (counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes_blocked: Vec<String>,
@@ -282,6 +294,7 @@ pub async fn evaluate_with_progress(
             judge: None,
             judge_error: None,
             reference_error: None,
+            state_diverged: None,
             wire: None,
             unknown_spec_parts: t.task_eval.as_ref().map(TaskEvalSpec::unknown_parts).unwrap_or_default(),
             rescored: false,
@@ -343,6 +356,14 @@ pub async fn evaluate_with_progress(
         // A task that errored is a failure whatever its answer; it is still scored.
         te.scored = verdict.is_some() || matches!(t.outcome, Outcome::Error | Outcome::Timeout);
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
+        let state_checks =
+            t.task_eval.as_ref().and_then(TaskEvalSpec::webarena).is_some_and(|w| w.has_browser_checks());
+        if let Some(why) = opts.state_diverged.get(&t.task_id).filter(|_| state_checks) {
+            // Not the model's failure nor its success: the frozen pages show another run's state.
+            te.state_diverged = Some(why.clone());
+            te.scored = false;
+            te.success = false;
+        }
         if off_snapshot(&te) || contaminated(&te) {
             // Judged and shown, not counted: the frozen web could not answer this run, or the agent may
             // have read the benchmark's answer.
@@ -386,12 +407,22 @@ pub async fn evaluate_with_progress(
             .collect(),
         unscored: tasks
             .iter()
-            .filter(|t| !t.scored && t.outcome != Outcome::Blocked && !off_snapshot(t) && !contaminated(t))
+            .filter(|t| {
+                !t.scored
+                    && t.outcome != Outcome::Blocked
+                    && !off_snapshot(t)
+                    && !contaminated(t)
+                    && t.state_diverged.is_none()
+            })
             .map(|t| t.id.clone())
             .collect(),
         blocked: tasks.iter().filter(|t| t.outcome == Outcome::Blocked).map(|t| t.id.clone()).collect(),
         off_snapshot: tasks.iter().filter(|t| off_snapshot(t)).map(|t| t.id.clone()).collect(),
         contaminated: tasks.iter().filter(|t| contaminated(t)).map(|t| t.id.clone()).collect(),
+        not_scorable_frozen: tasks
+            .iter()
+            .filter_map(|t| Some(format!("{} ({})", t.id, t.state_diverged.as_deref()?)))
+            .collect(),
         writes_blocked: tasks.iter().filter(|t| writes_blocked(t)).map(|t| t.id.clone()).collect(),
         tasks,
         sites,

@@ -139,6 +139,12 @@ pub fn site_table(r: &EvalReport) -> String {
         .filter_map(|t| Some(format!("{} ({})", t.id, t.reference_error.as_deref()?)))
         .collect();
     note(&mut s, "Not scored (their eval spec could not be run)", &unscorable, "; ");
+    note(
+        &mut s,
+        "Not scorable frozen (their writes are not the recording's, and their checks read the site's state; not counted)",
+        &r.not_scorable_frozen,
+        "; ",
+    );
     let wires: Vec<String> =
         r.tasks.iter().filter_map(|t| Some(format!("{}: {}", t.id, t.wire.as_deref()?))).collect();
     note(

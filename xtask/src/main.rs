@@ -25,6 +25,8 @@
 //!   `--corpus`, what each archive in DIR imports as.
 //! - `cargo xtask bench guard`: the side-effect guard over its table of real sites' requests: precision,
 //!   recall, ordinary requests blocked, harmful ones passed, time per judgement.
+//! - `cargo xtask bench wire [--run DIR]`: a replayed task's wire log: append time and bytes per entry;
+//!   with a replayed run, its bytes per step.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 //! - `cargo xtask fuzz-seeds DIR`: the fuzz targets' seed corpus (`fuzz/`, see scripts/fuzz.sh).
 
@@ -46,6 +48,7 @@ mod replay_store_bench;
 mod store_bench;
 mod throughput;
 mod warc_bench;
+mod wire_bench;
 
 use anyhow::{bail, Context as _};
 
@@ -78,6 +81,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "coverage", ..] => coverage_real::run(),
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),
+        ["bench", "wire", ..] => wire_bench::run(&args),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {
             let conns = args
@@ -114,7 +118,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|coverage-demo|guard|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|coverage-demo|guard|wire|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -9,7 +9,7 @@ fn entry(i: u64) -> WireEntry {
     let h = |k: &str, v: String| (k.to_string(), v);
     WireEntry {
         n: i,
-        method: if i % 10 == 0 { "POST".into() } else { "GET".into() },
+        method: if i.is_multiple_of(10) { "POST".into() } else { "GET".into() },
         url: format!("https://shop.test/static/asset-{}.js?v={}", i % 37, i % 5),
         request_headers: vec![
             h("user-agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36".into()),
@@ -19,7 +19,7 @@ fn entry(i: u64) -> WireEntry {
             h("sec-fetch-dest", "script".into()),
             h("cookie", "session=0123456789abcdef; theme=light".into()),
         ],
-        request_body: (i % 10 == 0).then(|| format!("slug=item-{i}&qty=1")),
+        request_body: i.is_multiple_of(10).then(|| format!("slug=item-{i}&qty=1")),
         request_body_cut: None,
         status: 200,
         response_headers: vec![h("content-type", "application/javascript".into()), h("content-length", "1234".into())],

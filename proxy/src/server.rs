@@ -104,6 +104,8 @@ struct Shared<H> {
     closing: tokio::sync::watch::Sender<bool>,
     /// Open WebSocket connections (hyper no longer tracks a connection once it is upgraded).
     websockets: tokio_util::task::TaskTracker,
+    /// The label of the control the agent is clicking (`guard::CONTROL_PATH`).
+    control: crate::guard::ControlSlot,
 }
 
 /// The MITM proxy, generic over its handler.
@@ -124,6 +126,7 @@ impl<H: Handler> Proxy<H> {
                 next_id: AtomicU64::new(0),
                 closing: tokio::sync::watch::Sender::new(false),
                 websockets: tokio_util::task::TaskTracker::new(),
+                control: Default::default(),
             }),
         })
     }
@@ -365,6 +368,8 @@ impl<H: Handler> Shared<H> {
                 }
                 if req.uri().scheme().is_some() && req.uri().authority().is_some() {
                     Ok(this.handle(req, &conn).await)
+                } else if req.uri().path() == crate::guard::CONTROL_PATH {
+                    Ok(this.control(req).await)
                 } else {
                     let (parts, body) = req.into_parts();
                     Ok(this.handler.direct(Request::from_parts(parts, boxed(body))).await)
@@ -376,6 +381,29 @@ impl<H: Handler> Shared<H> {
         let c = b.serve_connection_with_upgrades(TokioIo::new(io), svc).into_owned();
         if let Err(e) = outer.watch(c).await {
             tracing::debug!("client connection {peer}: {e}");
+        }
+    }
+
+    /// `PUT /__webfreeze/control` (the label of the control being clicked, as the body, at most 200 bytes)
+    /// and `DELETE` (the click is over).
+    async fn control(&self, req: Request<Incoming>) -> Response<Body> {
+        use http_body_util::BodyExt as _;
+        let method = req.method().clone();
+        let answer = |status: StatusCode, text: &str| text_response(status, text);
+        match method {
+            Method::PUT => match http_body_util::Limited::new(req.into_body(), 200).collect().await {
+                Ok(b) => {
+                    let label = String::from_utf8_lossy(&b.to_bytes()).into_owned();
+                    self.control.set(Some(label));
+                    answer(StatusCode::NO_CONTENT, "")
+                }
+                Err(_) => answer(StatusCode::PAYLOAD_TOO_LARGE, "a control label is at most 200 bytes\n"),
+            },
+            Method::DELETE => {
+                self.control.set(None);
+                answer(StatusCode::NO_CONTENT, "")
+            }
+            _ => answer(StatusCode::METHOD_NOT_ALLOWED, "PUT the clicked control's label, or DELETE it\n"),
         }
     }
 
@@ -593,6 +621,8 @@ impl<H: Handler> Shared<H> {
             if let Ok(l) = label.to_str() {
                 parts.extensions.insert(crate::guard::ControlLabel(l.to_string()));
             }
+        } else if let Some(l) = self.control.get() {
+            parts.extensions.insert(crate::guard::ControlLabel(l));
         }
         if ws {
             parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));

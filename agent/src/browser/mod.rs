@@ -57,7 +57,7 @@ pub use observe::Observation;
 use observe::Targets;
 use storage_state::read_storage_state;
 use tabs::Tabs;
-pub use webvoyager::CONTROL_HEADER;
+pub use webvoyager::{CONTROL_HEADER, CONTROL_PATH};
 
 pub use explore::{LinkCandidate, Visit};
 pub use settle::Settled;
@@ -162,6 +162,8 @@ pub struct Session {
     last_page_ms: std::sync::atomic::AtomicU64,
     /// How long the launch took.
     pub launch_ms: u64,
+    /// Tells the task's proxy the label of the control being clicked (straight to it, no proxy of its own).
+    control_client: reqwest::Client,
 }
 
 impl Session {
@@ -210,6 +212,7 @@ impl Session {
             opts,
             last_page_ms: Default::default(),
             launch_ms: 0,
+            control_client: reqwest::Client::builder().no_proxy().build().unwrap_or_default(),
         };
         if let Err(e) = s.prepare(page).await {
             s.close().await;

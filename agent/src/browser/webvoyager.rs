@@ -2,15 +2,17 @@
 //! by the page settling; a click labels the requests it causes with its control's text for the
 //! side-effect guard.
 
-use chromiumoxide::cdp::browser_protocol::network::{Headers, SetExtraHttpHeadersParams};
-
 use super::{bounded, BrowserError, Session};
 use crate::action::{ScrollTarget, WebVoyagerAction};
 
-/// The request header that carries the label of the control a click used, while its requests go out:
-/// the proxy's side-effect guard (`proxy::guard`) reads it and removes it before anything is forwarded or
-/// recorded.
+/// The request header that carried the label of the control a click used (older agents; the proxy still
+/// reads it). This agent tells the proxy through [`CONTROL_PATH`] instead, so no request gets a header the
+/// page did not send (which would make Chromium preflight a cross-origin request).
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
+
+/// The proxy endpoint the clicked control's label goes to (`proxy::guard::CONTROL_PATH`): `PUT` the label
+/// before the click, `DELETE` after its requests.
+pub const CONTROL_PATH: &str = "/__webfreeze/control";
 
 /// Points a clicked element's link or form at this tab (a link that would open a new tab opens in this
 /// one), and answers the visible label of its control (its text, value or aria-label), printable ASCII
@@ -124,16 +126,20 @@ impl Session {
         Ok(())
     }
 
-    /// Send `label` as [`CONTROL_HEADER`] with the active tab's requests (None: stop sending it).
+    /// Tell the task's proxy the label of the control being clicked (None: the click is over), through
+    /// [`CONTROL_PATH`]: the requests meanwhile are judged with it, and none carries a header for it.
     pub(super) async fn set_control_label(&self, label: Option<&str>) {
-        let Ok(page) = self.page() else { return };
-        let headers = match label {
-            Some(l) => serde_json::json!({ CONTROL_HEADER: l }),
-            None => serde_json::json!({}),
+        let url = format!("http://{}{CONTROL_PATH}", self.opts.proxy);
+        let client = &self.control_client;
+        let req = match label {
+            Some(l) => client.put(&url).body(l.to_string()),
+            None => client.delete(&url),
         };
-        let set = page.execute(SetExtraHttpHeadersParams::new(Headers::new(headers)));
-        if let Err(e) = bounded(self.opts.page_timeout, "labelling the click's requests", set).await {
-            tracing::debug!("control label: {e}");
+        match tokio::time::timeout(self.opts.page_timeout, req.send()).await {
+            Ok(Ok(r)) if r.status().is_success() => {}
+            Ok(Ok(r)) => tracing::debug!("control label: the proxy answered {}", r.status()),
+            Ok(Err(e)) => tracing::debug!("control label: {e}"),
+            Err(_) => tracing::debug!("control label: the proxy did not answer"),
         }
     }
 }

@@ -35,6 +35,30 @@ pub use writes::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlLabel(pub String);
 
+/// The proxy endpoint an agent tells the label of the control it is clicking through (`PUT` with the label as
+/// the body, `DELETE` when the click's requests are over): requests that arrive meanwhile carry it as a
+/// [`ControlLabel`], with no header added to them (a header the page did not send makes Chromium preflight
+/// a cross-origin request). [`CONTROL_HEADER`] is still read, for agents that send it.
+pub const CONTROL_PATH: &str = "/__webfreeze/control";
+
+/// The label of the control being clicked, as the agent last told it through [`CONTROL_PATH`].
+#[derive(Debug, Default)]
+pub struct ControlSlot(std::sync::Mutex<Option<String>>);
+
+impl ControlSlot {
+    /// Set (or clear) the label.
+    pub fn set(&self, label: Option<String>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = label.filter(|l| !l.trim().is_empty());
+        }
+    }
+
+    /// The label now, if any.
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|g| g.clone())
+    }
+}
+
 /// The header on a refused request's answer: `write; rule=ID` or `answers; family=NAME`.
 pub const BLOCKED_HEADER: &str = "x-webfreeze-blocked";
 

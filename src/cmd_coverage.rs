@@ -112,6 +112,12 @@ fn table(r: &CoverageReport) -> String {
         };
         s += &format!("| {} | {} | {}/{} | {miss} |\n", t.id, t.site, t.served, t.steps);
     }
+    if !r.unsupported_answers.is_empty() {
+        s += &format!(
+            "\nTasks whose reference answer is on no frozen page of their site (the frozen web cannot support it): {}\n",
+            r.unsupported_answers.join("; ")
+        );
+    }
     s
 }
 
@@ -130,6 +136,10 @@ fn html(r: &CoverageReport) -> String {
                         tr { td { (site) } td { (c.tasks) } td { (c.served) "/" (c.steps) " (" (format!("{:.0}%", pct(c.served, c.steps))) ")" } td { (layers(&c.layers)) } }
                     }
                     tr { td { b { "all" } } td { (r.total.tasks) } td { (r.total.served) "/" (r.total.steps) " (" (format!("{:.0}%", pct(r.total.served, r.total.steps))) ")" } td { (layers(&r.total.layers)) } }
+                }
+                @if !r.unsupported_answers.is_empty() {
+                    h2 { "Answers the frozen web cannot support" }
+                    ul { @for u in &r.unsupported_answers { li { (u) } } }
                 }
                 h2 { "Tasks" }
                 table border="1" {

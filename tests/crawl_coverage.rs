@@ -73,13 +73,16 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     let origin = CrawlOrigin::start("crawl.test").await;
     let reach = reach(h, &origin);
     // Three paths: A's pages are all on B's and C's paths; B and C each end on a page no one else saw.
-    let paths: [(&str, &[usize]); 3] = [("A", &[1, 4]), ("B", &[1, 6]), ("C", &[4, 9])];
+    // A's answer is on a recorded page; B's is on none (the frozen web cannot support it).
+    let paths: [(&str, &[usize], &str); 3] =
+        [("A", &[1, 4], "Text 4."), ("B", &[1, 6], "Zebra crossing"), ("C", &[4, 9], "Article 9")];
     let tasks: String = paths
         .iter()
-        .map(|(id, _)| {
+        .map(|(id, _, answer)| {
             format!(
                 "{}\n",
-                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/"})
+                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/",
+                                   "eval": {"must_include": [answer]}})
             )
         })
         .collect();
@@ -89,7 +92,7 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     let pairs: Vec<_> = loaded
         .iter()
         .zip(&paths)
-        .map(|(t, (_, pages))| {
+        .map(|(t, (_, pages, _))| {
             let mut r: Vec<String> = pages
                 .iter()
                 .map(|n| {
@@ -150,6 +153,10 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     // A's pages came from the other tasks' recordings: the site union answered them.
     assert!(r["tasks"][0]["layers"]["site-union"].as_u64().unwrap() > 0, "{r}");
     assert_eq!(r["tasks"][0]["layers"]["exact"], 0, "its own snapshot is left out: {r}");
+    // The answer check: A's and C's answers are on the site's frozen pages, B's on none.
+    assert_eq!(r["tasks"][0]["answer"]["missing"], serde_json::json!([]), "{r}");
+    assert_eq!(r["tasks"][1]["answer"]["missing"], serde_json::json!(["Zebra crossing"]), "{r}");
+    assert_eq!(r["unsupported_answers"], serde_json::json!(["B (Zebra crossing)"]), "{r}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<td>Crawl</td>") && page.contains("7/9"), "{page}");
 }

@@ -192,6 +192,8 @@ pub struct Replay {
     ws_misses: websocket::WsMisses,
     /// The next wire entry's number.
     wire_seq: std::sync::atomic::AtomicU64,
+    /// The GET search forms the replayed pages declare (`--search site`), read on first need.
+    declared: std::sync::OnceLock<Vec<search::DeclaredSearch>>,
 }
 
 /// Exact-key match results kept in memory.
@@ -245,6 +247,7 @@ impl Replay {
             offload: proxy::Offload::per_core(),
             ws_misses: websocket::WsMisses::default(),
             wire_seq: std::sync::atomic::AtomicU64::new(0),
+            declared: std::sync::OnceLock::new(),
         }
     }
 

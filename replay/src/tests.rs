@@ -740,6 +740,48 @@ async fn a_sites_own_search_is_answered_under_search_site() {
     assert_eq!(s, 404, "without `site` a site's own search is not answered");
 }
 
+/// Issue 51: a site's own search learned from the search form its pages declare, with no recorded search
+/// to learn from (a WordPress blog's `/?s=`), under `--search site`; and never the wrong page instead: the
+/// recorded home page is no fuzzy answer to `/?s=garden` (the search term names the content).
+#[tokio::test]
+async fn a_search_the_pages_declare_is_answered_and_never_the_wrong_page() {
+    let store = Store::in_memory();
+    let home = "<html><head><title>Garden Blog</title></head><body><form role=search method=get \
+                action=\"https://blog.test/\"><input type=search name=s><input type=submit value=Search></form>\
+                <p>Welcome</p><a href=\"/roses/\">Roses</a></body></html>";
+    let post = "<html><head><title>Roses in the garden</title></head><body><p>Roses and garden notes</p></body></html>";
+    let own = add_snapshot(
+        &store,
+        "run/a",
+        &[("GET", "https://blog.test/", home), ("GET", "https://blog.test/roses/", post)],
+    );
+    let replay = |mode| {
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            search: search::SearchConfig { mode, urls: Vec::new() },
+            ..Default::default()
+        };
+        Replay::new(store.clone(), own.clone(), cfg)
+    };
+    let (s, body, _) =
+        ask(&replay(search::SearchMode::Fallback), "GET", "https://blog.test/?s=garden", &[]).await;
+    assert_eq!(s, 404, "not the home page: {body}");
+    let r = replay(search::SearchMode::Site);
+    let (s, body, h) = ask(&r, "GET", "https://blog.test/?s=garden", &[]).await;
+    assert_eq!(
+        (s, h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap())),
+        (200, Some("frozen-search")),
+        "{body}"
+    );
+    assert!(
+        body.contains("href=\"https://blog.test/roses/\"") && body.contains("name=\"s\" value=\"garden\""),
+        "{body}"
+    );
+    assert_eq!(r.report().frozen_search, 1);
+    // The home page itself is still the recorded one.
+    assert!(ask(&r, "GET", "https://blog.test/", &[]).await.1.contains("Welcome"));
+}
+
 /// Bodies above the in-memory limit stream from the store chunk by chunk (each read on the blocking pool,
 /// not a thread per body): whole, in order, with their length, several at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

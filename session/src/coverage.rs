@@ -6,6 +6,12 @@
 //! step is *served as recorded* when the re-execution's page before it has the URL and the element list the
 //! recording had; the first step that is not names the request that missed. Per task and per site, with the
 //! layers that answered.
+//!
+//! For tasks with reference answers (WebArena's `string_match`, a WebVoyager line's `eval` or
+//! `reference_answer`, `run --reference-file`: what the task file gave its set-up), it also says whether each
+//! answer text is found in the visible text of the site's frozen pages (every document its recordings,
+//! explorations and crawl hold; the static HTML as recorded, entities not decoded): a task whose answer is in
+//! none of them cannot be answered on the frozen web, whatever the agent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +42,19 @@ pub struct TaskCoverage {
     /// Whether the re-execution could not run (the error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The task's reference answer texts, and which of them no frozen page of its site holds (absent when
+    /// the task has no reference answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerCheck>,
+}
+
+/// Whether a task's reference answers are on its site's frozen pages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AnswerCheck {
+    /// The answer texts checked.
+    pub texts: Vec<String>,
+    /// Those found on no frozen page of the site.
+    pub missing: Vec<String>,
 }
 
 /// A site's steps served, over its tasks.
@@ -73,6 +92,9 @@ pub struct CoverageReport {
     pub sites: BTreeMap<String, SiteCoverage>,
     /// All sites.
     pub total: SiteCoverage,
+    /// Tasks whose reference answer is on no frozen page of their site (with the missing texts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsupported_answers: Vec<String>,
 }
 
 /// Compare a re-execution with its recording (see the module docs).
@@ -134,7 +156,56 @@ pub fn summarise(run: &str, tasks: Vec<TaskCoverage>) -> CoverageReport {
             }
         }
     }
-    CoverageReport { run: run.to_string(), tasks, sites, total }
+    let unsupported_answers = tasks
+        .iter()
+        .filter_map(|t| {
+            let a = t.answer.as_ref().filter(|a| !a.missing.is_empty())?;
+            Some(format!("{} ({})", t.id, a.missing.join(", ")))
+        })
+        .collect();
+    CoverageReport { run: run.to_string(), tasks, sites, total, unsupported_answers }
+}
+
+/// Lower case, one space between words: how answer texts and page texts are compared.
+fn normalise(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The visible text of every document on the frozen web of site `site` in recording `run` (its task
+/// snapshots, their explorations, its crawl), normalised.
+pub fn site_text(store: &snapshots::Store, run: &str, site: &str) -> Result<String, SessionError> {
+    let mut layers = crate::crawl::site_snapshots(store, run, site)?;
+    let explored: Vec<_> = layers
+        .iter()
+        .filter_map(|m| store.manifest(&crate::task_proxy::explore_name(&m.name)).ok())
+        .collect();
+    layers.extend(explored);
+    layers.extend(crate::crawl::crawl_layers(store, run, site)?);
+    let mut out = String::new();
+    for m in &layers {
+        for x in store.exchanges(m) {
+            let x = x?;
+            if !replay::search::is_document(&x) {
+                continue;
+            }
+            if let Some(b) = &x.response.body {
+                let html = String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned();
+                out.push_str(&normalise(&wall::visible_text(&html)));
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Check `texts` against a site's frozen text ([`site_text`]).
+pub fn check_answer(texts: &[String], site_text: &str) -> Option<AnswerCheck> {
+    let texts: Vec<String> = texts.iter().filter(|t| !t.trim().is_empty()).cloned().collect();
+    if texts.is_empty() {
+        return None;
+    }
+    let missing = texts.iter().filter(|t| !site_text.contains(&normalise(t))).cloned().collect();
+    Some(AnswerCheck { texts, missing })
 }
 
 /// Re-execute every task of the recorded run `recorded` leave-one-out (see the module docs) into `out`
@@ -161,6 +232,27 @@ pub async fn coverage_run(
         return Err(SessionError::Coverage(format!("{} has no trajectories", recorded.display())));
     }
     let tasks: Vec<_> = trajs.iter().map(crate::rescore::task_of).collect();
+    // Reference answers: what a trajectory kept of its set-up (WebArena formats), else the run's task file
+    // when it still reads (WebVoyager lines keep theirs there).
+    let from_file: BTreeMap<String, Vec<String>> = agent::tasks::load(Path::new(&rf.tasks_file))
+        .map(|ts| ts.into_iter().map(|t| (t.id, t.setup.reference_answers)).collect())
+        .unwrap_or_default();
+    // The answer check reads the site's frozen pages once per site.
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    let mut answers: BTreeMap<String, AnswerCheck> = BTreeMap::new();
+    for t in &tasks {
+        let refs = match (&t.setup.reference_answers, from_file.get(&t.id)) {
+            (own, _) if !own.is_empty() => own,
+            (_, Some(file)) if !file.is_empty() => file,
+            _ => continue,
+        };
+        if !texts.contains_key(&t.web_name) {
+            texts.insert(t.web_name.clone(), site_text(&store, &recording, &t.web_name)?);
+        }
+        if let Some(a) = check_answer(refs, &texts[&t.web_name]) {
+            answers.insert(t.id.clone(), a);
+        }
+    }
     let mode = ProxyMode::Replay {
         store,
         run: recording,
@@ -178,7 +270,7 @@ pub async fn coverage_run(
     let replayed = RunDir::new(&out);
     let mut rows = Vec::new();
     for t in &trajs {
-        let row = match replayed.task(&t.task_id).read_trajectory() {
+        let mut row = match replayed.task(&t.task_id).read_trajectory() {
             Ok(Some(r)) => compare(t, &r),
             Ok(None) => TaskCoverage {
                 id: t.task_id.clone(),
@@ -195,6 +287,7 @@ pub async fn coverage_run(
                 ..Default::default()
             },
         };
+        row.answer = answers.remove(&t.task_id);
         rows.push(row);
     }
     Ok(summarise(&recorded.display().to_string(), rows))
@@ -231,5 +324,18 @@ mod tests {
         assert_eq!(c.layers["missed"], 1);
         let r = summarise("r", vec![c.clone(), TaskCoverage { site: "V".into(), steps: 2, served: 2, ..c }]);
         assert_eq!((r.total.steps, r.total.served, r.sites["W"].served, r.sites["V"].served), (5, 3, 1, 2));
+    }
+
+    #[test]
+    fn answers_on_the_frozen_pages() {
+        let text = normalise(&wall::visible_text("<p>The  Blue Kettle costs <b>$24.00</b>.</p>"));
+        let t = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_answer(&t(&["blue kettle", "$24.00"]), &text).unwrap().missing,
+            Vec::<String>::new()
+        );
+        assert_eq!(check_answer(&t(&["$24.00", "Red Mug"]), &text).unwrap().missing, t(&["Red Mug"]));
+        assert_eq!(check_answer(&t(&[" "]), &text), None);
+        assert_eq!(check_answer(&[], &text), None);
     }
 }

@@ -37,8 +37,8 @@ mod task_proxy;
 
 #[cfg(feature = "run")]
 pub use coverage::{
-    compare as coverage_of, coverage_run, summarise as summarise_coverage, CoverageReport, SiteCoverage,
-    TaskCoverage,
+    check_answer, compare as coverage_of, coverage_run, site_text, summarise as summarise_coverage,
+    AnswerCheck, CoverageReport, SiteCoverage, TaskCoverage,
 };
 pub use crawl::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 #[cfg(feature = "run")]

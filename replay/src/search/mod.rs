@@ -21,7 +21,7 @@ use snapshots::{Manifest, Store, StoreError};
 
 pub use engines::{search_request, SearchRequest};
 pub use index::{Doc, SearchIndex, INDEX_VERSION};
-pub use site::{site_search, SiteSearch};
+pub use site::{declared_search, declared_searches, site_search, DeclaredSearch, SiteSearch};
 pub use stored::{load_index, store_index, store_index_after_seal, SearchIndexError, StoredIndex};
 
 /// When the frozen search engine answers.
@@ -212,6 +212,32 @@ impl crate::Replay {
                 Err(e) => tracing::warn!("site search: {}: {e}", m.name),
             }
         }
-        site_search(url, &recorded)
+        site_search(url, &recorded).or_else(|| declared_search(url, self.declared_searches()))
+    }
+
+    /// The GET search forms the replayed snapshot's and its overlays' pages declare, read once.
+    fn declared_searches(&self) -> &[DeclaredSearch] {
+        self.declared
+            .get_or_init(|| {
+                let mut out: Vec<DeclaredSearch> = Vec::new();
+                for m in std::iter::once(&self.manifest)
+                    .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
+                {
+                    let Ok(xs) = self.store.exchanges(m).collect::<Result<Vec<_>, _>>() else { continue };
+                    for x in xs.iter().filter(|x| is_document(x)) {
+                        let Some(b) = x.response.body.as_ref().filter(|b| b.size <= DOC_MAX) else {
+                            continue;
+                        };
+                        let Ok(bytes) = self.store.blob_bytes(&b.hash) else { continue };
+                        for d in declared_searches(&String::from_utf8_lossy(&bytes), &x.request.url) {
+                            if !out.contains(&d) {
+                                out.push(d);
+                            }
+                        }
+                    }
+                }
+                out
+            })
+            .as_slice()
     }
 }

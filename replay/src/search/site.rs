@@ -1,6 +1,8 @@
 //! A site's own search, frozen (`--search site`, opt-in): a GET to a path the recording saw answered for
 //! other values of one query parameter (`/search?q=kettle` recorded, `/search?q=teapot` asked) is a search
-//! the recording did not make. The frozen search engine answers it with the site's recorded documents that
+//! the recording did not make; so is a GET to the action of a search form a recorded page declares (a GET
+//! form with a text or search box: `<form action="/" method="get"><input type="search" name="s">`,
+//! [`declared_searches`]), whether or not any recording searched. The frozen search engine answers it with the site's recorded documents that
 //! match, on a page shaped like its own (the same path, the same parameter, the request's other parameters
 //! kept), marked as frozen search like an engine's.
 
@@ -73,6 +75,92 @@ pub fn site_search(url: &str, recorded: &[String]) -> Option<SiteSearch> {
     Some(SiteSearch { field, query: query.trim().to_string(), offset, hidden })
 }
 
+/// A GET search form a recorded page declares: where it sends (host, path) and its text box's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredSearch {
+    /// The action's host.
+    pub host: String,
+    /// The action's path.
+    pub path: String,
+    /// The text box's name.
+    pub field: String,
+}
+
+/// The GET search forms of a page at `page_url`: forms whose method is GET (the default) with a text or
+/// search box (`type` search, text or none), the first such box's name as the field. A form with a
+/// password box is a log-in, not a search.
+pub fn declared_searches(html: &str, page_url: &str) -> Vec<DeclaredSearch> {
+    use std::sync::OnceLock;
+    static FORM: OnceLock<Option<(regex::Regex, regex::Regex, regex::Regex)>> = OnceLock::new();
+    let Some((form, input, attr)) = FORM
+        .get_or_init(|| {
+            Some((
+                regex::Regex::new(r"(?is)<form\b([^>]*)>(.*?)</form>").ok()?,
+                regex::Regex::new(r"(?is)<input\b([^>]*)>").ok()?,
+                regex::Regex::new(r#"(?is)\b([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))"#).ok()?,
+            ))
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let attrs = |s: &str| -> Vec<(String, String)> {
+        attr.captures_iter(s)
+            .map(|c| {
+                let v = c.get(2).or(c.get(3)).or(c.get(4)).map(|m| m.as_str()).unwrap_or("");
+                (c[1].to_ascii_lowercase(), v.replace("&amp;", "&"))
+            })
+            .collect()
+    };
+    let Ok(base) = url::Url::parse(page_url) else { return Vec::new() };
+    let mut out = Vec::new();
+    for f in form.captures_iter(html) {
+        let fa = attrs(&f[1]);
+        let get = |k: &str| fa.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        if get("method").is_some_and(|m| !m.eq_ignore_ascii_case("get")) {
+            continue;
+        }
+        let inputs: Vec<Vec<(String, String)>> = input.captures_iter(&f[2]).map(|i| attrs(&i[1])).collect();
+        let ty = |i: &Vec<(String, String)>| {
+            i.iter().find(|(n, _)| n == "type").map(|(_, v)| v.to_ascii_lowercase()).unwrap_or_default()
+        };
+        if inputs.iter().any(|i| ty(i) == "password") {
+            continue;
+        }
+        let Some(field) = inputs
+            .iter()
+            .filter(|i| matches!(ty(i).as_str(), "" | "text" | "search"))
+            .find_map(|i| i.iter().find(|(n, _)| n == "name").map(|(_, v)| v.clone()))
+            .filter(|n| !n.is_empty())
+        else {
+            continue;
+        };
+        let Ok(action) = base.join(get("action").as_deref().unwrap_or("")) else { continue };
+        let Some(host) = action.host_str() else { continue };
+        out.push(DeclaredSearch { host: host.to_ascii_lowercase(), path: action.path().to_string(), field });
+    }
+    out
+}
+
+/// The search `url` makes through a declared form (its host, path and text box), if it does: the box's
+/// value is the query (empty: no search), the request's other parameters kept.
+pub fn declared_search(url: &str, declared: &[DeclaredSearch]) -> Option<SiteSearch> {
+    let u = url::Url::parse(url).ok()?;
+    let host = u.host_str()?.to_ascii_lowercase();
+    let d = declared.iter().find(|d| {
+        d.host == host && d.path == u.path() && u.query_pairs().any(|(k, _)| k == d.field.as_str())
+    })?;
+    let pairs: Vec<(String, String)> =
+        u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let query = pairs.iter().find(|(k, _)| *k == d.field).map(|(_, v)| v.trim().to_string())?;
+    if query.is_empty() {
+        return None;
+    }
+    let offset = pairs.iter().find(|(k, _)| k == "start").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let hidden = pairs.into_iter().filter(|(k, _)| *k != d.field && k != "start").collect();
+    Some(SiteSearch { field: d.field.clone(), query, offset, hidden })
+}
+
 /// Whether a recorded value of `k` is several words.
 fn recorded_text(recorded: &[Vec<(String, String)>], k: &str) -> bool {
     recorded.iter().flatten().any(|(rk, rv)| rk == k && rv.trim().contains(' '))
@@ -81,6 +169,39 @@ fn recorded_text(recorded: &[Vec<(String, String)>], k: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_forms_a_page_declares() {
+        let page = r#"<html><body>
+          <form role="search" method="get" class="search-form" action="https://blog.test/">
+            <label>Search for: <input type="search" class="search-field" value="" name="s"></label>
+            <input type="submit" value="Search"></form>
+          <form action='/doku.php' accept-charset='utf-8' id='dw__search' method='get'>
+            <input type='hidden' name='do' value='search' /><input type='text' name='q' /></form>
+          <form method="post" action="/comments"><input name="author"><textarea name="comment"></textarea></form>
+          <form action="/login"><input name="user"><input type="password" name="pass"></form>
+        </body></html>"#;
+        let d = declared_searches(page, "https://blog.test/2024/05/garden/");
+        let got: Vec<(&str, &str, &str)> =
+            d.iter().map(|d| (d.host.as_str(), d.path.as_str(), d.field.as_str())).collect();
+        assert_eq!(got, [("blog.test", "/", "s"), ("blog.test", "/doku.php", "q")]);
+        assert_eq!(
+            declared_search("https://blog.test/?s=garden", &d),
+            Some(SiteSearch { field: "s".into(), query: "garden".into(), offset: 0, hidden: vec![] })
+        );
+        let dw = declared_search("https://blog.test/doku.php?do=search&q=fern", &d).unwrap();
+        assert_eq!((dw.field.as_str(), dw.query.as_str()), ("q", "fern"));
+        assert_eq!(dw.hidden, vec![("do".to_string(), "search".to_string())]);
+        // Not a search: another path, no query, an empty box.
+        for url in [
+            "https://blog.test/about/?s=x",
+            "https://blog.test/",
+            "https://blog.test/?s=",
+            "https://other.test/?s=x",
+        ] {
+            assert_eq!(declared_search(url, &d), None, "{url}");
+        }
+    }
 
     #[test]
     fn site_searches() {

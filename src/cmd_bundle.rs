@@ -48,6 +48,12 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
                 m.snapshots.len(),
                 if m.has_run { ", the run directory and its task file" } else { "" }
             );
+            if let Some(c) = m.meta.get("coverage") {
+                eprintln!(
+                    "coverage card (webfreeze coverage): {}/{} steps served as recorded by the rest of each site's frozen web",
+                    c["total"]["served"], c["total"]["steps"]
+                );
+            }
             println!("{}", m.root);
         }
         BundleCmd::Verify { file } => {

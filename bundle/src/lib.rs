@@ -85,6 +85,20 @@ pub struct BundleManifest {
     pub root: String,
 }
 
+/// A run's coverage card for the manifest, from `webfreeze coverage`'s report: steps served as recorded in
+/// all and per site, and the tasks whose answer the frozen web cannot support. None without a report.
+pub fn coverage_card(report: &Path) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(report).ok()?).ok()?;
+    let figures = |c: &serde_json::Value| serde_json::json!({"tasks": c["tasks"], "steps": c["steps"], "served": c["served"]});
+    let sites: serde_json::Map<String, serde_json::Value> =
+        v["sites"].as_object()?.iter().map(|(k, c)| (k.clone(), figures(c))).collect();
+    Some(serde_json::json!({
+        "total": figures(&v["total"]),
+        "sites": sites,
+        "unsupported_answers": v.get("unsupported_answers").cloned().unwrap_or_else(|| serde_json::json!([])),
+    }))
+}
+
 /// What went wrong with a bundle.
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
@@ -301,6 +315,10 @@ pub fn create(store: &Store, source: BundleSource<'_>, out: &Path) -> Result<Cre
                 if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&e) {
                     meta.insert("judge".into(), v.get("judge").cloned().unwrap_or_default());
                 }
+            }
+            // The coverage card (`webfreeze coverage RUN`): what an agent that did not record the run finds.
+            if let Some(card) = coverage_card(&dir.join("coverage").join("coverage.json")) {
+                meta.insert("coverage".into(), card);
             }
         }
         let zones: BTreeSet<&str> = manifests.iter().map(|m| m.seed.time_zone.as_str()).collect();
@@ -697,5 +715,27 @@ pub fn import(
             }
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod coverage_card_tests {
+    #[test]
+    fn the_card_holds_the_figures_of_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("coverage.json");
+        assert_eq!(super::coverage_card(&p), None, "no report, no card");
+        std::fs::write(
+            &p,
+            r#"{"run":"r","tasks":[],"sites":{"W":{"tasks":2,"steps":9,"served":7,"layers":{}}},
+                "total":{"tasks":2,"steps":9,"served":7,"layers":{}},"unsupported_answers":["B (Zebra)"]}"#,
+        )
+        .unwrap();
+        let c = super::coverage_card(&p).unwrap();
+        assert_eq!(c["total"], serde_json::json!({"tasks": 2, "steps": 9, "served": 7}));
+        assert_eq!(c["sites"]["W"]["served"], 7);
+        assert_eq!(c["unsupported_answers"], serde_json::json!(["B (Zebra)"]));
+        std::fs::write(&p, "not json").unwrap();
+        assert_eq!(super::coverage_card(&p), None);
     }
 }

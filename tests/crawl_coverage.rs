@@ -17,6 +17,8 @@ fn reach(h: &Path, origin: &CrawlOrigin) -> Vec<String> {
         ca.display().to_string(),
         "--resolve".into(),
         format!("crawl.test:443:{}", origin.addr),
+        "--resolve".into(),
+        format!("api.test:443:{}", origin.addr),
     ]
 }
 
@@ -159,4 +161,54 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     assert_eq!(r["unsupported_answers"], serde_json::json!(["B (Zebra crossing)"]), "{r}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<td>Crawl</td>") && page.contains("7/9"), "{page}");
+}
+
+/// Issue 48.3: exploration opens the page's content links, never a link that acts, and marks its tabs'
+/// requests where the page cannot see it: an explored page's cross-origin API call is made without a
+/// preflight, and its answer is recorded in the exploration layer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exploration_harms_nothing_and_adds_no_header_the_page_did_not_send() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = CrawlOrigin::start("crawl.test").await;
+    let reach = reach(h, &origin);
+    let tasks_file = h.join("tasks.jsonl");
+    std::fs::write(
+        &tasks_file,
+        format!(
+            "{}\n",
+            serde_json::json!({"web_name": "Crawl", "id": "t", "ques": "Read.", "web": "https://crawl.test/"})
+        ),
+    )
+    .unwrap();
+    let loaded = agent::tasks::load(&tasks_file).unwrap();
+    let script = h.join("script");
+    agent::policy::write_script(
+        &script,
+        &[(loaded[0].clone(), vec!["Thought: read.\nAction: ANSWER; done".to_string()])],
+    )
+    .unwrap();
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .args(["--explore"])
+        .args(&reach);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let hits = origin.hits.lock().unwrap().clone();
+    assert_eq!(origin.hits("/api-page"), 1, "{hits:?}");
+    assert!(origin.hits("/data.json") >= 1, "the explored page's API call was made: {hits:?}");
+    assert_eq!(origin.hits("OPTIONS /data.json"), 0, "no preflight: {hits:?}");
+    for never in ["/shop?add-to-cart=7", "/logout"] {
+        assert_eq!(origin.hits(never), 0, "{never}: {hits:?}");
+    }
+    let store = snapshots::Store::open_read_only(&h.join("store")).unwrap();
+    let layer = store.manifest("rec/t/explore").unwrap();
+    let api = store
+        .exchanges(&layer)
+        .map(|x| x.unwrap())
+        .find(|x| x.request.url == "https://api.test/data.json")
+        .expect("the API's answer is in the exploration layer");
+    assert_eq!(api.response.status, 200);
+    assert!(api.request.headers.iter().all(|h| !h.name.eq_ignore_ascii_case("x-webfreeze-explore")));
 }

@@ -1,7 +1,8 @@
 //! An HTTPS origin for the crawl: a small site with real-looking chrome (a navigation bar with log-in,
 //! log-out and an "about" page on every page), twelve articles linking each other in their main content, an
-//! `?add-to-cart=` link, a robots.txt that disallows `/private/`, and a counter of every GET by path (what
-//! the crawl loaded, and how often).
+//! `?add-to-cart=` link, a robots.txt that disallows `/private/`, a page whose script calls a cross-origin
+//! API (`api.test`, answered on the same server, CORS allowed), and a counter of every request by path (what
+//! the crawl loaded, and how often; `OPTIONS PATH` for preflights).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -53,6 +54,31 @@ fn page(title: &str, main: &str) -> Response<BoxBody> {
 
 fn route(req: &Request<Incoming>) -> Response<BoxBody> {
     let path = req.uri().path();
+    let host = req
+        .uri()
+        .host()
+        .map(str::to_string)
+        .or_else(|| {
+            req.headers()
+                .get("host")
+                .and_then(|h| h.to_str().ok())
+                .map(|h| h.split(':').next().unwrap_or(h).to_string())
+        })
+        .unwrap_or_default();
+    if host == "api.test" {
+        let mut r = if req.method() == http::Method::OPTIONS {
+            let mut r = Response::new(full(""));
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            r.headers_mut().insert("access-control-allow-headers", "*".parse().unwrap());
+            r
+        } else {
+            let mut r = Response::new(full(r#"{"name": "Fern"}"#));
+            r.headers_mut().insert("content-type", "application/json".parse().unwrap());
+            r
+        };
+        r.headers_mut().insert("access-control-allow-origin", "*".parse().unwrap());
+        return r;
+    }
     let article =
         |n: usize| format!("<a href=\"/a/{}\">Article {}</a>", n % CRAWL_ARTICLES, n % CRAWL_ARTICLES);
     match path {
@@ -64,13 +90,19 @@ fn route(req: &Request<Incoming>) -> Response<BoxBody> {
         "/" => page(
             "Home",
             &format!(
-                "<p>{} {} {}</p><p><a href=\"/shop?add-to-cart=7\">Add to cart</a> <a href=\"/private/secret\">Secret</a></p>",
+                "<p>{} {} {}</p><p><a href=\"/shop?add-to-cart=7\">Add to cart</a> <a href=\"/private/secret\">Secret</a> \
+                 <a href=\"/api-page\">Plants</a></p>",
                 article(0),
                 article(1),
                 article(2)
             ),
         ),
         "/login" | "/about" | "/private/secret" | "/logout" | "/shop" => page(path, "<p>x</p>"),
+        "/api-page" => page(
+            "Plants",
+            "<p id=name>...</p><script>fetch('https://api.test/data.json').then(r => r.json())\
+             .then(d => { document.getElementById('name').textContent = d.name; });</script>",
+        ),
         p if p.starts_with("/a/") => {
             let n: usize = p[3..].parse().unwrap_or(0);
             page(&format!("Article {n}"), &format!("<p>Text {n}. See {} and {}.</p>", article(n + 3), article(n + 5)))
@@ -86,7 +118,7 @@ fn route(req: &Request<Incoming>) -> Response<BoxBody> {
 impl CrawlOrigin {
     /// Start on 127.0.0.1:0 as `name` (HTTPS, a throwaway CA).
     pub(crate) async fn start(name: &str) -> CrawlOrigin {
-        let tls = origin_tls(&[name], &[b"h2", b"http/1.1"]);
+        let tls = origin_tls(&[name, "api.test"], &[b"h2", b"http/1.1"]);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let hits = Arc::new(Mutex::new(BTreeMap::new()));
@@ -104,7 +136,11 @@ impl CrawlOrigin {
                     let svc = service_fn(move |req: Request<Incoming>| {
                         let h = h.clone();
                         async move {
-                            let key = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+                            let mut key =
+                                req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+                            if req.method() == http::Method::OPTIONS {
+                                key = format!("OPTIONS {key}");
+                            }
                             *h.lock().unwrap().entry(key).or_insert(0) += 1;
                             Ok::<_, Infallible>(route(&req))
                         }

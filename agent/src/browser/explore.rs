@@ -1,14 +1,21 @@
 //! What exploration needs of a session: the links of a page, and a visit to a URL in a background tab
 //! (prepared like every tab: emulation, the page scripts, the request watcher) whose every request carries
 //! a marking header, so the recording proxy files it apart. The agent's own tabs are untouched.
+//!
+//! The marker is added where the page cannot see it: each of the tab's requests is paused by CDP's Fetch
+//! domain after the browser's own checks and continued with the header added. A header set for the page
+//! (`Network.setExtraHTTPHeaders`) would make Chromium preflight every cross-origin request the explored
+//! page makes (a custom header is not CORS-safelisted), so explored pages would record failed API calls.
 
 use std::time::Instant;
 
-use chromiumoxide::cdp::browser_protocol::network::{
-    CookieParam, Headers, SetCacheDisabledParams, SetCookiesParams, SetExtraHttpHeadersParams,
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams as FetchEnableParams, EventRequestPaused, HeaderEntry, RequestPattern,
 };
+use chromiumoxide::cdp::browser_protocol::network::{CookieParam, SetCacheDisabledParams, SetCookiesParams};
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::page::Page;
+use futures_util::StreamExt as _;
 
 use super::{bounded, cdp, BrowserError, Session};
 
@@ -143,12 +150,50 @@ impl Session {
                 return Err(e);
             }
         };
+        // Every request of the tab, paused after the browser's own checks and continued with the marker.
+        let mut paused = match bounded(t, "watching the tab's requests", async {
+            tab.page.event_listener::<EventRequestPaused>().await.map_err(cdp)
+        })
+        .await
+        {
+            Ok(p) => p,
+            Err(e) => {
+                tab.watcher.abort();
+                let _ = bounded(t, "closing the tab", tab.page.close()).await;
+                return Err(e);
+            }
+        };
+        let marking = {
+            let page = tab.page.clone();
+            let (header, value) = (header.to_string(), value.to_string());
+            tokio::spawn(async move {
+                while let Some(ev) = paused.next().await {
+                    let mut headers: Vec<HeaderEntry> = ev
+                        .request
+                        .headers
+                        .inner()
+                        .as_object()
+                        .map(|o| {
+                            o.iter()
+                                .map(|(k, v)| HeaderEntry::new(k.clone(), v.as_str().unwrap_or_default()))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    headers.push(HeaderEntry::new(header.clone(), value.clone()));
+                    let mut go = ContinueRequestParams::new(ev.request_id.clone());
+                    go.headers = Some(headers);
+                    if let Err(e) = page.execute(go).await {
+                        tracing::debug!("exploration: continuing {}: {e}", ev.request.url);
+                    }
+                }
+            })
+        };
         let visit = async {
-            let headers = Headers::new(serde_json::json!({ header: value }));
+            let all = RequestPattern::builder().url_pattern("*").build();
             bounded(
                 t,
                 "marking the tab's requests",
-                tab.page.execute(SetExtraHttpHeadersParams::new(headers)),
+                tab.page.execute(FetchEnableParams::builder().patterns(vec![all]).build()),
             )
             .await?;
             // Neither read nor write the HTTP cache: a page exploration loaded must not be answered from the
@@ -162,6 +207,7 @@ impl Session {
         }
         .await;
         tab.watcher.abort();
+        marking.abort();
         let _ = bounded(t, "closing the tab", tab.page.close()).await;
         visit.map(|v| Visit { ms: t0.elapsed().as_millis() as u64, ..v })
     }

@@ -20,6 +20,6 @@ pub(crate) fn run(cfg: &Config, args: ProxyArgs) -> anyhow::Result<()> {
             "pass-through proxy; clients must trust the CA (Chromium: --ignore-certificate-errors-spki-list={})",
             ca.info().spki_sha256
         );
-        crate::guarded::serve(Arc::new(PassThrough), &args, ca, pcfg, listener, shutdown).await
+        crate::guarded::serve(Arc::new(PassThrough), &args, &[], ca, pcfg, listener, shutdown).await
     })
 }

@@ -60,12 +60,12 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             cfg.store.display()
         );
         if args.no_inject_shim {
-            crate::guarded::serve(recorder.clone(), &args.proxy, ca, pcfg, listener, shutdown).await?;
+            crate::guarded::serve(recorder.clone(), &args.proxy, &[], ca, pcfg, listener, shutdown).await?;
         } else {
             // The script replay will inject, seeded as replay seeds it (this snapshot's name and start).
             let js = replay::shim::for_snapshot(&args.snapshot, start, 1);
             let shimmed = Arc::new(replay::inject::RecordShim::new(recorder.clone(), js));
-            crate::guarded::serve(shimmed, &args.proxy, ca, pcfg, listener, shutdown).await?;
+            crate::guarded::serve(shimmed, &args.proxy, &[], ca, pcfg, listener, shutdown).await?;
         }
         anyhow::Ok(())
     });

@@ -9,7 +9,7 @@ use replay::rules::Rules;
 use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
 use snapshots::Store;
 
-use crate::cli::{FrozenWebArg, MissPolicy, NotCapturedArg, ReplayArgs};
+use crate::cli::{FrozenWebArg, GuardKind, MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
 use crate::UsageError;
@@ -66,8 +66,12 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         if !union.is_empty() {
             eprintln!("then, for what it lacks: {}", union.join(", "));
         }
-        // The guards see only what --on-miss live|record sends out: what replay answers never leaves.
-        crate::guarded::serve(replay.clone(), &args.proxy, ca, pcfg, listener, shutdown).await?;
+        // Misses sent out go through the guards (both by default): what replay answers never leaves.
+        let default: &[GuardKind] = match args.on_miss {
+            MissPolicy::NotFound => &[],
+            MissPolicy::Live | MissPolicy::Record => &[GuardKind::Writes, GuardKind::Answers],
+        };
+        crate::guarded::serve(replay.clone(), &args.proxy, default, ca, pcfg, listener, shutdown).await?;
         anyhow::Ok(())
     });
     if let Some(w) = miss_writer {

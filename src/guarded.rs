@@ -8,12 +8,13 @@ use proxy::{CertificateAuthority, Handler, Proxy, ProxyConfig};
 
 use crate::cli::{GuardKind, ProxyArgs};
 
-/// The guards `--guard` asks for; None when it names none.
-pub(crate) fn config(args: &ProxyArgs) -> Option<Arc<GuardConfig>> {
-    if args.guard.is_empty() {
+/// The guards `--guard` asks for (`default` when it names none); None without any.
+pub(crate) fn config(args: &ProxyArgs, default: &[GuardKind]) -> Option<Arc<GuardConfig>> {
+    let asked: &[GuardKind] = if args.guard.is_empty() { default } else { &args.guard };
+    if asked.is_empty() || asked.contains(&GuardKind::None) {
         return None;
     }
-    let on = |k: GuardKind| args.guard.contains(&k);
+    let on = |k: GuardKind| asked.contains(&k);
     Some(Arc::new(GuardConfig {
         writes: on(GuardKind::Writes).then(WriteRules::builtin),
         answers: on(GuardKind::Answers).then(AnswerPlaces::builtin),
@@ -21,17 +22,18 @@ pub(crate) fn config(args: &ProxyArgs) -> Option<Arc<GuardConfig>> {
     }))
 }
 
-/// Serve `handler` on `listener` until `shutdown`, behind the guards of `args` when it names some; what
-/// they refused is printed at the end.
+/// Serve `handler` on `listener` until `shutdown`, behind the guards of `args` (or `default` when it names
+/// none); what they refused is printed at the end.
 pub(crate) async fn serve<H: Handler>(
     handler: Arc<H>,
     args: &ProxyArgs,
+    default: &[GuardKind],
     ca: Arc<CertificateAuthority>,
     pcfg: ProxyConfig,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let Some(cfg) = config(args) else {
+    let Some(cfg) = config(args, default) else {
         Proxy::new(handler, ca, pcfg)?.serve(listener, shutdown).await?;
         return Ok(());
     };

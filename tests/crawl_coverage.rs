@@ -212,3 +212,33 @@ async fn exploration_harms_nothing_and_adds_no_header_the_page_did_not_send() {
     assert_eq!(api.response.status, 200);
     assert!(api.request.headers.iter().all(|h| !h.name.eq_ignore_ascii_case("x-webfreeze-explore")));
 }
+
+/// Issue 48.3: a click whose page then calls a cross-origin API sends no header the page did not (the
+/// control's label reaches the guard through the proxy), so the call makes no preflight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_adds_no_header_so_a_cross_origin_call_is_not_preflighted() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = CrawlOrigin::start("crawl.test").await;
+    let reach = reach(h, &origin);
+    let tasks_file = h.join("tasks.jsonl");
+    let line = serde_json::json!({"web_name": "Crawl", "id": "t", "ques": "Load.", "web": "https://crawl.test/click-page"});
+    std::fs::write(&tasks_file, format!("{line}\n")).unwrap();
+    let loaded = agent::tasks::load(&tasks_file).unwrap();
+    let script = h.join("script");
+    let replies = vec![
+        "Thought: load.\nAction: Click [0]".to_string(),
+        "Thought: done.\nAction: ANSWER; Fern".to_string(),
+    ];
+    agent::policy::write_script(&script, &[(loaded[0].clone(), replies)]).unwrap();
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .args(&reach);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let hits = origin.hits.lock().unwrap().clone();
+    assert_eq!(origin.hits("/data.json"), 1, "the click's call was made: {hits:?}");
+    assert_eq!(origin.hits("OPTIONS /data.json"), 0, "no preflight: {hits:?}");
+    assert_eq!(traj(&rec, "t").steps.len(), 2, "the click was a step");
+}

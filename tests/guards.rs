@@ -256,4 +256,25 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
     assert_eq!(got.header("x-webfreeze-blocked"), Some("write; rule=purchase"), "{}", got.text());
     assert_eq!(tp.probe().counters().blocked_writes, 1);
     tp.finish().await.unwrap();
+
+    // The standalone replay too: guarded by default when its misses go live, unguarded with `--guard none`.
+    for (guard, want) in [(None, Some("write; rule=purchase")), (Some("none"), None)] {
+        let mut args = vec!["replay", "--snapshot", "rec/t", "--on-miss", "live", "--no-inject-shim"];
+        if let Some(g) = guard {
+            args.extend(["--guard", g]);
+        }
+        let reach: Vec<&str> = sites.reach.iter().map(String::as_str).collect();
+        args.extend(reach);
+        let wf = Webfreeze::spawn(home.path(), &args);
+        let got = fetch(
+            Via::Proxy(wf.addr),
+            "https://shop.test/checkout",
+            addr,
+            &[&our_ca],
+            false,
+            form("POST", ""),
+        )
+        .await;
+        assert_eq!(got.header("x-webfreeze-blocked"), want, "--guard {guard:?}: {}", got.text());
+    }
 }

@@ -180,9 +180,9 @@ pub(crate) struct ProxyArgs {
     /// Put the guards in front of what goes to origins (comma-separated): `writes` refuses requests that
     /// act in the world (placing an order, paying, posting, messaging, subscribing, deleting, changing an
     /// account; searches, log-ins, translations and cart changes pass), `answers` refuses the places
-    /// benchmarks' answers are published. A refused request gets a 403 page saying why and is listed when
-    /// the proxy stops. Off by default here (`run` has both on); in `replay` it guards what --on-miss live
-    /// or record sends out.
+    /// benchmarks' answers are published, `none` turns them off. A refused request gets a 403 page saying
+    /// why and is listed when the proxy stops. Off by default in `proxy` and `record` (`run` has both on);
+    /// `replay --on-miss live|record` has both on unless told otherwise, and guards only what it sends out.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "GUARDS")]
     pub guard: Vec<GuardKind>,
     /// With --guard writes: hosts whose writes pass (exact names, or `*.domain`). Repeatable.
@@ -197,6 +197,8 @@ pub(crate) enum GuardKind {
     Writes,
     /// Places benchmarks' answers are published.
     Answers,
+    /// No guard.
+    None,
 }
 
 /// How the proxy reaches origins (shared by `proxy`, `record`, `replay` and `run`).

@@ -98,6 +98,18 @@ fn route(req: &Request<Incoming>) -> Response<BoxBody> {
             ),
         ),
         "/login" | "/about" | "/private/secret" | "/logout" | "/shop" => page(path, "<p>x</p>"),
+        // A page whose only control calls the cross-origin API when clicked (a simple GET: no preflight of
+        // its own).
+        "/click-page" => {
+            let mut r = Response::new(full(
+                "<!doctype html><html><head><title>Click</title></head><body><p id=name>...</p>\
+                 <button onclick=\"fetch('https://api.test/data.json').then(r => r.json())\
+                 .then(d => { document.getElementById('name').textContent = d.name; })\">Load plants</button>\
+                 </body></html>",
+            ));
+            r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+            r
+        }
         "/api-page" => page(
             "Plants",
             "<p id=name>...</p><script>fetch('https://api.test/data.json').then(r => r.json())\

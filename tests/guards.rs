@@ -278,3 +278,51 @@ async fn the_demo_shops_checkout_and_forum_post_are_refused_unless_the_host_is_a
         assert_eq!(got.header("x-webfreeze-blocked"), want, "--guard {guard:?}: {}", got.text());
     }
 }
+
+/// `webfreeze guard check`: what the guards would refuse in a recording (a HAR file here), and why; a file
+/// that is not a HAR is a clear error.
+#[test]
+fn guard_check_lists_what_a_recording_would_have_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let entry = |method: &str, url: &str, mime: &str, text: &str| {
+        serde_json::json!({"request": {"method": method, "url": url, "headers": [],
+            "postData": {"mimeType": mime, "text": text}}, "response": {"status": 200}})
+    };
+    let har = serde_json::json!({"log": {"version": "1.2", "entries": [
+        entry("GET", "https://shop.example/", "", ""),
+        entry("POST", "https://air.example/flights/results", "application/x-www-form-urlencoded", "from=LHR&to=JFK"),
+        entry("POST", "https://shop.example/checkout", "application/x-www-form-urlencoded", "item=jar"),
+        entry("POST", "https://shop.example/checkout/cart/couponPost/", "application/x-www-form-urlencoded", "coupon_code=X"),
+        entry("GET", "https://github.com/MinorJerry/WebVoyager", "", ""),
+    ]}});
+    let file = h.join("rec.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let refused: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<(String, String)> = refused
+        .iter()
+        .map(|b| (b["url"].as_str().unwrap().to_string(), b["rule"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("https://shop.example/checkout".to_string(), "purchase".to_string()),
+            ("https://github.com/MinorJerry/WebVoyager".to_string(), "WebVoyager".to_string())
+        ]
+    );
+    // The table form names the count; a host allowed is not judged.
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--allow-writes", "shop.example"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("5 requests (3 writes); the guards would refuse 1"), "{text}");
+    // Not a HAR file: said, exit 1.
+    std::fs::write(&file, "not json").unwrap();
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a HAR file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

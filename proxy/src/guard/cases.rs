@@ -10,7 +10,8 @@
 /// One request of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Case {
-    /// Where the request comes from.
+    /// What the request is and where it comes from: the reason for its verdict (a flight search, a
+    /// WordPress comment, ...).
     pub source: &'static str,
     /// Method.
     pub method: &'static str,

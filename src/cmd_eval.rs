@@ -54,6 +54,14 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         print!("{}", site_table(&report));
     }
     eprintln!("wrote {}", path.display());
+    if let Some(dir) = &a.har {
+        let (written, skipped) = crate::network_events::export_har(&cfg.store, &a.run, dir)?;
+        eprintln!(
+            "wrote {written} HAR file(s) of the tasks' own requests into {}{}",
+            dir.display(),
+            if skipped.is_empty() { String::new() } else { format!("; none for {}", skipped.join("; ")) }
+        );
+    }
     Ok(())
 }
 

@@ -243,6 +243,64 @@ fn first_difference(mine: &[Write], theirs: &[Write]) -> Option<String> {
     }
 }
 
+/// Each task's own requests as HAR 1.2 in `dir/<task-id>.har`: a replayed task's from its wire log, a
+/// recorded task's from its snapshot. Returns how many were written and, for the others, why not.
+pub(crate) fn export_har(
+    store: &std::path::Path,
+    run: &std::path::Path,
+    dir: &std::path::Path,
+) -> anyhow::Result<(usize, Vec<String>)> {
+    use anyhow::Context as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let store = snapshots::Store::open_read_only(store)?;
+    let header =
+        |(name, value): &(String, String)| snapshots::Header { name: name.clone(), value: value.clone() };
+    let (mut written, mut skipped) = (0, Vec::new());
+    for (task_dir, t) in trajectory::RunDir::new(run).trajectories()? {
+        let path = dir.join(format!("{}.har", trajectory::run_dir::task_dir_name(&t.task_id)));
+        let file =
+            std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        let shown = path.display().to_string();
+        let done = if t.mode == trajectory::RunMode::Replay {
+            match task_dir.read_wire(&t) {
+                Ok(Some(log)) => {
+                    let records: Vec<archive::har::WireRecord<'_>> = log
+                        .entries
+                        .iter()
+                        .map(|e| archive::har::WireRecord {
+                            method: &e.method,
+                            url: &e.url,
+                            request_headers: e.request_headers.iter().map(header).collect(),
+                            request_body: e.request_body.as_deref(),
+                            status: e.status,
+                            response_headers: e.response_headers.iter().map(header).collect(),
+                            response_body: e.response_body.as_deref(),
+                        })
+                        .collect();
+                    let comment = format!("the wire log of task {} of {}", t.task_id, run.display());
+                    archive::har::export_records(&store, &records, &comment, file, &shown)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+                Ok(None) => Err("no wire log".to_string()),
+                Err(e) => Err(e.to_string()),
+            }
+        } else if let Some(name) = t.snapshot.as_deref() {
+            archive::har::export(&store, name, file, &shown).map(|_| ()).map_err(|e| e.to_string())
+        } else {
+            Err("a live task keeps no requests".to_string())
+        };
+        match done {
+            Ok(()) => written += 1,
+            Err(why) => {
+                let _ = std::fs::remove_file(&path);
+                skipped.push(format!("{}: {why}", t.task_id));
+            }
+        }
+    }
+    Ok((written, skipped))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -159,6 +159,32 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     assert_eq!(add.recorded.as_ref().unwrap().snapshot, "rec/1");
     assert!(wire.truncated.is_none());
 
+    // The run's own requests as HAR, for a benchmark's own evaluator.
+    let har_dir = h.join("har");
+    let out =
+        run_cli(h, &["eval", h.join("replay-answers").to_str().unwrap(), "--har", har_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "eval --har: {}", String::from_utf8_lossy(&out.stderr));
+    let har: Value = serde_json::from_slice(&std::fs::read(har_dir.join("1.har")).unwrap()).unwrap();
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert!(
+        !entries.is_empty() && entries.iter().all(|e| e["request"]["method"] == "GET"),
+        "the agent that only answered posted nothing"
+    );
+    let out =
+        run_cli(h, &["eval", h.join("replay-same").to_str().unwrap(), "--har", har_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "eval --har: {}", String::from_utf8_lossy(&out.stderr));
+    let har: Value = serde_json::from_slice(&std::fs::read(har_dir.join("1.har")).unwrap()).unwrap();
+    let add = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["request"]["method"] == "POST" && e["request"]["url"] == "https://shop.test/cart/add")
+        .expect("the POST this run sent");
+    assert_eq!(
+        (add["request"]["postData"]["text"].as_str(), add["response"]["status"].as_u64()),
+        (Some("slug=glass-jar"), Some(303))
+    );
+
     // A log cut by a crash scores what it holds, and says so.
     let path = h.join("replay-same/1").join(trajectory::wire::WIRE_FILE);
     let bytes = std::fs::read(&path).unwrap();

@@ -353,6 +353,11 @@ pub(crate) struct EvalArgs {
     /// snapshot in a fresh Chromium (no network, no agent), and score with what they find now.
     #[arg(long)]
     pub rescore: bool,
+    /// Also write each task's own requests as HAR 1.2, `DIR/<task-id>.har`, for a benchmark's own evaluator
+    /// (WebArena-Verified's reads HAR): a replayed task's from its wire log, a recorded task's from its
+    /// snapshot. A live task has none.
+    #[arg(long, value_name = "DIR")]
+    pub har: Option<PathBuf>,
     /// SSIM above which a VisualWebArena `eval_fuzzy_image_match` image counts as the gold one, for
     /// queries that set no `ssim_threshold` of their own (VWA uses 0.8).
     #[arg(long, default_value_t = evaluator::webarena::DEFAULT_SSIM_THRESHOLD, value_name = "X")]

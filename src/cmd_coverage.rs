@@ -34,6 +34,16 @@ pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
     settings.apply(&mut agent);
     let out = a.out.clone().unwrap_or_else(|| a.run.join("coverage"));
     if out.exists() {
+        // Only an earlier coverage run is replaced: never a directory that holds something else.
+        let earlier = out.join("coverage.json").is_file() || out.join("run.json").is_file();
+        let empty = std::fs::read_dir(&out).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !earlier && !empty {
+            return Err(UsageError(format!(
+                "{} exists and is not an earlier coverage run: give another --out",
+                out.display()
+            ))
+            .into());
+        }
         std::fs::remove_dir_all(&out).with_context(|| format!("cannot clear {}", out.display()))?;
     }
     let store = snapshots::Store::open_read_only(&cfg.store)?;

@@ -176,6 +176,10 @@ pub async fn crawl(
         state.ms += t.elapsed().as_millis() as u64;
         if let Err(e) = loaded {
             if e.is_fatal() {
+                // The browser is gone, not the page: the page is loaded again when the crawl resumes.
+                state.done.remove(&url);
+                state.queue.push_front((url, depth));
+                save(state);
                 return Err(e);
             }
             tracing::debug!("crawl: {url}: {e}");

@@ -159,6 +159,16 @@ impl WireWriter {
     }
 }
 
+impl Drop for WireWriter {
+    /// A writer dropped without [`WireWriter::finish`] (a task cancelled or timed out) still ends its frame:
+    /// only a crash leaves a log cut.
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            tracing::warn!("wire log: {e}");
+        }
+    }
+}
+
 impl WireTap for WireWriter {
     fn record(&self, entry: WireEntry) {
         if let Err(e) = self.append(&entry) {

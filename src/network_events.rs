@@ -125,17 +125,7 @@ fn events_of(store: &snapshots::Store, name: &str) -> Result<Vec<Event>, snapsho
     Ok(out)
 }
 
-/// Paths of telemetry writes, which change no state a check reads.
-const TELEMETRY: &[&str] =
-    &["collect", "beacon", "analytics", "track", "telemetry", "metrics", "rum", "log", "logs"];
-
-fn is_state_write(method: &str, url: &str) -> bool {
-    if !matches!(method, "POST" | "PUT" | "PATCH" | "DELETE") {
-        return false;
-    }
-    let path = url.split('?').next().unwrap_or(url).to_ascii_lowercase();
-    !path.split(['/', '.', '-', '_']).any(|seg| TELEMETRY.contains(&seg))
-}
+use replay::epochs::is_state_write;
 
 /// For each replayed task whose checks read the site's state (`program_html`, `page_image_query`): a
 /// difference between its writes (its wire log) and the writes its recording made, when they differ. The

@@ -214,6 +214,10 @@ impl Replay {
                     ));
                 }
             };
+            // A write the recording never made is the miss policy's: a fuzzy answer would hand it the state
+            // of another write (`epochs`).
+            let is_write = crate::epochs::is_state_write(&method, &url);
+            let found = found.filter(|m| !(is_write && m.layer == Layer::Fuzzy));
             let dest = parts.headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()).map(str::to_string);
             // What the snapshot lacks (no answer, or only a fuzzy one) the overlays may have: the order is
             // in the `overlay` module's docs.
@@ -296,6 +300,16 @@ impl Replay {
             };
             // The cursor moves under the state lock; a held candidate is cloned, a lazy one read from the
             // store outside it.
+            // A page recorded several times, or a write: the recording's writes decide (`epochs`).
+            let safe = matches!(method.as_str(), "GET" | "HEAD");
+            let writes: &[u64] = if (safe && m.len() > 1) || is_write {
+                match self.writes.get() {
+                    Some(w) => w,
+                    None => self.offload.run(|| self.recorded_writes()).await,
+                }
+            } else {
+                &[]
+            };
             let i = {
                 let Ok(mut s) = self.state.lock().map_err(poisoned) else {
                     return Decision::Respond(text_response(
@@ -303,20 +317,28 @@ impl Replay {
                         "replay state lost\n",
                     ));
                 };
-                let cursor = s.cursors.entry(m.group).or_insert(0);
-                let mut i = (*cursor).min(m.len().saturating_sub(1));
-                // The body that was captured wins: a copy recorded without its body is skipped while a
-                // complete one remains (a capture tool that wrote no content for the first of two GETs).
-                let complete = m.complete_after(i);
-                if let Some(j) = complete {
-                    i = j;
-                    *cursor = j;
+                if safe && m.len() > 1 && !writes.is_empty() {
+                    let epoch = s.epoch;
+                    let nth = s.epoch_cursors.entry((m.group, epoch)).or_insert(0);
+                    let i = crate::epochs::pick(writes, &m.seqs, epoch, *nth);
+                    *nth += 1;
+                    i
+                } else {
+                    let cursor = s.cursors.entry(m.group).or_insert(0);
+                    let mut i = (*cursor).min(m.len().saturating_sub(1));
+                    // The body that was captured wins: a copy recorded without its body is skipped while a
+                    // complete one remains (a capture tool that wrote no content for the first of two GETs).
+                    let complete = m.complete_after(i);
+                    if let Some(j) = complete {
+                        i = j;
+                        *cursor = j;
+                    }
+                    *cursor += 1;
+                    if complete.is_some() {
+                        s.preferred_with_body.push(url.clone());
+                    }
+                    i
                 }
-                *cursor += 1;
-                if complete.is_some() {
-                    s.preferred_with_body.push(url.clone());
-                }
-                i
             };
             let got = if m.is_held(i) {
                 m.get(&self.store, &self.manifest, i)
@@ -362,6 +384,12 @@ impl Replay {
                     }
                 }
                 s.served.insert(x.seq);
+                // The run made the recording's next write: its state is now the recording's after it. A
+                // later one out of order (a write the recording made after others this run skipped, such as an
+                // evaluator's token at the end) leaves the state where it is.
+                if is_write && m.layer <= Layer::Normalised && writes.get(s.epoch) == Some(&x.seq) {
+                    s.epoch += 1;
+                }
                 x
             };
             let answer = if chosen.flags.body_not_captured {

@@ -194,6 +194,8 @@ pub struct Replay {
     wire_seq: std::sync::atomic::AtomicU64,
     /// The GET search forms the replayed pages declare (`--search site`), read on first need.
     declared: std::sync::OnceLock<Vec<search::DeclaredSearch>>,
+    /// The replayed snapshot's state-changing writes (`epochs`), read on first need.
+    writes: std::sync::OnceLock<Vec<u64>>,
 }
 
 /// Exact-key match results kept in memory.
@@ -248,6 +250,7 @@ impl Replay {
             ws_misses: websocket::WsMisses::default(),
             wire_seq: std::sync::atomic::AtomicU64::new(0),
             declared: std::sync::OnceLock::new(),
+            writes: std::sync::OnceLock::new(),
         }
     }
 
@@ -261,6 +264,8 @@ impl Replay {
         match self.state.lock() {
             Ok(mut s) => {
                 s.cursors.clear();
+                s.epoch = 0;
+                s.epoch_cursors.clear();
                 s.episode += 1;
                 s.episode
             }
@@ -327,6 +332,19 @@ impl Replay {
         }
     }
 
+    /// The replayed snapshot's state-changing writes, read once (store work: call it off the async workers).
+    fn recorded_writes(&self) -> &[u64] {
+        self.writes.get_or_init(|| {
+            epochs::recorded_writes(&self.store, &self.manifest).unwrap_or_else(|e| {
+                tracing::warn!(
+                    "replay: cannot read {}'s writes ({e}); pages follow recorded order",
+                    self.manifest.name
+                );
+                Vec::new()
+            })
+        })
+    }
+
     /// Count a miss in the report (what is then done with the request depends on the miss policy).
     fn record_miss(&self, method: &str, url: &str, dest: Option<&str>) {
         let action = match self.cfg.on_miss {
@@ -350,6 +368,7 @@ impl Replay {
     }
 }
 
+pub mod epochs;
 mod handler;
 mod serving;
 pub mod wire;

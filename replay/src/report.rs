@@ -38,4 +38,8 @@ pub(crate) struct State {
     pub(crate) frozen_search: u64,
     pub(crate) frozen_search_queries: Vec<SearchEntry>,
     pub(crate) preferred_with_body: Vec<String>,
+    /// The run's write epoch (`epochs`): how many of the recording's writes the run has made, in effect.
+    pub(crate) epoch: usize,
+    /// Per page and epoch, how many of its recordings in that epoch were served.
+    pub(crate) epoch_cursors: HashMap<([u8; 32], usize), usize>,
 }

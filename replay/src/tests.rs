@@ -782,6 +782,48 @@ async fn a_search_the_pages_declare_is_answered_and_never_the_wrong_page() {
     assert!(ask(&r, "GET", "https://blog.test/", &[]).await.1.contains("Welcome"));
 }
 
+/// Issue 47, part 2: the frozen web follows the run's writes. The cart recorded before and after "add to
+/// cart" is answered by the run's write epoch, not by position; a write the recording never made is a miss
+/// (never a fuzzy answer) and changes nothing; a reset starts the run's state afresh.
+#[tokio::test]
+async fn a_page_recorded_before_and_after_a_write_follows_the_runs_writes() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://s.test/cart", "empty cart"),
+        ("POST", "https://s.test/cart/add?slug=jar", "added"),
+        ("GET", "https://s.test/cart", "cart: jar"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    // An agent that opens the cart twice and adds nothing: empty both times.
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+    // Another product: a write the recording never made is a miss, and the cart stays empty.
+    assert_eq!(ask(&r, "POST", "https://s.test/cart/add?slug=mug", &[]).await.0, 404);
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+    // The recording's add: the cart as it was after it.
+    assert_eq!(ask(&r, "POST", "https://s.test/cart/add?slug=jar", &[]).await.1, "added");
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "cart: jar");
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "cart: jar");
+    // A new episode starts from the recording's first state.
+    r.reset();
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+}
+
+/// A write the recording made after others the run skipped does not carry their effects: the state moves
+/// only with the recording's next write.
+#[tokio::test]
+async fn a_later_write_out_of_order_leaves_the_state_where_it_is() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://s.test/cart", "empty cart"),
+        ("POST", "https://s.test/cart/add?slug=jar", "added"),
+        ("GET", "https://s.test/cart", "cart: jar"),
+        ("POST", "https://s.test/token", "token"),
+        ("GET", "https://s.test/cart", "cart: jar, token"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    assert_eq!(ask(&r, "POST", "https://s.test/token", &[]).await.1, "token");
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+}
+
 /// Bodies above the in-memory limit stream from the store chunk by chunk (each read on the blocking pool,
 /// not a thread per body): whole, in order, with their length, several at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

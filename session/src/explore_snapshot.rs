@@ -10,7 +10,7 @@ use std::sync::Arc;
 use agent::explore::{ExploreOptions, Revisit};
 use agent::runner::{AgentConfig, TaskEnv};
 use clock::Clock;
-use proxy::{CertificateAuthority, Proxy, ProxyConfig};
+use proxy::{CertificateAuthority, ProxyConfig};
 use recorder::explore::ExploreSplit;
 use recorder::{HostFilter, Recorder};
 use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
@@ -100,15 +100,9 @@ pub async fn explore_snapshot(
     let rec = Arc::new(Recorder::new(writer.clone(), o.clock.clone(), HostFilter::new(&[], &[])));
     // The revisits and the exploration alike go to the layer; the marking header is stripped.
     let handler = Arc::new(ExploreSplit::new(rec.clone(), rec));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(SessionError::Bind)?;
-    let addr = listener.local_addr().map_err(SessionError::Bind)?;
-    let proxy = Proxy::new(handler, o.ca.clone(), o.proxy.clone())?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(proxy.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let server = crate::loopback::Loopback::start(handler, o.ca.clone(), o.proxy.clone()).await?;
     let env = TaskEnv {
-        proxy: addr,
+        proxy: server.addr,
         ca_spki: o.ca.info().spki_sha256.clone(),
         ca_pem: o.ca.cert_pem().to_string(),
         // The recording's clock and random numbers, as its pages computed them.
@@ -124,8 +118,7 @@ pub async fn explore_snapshot(
     let explored =
         agent::explore::revisit_and_explore(&o.agent, &env, &docs, o.explore, &|i, u| progress(i, total, u))
             .await;
-    let _ = stop.send(());
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), server).await;
+    server.stop().await;
     let now = o.clock.now_ms();
     match explored {
         Ok(stats) => {

@@ -25,6 +25,8 @@ mod error;
 #[cfg(feature = "run")]
 mod explore_snapshot;
 mod frozen_web;
+#[cfg(feature = "run")]
+mod loopback;
 mod merge;
 mod probes;
 #[cfg(feature = "run")]

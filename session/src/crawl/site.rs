@@ -3,12 +3,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent::crawl::{CrawlOptions, CrawlProgress, CrawlState};
 use agent::runner::{AgentConfig, TaskEnv};
 use clock::Clock;
-use proxy::{CertificateAuthority, Proxy, ProxyConfig};
+use proxy::{CertificateAuthority, ProxyConfig};
 use recorder::{HostFilter, Recorder};
 use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
 use trajectory::RunMode;
@@ -129,15 +128,9 @@ pub async fn crawl_site(
         Arc::new(proxy::guard::GuardConfig::standard(Vec::new())),
         guard_log,
     ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(SessionError::Bind)?;
-    let addr = listener.local_addr().map_err(SessionError::Bind)?;
-    let server_proxy = Proxy::new(guarded, o.ca.clone(), o.proxy.clone())?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(server_proxy.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let server = crate::loopback::Loopback::start(guarded, o.ca.clone(), o.proxy.clone()).await?;
     let env = TaskEnv {
-        proxy: addr,
+        proxy: server.addr,
         ca_spki: o.ca.info().spki_sha256.clone(),
         ca_pem: o.ca.cert_pem().to_string(),
         init_scripts: vec![replay::shim::for_snapshot(&name, started, 1)],
@@ -159,8 +152,7 @@ pub async fn crawl_site(
     let crawled =
         agent::crawl::crawl_with_browser(&o.agent, &env, &mut state, &sites, &o.crawl, &save, progress).await;
     save(&state);
-    let _ = stop.send(());
-    let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
+    server.stop().await;
     let now = o.clock.now_ms();
     match crawled {
         Ok(()) => {

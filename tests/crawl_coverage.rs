@@ -58,6 +58,10 @@ async fn a_crawl_follows_content_not_acts_honours_robots_and_resumes() {
         assert_eq!(origin.hits(never), 0, "{never}");
     }
     assert!(err.contains("1 disallowed by robots.txt"), "{err}");
+    // The site's OpenSearch description, which no browser loads by itself, fetched once for the frozen
+    // site search.
+    let osd = origin.hits("/opensearch.xml");
+    assert!((1..=2).contains(&osd), "{osd} loads: {:?}", origin.hits.lock().unwrap());
     let list = run_cli(h, &["snapshots", "list"]);
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.contains("c/crawl/Crawl/001") && list.contains("c/crawl/Crawl/002"), "{list}");

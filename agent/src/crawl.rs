@@ -57,6 +57,9 @@ pub struct CrawlState {
     pub stopped_hosts: BTreeMap<String, String>,
     /// robots.txt per host as fetched (empty: none).
     pub robots: BTreeMap<String, String>,
+    /// OpenSearch descriptions the crawled pages link, fetched (so the frozen site search can read them).
+    #[serde(default)]
+    pub opensearch: BTreeSet<String>,
     /// Milliseconds spent loading pages.
     pub ms: u64,
 }
@@ -88,6 +91,9 @@ pub struct CrawlProgress<'a> {
     /// Time since this invocation started.
     pub elapsed: Duration,
 }
+
+/// The OpenSearch descriptions the page links, one URL a line.
+const OPENSEARCH_JS: &str = "Array.from(document.querySelectorAll('link[rel~=search][type*=opensearch]')).map(l => l.href).join('\\n')";
 
 fn host_of(url: &str) -> Option<String> {
     url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
@@ -197,6 +203,15 @@ pub async fn crawl(
             save(state);
             progress(&CrawlProgress { url: &url, state, elapsed: t0.elapsed() });
             continue;
+        }
+        // The site's OpenSearch description, once: browsers do not load it, so no recording would hold it.
+        let described = session.evaluate_text(OPENSEARCH_JS).await.unwrap_or_default();
+        for link in described.lines().filter(|l| l.starts_with("http")) {
+            if state.opensearch.insert(link.to_string()) {
+                if let Err(e) = session.fetch_bytes(link).await {
+                    tracing::debug!("crawl: OpenSearch description {link}: {e}");
+                }
+            }
         }
         let text = session.page_text().await.unwrap_or_default();
         let fresh = state.contents.insert(blake3::hash(text.as_bytes()).to_hex().to_string());

@@ -782,6 +782,38 @@ async fn a_search_the_pages_declare_is_answered_and_never_the_wrong_page() {
     assert!(ask(&r, "GET", "https://blog.test/", &[]).await.1.contains("Welcome"));
 }
 
+/// Issue 51: a site's search learned from the OpenSearch description its pages link (recorded by the crawl).
+#[tokio::test]
+async fn a_search_an_opensearch_description_declares_is_answered() {
+    let store = Store::in_memory();
+    let home = "<html><head><title>Plant Wiki</title><link rel=\"search\" \
+                type=\"application/opensearchdescription+xml\" href=\"/osd.xml\"></head><body><p>Welcome</p></body></html>";
+    let fern = "<html><head><title>Ferns</title></head><body><p>Ferns grow in shade</p></body></html>";
+    let osd = "<OpenSearchDescription><Url type=\"text/html\" template=\"https://w.test/find?query={searchTerms}\"/></OpenSearchDescription>";
+    let own = add_snapshot(
+        &store,
+        "run/a",
+        &[
+            ("GET", "https://w.test/", home),
+            ("GET", "https://w.test/ferns", fern),
+            ("GET", "https://w.test/osd.xml", osd),
+        ],
+    );
+    let cfg = ReplayConfig {
+        inject_shim: false,
+        search: search::SearchConfig { mode: search::SearchMode::Site, urls: Vec::new() },
+        ..Default::default()
+    };
+    let r = Replay::new(store, own, cfg);
+    let (s, body, h) = ask(&r, "GET", "https://w.test/find?query=shade", &[]).await;
+    assert_eq!(
+        (s, h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap())),
+        (200, Some("frozen-search")),
+        "{body}"
+    );
+    assert!(body.contains("href=\"https://w.test/ferns\""), "{body}");
+}
+
 /// Issue 47, part 2: the frozen web follows the run's writes. The cart recorded before and after "add to
 /// cart" is answered by the run's write epoch, not by position; a write the recording never made is a miss
 /// (never a fuzzy answer) and changes nothing; a reset starts the run's state afresh.

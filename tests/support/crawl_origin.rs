@@ -44,7 +44,8 @@ impl CrawlOrigin {
 
 fn page(title: &str, main: &str) -> Response<BoxBody> {
     let mut r = Response::new(full(format!(
-        "<!doctype html><html><head><title>{title}</title></head><body>\
+        "<!doctype html><html><head><title>{title}</title><link rel=\"search\" \
+         type=\"application/opensearchdescription+xml\" href=\"/opensearch.xml\"></head><body>\
          <nav><a href=\"/login\">Log in</a> <a href=\"/logout\">Log out</a> <a href=\"/about\">About</a></nav>\
          <main><h1>{title}</h1>{main}</main><footer><a href=\"/about\">About this site</a></footer></body></html>"
     )));
@@ -98,6 +99,13 @@ fn route(req: &Request<Incoming>) -> Response<BoxBody> {
             ),
         ),
         "/login" | "/about" | "/private/secret" | "/logout" | "/shop" => page(path, "<p>x</p>"),
+        "/opensearch.xml" => {
+            let mut r = Response::new(full(
+                "<OpenSearchDescription><Url type=\"text/html\" template=\"https://crawl.test/find?q={searchTerms}\"/></OpenSearchDescription>",
+            ));
+            r.headers_mut().insert("content-type", "application/opensearchdescription+xml".parse().unwrap());
+            r
+        }
         // A page whose only control calls the cross-origin API when clicked (a simple GET: no preflight of
         // its own).
         "/click-page" => {

@@ -21,7 +21,10 @@ use snapshots::{Manifest, Store, StoreError};
 
 pub use engines::{search_request, SearchRequest};
 pub use index::{Doc, SearchIndex, INDEX_VERSION};
-pub use site::{declared_search, declared_searches, site_search, DeclaredSearch, SiteSearch};
+pub use site::{
+    declared_search, declared_searches, opensearch_links, opensearch_search, site_search, DeclaredSearch,
+    SiteSearch,
+};
 pub use stored::{load_index, store_index, store_index_after_seal, SearchIndexError, StoredIndex};
 
 /// When the frozen search engine answers.
@@ -229,7 +232,18 @@ impl crate::Replay {
                             continue;
                         };
                         let Ok(bytes) = self.store.blob_bytes(&b.hash) else { continue };
-                        for d in declared_searches(&String::from_utf8_lossy(&bytes), &x.request.url) {
+                        let html = String::from_utf8_lossy(&bytes);
+                        let mut found = declared_searches(&html, &x.request.url);
+                        // An OpenSearch description the page links, when the recording holds it.
+                        for link in opensearch_links(&html, &x.request.url) {
+                            let Ok(docs) = self.store.scan_host_path(m, &link) else { continue };
+                            for d in docs.iter().filter(|d| d.request.url == link) {
+                                let Some(b) = &d.response.body else { continue };
+                                let Ok(xml) = self.store.blob_bytes(&b.hash) else { continue };
+                                found.extend(opensearch_search(&String::from_utf8_lossy(&xml)));
+                            }
+                        }
+                        for d in found {
                             if !out.contains(&d) {
                                 out.push(d);
                             }

@@ -2,7 +2,8 @@
 //! other values of one query parameter (`/search?q=kettle` recorded, `/search?q=teapot` asked) is a search
 //! the recording did not make; so is a GET to the action of a search form a recorded page declares (a GET
 //! form with a text or search box: `<form action="/" method="get"><input type="search" name="s">`,
-//! [`declared_searches`]), whether or not any recording searched. The frozen search engine answers it with the site's recorded documents that
+//! [`declared_searches`]) or an OpenSearch description a recorded page links and the recording holds
+//! ([`opensearch_search`]), whether or not any recording searched. The frozen search engine answers it with the site's recorded documents that
 //! match, on a page shaped like its own (the same path, the same parameter, the request's other parameters
 //! kept), marked as frozen search like an engine's.
 
@@ -142,6 +143,64 @@ pub fn declared_searches(html: &str, page_url: &str) -> Vec<DeclaredSearch> {
     out
 }
 
+/// The OpenSearch descriptions a page links (`<link rel="search" type="application/opensearchdescription+xml"
+/// href>`, as MediaWiki, Discourse, GitLab and many more publish), as absolute URLs.
+pub fn opensearch_links(html: &str, page_url: &str) -> Vec<String> {
+    let Ok(base) = url::Url::parse(page_url) else { return Vec::new() };
+    let lower = html.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("<link") {
+        let start = at + i;
+        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+        let tag = &html[start..end];
+        let tl = &lower[start..end];
+        if tl.contains("opensearchdescription+xml") && tl.contains("search") {
+            if let Some(h) = tl.find("href=") {
+                let rest = &tag[h + 5..];
+                let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+                let value = match quote {
+                    Some(q) => rest[1..].split(q).next().unwrap_or(""),
+                    None => rest.split([' ', '/', '>']).next().unwrap_or(""),
+                };
+                if let Ok(u) = base.join(&value.replace("&amp;", "&")) {
+                    out.push(u.to_string());
+                }
+            }
+        }
+        at = end;
+    }
+    out
+}
+
+/// The HTML search an OpenSearch description declares: its `<Url type="text/html" template="...">` whose
+/// query holds `{searchTerms}` (the parameter that does is the search box).
+pub fn opensearch_search(xml: &str) -> Option<DeclaredSearch> {
+    let lower = xml.to_ascii_lowercase();
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("<url") {
+        let start = at + i;
+        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+        let tag = &xml[start..end];
+        at = end;
+        if !tag.to_ascii_lowercase().contains("text/html") {
+            continue;
+        }
+        let t = tag.find("template=")?;
+        let rest = &tag[t + 9..];
+        let q = rest.chars().next()?;
+        let template = rest[1..].split(q).next()?.replace("&amp;", "&");
+        let u = url::Url::parse(&template.replace("{searchTerms}", "SEARCHTERMS")).ok()?;
+        let field = u.query_pairs().find(|(_, v)| v == "SEARCHTERMS").map(|(k, _)| k.into_owned())?;
+        return Some(DeclaredSearch {
+            host: u.host_str()?.to_ascii_lowercase(),
+            path: u.path().to_string(),
+            field,
+        });
+    }
+    None
+}
+
 /// The search `url` makes through a declared form (its host, path and text box), if it does: the box's
 /// value is the query (empty: no search), the request's other parameters kept.
 pub fn declared_search(url: &str, declared: &[DeclaredSearch]) -> Option<SiteSearch> {
@@ -169,6 +228,29 @@ fn recorded_text(recorded: &[Vec<(String, String)>], k: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opensearch_descriptions() {
+        let page = r#"<head><link rel="search" type="application/opensearchdescription+xml" href="/w/opensearch_desc.php" title="Wiki (en)"></head>"#;
+        assert_eq!(
+            opensearch_links(page, "https://w.test/wiki/Oak"),
+            ["https://w.test/w/opensearch_desc.php"]
+        );
+        assert!(opensearch_links("<link rel=stylesheet href=a.css>", "https://w.test/").is_empty());
+        let xml = r#"<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/"><ShortName>Wiki</ShortName>
+            <Url type="application/x-suggestions+json" method="get" template="https://w.test/w/api.php?action=opensearch&amp;search={searchTerms}"/>
+            <Url type="text/html" method="get" template="https://w.test/w/index.php?title=Special:Search&amp;search={searchTerms}"/>
+            </OpenSearchDescription>"#;
+        assert_eq!(
+            opensearch_search(xml),
+            Some(DeclaredSearch {
+                host: "w.test".into(),
+                path: "/w/index.php".into(),
+                field: "search".into()
+            })
+        );
+        assert_eq!(opensearch_search("<OpenSearchDescription/>"), None);
+    }
 
     #[test]
     fn search_forms_a_page_declares() {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::browser::{BrowserError, Session};
-use crate::explore::{frontier::Frontier, rank, side_effects};
+use crate::explore::{frontier::Frontier, host_of, rank, side_effects};
 
 /// Crawl settings.
 #[derive(Debug, Clone)]
@@ -95,10 +95,6 @@ pub struct CrawlProgress<'a> {
 /// The OpenSearch descriptions the page links, one URL a line.
 const OPENSEARCH_JS: &str = "Array.from(document.querySelectorAll('link[rel~=search][type*=opensearch]')).map(l => l.href).join('\\n')";
 
-fn host_of(url: &str) -> Option<String> {
-    url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
-}
-
 /// Whether robots.txt `text` lets a crawler named webfreeze load `url` (no robots.txt: yes).
 pub fn robots_allow(text: &str, url: &str) -> bool {
     if text.trim().is_empty() {
@@ -133,8 +129,7 @@ async fn fetch_robots(session: &Session, url: &str) -> String {
 }
 
 /// Crawl the sites of `state`'s queue with `session` (whose proxy records), within `opts.pages`, saving the
-/// state after every page. Only URLs on `sites` (host names, `www.` ignored) are followed. Stops early when
-/// `stop` resolves.
+/// state after every page. Only URLs on `sites` (host names, `www.` ignored) are followed.
 pub async fn crawl(
     session: &Session,
     state: &mut CrawlState,

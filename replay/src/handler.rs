@@ -158,11 +158,7 @@ impl Replay {
                 self.wire_answer(ctx, Answered::bare(Answer::FrozenSearch));
                 return self.answer_from_search(&url, sr);
             }
-            let headers: Vec<(String, String)> = parts
-                .headers
-                .iter()
-                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-                .collect();
+            let headers = crate::wire::pairs(&parts.headers);
             let ct =
                 parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
             let incoming = Incoming {

@@ -53,7 +53,8 @@ impl Answered {
     }
 }
 
-fn pairs(h: &http::HeaderMap) -> Vec<(String, String)> {
+/// A header map as (name, value) pairs, values as lossy text.
+pub(crate) fn pairs(h: &http::HeaderMap) -> Vec<(String, String)> {
     h.iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect()

@@ -30,13 +30,9 @@ impl PartialEq for Frontier {
     }
 }
 
-fn site_of(url: &str) -> Option<String> {
-    url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
-}
-
 impl Frontier {
     fn with<T>(&self, url: &str, f: impl FnOnce(&mut Site) -> T) -> Option<T> {
-        let site = site_of(url)?;
+        let site = super::host_of(url)?;
         let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
         Some(f(g.entry(site).or_default()))
     }

@@ -57,7 +57,9 @@ pub fn looks_destructive(url: &str, text: &str) -> bool {
     side_effects::acts(url, text).is_some()
 }
 
-fn host_of(url: &str) -> Option<String> {
+/// The site a URL is on, as exploration, the frontier and the crawl count sites: its host, lower case,
+/// without a leading `www.`.
+pub fn host_of(url: &str) -> Option<String> {
     url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
 }
 

@@ -223,11 +223,13 @@ impl crate::Replay {
         self.declared
             .get_or_init(|| {
                 let mut out: Vec<DeclaredSearch> = Vec::new();
+                // A site links its description from every page: each is read once.
+                let mut read = std::collections::BTreeSet::new();
                 for m in std::iter::once(&self.manifest)
                     .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
                 {
-                    let Ok(xs) = self.store.exchanges(m).collect::<Result<Vec<_>, _>>() else { continue };
-                    for x in xs.iter().filter(|x| is_document(x)) {
+                    // One exchange at a time: a large snapshot is never held whole.
+                    for x in self.store.exchanges(m).filter_map(Result::ok).filter(is_document) {
                         let Some(b) = x.response.body.as_ref().filter(|b| b.size <= DOC_MAX) else {
                             continue;
                         };
@@ -236,6 +238,9 @@ impl crate::Replay {
                         let mut found = declared_searches(&html, &x.request.url);
                         // An OpenSearch description the page links, when the recording holds it.
                         for link in opensearch_links(&html, &x.request.url) {
+                            if !read.insert(link.clone()) {
+                                continue;
+                            }
                             let Ok(docs) = self.store.scan_host_path(m, &link) else { continue };
                             for d in docs.iter().filter(|d| d.request.url == link) {
                                 let Some(b) = &d.response.body else { continue };

@@ -46,10 +46,6 @@ pub struct CrawlReport {
     pub secs: f64,
 }
 
-fn host_of(url: &str) -> Option<String> {
-    url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
-}
-
 fn state_path(dir: &Path, run: &str, web_name: &str) -> PathBuf {
     dir.join(site_slug(run)).join(format!("{}.json", site_slug(web_name)))
 }
@@ -86,7 +82,7 @@ pub async fn crawl_site(
             "no recorded document of site {web_name:?} in recording {run:?}, and no --start URL: nothing to crawl from"
         )));
     }
-    let sites: BTreeSet<String> = starts.iter().filter_map(|u| host_of(u)).collect();
+    let sites: BTreeSet<String> = starts.iter().filter_map(|u| agent::explore::host_of(u)).collect();
     let path = state_path(&o.state_dir, run, web_name);
     let mut state = match read_state(&path)? {
         Some(s) => s,

@@ -1,9 +1,14 @@
 //! The requests of a run's WebArena-Verified tasks, for their network checks
 //! (`evaluator::verified::network`). Used by `eval` and the WebArena demo.
 //!
-//! Each task is scored on its own wire: a replayed task on the wire log its proxy wrote as it ran
+//! Each task is scored on its own wire: a replayed or live task on the wire log its proxy wrote as it ran
 //! (`trajectory::wire`), never on the recording it replayed (that is what the *recording* agent sent); a
 //! recorded task on its recording, which is exactly what its browser sent.
+
+/// Whether a task's own wire is its wire log (replay and live) rather than its recording (record).
+fn keeps_wire_log(mode: trajectory::RunMode) -> bool {
+    matches!(mode, trajectory::RunMode::Replay | trajectory::RunMode::Live)
+}
 
 use evaluator::verified::network::{Event, EventsError, RunEvents, WireSource};
 use std::sync::Arc;
@@ -25,7 +30,7 @@ pub(crate) fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events 
     let store = snapshots::Store::open_read_only(store).map_err(Arc::new);
     let store_err = |e: &Arc<snapshots::StoreError>| EventsError::Store(e.clone());
     for (dir, t) in verified {
-        let r = if t.mode == trajectory::RunMode::Replay {
+        let r = if keeps_wire_log(t.mode) {
             match dir.read_wire(&t) {
                 Ok(None) => Err(EventsError::NoWire),
                 Err(e) => Err(EventsError::Wire(Arc::new(e))),
@@ -56,9 +61,7 @@ fn content_type(h: &[(String, String)]) -> String {
 }
 
 /// Response bodies `response_content` can ask about: JSON and form bodies.
-fn readable(ctype: &str) -> bool {
-    ctype.contains("json") || ctype.contains("x-www-form-urlencoded")
-}
+use proxy_report::wire::readable_body as readable;
 
 /// A task's wire log as network events; response bodies read from the store by the hash the log kept.
 fn events_of_wire(
@@ -68,8 +71,9 @@ fn events_of_wire(
     let mut events = Vec::with_capacity(log.entries.len());
     for e in &log.entries {
         let rct = content_type(&e.response_headers);
-        let response = match &e.response_body {
-            Some(hash) if readable(&rct) => {
+        let response = match (&e.response_text, &e.response_body) {
+            (Some(text), _) if readable(&rct) => Some((rct, text.clone())),
+            (None, Some(hash)) if readable(&rct) => {
                 Some((rct, String::from_utf8_lossy(&store.blob_bytes(hash)?).into_owned()))
             }
             _ => None,
@@ -251,7 +255,7 @@ pub(crate) fn export_har(
         let file =
             std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
         let shown = path.display().to_string();
-        let done = if t.mode == trajectory::RunMode::Replay {
+        let done = if keeps_wire_log(t.mode) {
             match task_dir.read_wire(&t) {
                 Ok(Some(log)) => {
                     let records: Vec<archive::har::WireRecord<'_>> = log
@@ -265,6 +269,7 @@ pub(crate) fn export_har(
                             status: e.status,
                             response_headers: e.response_headers.iter().map(header).collect(),
                             response_body: e.response_body.as_deref(),
+                            response_text: e.response_text.as_deref(),
                         })
                         .collect();
                     let comment = format!("the wire log of task {} of {}", t.task_id, run.display());
@@ -278,7 +283,7 @@ pub(crate) fn export_har(
         } else if let Some(name) = t.snapshot.as_deref() {
             archive::har::export(&store, name, file, &shown).map(|_| ()).map_err(|e| e.to_string())
         } else {
-            Err("a live task keeps no requests".to_string())
+            Err("the task keeps no requests (a live run made by an older webfreeze)".to_string())
         };
         match done {
             Ok(()) => written += 1,

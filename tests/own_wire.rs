@@ -2,7 +2,7 @@
 //! whose network checks need a submitted form are recorded by a scripted agent that submits, then
 //! replayed by other scripted agents: one that only answers (submits nothing) fails where the recording's
 //! requests would have passed it; one that submits the same form passes; one that submits other values
-//! fails on the values. `eval` says each task was scored on its own wire log; a truncated log scores what
+//! fails on the values. Live runs are scored on their own wire log the same way. `eval` says each task was scored on its own wire log; a truncated log scores what
 //! it holds and says so; a log from another task is refused by name.
 
 use std::collections::BTreeMap;
@@ -117,7 +117,7 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
             .opt("--action-space", "webarena")
             .opt("--policy", format!("trajectory:{}", policy.display()))
             .opt("--jobs", "1");
-        a = if mode == "record" { a.args(&reach) } else { a.opt("--snapshots", "rec") };
+        a = if mode == "replay" { a.opt("--snapshots", "rec") } else { a.args(&reach) };
         a.build()
     };
     let rec = h.join("rec");
@@ -126,6 +126,26 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     let (v, report) = eval(h, &rec);
     assert_eq!(v, [("1".into(), true), ("2".into(), true)].into(), "{report}");
     assert!(report["tasks"][0]["wire"].as_str().unwrap().contains("its recording rec/1"), "{report}");
+
+    // Live runs keep their own wire too: the agent that only answers fails, the one that submits passes.
+    for (name, policy, want) in [("answers", &answers, false), ("submits", &submits, true)] {
+        let out_dir = h.join(format!("live-{name}"));
+        let out = cli(h, run("live", &out_dir, policy), vec![]).await;
+        assert!(out.status.success(), "live {name}: {}", String::from_utf8_lossy(&out.stderr));
+        let (v, report) = eval(h, &out_dir);
+        assert_eq!(v, [("1".into(), want), ("2".into(), want)].into(), "live {name}: {report}");
+        for t in report["tasks"].as_array().unwrap() {
+            assert!(t["wire"].as_str().unwrap_or_default().starts_with("its own wire log ("), "{name}: {t}");
+        }
+    }
+    let live = trajectory::RunDir::new(h.join("live-submits")).task("1");
+    let t = live.read_trajectory().unwrap().unwrap();
+    let wire = live.read_wire(&t).unwrap().unwrap();
+    let add = wire.entries.iter().find(|e| e.method == "POST" && e.url.ends_with("/cart/add")).unwrap();
+    assert_eq!(
+        (add.request_body.as_deref(), add.status, add.answer),
+        (Some("slug=glass-jar"), 303, trajectory::proxy_report::wire::Answer::Live)
+    );
     drop(sites);
 
     // Replays, sealed: each agent scored on what it sent.

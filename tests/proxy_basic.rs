@@ -445,3 +445,85 @@ async fn browser_background_traffic_is_answered_locally_unless_forwarding_is_ask
     .await;
     assert_eq!(got.status, 502, "{}", got.text());
 }
+
+/// A tap that keeps what it is handed.
+#[derive(Debug, Default)]
+struct Kept(std::sync::Mutex<Vec<proxy_report::wire::WireEntry>>, tokio::sync::Notify);
+
+impl proxy_report::wire::WireTap for Kept {
+    fn record(&self, entry: proxy_report::wire::WireEntry) {
+        self.0.lock().unwrap().push(entry);
+        self.1.notify_one();
+    }
+}
+
+impl Kept {
+    /// The `i`-th entry, once handed over (the exchange completes as the client reads the body's end).
+    async fn nth(&self, i: usize) -> proxy_report::wire::WireEntry {
+        loop {
+            if let Some(e) = self.0.lock().unwrap().get(i).cloned() {
+                return e;
+            }
+            tokio::time::timeout(Duration::from_secs(10), self.1.notified()).await.expect("no wire entry");
+        }
+    }
+}
+
+/// Issue 47: a live run keeps its own wire. Each request forwarded to the live web, and each the guards
+/// refused, reaches the tap once its exchange is over: JSON bodies kept as text (no store holds them),
+/// HTML not, a refusal marked blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_wire_tap_keeps_each_exchange() {
+    use proxy_report::wire::Answer;
+    use std::sync::Arc;
+    let home = tempfile::tempdir().unwrap();
+    let origin = Origin::start(None).await;
+    let kept = Arc::new(Kept::default());
+    let tapped = Arc::new(proxy::wire_tap::WireTapped::new(Arc::new(proxy::PassThrough), kept.clone()));
+    let guard = proxy::guard::Guard::new(
+        tapped,
+        Arc::new(proxy::guard::GuardConfig::standard(Vec::new())),
+        Arc::default(),
+    );
+    #[allow(clippy::disallowed_methods)]
+    let now = time::OffsetDateTime::now_utc();
+    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let p = proxy::Proxy::new(Arc::new(guard), ca, proxy::ProxyConfig::default()).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(p.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let o = origin.addr;
+    let base = format!("http://{o}");
+    let json = ("content-type", "application/json");
+    let form = ("content-type", "application/x-www-form-urlencoded");
+    let cases: [(&str, &str, &str, &[(&str, &str)], Answer, u16, Option<&str>); 3] = [
+        ("POST", "/site/api/search", "{\"q\":\"socks\"}", &[json], Answer::Live, 200, Some("wool socks")),
+        ("GET", "/page", "", &[], Answer::Live, 200, None),
+        (
+            "POST",
+            "/checkout/pay",
+            "cc_number=4111111111111111&cvv=123&place_order=1",
+            &[form],
+            Answer::Blocked,
+            403,
+            None,
+        ),
+    ];
+    for (i, (method, path, body, headers, answer, status, text)) in cases.into_iter().enumerate() {
+        let g = fetch(Via::Proxy(addr), &format!("{base}{path}"), o, &[], false, req(method, body, headers)).await;
+        assert_eq!(g.status, status, "{method} {path}: {}", g.text());
+        let e = kept.nth(i).await;
+        assert_eq!((e.method.as_str(), e.url.as_str()), (method, format!("{base}{path}").as_str()));
+        assert_eq!((e.answer, e.status), (answer, status), "{path}");
+        assert_eq!(e.request_body.as_deref(), (!body.is_empty()).then_some(body), "{path}");
+        match text {
+            Some(t) => assert!(e.response_text.as_deref().is_some_and(|r| r.contains(t)), "{e:?}"),
+            None => assert_eq!(e.response_text, None, "{path}"),
+        }
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

@@ -1,5 +1,6 @@
 //! A run's own wire: each request a task's browser made and what answered it, in the order they were
-//! answered. Written by the proxy side (replay today: [`WireTap`]), kept beside the task's trajectory by
+//! answered. Written by the proxy side (replay's own notes, and `proxy::wire_tap` in front of the live web,
+//! both through a [`WireTap`]), kept beside the task's trajectory by
 //! `trajectory::wire`, and read by the evaluator's network checks, so a replayed run is scored on what *it*
 //! sent, never on what the recording agent sent.
 
@@ -35,6 +36,8 @@ pub enum Answer {
     WithoutBody,
     /// Refused by a guard.
     Blocked,
+    /// The live site answered (a live run).
+    Live,
     /// Replay could not answer (a store error).
     Error,
 }
@@ -53,6 +56,7 @@ impl Answer {
             Answer::Miss => "miss",
             Answer::WithoutBody => "without-body",
             Answer::Blocked => "blocked",
+            Answer::Live => "live",
             Answer::Error => "error",
         }
     }
@@ -101,6 +105,16 @@ pub struct WireEntry {
     /// The response body's BLAKE3 hash in the store, when it came from a recorded exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_body: Option<String>,
+    /// The response body as text, when no store holds it (a live run) and it is one the network checks
+    /// read ([`readable_body`]), up to [`MAX_WIRE_BODY`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_text: Option<String>,
+}
+
+/// Whether a response body of this content type is one the network checks read (JSON and form bodies):
+/// the ones a live wire log keeps as text.
+pub fn readable_body(content_type: &str) -> bool {
+    content_type.contains("json") || content_type.contains("x-www-form-urlencoded")
 }
 
 /// Where a proxy sends its wire entries (the task's wire log). Called on the proxy's data path: keep it

@@ -10,6 +10,7 @@
 //! - [`hello`]: the client's ClientHello and h2 preface, read to be mirrored to origins (JA4).
 //! - [`guard`]: the side-effect and contamination guards of live and recording runs (a handler wrapper).
 //! - [`sink`]: URLs answered by the proxy in every mode (WebArena-Verified's `dummy_bin`).
+//! - [`wire_tap`]: a live run's own wire (each request and its answer, to the task's wire log).
 //! - [`websocket`]: WebSocket connections message by message (the recording relay, replay's scripted
 //!   server).
 
@@ -26,6 +27,7 @@ mod server;
 pub mod sink;
 pub mod upstream;
 pub mod websocket;
+pub mod wire_tap;
 
 pub use body::{Body, BoxError};
 // For `forward_to_inner!`, so a crate using it needs no `http` or `bytes` dependency of its own.

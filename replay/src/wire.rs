@@ -120,6 +120,7 @@ impl Replay {
             overlay: a.overlay,
             recorded: a.recorded,
             response_body: a.body_hash,
+            response_text: None,
         });
     }
 }

@@ -301,9 +301,10 @@ async fn task_inner(
     let policy = o.policy.for_task(task)?;
     // A rerun of an unfinished task starts it afresh.
     dir.create_empty()?;
-    // A replayed task keeps its own wire: its network checks are scored on what this run sent.
+    // A replayed or live task keeps its own wire: its network checks are scored on what this run sent.
+    // A recorded task's wire is its recording.
     let wire = match o.mode {
-        crate::ProxyMode::Replay { .. } => {
+        crate::ProxyMode::Replay { .. } | crate::ProxyMode::Live => {
             let run = o.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             Some(Arc::new(dir.create_wire(&run, &task.id, started)?))
         }

@@ -106,8 +106,8 @@ pub struct TaskProxyOptions {
     /// Live, record, and replay's misses sent live: the side-effect and contamination guards
     /// (`proxy::guard`); None: unguarded.
     pub guard: Option<Arc<proxy::guard::GuardConfig>>,
-    /// Replay: where each request and what answered it go (the task's wire log, `trajectory::wire`).
-    /// Record and live keep none: their requests are their recording's.
+    /// Replay and live: where each request and what answered it go (the task's wire log,
+    /// `trajectory::wire`). Record keeps none: its requests are its recording's.
     pub wire: Option<Arc<dyn proxy_report::wire::WireTap>>,
 }
 
@@ -179,7 +179,14 @@ impl TaskProxy {
             ProxyMode::Live => {
                 let live = Arc::new(CountingPassThrough::default());
                 tp.probe = Arc::new(LiveProbe(live.clone()));
-                tp.serve_guarded(live, listener, ca, opts)?;
+                // The live web keeps no record: the task's wire log is what it sent and got.
+                match &opts.wire {
+                    Some(tap) => {
+                        let tapped = proxy::wire_tap::WireTapped::new(live, tap.clone());
+                        tp.serve_guarded(Arc::new(tapped), listener, ca, opts)?;
+                    }
+                    None => tp.serve_guarded(live, listener, ca, opts)?,
+                }
             }
             ProxyMode::Record { store, run, run_dir } => {
                 let name = snapshot_name(run, &opts.task_id);

@@ -253,6 +253,7 @@ mod tests {
             overlay: None,
             recorded: None,
             response_body: None,
+            response_text: None,
         }
     }
 

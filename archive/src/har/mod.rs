@@ -640,6 +640,8 @@ pub struct WireRecord<'a> {
     pub response_headers: Vec<Header>,
     /// The response body's hash in the store.
     pub response_body: Option<&'a str>,
+    /// The response body as text, when no store holds it (a live run's wire log).
+    pub response_text: Option<&'a str>,
 }
 
 /// A run's own requests (its wire log) as HAR 1.2, so a benchmark's own evaluator (WebArena-Verified's reads
@@ -671,7 +673,9 @@ pub fn export_records<W: Write>(
             request["postData"] = json!({"mimeType": req_ct, "text": b});
         }
         let mut content = json!({"size": -1, "mimeType": resp_ct});
-        if let Some(hash) = r.response_body {
+        if let Some(text) = r.response_text {
+            content["text"] = json!(text);
+        } else if let Some(hash) = r.response_body {
             let (text, enc) = body_json(store, hash, &resp_ct)?;
             content["text"] = text;
             if let Some(enc) = enc {

@@ -165,7 +165,7 @@ pub struct RunEvents {
 /// Which requests a task is scored on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireSource {
-    /// The task's own wire log (a replayed task: what this run's browser sent).
+    /// The task's own wire log (a replayed or live task: what this run's browser sent).
     Own {
         /// Requests in it.
         requests: usize,
@@ -197,15 +197,15 @@ impl std::fmt::Display for WireSource {
 /// record run's snapshot).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EventsError {
-    /// A replayed task without a wire log (a run made before wire logs were kept): the recording's
-    /// requests are not this run's, so its network checks are not scored.
-    #[error("the replayed task has no wire log (made by an older webfreeze); re-run it to score its network checks")]
+    /// A replayed or live task without a wire log (a run made before wire logs were kept): the
+    /// recording's requests are not this run's, so its network checks are not scored.
+    #[error("the task has no wire log (made by an older webfreeze); re-run it to score its network checks")]
     NoWire,
     /// The task's wire log could not be read (another task's or run's, or not a wire log).
     #[error("{0}")]
     Wire(std::sync::Arc<dyn std::error::Error + Send + Sync>),
-    /// A live run records no snapshot.
-    #[error("the task has no snapshot (a live run records none)")]
+    /// A recorded task whose trajectory names no snapshot.
+    #[error("the recorded task names no snapshot")]
     NoSnapshot,
     /// The store would not open.
     #[error("cannot open the store: {0}")]

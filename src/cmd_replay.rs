@@ -32,6 +32,13 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let misses = args.miss_snapshot.clone().unwrap_or_else(|| format!("{}/misses", args.snapshot));
     let (on_miss, miss_writer) =
         OnMiss::start(args.on_miss.into(), &store, &misses, &manifest, clock.clone())?;
+    let wire = match &args.wire_dir {
+        Some(dir) => Some(Arc::new(
+            session::EpisodeWire::create(dir, &manifest.name, clock.clone())
+                .with_context(|| format!("--wire-dir {}", dir.display()))?,
+        )),
+        None => None,
+    };
     let replay = Arc::new(Replay::new(
         store,
         manifest.clone(),
@@ -49,7 +56,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             overlays,
             search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
             ws_pacing: args.ws_pacing.into(),
-            wire: None,
+            wire: wire.clone().map(|w| w as Arc<dyn proxy_report::wire::WireTap>),
             hide_own: false,
         },
     ));
@@ -74,6 +81,10 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         crate::guarded::serve(replay.clone(), &args.proxy, default, ca, pcfg, listener, shutdown).await?;
         anyhow::Ok(())
     });
+    if let (Some(w), Some(dir)) = (&wire, &args.wire_dir) {
+        let n = w.finish()?;
+        eprintln!("wire logs of {n} episode(s) in {}", dir.display());
+    }
     if let Some(w) = miss_writer {
         let m = w.finalize(clock.now_ms())?;
         eprintln!("recorded {} missed exchanges into snapshot {:?}", m.counts.exchanges, m.name);

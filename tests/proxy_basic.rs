@@ -513,7 +513,8 @@ async fn a_live_wire_tap_keeps_each_exchange() {
         ),
     ];
     for (i, (method, path, body, headers, answer, status, text)) in cases.into_iter().enumerate() {
-        let g = fetch(Via::Proxy(addr), &format!("{base}{path}"), o, &[], false, req(method, body, headers)).await;
+        let g = fetch(Via::Proxy(addr), &format!("{base}{path}"), o, &[], false, req(method, body, headers))
+            .await;
         assert_eq!(g.status, status, "{method} {path}: {}", g.text());
         let e = kept.nth(i).await;
         assert_eq!((e.method.as_str(), e.url.as_str()), (method, format!("{base}{path}").as_str()));

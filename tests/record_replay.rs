@@ -223,7 +223,9 @@ async fn reset_starts_a_new_episode_and_report_is_served() {
         recorded.push(counter(rec.addr, origin.addr).await);
     }
     assert!(rec.signal_and_wait("INT").success());
-    let rep = Webfreeze::spawn(h, &["replay", "--snapshot", "seq"]);
+    let wire_dir = h.join("wire");
+    let mut rep =
+        Webfreeze::spawn(h, &["replay", "--snapshot", "seq", "--wire-dir", wire_dir.to_str().unwrap()]);
     let direct = |path: &str, method: &str| {
         let addr = rep.addr;
         let (path, method) = (path.to_string(), method.to_string());
@@ -262,6 +264,23 @@ async fn reset_starts_a_new_episode_and_report_is_served() {
     assert_eq!(report["episodes"], 3);
     assert_eq!(report["exact"], 8);
     assert_eq!(report["coverage"], 1.0);
+    // --wire-dir: each episode's own requests in its own log (the proxy-direct calls are not requests of
+    // the episode); the third episode made none.
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    for (n, want) in [(1, 4), (2, 4), (3, 0)] {
+        let path = session::episode_dir(&wire_dir, n).join(trajectory::wire::WIRE_FILE);
+        let log = trajectory::wire::read_any(&path).unwrap();
+        assert_eq!(
+            (log.header.task_id.as_str(), log.header.run.as_str()),
+            (session::episode_id(n).as_str(), "seq")
+        );
+        assert_eq!(log.entries.len(), want, "episode {n}: {:?}", log.entries);
+        assert!(log
+            .entries
+            .iter()
+            .all(|e| e.answer == trajectory::proxy_report::wire::Answer::Exact && e.status == 200));
+        assert!(log.truncated.is_none(), "episode {n}");
+    }
 }
 
 /// Issue 10: one key builder. A JSON body over the recorder's old 4 MiB in-memory limit was keyed by its

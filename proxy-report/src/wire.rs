@@ -122,4 +122,8 @@ pub fn readable_body(content_type: &str) -> bool {
 pub trait WireTap: Send + Sync + std::fmt::Debug {
     /// One request answered.
     fn record(&self, entry: WireEntry);
+
+    /// A new episode began (standalone replay's `POST /__webfreeze/reset`): a tap that keeps one log per
+    /// episode starts the next. The default keeps one log.
+    fn new_episode(&self, _episode: u64) {}
 }

@@ -57,7 +57,9 @@ pub struct TapCtx<C> {
 }
 
 fn pairs(h: &http::HeaderMap) -> Vec<(String, String)> {
-    h.iter().map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect()
+    h.iter()
+        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect()
 }
 
 /// Append `chunk` to `buf` up to [`MAX_WIRE_BODY`] bytes; true when something was cut.

@@ -259,9 +259,9 @@ impl Replay {
         &self.shim_js
     }
 
-    /// Start a new episode: sequence cursors rewind.
+    /// Start a new episode: sequence cursors rewind, and the wire tap starts the episode's log.
     pub fn reset(&self) -> u64 {
-        match self.state.lock() {
+        let episode = match self.state.lock() {
             Ok(mut s) => {
                 s.cursors.clear();
                 s.epoch = 0;
@@ -269,8 +269,12 @@ impl Replay {
                 s.episode += 1;
                 s.episode
             }
-            Err(_) => 0,
+            Err(_) => return 0,
+        };
+        if let Some(tap) = &self.cfg.wire {
+            tap.new_episode(episode);
         }
+        episode
     }
 
     /// The report so far.

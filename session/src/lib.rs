@@ -21,6 +21,7 @@
 #[cfg(feature = "run")]
 mod coverage;
 mod crawl;
+mod episode_wire;
 mod error;
 #[cfg(feature = "run")]
 mod explore_snapshot;
@@ -45,6 +46,7 @@ pub use coverage::{
 pub use crawl::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 #[cfg(feature = "run")]
 pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions};
+pub use episode_wire::{episode_dir, episode_id, EpisodeWire};
 pub use error::SessionError;
 #[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};

@@ -388,6 +388,12 @@ pub(crate) struct ReplayArgs {
     /// each after its recorded delay, `fast` at once.
     #[arg(long, value_enum, default_value_t = WsPacingArg::Recorded, value_name = "recorded|fast")]
     pub ws_pacing: WsPacingArg,
+    /// Keep this replay's own wire, one log per episode: every request the client made, what answered it
+    /// (layer, recorded exchange) and the status, in DIR/episode-NNNN/wire.jsonl.zst (JSON lines in one
+    /// zstd stream, written as requests are answered). `POST /__webfreeze/reset` starts the next episode's
+    /// log. Score an episode on what *its* client sent, not on the recording.
+    #[arg(long, value_name = "DIR")]
+    pub wire_dir: Option<PathBuf>,
     #[command(flatten)]
     pub proxy: ProxyArgs,
 }

@@ -179,6 +179,16 @@ impl WireTap for WireWriter {
 
 /// Read the wire log at `path`, refusing one written by another task or another attempt (another run) of it.
 pub fn read(path: &Path, task_id: &str, started_ms: i64) -> Result<WireLog, WireError> {
+    read_as(path, Some((task_id, started_ms)))
+}
+
+/// Read the wire log at `path` whatever task it names (its header says which): for a log that stands
+/// alone, such as standalone replay's per-episode logs.
+pub fn read_any(path: &Path) -> Result<WireLog, WireError> {
+    read_as(path, None)
+}
+
+fn read_as(path: &Path, expect: Option<(&str, i64)>) -> Result<WireLog, WireError> {
     let file = std::fs::File::open(path).map_err(io(path))?;
     let bad = |detail: String| WireError::Bad { path: path.display().to_string(), detail };
     let dec = zstd::stream::read::Decoder::new(file).map_err(io(path))?;
@@ -212,7 +222,9 @@ pub fn read(path: &Path, task_id: &str, started_ms: i64) -> Result<WireLog, Wire
                 if h.v > WIRE_VERSION {
                     return Err(bad(format!("version {} (this webfreeze reads up to {WIRE_VERSION})", h.v)));
                 }
-                if h.task_id != task_id || h.started_ms != started_ms {
+                if let Some((task_id, started_ms)) =
+                    expect.filter(|(t, started)| h.task_id != *t || h.started_ms != *started)
+                {
                     return Err(WireError::Other {
                         path: path.display().to_string(),
                         found_run: h.run,

@@ -220,3 +220,105 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     assert!(err.contains("the wire log of task 2") && err.contains("refused"), "{err}");
     assert_eq!(report["tasks"][0]["success"], false);
 }
+
+/// Issue 47, part 2, in Chromium: the frozen cart follows the run's writes. Recorded by an agent that
+/// looks at the empty cart, visits two products and adds the Glass Jar (the shop then shows the cart with
+/// it). Replayed by the same agent: empty, then the item. By one that never adds and opens the cart again:
+/// empty both times (by position it would get the recording's second cart, with the item). By one that adds
+/// another product: its write was never recorded, so the task's state is diverged and its `program_html`
+/// check is counted apart, neither a success nor a failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_frozen_cart_follows_the_runs_writes() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = DemoSites::start(h).await;
+    let tasks_file = h.join("cart.json");
+    std::fs::write(
+        &tasks_file,
+        serde_json::json!([{
+            "sites": ["shopping"], "task_id": 1, "require_login": false, "storage_state": null,
+            "start_url": "__SHOPPING__/cart", "geolocation": null, "require_reset": false,
+            "intent": "Put the Glass Jar in the cart.",
+            "eval": {"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+                     "url_note": "",
+                     "program_html": [{"url": "__SHOPPING__/cart",
+                                       "locator": "document.querySelector('#cart').outerText",
+                                       "required_contents": {"must_include": ["Glass Jar"]}}]},
+        }])
+        .to_string(),
+    )
+    .unwrap();
+    let loaded = agent::tasks::load_with_sites(
+        &tasks_file,
+        &agent::tasks::Sites::from_pairs(&["SHOPPING=https://shop.test"]).unwrap(),
+    )
+    .unwrap();
+    let script = |name: &str, replies: Vec<String>| {
+        let dir = h.join(name);
+        agent::policy::write_script(&dir, &[(loaded[0].clone(), replies)]).unwrap();
+        dir
+    };
+    let goto = |p: &str| act(&format!("goto [https://shop.test{p}]"));
+    let done = act("stop [done]");
+    // On a product page, element 2 is its "Add to cart" button.
+    let adds = script(
+        "adds",
+        vec![goto("/product/red-mug"), goto("/product/glass-jar"), act("click [2]"), done.clone()],
+    );
+    let never = script(
+        "never",
+        vec![goto("/product/red-mug"), goto("/product/glass-jar"), goto("/cart"), done.clone()],
+    );
+    let other = script("other", vec![goto("/product/red-mug"), act("click [2]"), done]);
+    let reach = sites.reach.clone();
+    let run = |mode: &str, out: &Path, policy: &Path| {
+        let mut a = RunArgs::new(&tasks_file, mode, out)
+            .opt("--site", "SHOPPING=https://shop.test")
+            .opt("--action-space", "webarena")
+            .opt("--policy", format!("trajectory:{}", policy.display()))
+            .opt("--jobs", "1");
+        a = if mode == "replay" { a.opt("--snapshots", "rec") } else { a.args(&reach) };
+        a.build()
+    };
+    // Whether the cart the agent saw at each step held an item (its "Place order" button), by URL.
+    let carts = |out: &Path| -> Vec<bool> {
+        let t = trajectory::RunDir::new(out).task("1").read_trajectory().unwrap().unwrap();
+        t.steps
+            .iter()
+            .filter(|s| s.url_before.ends_with("/cart"))
+            .map(|s| s.elements.contains("Place order"))
+            .collect()
+    };
+    let rec = h.join("rec");
+    let out = cli(h, run("record", &rec, &adds), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(carts(&rec), [false, true], "recorded: the empty cart, then the cart with the jar");
+    let (v, report) = eval(h, &rec);
+    assert_eq!(v, [("1".into(), true)].into(), "{report}");
+    drop(sites);
+
+    for (name, policy, seen, scored) in [
+        ("same", &adds, vec![false, true], Some(true)),
+        ("never", &never, vec![false, false], None),
+        ("other", &other, vec![false], None),
+    ] {
+        let out_dir = h.join(format!("replay-{name}"));
+        let out = cli(h, run("replay", &out_dir, policy), vec![]).await;
+        assert!(out.status.success(), "replay {name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(carts(&out_dir), seen, "{name}: what the cart held at each visit");
+        let (v, report) = eval(h, &out_dir);
+        let t = &report["tasks"][0];
+        match scored {
+            Some(ok) => {
+                assert_eq!(v["1"], ok, "{name}: {report}");
+                assert!(t["state_diverged"].is_null(), "{name}: {t}");
+            }
+            None => {
+                assert!(t["state_diverged"].is_string(), "{name}: diverged: {t}");
+                assert_eq!(t["success"], false, "{name}: {t}");
+                let apart = report["not_scorable_frozen"].to_string();
+                assert!(apart.contains("\"1 ("), "{name}: counted apart: {report}");
+            }
+        }
+    }
+}

@@ -361,4 +361,59 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
         .map(|(id, v)| (id.clone(), (v["status"] != "error", v["score"].as_f64() == Some(1.0))))
         .collect();
     assert_eq!(theirs, ours, "their verdicts: {verdicts:?}");
+
+    // Replayed by another agent that only gives each task's final answer: scored by `eval` on its own wire
+    // log, and by their evaluator on the same run's `eval --har` export; the two agree, and the tasks the
+    // recording passed by submitting forms now fail.
+    drop(sites);
+    let answers_only: Vec<_> =
+        pairs.iter().map(|(t, r)| (t.clone(), vec![r.last().unwrap().clone()])).collect();
+    let script = h.join("answers-only");
+    agent::policy::write_script(&script, &answers_only).unwrap();
+    let other = h.join("other");
+    let args = RunArgs::new(&tasks_file, "replay", &other)
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .opt("--jobs", "1")
+        .opt("--snapshots", "rec");
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "replay: {}", String::from_utf8_lossy(&out.stderr));
+    let out = run_cli(h, &["eval", other.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ours_other: BTreeMap<String, (bool, bool)> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), (t["scored"] == true, t["success"] == true)))
+        .collect();
+    assert_eq!(ours_other["2"], (true, false), "it bought nothing: {report}");
+    let har_dir = dir.join("other-har");
+    let out = run_cli(h, &["eval", other.to_str().unwrap(), "--har", har_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "eval --har: {}", String::from_utf8_lossy(&out.stderr));
+    let cases: Vec<Value> = want
+        .keys()
+        .map(|id| {
+            let har: Value =
+                serde_json::from_slice(&std::fs::read(har_dir.join(format!("{id}.har"))).unwrap()).unwrap();
+            let t = traj(&other, id);
+            serde_json::json!({"task_id": id.parse::<u32>().unwrap(), "label": "another agent",
+                               "response": t.answer.unwrap_or_default(), "har": har["log"]["entries"]})
+        })
+        .collect();
+    let verdicts: Vec<Value> = serde_json::from_slice(&python(
+        "eval",
+        &lib,
+        &tasks_file,
+        &sites_file,
+        Some(&serde_json::to_vec(&cases).unwrap()),
+    ))
+    .unwrap();
+    let theirs_other: BTreeMap<String, (bool, bool)> = want
+        .keys()
+        .zip(&verdicts)
+        .map(|(id, v)| (id.clone(), (v["status"] != "error", v["score"].as_f64() == Some(1.0))))
+        .collect();
+    assert_eq!(theirs_other, ours_other, "their verdicts on the other agent's wire: {verdicts:?}");
 }

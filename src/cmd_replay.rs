@@ -153,6 +153,7 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
     }
     let mut o = session::overlay_layers(store, own, members, !args.no_explore_layer);
     o.layers.extend(crawl);
+    o.sieve = session::union_sieve(store, own, &o.layers);
     o.writes = args.union_writes;
     Ok(o)
 }

@@ -246,3 +246,45 @@ async fn a_click_adds_no_header_so_a_cross_origin_call_is_not_preflighted() {
     assert_eq!(origin.hits("OPTIONS /data.json"), 0, "no preflight: {hits:?}");
     assert_eq!(traj(&rec, "t").steps.len(), 2, "the click was a step");
 }
+
+/// Issue 51: per-host concurrency. Two browsers crawl the site; with `--per-host 1` never two of its pages
+/// are loaded at once, with `--per-host 2` two are (the origin holds an article until a second is asked
+/// for). Either way each page is loaded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_browsers_keep_to_the_per_host_limit() {
+    for (per_host, at_once) in [("1", 1), ("2", 2)] {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let origin = CrawlOrigin::start("crawl.test").await;
+        origin.hold_articles();
+        let mut a: Vec<String> =
+            ["snapshots", "crawl", "c", "--site", "Crawl", "--start", "https://crawl.test/"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        a.extend(
+            [
+                "--pages",
+                "6",
+                "--pace-ms",
+                "0",
+                "--settle-ms",
+                "100",
+                "--browsers",
+                "2",
+                "--per-host",
+                per_host,
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+        a.extend(reach(h, &origin));
+        let out = cli(h, a, vec![]).await;
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "crawl: {err}");
+        assert!(err.contains("crawled 6 page(s)"), "{err}");
+        assert_eq!(origin.most_at_once(), at_once, "--per-host {per_host}: {err}");
+        let hits = origin.hits.lock().unwrap().clone();
+        assert!(hits.iter().filter(|(p, _)| p.starts_with("/a/")).all(|(_, n)| *n == 1), "{hits:?}");
+    }
+}

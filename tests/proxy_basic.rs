@@ -499,7 +499,9 @@ async fn a_live_wire_tap_keeps_each_exchange() {
     let base = format!("http://{o}");
     let json = ("content-type", "application/json");
     let form = ("content-type", "application/x-www-form-urlencoded");
-    let cases: [(&str, &str, &str, &[(&str, &str)], Answer, u16, Option<&str>); 3] = [
+    /// Method, path, body, headers, what answered, status, text the kept response body holds.
+    type Case<'a> = (&'a str, &'a str, &'a str, &'a [(&'a str, &'a str)], Answer, u16, Option<&'a str>);
+    let cases: [Case<'_>; 3] = [
         ("POST", "/site/api/search", "{\"q\":\"socks\"}", &[json], Answer::Live, 200, Some("wool socks")),
         ("GET", "/page", "", &[], Answer::Live, 200, None),
         (

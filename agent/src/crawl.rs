@@ -1,9 +1,10 @@
 //! A site crawl in the browser (`webfreeze snapshots crawl`): breadth-first from start URLs, each page
 //! loaded as an agent would see it (scripts run, settled as a step is), its links taken in the order an
 //! agent meets them ([`crate::explore::rank`]), through a proxy that records everything into the site's
-//! crawl layer. The page budget, depth and pacing bound it; robots.txt is honoured unless the user owns the
-//! site; a host that answers with a wall, a denial or a rate limit is stopped; no form is submitted and no
-//! link that would act is followed ([`crate::explore::side_effects`]).
+//! crawl layer, by one browser or several at once (at most `per_host` pages of one host at a time, each
+//! host's pages started `pace` apart). The page budget, depth and pacing bound it; robots.txt is honoured
+//! unless the user owns the site; a host that answers with a wall, a denial or a rate limit is stopped; no
+//! form is submitted and no link that would act is followed ([`crate::explore::side_effects`]).
 //!
 //! The crawl's state ([`CrawlState`]: the queue, the pages done, the page contents seen) is handed to a
 //! `save` callback after every page, so a stopped crawl resumes where it was: no page is loaded twice, and
@@ -28,11 +29,22 @@ pub struct CrawlOptions {
     pub pace: Duration,
     /// Honour robots.txt (`Disallow` for `*` and for webfreeze); off only for sites the user owns.
     pub robots: bool,
+    /// Browsers loading pages at once (each one page at a time).
+    pub browsers: usize,
+    /// Pages of one host loaded at once, at most (1: one after another, `pace` apart).
+    pub per_host: usize,
 }
 
 impl Default for CrawlOptions {
     fn default() -> Self {
-        Self { pages: 200, depth: 6, pace: Duration::from_millis(200), robots: true }
+        Self {
+            pages: 200,
+            depth: 6,
+            pace: Duration::from_millis(200),
+            robots: true,
+            browsers: 1,
+            per_host: 1,
+        }
     }
 }
 
@@ -128,10 +140,78 @@ async fn fetch_robots(session: &Session, url: &str) -> String {
     }
 }
 
-/// Crawl the sites of `state`'s queue with `session` (whose proxy records), within `opts.pages`, saving the
-/// state after every page. Only URLs on `sites` (host names, `www.` ignored) are followed.
+/// What a crawl worker does next.
+enum Next {
+    /// Load this page (its depth and host); the host's slot is taken and its pacing reserved.
+    Load(String, u32, String, Option<Instant>),
+    /// Every queued page's host is busy: wait for a page to finish.
+    Wait,
+    /// Nothing left (or the budget is spent, or a worker failed).
+    Done,
+}
+
+/// The crawl's state shared by its workers.
+struct Shared<'a> {
+    state: &'a mut CrawlState,
+    /// Pages being loaded, per host.
+    in_flight: BTreeMap<String, usize>,
+    /// When the next page of each host may start (pacing).
+    next_start: BTreeMap<String, Instant>,
+    /// A worker's browser died: the others stop after their page.
+    failed: Option<BrowserError>,
+}
+
+impl Shared<'_> {
+    fn busy(&self) -> usize {
+        self.in_flight.values().sum()
+    }
+
+    /// The first queued page a worker may load now, skipping (and dropping) what is done or off the sites.
+    fn next(&mut self, sites: &BTreeSet<String>, opts: &CrawlOptions) -> Next {
+        if self.failed.is_some() || self.state.pages + self.busy() >= opts.pages {
+            return Next::Done;
+        }
+        let mut i = 0;
+        while i < self.state.queue.len() {
+            let (url, _) = &self.state.queue[i];
+            let host = host_of(url);
+            let gone = self.state.done.contains(url)
+                || host
+                    .as_ref()
+                    .is_none_or(|h| !sites.contains(h) || self.state.stopped_hosts.contains_key(h));
+            if gone {
+                if let Some((url, _)) = self.state.queue.remove(i) {
+                    self.state.done.insert(url);
+                }
+                continue;
+            }
+            let host = host.unwrap_or_default();
+            if self.in_flight.get(&host).copied().unwrap_or(0) >= opts.per_host.max(1) {
+                i += 1;
+                continue;
+            }
+            let Some((url, depth)) = self.state.queue.remove(i) else { break };
+            *self.in_flight.entry(host.clone()).or_default() += 1;
+            // The host's pages start `pace` apart, whichever worker loads them.
+            let now = Instant::now();
+            let at = self.next_start.get(&host).copied().filter(|t| *t > now);
+            self.next_start.insert(host.clone(), at.unwrap_or(now) + opts.pace);
+            self.state.done.insert(url.clone());
+            return Next::Load(url, depth, host, at);
+        }
+        if self.busy() == 0 {
+            Next::Done
+        } else {
+            Next::Wait
+        }
+    }
+}
+
+/// Crawl the sites of `state`'s queue with `sessions` (browsers whose proxy records; one page at a time
+/// each, at most [`CrawlOptions::per_host`] of them on one host), within `opts.pages`, saving the state
+/// after every page. Only URLs on `sites` (host names, `www.` ignored) are followed.
 pub async fn crawl(
-    session: &Session,
+    sessions: &[Session],
     state: &mut CrawlState,
     sites: &BTreeSet<String>,
     opts: &CrawlOptions,
@@ -139,98 +219,182 @@ pub async fn crawl(
     progress: &(dyn Fn(&CrawlProgress<'_>) + Send + Sync),
 ) -> Result<(), BrowserError> {
     let t0 = Instant::now();
-    let frontier = Frontier::default();
-    let mut first = true;
-    while let Some((url, depth)) = state.queue.pop_front() {
-        if state.pages >= opts.pages {
-            state.queue.push_front((url, depth));
-            break;
-        }
-        if state.done.contains(&url) {
-            continue;
-        }
-        let Some(host) = host_of(&url) else { continue };
-        if !sites.contains(&host) || state.stopped_hosts.contains_key(&host) {
-            state.done.insert(url);
-            continue;
-        }
-        if opts.robots {
-            if !state.robots.contains_key(&host) {
-                let text = fetch_robots(session, &url).await;
-                state.robots.insert(host.clone(), text);
-            }
-            if !robots_allow(state.robots.get(&host).map(String::as_str).unwrap_or(""), &url) {
-                state.skipped_robots += 1;
-                state.done.insert(url.clone());
-                save(state);
-                progress(&CrawlProgress { url: &url, state, elapsed: t0.elapsed() });
+    let shared = std::sync::Mutex::new(Shared {
+        state,
+        in_flight: BTreeMap::new(),
+        next_start: BTreeMap::new(),
+        failed: None,
+    });
+    let crew = Crew {
+        shared: &shared,
+        frontier: Frontier::default(),
+        wake: tokio::sync::Notify::new(),
+        sites,
+        opts,
+        save,
+        progress,
+        t0,
+    };
+    futures_util::future::join_all(sessions.iter().map(|s| worker(s, &crew))).await;
+    let sh = shared.into_inner().map_err(|_| BrowserError::Crashed)?;
+    match sh.failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// What the crawl's workers share.
+struct Crew<'s, 'a> {
+    shared: &'s std::sync::Mutex<Shared<'a>>,
+    frontier: Frontier,
+    /// Told whenever a page is done (a worker waiting for a busy host looks again).
+    wake: tokio::sync::Notify,
+    sites: &'s BTreeSet<String>,
+    opts: &'s CrawlOptions,
+    save: &'s (dyn Fn(&CrawlState) + Send + Sync),
+    progress: &'s (dyn Fn(&CrawlProgress<'_>) + Send + Sync),
+    t0: Instant,
+}
+
+/// One browser's share of the crawl: the next page it may load, until none is left.
+async fn worker(session: &Session, c: &Crew<'_, '_>) {
+    let (shared, frontier, wake, sites, opts, save, progress, t0) =
+        (c.shared, &c.frontier, &c.wake, c.sites, c.opts, c.save, c.progress, c.t0);
+    loop {
+        // Registered before looking, so a page finishing in between still wakes this worker.
+        let woken = wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let next = match shared.lock() {
+            Ok(mut sh) => sh.next(sites, opts),
+            Err(_) => Next::Done,
+        };
+        let (url, depth, host, at) = match next {
+            Next::Done => return,
+            Next::Wait => {
+                woken.await;
                 continue;
             }
+            Next::Load(url, depth, host, at) => (url, depth, host, at),
+        };
+        if let Some(at) = at {
+            tokio::time::sleep_until(at.into()).await;
         }
-        if !first && !opts.pace.is_zero() {
-            tokio::time::sleep(opts.pace).await;
-        }
-        first = false;
-        state.done.insert(url.clone());
-        let t = Instant::now();
-        let loaded = session.goto(&url).await;
-        state.ms += t.elapsed().as_millis() as u64;
-        if let Err(e) = loaded {
-            if e.is_fatal() {
+        let page = crawl_page(session, &url, depth, &host, sites, opts, frontier, shared).await;
+        if let Ok(mut sh) = shared.lock() {
+            if let Some(n) = sh.in_flight.get_mut(&host) {
+                *n = n.saturating_sub(1);
+            }
+            if let Err(e) = page {
                 // The browser is gone, not the page: the page is loaded again when the crawl resumes.
-                state.done.remove(&url);
-                state.queue.push_front((url, depth));
-                save(state);
-                return Err(e);
+                sh.state.done.remove(&url);
+                sh.state.queue.push_front((url.clone(), depth));
+                sh.failed.get_or_insert(e);
             }
-            tracing::debug!("crawl: {url}: {e}");
-            state.failed += 1;
-            save(state);
-            continue;
+            save(&*sh.state);
+            progress(&CrawlProgress { url: &url, state: &*sh.state, elapsed: t0.elapsed() });
         }
-        state.pages += 1;
-        // Where the browser ended (a redirect) is crawled too.
-        let here = session.url().await.unwrap_or_else(|_| url.clone());
-        state.done.insert(here.split('#').next().unwrap_or(&here).to_string());
-        if let Ok(Some(b)) = session.wall().await {
-            tracing::warn!("crawl stops on {host}: {url} answered with a {:?} ({})", b.kind, b.marker);
-            state.stopped_hosts.insert(host, format!("{:?}: {}", b.kind, b.marker));
-            save(state);
-            progress(&CrawlProgress { url: &url, state, elapsed: t0.elapsed() });
-            continue;
+        wake.notify_waiters();
+    }
+}
+
+/// What a page's load found, applied to the state under its lock.
+#[allow(clippy::too_many_arguments)]
+async fn crawl_page(
+    session: &Session,
+    url: &str,
+    depth: u32,
+    host: &str,
+    sites: &BTreeSet<String>,
+    opts: &CrawlOptions,
+    frontier: &Frontier,
+    shared: &std::sync::Mutex<Shared<'_>>,
+) -> Result<(), BrowserError> {
+    let with = |f: &mut dyn FnMut(&mut CrawlState)| {
+        if let Ok(mut sh) = shared.lock() {
+            f(&mut *sh.state);
         }
-        // The site's OpenSearch description, once: browsers do not load it, so no recording would hold it.
-        let described = session.evaluate_text(OPENSEARCH_JS).await.unwrap_or_default();
-        for link in described.lines().filter(|l| l.starts_with("http")) {
-            if state.opensearch.insert(link.to_string()) {
-                if let Err(e) = session.fetch_bytes(link).await {
-                    tracing::debug!("crawl: OpenSearch description {link}: {e}");
-                }
+    };
+    if opts.robots {
+        let known = shared.lock().map(|sh| sh.state.robots.get(host).cloned()).unwrap_or_default();
+        let text = match known {
+            Some(t) => t,
+            None => {
+                let t = fetch_robots(session, url).await;
+                with(&mut |s| {
+                    s.robots.insert(host.to_string(), t.clone());
+                });
+                t
+            }
+        };
+        if !robots_allow(&text, url) {
+            with(&mut |s| s.skipped_robots += 1);
+            return Ok(());
+        }
+    }
+    let t = Instant::now();
+    let loaded = session.goto(url).await;
+    let ms = t.elapsed().as_millis() as u64;
+    with(&mut |s| s.ms += ms);
+    if let Err(e) = loaded {
+        if e.is_fatal() {
+            return Err(e);
+        }
+        tracing::debug!("crawl: {url}: {e}");
+        with(&mut |s| s.failed += 1);
+        return Ok(());
+    }
+    // Where the browser ended (a redirect) is crawled too.
+    let here = session.url().await.unwrap_or_else(|_| url.to_string());
+    let here = here.split('#').next().unwrap_or(&here).to_string();
+    with(&mut |s| {
+        s.pages += 1;
+        s.done.insert(here.clone());
+    });
+    if let Ok(Some(b)) = session.wall().await {
+        tracing::warn!("crawl stops on {host}: {url} answered with a {:?} ({})", b.kind, b.marker);
+        with(&mut |s| {
+            s.stopped_hosts.insert(host.to_string(), format!("{:?}: {}", b.kind, b.marker));
+        });
+        return Ok(());
+    }
+    // The site's OpenSearch description, once: browsers do not load it, so no recording would hold it.
+    let described = session.evaluate_text(OPENSEARCH_JS).await.unwrap_or_default();
+    for link in described.lines().filter(|l| l.starts_with("http")) {
+        let mut fresh = false;
+        with(&mut |s| fresh = s.opensearch.insert(link.to_string()));
+        if fresh {
+            if let Err(e) = session.fetch_bytes(link).await {
+                tracing::debug!("crawl: OpenSearch description {link}: {e}");
             }
         }
-        let text = session.page_text().await.unwrap_or_default();
-        let fresh = state.contents.insert(blake3::hash(text.as_bytes()).to_hex().to_string());
-        if fresh && depth < opts.depth {
-            let links = session.links().await.unwrap_or_default();
-            let same: Vec<_> =
-                links.into_iter().filter(|l| host_of(&l.url).is_some_and(|h| sites.contains(&h))).collect();
-            frontier.count_links(&here, same.iter().map(|l| l.url.as_str()));
-            for l in rank::rank(same, |u| frontier.is_chrome(u)) {
+    }
+    let text = session.page_text().await.unwrap_or_default();
+    let digest = blake3::hash(text.as_bytes()).to_hex().to_string();
+    let mut fresh = false;
+    with(&mut |s| fresh = s.contents.insert(digest.clone()));
+    if fresh && depth < opts.depth {
+        let links = session.links().await.unwrap_or_default();
+        let same: Vec<_> =
+            links.into_iter().filter(|l| host_of(&l.url).is_some_and(|h| sites.contains(&h))).collect();
+        frontier.count_links(&here, same.iter().map(|l| l.url.as_str()));
+        let ranked = rank::rank(same, |u| frontier.is_chrome(u));
+        with(&mut |s| {
+            for l in &ranked {
                 if l.in_form || side_effects::acts(&l.url, &l.text).is_some() {
-                    state.skipped_acting += 1;
-                    state.done.insert(l.url);
+                    s.skipped_acting += 1;
+                    s.done.insert(l.url.clone());
                     continue;
                 }
-                state.push(l.url, depth + 1);
+                s.push(l.url.clone(), depth + 1);
             }
-        }
-        save(state);
-        progress(&CrawlProgress { url: &url, state, elapsed: t0.elapsed() });
+        });
     }
     Ok(())
 }
 
-/// [`crawl`] in a browser of its own, launched for `env` (its proxy records the crawl).
+/// [`crawl`] in browsers of its own ([`CrawlOptions::browsers`]), launched for `env` (its proxy records the
+/// crawl).
 pub async fn crawl_with_browser(
     cfg: &crate::runner::AgentConfig,
     env: &crate::runner::TaskEnv,
@@ -240,10 +404,27 @@ pub async fn crawl_with_browser(
     save: &(dyn Fn(&CrawlState) + Send + Sync),
     progress: &(dyn Fn(&CrawlProgress<'_>) + Send + Sync),
 ) -> Result<(), BrowserError> {
-    let (session, profile) = crate::explore::background_session(cfg, env, "webfreeze-profile-crawl-").await?;
-    let r = crawl(&session, state, sites, opts, save, progress).await;
-    session.close().await;
-    drop(profile);
+    let mut sessions = Vec::new();
+    let mut profiles = Vec::new();
+    for _ in 0..opts.browsers.max(1) {
+        match crate::explore::background_session(cfg, env, "webfreeze-profile-crawl-").await {
+            Ok((s, p)) => {
+                sessions.push(s);
+                profiles.push(p);
+            }
+            Err(e) => {
+                for s in sessions {
+                    s.close().await;
+                }
+                return Err(e);
+            }
+        }
+    }
+    let r = crawl(&sessions, state, sites, opts, save, progress).await;
+    for s in sessions {
+        s.close().await;
+    }
+    drop(profiles);
     r
 }
 

@@ -60,6 +60,8 @@ pub struct RecordStats {
     pub failed: u64,
     /// Store errors (exchange lost).
     pub store_errors: u64,
+    /// Decoded response-body bytes of the exchanges stored.
+    pub body_bytes: u64,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -252,9 +254,11 @@ impl Recorder {
                 websocket: st.ws,
             })
         })();
+        let size = result.as_ref().ok().and_then(|x| x.response.body.as_ref()).map_or(0, |b| b.size);
         match result.and_then(|x| self.writer.append(x)) {
             Ok(_) => self.bump(|s| {
                 s.recorded += 1;
+                s.body_bytes += size;
                 if truncated {
                     s.truncated += 1;
                 }

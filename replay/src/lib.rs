@@ -20,6 +20,7 @@ pub mod refresh;
 pub mod rules;
 pub mod search;
 pub mod shim;
+pub mod sieve;
 pub mod websocket;
 
 use std::sync::{Arc, Mutex};

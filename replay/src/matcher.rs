@@ -201,7 +201,7 @@ fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     inter / union
 }
 
-fn swap_scheme(url: &str) -> Option<String> {
+pub(crate) fn swap_scheme(url: &str) -> Option<String> {
     if let Some(rest) = url.strip_prefix("https://") {
         Some(format!("http://{}", rest.replacen(":443/", "/", 1)))
     } else {

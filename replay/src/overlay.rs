@@ -39,6 +39,9 @@ pub struct Overlays {
     pub layers: Vec<Overlay>,
     /// Overlays also answer requests with side effects (POST, PUT, PATCH, DELETE). Off by default.
     pub writes: bool,
+    /// Which layers hold a request's address ([`crate::sieve`]): only those are probed. None: each layer
+    /// is probed in turn. A layer the sieve does not cover is always probed.
+    pub sieve: Option<std::sync::Arc<crate::sieve::LayerSieve>>,
 }
 
 /// An overlay's answer.
@@ -85,7 +88,12 @@ impl Overlays {
             return Ok(None);
         }
         let mut fuzzy = None;
-        for (i, o) in self.layers.iter().enumerate() {
+        let probed: Vec<usize> = match &self.sieve {
+            None => (0..self.layers.len()).collect(),
+            Some(sieve) => sieve.probed(req.url),
+        };
+        for i in probed {
+            let Some(o) = self.layers.get(i) else { continue };
             // An overlay that cannot be read is a miss for it, not an error for the request.
             let found = match matcher::find(store, &o.manifest, rules, req, key, fuzzy_min_score) {
                 Ok(f) => f,
@@ -217,7 +225,7 @@ mod tests {
             ("PATCH", false, false),
             ("POST", true, true),
         ] {
-            let o = Overlays { layers: Vec::new(), writes };
+            let o = Overlays { layers: Vec::new(), writes, sieve: None };
             assert_eq!(o.answers(method), answers, "{method} writes={writes}");
         }
     }

@@ -21,7 +21,7 @@ fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
 }
 
 /// A recorded snapshot `name` in `store` of `(method, url, response body)` rows.
-fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)]) -> Manifest {
+pub(crate) fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)]) -> Manifest {
     let w = store
         .create_snapshot(NewSnapshot {
             name: name.into(),
@@ -423,14 +423,19 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
     // Given out of order: the union's order is by name.
     let members = overlay::site_union_order(vec![c, own.clone(), b], "run/a");
     assert_eq!(members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["run/b", "run/c"]);
-    for writes in [false, true] {
-        let layers = members
+    // With and without the path sieve: the same answers, the sieve only spares probing members that hold
+    // nothing at the request's address.
+    let sieve = std::sync::Arc::new(crate::sieve::PathSieve::build(&store, &members).unwrap());
+    for (writes, sieved) in [(false, false), (true, false), (false, true), (true, true)] {
+        let layers: Vec<_> = members
             .iter()
             .map(|m| overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: m.clone() })
             .collect();
+        let sieve =
+            sieved.then(|| std::sync::Arc::new(crate::sieve::LayerSieve::new(sieve.clone(), &layers)));
         let cfg = ReplayConfig {
             inject_shim: false,
-            overlays: overlay::Overlays { layers, writes },
+            overlays: overlay::Overlays { layers, writes, sieve },
             ..Default::default()
         };
         let r = Replay::new(store.clone(), own.clone(), cfg);
@@ -513,7 +518,7 @@ async fn frozen_search_answers_unrecorded_searches_from_the_recorded_pages() {
     let replay = |mode| {
         let cfg = ReplayConfig {
             inject_shim: false,
-            overlays: overlay::Overlays { layers: layers.clone(), writes: false },
+            overlays: overlay::Overlays { layers: layers.clone(), writes: false, sieve: None },
             search: search::SearchConfig { mode, urls: vec!["https://find.test/".into()] },
             ..Default::default()
         };
@@ -627,6 +632,7 @@ async fn the_stored_search_index_is_used_and_a_damaged_one_refused() {
                 overlays: overlay::Overlays {
                     layers: vec![overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: other }],
                     writes: false,
+                    sieve: None,
                 },
                 search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
                 ..Default::default()
@@ -710,6 +716,7 @@ async fn a_sites_own_search_is_answered_under_search_site() {
                     manifest: other.clone(),
                 }],
                 writes: false,
+                sieve: None,
             },
             search: search::SearchConfig { mode, urls: Vec::new() },
             ..Default::default()

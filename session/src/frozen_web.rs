@@ -114,6 +114,7 @@ pub(crate) fn overlays(
     }
     if unit == WebUnit::Site {
         o.layers.extend(crawl_overlays(store, run, site_of(own, web_name)));
+        o.sieve = crate::union_sieve::sieve_for(store, own, &o.layers);
     }
     Ok(o)
 }
@@ -172,5 +173,5 @@ pub fn layers(store: &Store, own: &Manifest, members: Vec<Manifest>, explore: bo
             .chain(explored)
             .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest }),
     );
-    Overlays { layers, writes: false }
+    Overlays { layers, writes: false, sieve: None }
 }

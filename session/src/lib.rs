@@ -37,6 +37,7 @@ mod run;
 #[cfg(feature = "run")]
 mod shard;
 mod task_proxy;
+mod union_sieve;
 
 #[cfg(feature = "run")]
 pub use coverage::{
@@ -45,7 +46,7 @@ pub use coverage::{
 };
 pub use crawl::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 #[cfg(feature = "run")]
-pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions};
+pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};
 pub use episode_wire::{episode_dir, episode_id, EpisodeWire};
 pub use error::SessionError;
 #[cfg(feature = "run")]
@@ -65,3 +66,4 @@ pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{
     check_no_clash, explore_name, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions,
 };
+pub use union_sieve::sieve_for as union_sieve;

@@ -28,6 +28,6 @@ pub use format::{
 };
 pub use key::{request_key, KeyBuilder, KeyError, RequestKey};
 pub use store::{
-    GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, SnapshotWriter, Store, StoreStats,
-    VerifyIssue, VerifyReport, MERGED_FROM_LABEL,
+    path_digest, GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, SnapshotWriter, Store,
+    StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL,
 };

@@ -119,9 +119,16 @@ pub(crate) enum SnapshotsCmd {
         /// Link depth from the start pages.
         #[arg(long, default_value_t = 6, value_name = "N")]
         depth: u32,
-        /// Milliseconds between two page loads (be gentle with sites you do not own).
+        /// Milliseconds between the starts of two page loads of one host (be gentle with sites you do not
+        /// own).
         #[arg(long, default_value_t = 200, value_name = "MS")]
         pace_ms: u64,
+        /// Browsers loading pages at once (each about 150-300 MiB; each loads one page at a time).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        browsers: usize,
+        /// Pages of one host loaded at once, at most, whatever --browsers is (1: one after another).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        per_host: usize,
         /// Do not read robots.txt: only for sites you own or are allowed to crawl.
         #[arg(long)]
         ignore_robots: bool,

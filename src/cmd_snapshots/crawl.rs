@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::crawl::{CrawlOptions, CrawlProgress};
+use agent::crawl::CrawlOptions;
 use agent::runner::AgentConfig;
 use clock::{Clock, SystemClock};
 use snapshots::Store;
@@ -21,6 +21,8 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         pages,
         depth,
         pace_ms,
+        browsers,
+        per_host,
         ignore_robots,
         settle_ms,
         chrome,
@@ -29,6 +31,9 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
     else {
         unreachable!("dispatched on Crawl")
     };
+    if browsers == 0 || per_host == 0 {
+        return Err(UsageError("--browsers and --per-host take at least 1".into()).into());
+    }
     if pages == 0 {
         return Err(UsageError("--pages 0 would crawl nothing: give at least 1".into()).into());
     }
@@ -44,7 +49,14 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let opts = session::CrawlSiteOptions {
         agent,
-        crawl: CrawlOptions { pages, depth, pace: Duration::from_millis(pace_ms), robots: !ignore_robots },
+        crawl: CrawlOptions {
+            pages,
+            depth,
+            pace: Duration::from_millis(pace_ms),
+            robots: !ignore_robots,
+            browsers,
+            per_host,
+        },
         starts,
         ca: load_ca(cfg)?,
         proxy: upstream_config(&upstream)?,
@@ -52,16 +64,24 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         state_dir: cfg.home.join("crawl"),
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let progress = |p: &CrawlProgress<'_>| {
-        let s = p.state;
-        let now = p.elapsed.as_secs_f64();
-        let eta = if s.pages > 0 && now > 0.0 {
-            let rate = s.pages as f64 / now.max(0.001);
+    let progress = |p: &session::SiteCrawlProgress<'_>| {
+        let s = p.crawl.state;
+        let now = p.crawl.elapsed.as_secs_f64();
+        // The rate of this call (a resumed crawl's earlier pages took their own time).
+        let eta = if p.pages_now > 0 && now > 0.0 {
+            let rate = p.pages_now as f64 / now;
             format!("{:.0} s", pages.saturating_sub(s.pages) as f64 / rate.max(1e-9))
         } else {
             "-".into()
         };
-        eprintln!("[{}/{pages} pages, {} queued, ETA {eta}] {}", s.pages, s.queue.len(), p.url);
+        eprintln!(
+            "[{}/{pages} pages, {} queued, {} exchanges, {:.1} MB, ETA {eta}] {}",
+            s.pages,
+            s.queue.len(),
+            p.exchanges,
+            p.bytes as f64 / 1e6,
+            p.crawl.url
+        );
     };
     let r = rt.block_on(session::crawl_site(&store, &run, &site, opts, &progress))?;
     let s = &r.state;

@@ -2,7 +2,10 @@
 //! log-out and an "about" page on every page), twelve articles linking each other in their main content, an
 //! `?add-to-cart=` link, a robots.txt that disallows `/private/`, a page whose script calls a cross-origin
 //! API (`api.test`, answered on the same server, CORS allowed), and a counter of every request by path (what
-//! the crawl loaded, and how often; `OPTIONS PATH` for preflights).
+//! the crawl loaded, and how often; `OPTIONS PATH` for preflights). Article pages count how many of them
+//! were being answered at once ([`CrawlOrigin::most_at_once`]); once [`CrawlOrigin::hold_articles`] is
+//! called, each holds its answer until a second one arrives (at most [`HOLD`]), so a crawl that loads two
+//! at once is seen doing so.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -26,7 +29,19 @@ pub(crate) struct CrawlOrigin {
     pub ca_pem: String,
     /// Requests by path and query.
     pub hits: Arc<Mutex<BTreeMap<String, usize>>>,
+    at_once: Arc<AtOnce>,
     shutdown: Arc<Notify>,
+}
+
+/// How long an article waits for a second one to be asked for at the same time.
+pub(crate) const HOLD: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Article requests being answered now, and the most at one time.
+#[derive(Default)]
+struct AtOnce {
+    now: Mutex<(usize, usize)>,
+    arrived: Notify,
+    hold: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for CrawlOrigin {
@@ -36,6 +51,16 @@ impl Drop for CrawlOrigin {
 }
 
 impl CrawlOrigin {
+    /// From now on an article waits for a second one (at most [`HOLD`]) before it is answered.
+    pub(crate) fn hold_articles(&self) {
+        self.at_once.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The most article pages that were being answered at one time.
+    pub(crate) fn most_at_once(&self) -> usize {
+        self.at_once.now.lock().unwrap().1
+    }
+
     /// How often `path` (with its query) was asked for.
     pub(crate) fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
@@ -144,17 +169,18 @@ impl CrawlOrigin {
         let hits = Arc::new(Mutex::new(BTreeMap::new()));
         let shutdown = Arc::new(Notify::new());
         let acceptor = tokio_rustls::TlsAcceptor::from(tls.server);
-        let (sd, h) = (shutdown.clone(), hits.clone());
+        let at_once = Arc::new(AtOnce::default());
+        let (sd, h, once) = (shutdown.clone(), hits.clone(), at_once.clone());
         tokio::spawn(async move {
             loop {
                 let (tcp, _) = tokio::select! {
                     r = listener.accept() => match r { Ok(x) => x, Err(_) => continue },
                     _ = sd.notified() => break,
                 };
-                let (acceptor, h) = (acceptor.clone(), h.clone());
+                let (acceptor, h, once) = (acceptor.clone(), h.clone(), once.clone());
                 tokio::spawn(async move {
                     let svc = service_fn(move |req: Request<Incoming>| {
-                        let h = h.clone();
+                        let (h, once) = (h.clone(), once.clone());
                         async move {
                             let mut key =
                                 req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
@@ -162,7 +188,22 @@ impl CrawlOrigin {
                                 key = format!("OPTIONS {key}");
                             }
                             *h.lock().unwrap().entry(key).or_insert(0) += 1;
-                            Ok::<_, Infallible>(route(&req))
+                            if !req.uri().path().starts_with("/a/") {
+                                return Ok::<_, Infallible>(route(&req));
+                            }
+                            let alone = {
+                                let mut n = once.now.lock().unwrap();
+                                n.0 += 1;
+                                n.1 = n.1.max(n.0);
+                                n.0 == 1
+                            };
+                            once.arrived.notify_waiters();
+                            if alone && once.hold.load(std::sync::atomic::Ordering::SeqCst) {
+                                let _ = tokio::time::timeout(HOLD, once.arrived.notified()).await;
+                            }
+                            let r = route(&req);
+                            once.now.lock().unwrap().0 -= 1;
+                            Ok::<_, Infallible>(r)
                         }
                     });
                     if let Ok(tls) = acceptor.accept(tcp).await {
@@ -172,6 +213,6 @@ impl CrawlOrigin {
                 });
             }
         });
-        CrawlOrigin { addr, ca_pem: tls.ca_pem, hits, shutdown }
+        CrawlOrigin { addr, ca_pem: tls.ca_pem, hits, at_once, shutdown }
     }
 }

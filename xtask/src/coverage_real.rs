@@ -345,6 +345,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
                 depth: 8,
                 pace: Duration::ZERO,
                 robots: false,
+                ..Default::default()
             },
             starts: vec![home],
             ca: ca.clone(),

@@ -27,6 +27,8 @@
 //!   recall, ordinary requests blocked, harmful ones passed, time per judgement.
 //! - `cargo xtask bench wire [--run DIR]`: a replayed task's wire log: append time and bytes per entry;
 //!   with a replayed run, its bytes per step.
+//! - `cargo xtask bench union [--tasks N]`: a site union of N recordings: task start, union hit and miss
+//!   against an exact hit and a miss without the union.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 //! - `cargo xtask fuzz-seeds DIR`: the fuzz targets' seed corpus (`fuzz/`, see scripts/fuzz.sh).
 
@@ -47,6 +49,7 @@ mod proxy_bench;
 mod replay_store_bench;
 mod store_bench;
 mod throughput;
+mod union_bench;
 mod warc_bench;
 mod wire_bench;
 
@@ -82,6 +85,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),
         ["bench", "wire", ..] => wire_bench::run(&args),
+        ["bench", "union", ..] => union_bench::run(&args),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {
             let conns = args

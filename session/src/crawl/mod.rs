@@ -18,7 +18,7 @@ use crate::error::SessionError;
 #[cfg(feature = "run")]
 mod site;
 #[cfg(feature = "run")]
-pub use site::{crawl_site, CrawlReport, CrawlSiteOptions};
+pub use site::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};
 
 /// A site name as a snapshot-name piece (`[A-Za-z0-9._-]`, others `_`).
 pub fn site_slug(web_name: &str) -> String {

@@ -33,6 +33,19 @@ pub struct CrawlSiteOptions {
     pub state_dir: PathBuf,
 }
 
+/// Where a crawl stands after a page, for progress on a terminal.
+#[derive(Debug, Clone)]
+pub struct SiteCrawlProgress<'a> {
+    /// The browser walk.
+    pub crawl: &'a CrawlProgress<'a>,
+    /// Pages loaded by this invocation.
+    pub pages_now: usize,
+    /// Exchanges recorded by this invocation.
+    pub exchanges: u64,
+    /// Response-body bytes recorded by this invocation.
+    pub bytes: u64,
+}
+
 /// What one crawl invocation did.
 #[derive(Debug, Clone)]
 pub struct CrawlReport {
@@ -69,7 +82,7 @@ pub async fn crawl_site(
     run: &str,
     web_name: &str,
     o: CrawlSiteOptions,
-    progress: &(dyn Fn(&CrawlProgress<'_>) + Send + Sync),
+    progress: &(dyn Fn(&SiteCrawlProgress<'_>) + Send + Sync),
 ) -> Result<CrawlReport, SessionError> {
     let members = site_snapshots(store, run, web_name)?;
     let mut starts: Vec<String> = Vec::new();
@@ -117,6 +130,7 @@ pub async fn crawl_site(
         labels,
     })?);
     let rec = Arc::new(Recorder::new(writer.clone(), o.clock.clone(), HostFilter::new(&[], &[])));
+    let counted = rec.clone();
     // The crawl opens links only, but page scripts may write: the side-effect guard stands in front.
     let guard_log = Arc::new(proxy::guard::GuardLog::default());
     let guarded = Arc::new(proxy::guard::Guard::new(
@@ -145,8 +159,17 @@ pub async fn crawl_site(
             tracing::error!("crawl state: {e}");
         }
     };
+    let told = |p: &CrawlProgress<'_>| {
+        let r = counted.stats();
+        progress(&SiteCrawlProgress {
+            crawl: p,
+            pages_now: p.state.pages - before,
+            exchanges: r.recorded,
+            bytes: r.body_bytes,
+        })
+    };
     let crawled =
-        agent::crawl::crawl_with_browser(&o.agent, &env, &mut state, &sites, &o.crawl, &save, progress).await;
+        agent::crawl::crawl_with_browser(&o.agent, &env, &mut state, &sites, &o.crawl, &save, &told).await;
     save(&state);
     server.stop().await;
     let now = o.clock.now_ms();

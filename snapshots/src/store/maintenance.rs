@@ -212,6 +212,7 @@ impl Store {
 
     /// Delete a snapshot: its manifest, exchanges and index entries. Bodies stay until `gc`.
     pub fn remove(&self, name: &str) -> Result<Manifest, StoreError> {
+        self.forget_checked();
         self.check_writable()?;
         let m = self.manifest(name)?;
         let from = id_prefix(m.id).to_vec();

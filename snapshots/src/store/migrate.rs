@@ -27,6 +27,7 @@ impl Store {
     /// Derive snapshot `name`'s request keys and path index again with [`KEY_VERSION`] and record that
     /// version in its manifest; then check every exchange is found by its own key.
     pub fn migrate_keys(&self, name: &str) -> Result<MigrateReport, StoreError> {
+        self.forget_checked();
         self.check_writable()?;
         let mut m = self.manifest(name)?;
         if m.state == SnapshotState::Recording {

@@ -54,6 +54,9 @@ struct Inner {
     _lock: Option<File>,
     /// Serialises snapshot creation (id allocation and the name check).
     create: Mutex<()>,
+    /// Finished snapshots that passed [`Store::check_snapshot`] in this process (id, exchanges): a
+    /// finished snapshot does not change, so a replay of many tasks checks each member of a site union once.
+    checked: Mutex<std::collections::HashSet<(u64, u64)>>,
 }
 
 /// Handle to a snapshot store. Cheap to clone; all clones share one backend.
@@ -113,7 +116,8 @@ fn index_key(id: u64, digest: &[u8; 32], seq: u64) -> Vec<u8> {
     k
 }
 
-fn path_digest(url: &str) -> [u8; 32] {
+/// The digest of a URL's host and path (without the query) that the path index is keyed by.
+pub fn path_digest(url: &str) -> [u8; 32] {
     let hp = host_path(url).unwrap_or_else(|_| url.to_string());
     *blake3::hash(hp.as_bytes()).as_bytes()
 }
@@ -167,7 +171,16 @@ impl Store {
     }
 
     fn from_parts(kv: Box<dyn Kv>, path: Option<PathBuf>, read_only: bool, lock: Option<File>) -> Self {
-        Self { inner: Arc::new(Inner { kv, path, read_only, _lock: lock, create: Mutex::new(()) }) }
+        Self {
+            inner: Arc::new(Inner {
+                kv,
+                path,
+                read_only,
+                _lock: lock,
+                create: Mutex::new(()),
+                checked: Mutex::default(),
+            }),
+        }
     }
 
     pub(crate) fn kv(&self) -> &dyn Kv {
@@ -301,12 +314,43 @@ impl Store {
             }
             Ok(n)
         };
+        // Complete or interrupted: no writer adds to it any more.
+        let sealed = m.state != crate::SnapshotState::Recording;
+        let memo = (m.id, m.counts.exchanges);
+        if sealed && self.inner.checked.lock().is_ok_and(|c| c.contains(&memo)) {
+            return Ok(());
+        }
         let (exchanges, indexed) = (count(Table::Exchanges)?, count(Table::KeyIndex)?);
         let listed = m.counts.exchanges;
         if exchanges != listed || indexed != listed {
             return Err(StoreError::Damaged { name: m.name.clone(), listed, exchanges, indexed });
         }
+        if sealed {
+            if let Ok(mut c) = self.inner.checked.lock() {
+                c.insert(memo);
+            }
+        }
         Ok(())
+    }
+
+    /// Forget which snapshots passed their check (their records are being changed).
+    pub(crate) fn forget_checked(&self) {
+        if let Ok(mut c) = self.inner.checked.lock() {
+            c.clear();
+        }
+    }
+
+    /// The host-and-path digests a snapshot holds (its path index, one entry per distinct page address
+    /// without the query): what a site union reads once to know which members could answer a request.
+    pub fn path_digests(&self, m: &Manifest) -> Result<std::collections::HashSet<[u8; 32]>, StoreError> {
+        let mut out = std::collections::HashSet::new();
+        for item in self.kv().scan_prefix(Table::PathIndex, &id_prefix(m.id)) {
+            let (k, _) = item?;
+            if let Some(d) = k.get(8..40).and_then(|d| <[u8; 32]>::try_from(d).ok()) {
+                out.insert(d);
+            }
+        }
+        Ok(out)
     }
 
     /// Every exchange of a snapshot in recorded order, streamed from the store.
@@ -434,6 +478,7 @@ impl Store {
     /// Delete a snapshot's exchange records and index entries but not its manifest, as a damaged
     /// database leaves it (tests of [`Store::check_snapshot`]).
     pub fn drop_exchange_records_for_tests(&self, m: &Manifest) -> Result<(), StoreError> {
+        self.forget_checked();
         let mut b = Batch::default();
         for t in [Table::Exchanges, Table::KeyIndex] {
             for item in self.kv().scan_prefix(t, &id_prefix(m.id)) {

@@ -1,0 +1,181 @@
+//! `cargo xtask bench union [--tasks N]`: a site union of many recordings (issue 49, part 2). A synthetic
+//! site of N recorded tasks (default 1,000) x 50 exchanges each (10 pages every task saw, 40 of its own) in
+//! a real RocksDB store; measured in one run:
+//! - task start with `--frozen-web site` (the union's members listed, checked and layered, the path sieve
+//!   found or built): the first task of a process, then the next ones;
+//! - per request, answered in process by the replay handler: an exact hit on the task's own snapshot, a
+//!   union hit on the last member in the union's order (the worst case for probing members in turn), and a
+//!   miss, with the union (sieved, as `run` and `replay` build it, and unsieved, as before) and without it.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use proxy::Handler as _;
+use snapshots::format::{Exchange, ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource, Store};
+
+const PER_TASK: usize = 50;
+const SHARED: usize = 10;
+
+fn page(i: usize, j: usize) -> String {
+    if j < SHARED {
+        format!("https://site.test/common/{j}")
+    } else {
+        format!("https://site.test/t{i}/p{j}")
+    }
+}
+
+fn record(store: &Store, i: usize) -> anyhow::Result<()> {
+    let w = store.create_snapshot(NewSnapshot {
+        name: format!("bench/t{i:05}"),
+        created_ms: 1,
+        seed: Seed { start_ms: 1_700_000_000_000, time_zone: "UTC".into() },
+        source: SnapshotSource::Record,
+        labels: BTreeMap::from([("web_name".to_string(), "site".to_string())]),
+    })?;
+    for j in 0..PER_TASK {
+        let url = page(i, j);
+        let body = store.put_blob(format!("<html><body>page {i} {j}</body></html>").as_bytes())?;
+        w.append(Exchange {
+            seq: j as u64,
+            started_ms: 1,
+            key: request_key("GET", &url, None, b"")?.hex(),
+            request: RequestRecord {
+                method: "GET".into(),
+                url,
+                version: "HTTP/1.1".into(),
+                headers: vec![Header::new("accept", "text/html")],
+                body: None,
+            },
+            response: ResponseRecord {
+                status: 200,
+                version: "HTTP/1.1".into(),
+                headers: vec![Header::new("content-type", "text/html")],
+                body: Some(body),
+                content_encoding: None,
+            },
+            timings: Timings::default(),
+            alpn: None,
+            server_addr: None,
+            flags: ExchangeFlags::default(),
+            websocket: None,
+        })?;
+    }
+    w.finalize(2)?;
+    Ok(())
+}
+
+/// Median microseconds of answering `url` `n` times with `r` (handler phases in process, no sockets).
+async fn answer_us(r: &replay::Replay, url: &str, n: usize) -> (f64, u16) {
+    let info = proxy::RequestInfo {
+        id: 0,
+        client_addr: "127.0.0.1:1".parse().expect("address"),
+        tls: true,
+        client_alpn: None,
+        client_version: http::Version::HTTP_11,
+    };
+    let mut times = Vec::with_capacity(n);
+    let mut status = 0;
+    for _ in 0..n {
+        let req = http::Request::get(url).body(proxy::body::empty()).expect("request");
+        let t = Instant::now();
+        let ctx = r.new_ctx(&info);
+        if let proxy::Decision::Respond(res) = r.request(&ctx, req).await {
+            status = res.status().as_u16();
+        }
+        r.complete(&ctx, Ok(()));
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], status)
+}
+
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    let tasks: usize = args
+        .iter()
+        .position(|a| a == "--tasks")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse())
+        .transpose()?
+        .unwrap_or(1000);
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let t = Instant::now();
+    for i in 0..tasks {
+        record(&store, i)?;
+    }
+    eprintln!(
+        "bench union: {tasks} tasks x {PER_TASK} exchanges recorded in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let own = store.manifest("bench/t00000")?;
+    let start = |name: &str| -> anyhow::Result<(f64, replay::overlay::Overlays)> {
+        let t = Instant::now();
+        let own = store.manifest(name)?;
+        store.check_snapshot(&own)?;
+        let members = session::site_union(&store, "bench", &own, "site")?;
+        let mut o = session::overlay_layers(&store, &own, members, true);
+        o.sieve = session::union_sieve(&store, &own, &o.layers);
+        Ok((t.elapsed().as_secs_f64() * 1e3, o))
+    };
+    let (first_ms, sieved) = start("bench/t00000")?;
+    let mut next = Vec::new();
+    for i in 1..=5.min(tasks - 1) {
+        next.push(start(&format!("bench/t{i:05}"))?.0);
+    }
+    next.sort_by(f64::total_cmp);
+    let next_ms = next.get(next.len() / 2).copied().unwrap_or(f64::NAN);
+    let unsieved = replay::overlay::Overlays { sieve: None, ..sieved.clone() };
+    let replay_with = |overlays: replay::overlay::Overlays| {
+        replay::Replay::new(
+            store.clone(),
+            own.clone(),
+            replay::ReplayConfig { inject_shim: false, overlays, ..Default::default() },
+        )
+    };
+    let (alone, with_sieve, without_sieve) =
+        (replay_with(Default::default()), replay_with(sieved.clone()), replay_with(unsieved));
+    let exact = page(0, SHARED);
+    let union_hit = page(tasks - 1, SHARED + 1);
+    let miss = "https://site.test/nowhere/at-all";
+    let n = 200;
+    rt.block_on(async {
+        let (exact_alone, s1) = answer_us(&alone, &exact, n).await;
+        let (miss_alone, s2) = answer_us(&alone, miss, n).await;
+        let (exact_sieved, s3) = answer_us(&with_sieve, &exact, n).await;
+        let (union_sieved, s4) = answer_us(&with_sieve, &union_hit, n).await;
+        let (miss_sieved, s5) = answer_us(&with_sieve, miss, n).await;
+        let (union_unsieved, s6) = answer_us(&without_sieve, &union_hit, n / 10).await;
+        let (miss_unsieved, s7) = answer_us(&without_sieve, miss, n / 10).await;
+        anyhow::ensure!(
+            [s1, s3, s4, s6] == [200; 4] && [s2, s5, s7] == [404; 3],
+            "unexpected statuses: {:?}",
+            [s1, s2, s3, s4, s5, s6, s7]
+        );
+        println!("site union of {tasks} tasks x {PER_TASK} exchanges ({} layers)", sieved.layers.len());
+        println!("| measure | value | target |\n|---|---|---|");
+        println!("| task start, first of the process (members checked, sieve built) | {first_ms:.1} ms | |");
+        println!("| task start, next tasks (median of 5) | {next_ms:.1} ms | < 50 ms |");
+        println!("| exact hit, no union | {exact_alone:.1} us | |");
+        println!("| exact hit, with the union | {exact_sieved:.1} us | |");
+        println!(
+            "| union hit (last member), sieved | {union_sieved:.1} us ({:.2}x the exact hit) | <= 2x |",
+            union_sieved / exact_alone
+        );
+        println!(
+            "| union hit (last member), each member probed in turn (before) | {union_unsieved:.1} us ({:.1}x) | |",
+            union_unsieved / exact_alone
+        );
+        println!("| miss, no union | {miss_alone:.1} us | |");
+        println!(
+            "| miss, with the union, sieved | {miss_sieved:.1} us ({:.2}x the miss without) | <= 2x |",
+            miss_sieved / miss_alone
+        );
+        println!(
+            "| miss, each member probed in turn (before) | {miss_unsieved:.1} us ({:.1}x) | |",
+            miss_unsieved / miss_alone
+        );
+        Ok(())
+    })
+}

@@ -56,7 +56,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             overlays,
             search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
             ws_pacing: args.ws_pacing.into(),
-            wire: wire.clone().map(|w| w as Arc<dyn proxy_report::wire::WireTap>),
+            wire: wire.clone().map(|w| w as Arc<dyn trajectory::proxy_report::wire::WireTap>),
             hide_own: false,
         },
     ));

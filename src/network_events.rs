@@ -61,7 +61,7 @@ fn content_type(h: &[(String, String)]) -> String {
 }
 
 /// Response bodies `response_content` can ask about: JSON and form bodies.
-use proxy_report::wire::readable_body as readable;
+use trajectory::proxy_report::wire::readable_body as readable;
 
 /// A task's wire log as network events; response bodies read from the store by the hash the log kept.
 fn events_of_wire(

@@ -448,10 +448,10 @@ async fn browser_background_traffic_is_answered_locally_unless_forwarding_is_ask
 
 /// A tap that keeps what it is handed.
 #[derive(Debug, Default)]
-struct Kept(std::sync::Mutex<Vec<proxy_report::wire::WireEntry>>, tokio::sync::Notify);
+struct Kept(std::sync::Mutex<Vec<trajectory::proxy_report::wire::WireEntry>>, tokio::sync::Notify);
 
-impl proxy_report::wire::WireTap for Kept {
-    fn record(&self, entry: proxy_report::wire::WireEntry) {
+impl trajectory::proxy_report::wire::WireTap for Kept {
+    fn record(&self, entry: trajectory::proxy_report::wire::WireEntry) {
         self.0.lock().unwrap().push(entry);
         self.1.notify_one();
     }
@@ -459,7 +459,7 @@ impl proxy_report::wire::WireTap for Kept {
 
 impl Kept {
     /// The `i`-th entry, once handed over (the exchange completes as the client reads the body's end).
-    async fn nth(&self, i: usize) -> proxy_report::wire::WireEntry {
+    async fn nth(&self, i: usize) -> trajectory::proxy_report::wire::WireEntry {
         loop {
             if let Some(e) = self.0.lock().unwrap().get(i).cloned() {
                 return e;
@@ -474,8 +474,8 @@ impl Kept {
 /// HTML not, a refusal marked blocked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_wire_tap_keeps_each_exchange() {
-    use proxy_report::wire::Answer;
     use std::sync::Arc;
+    use trajectory::proxy_report::wire::Answer;
     let home = tempfile::tempdir().unwrap();
     let origin = Origin::start(None).await;
     let kept = Arc::new(Kept::default());

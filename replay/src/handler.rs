@@ -176,6 +176,11 @@ impl Replay {
                 (Some(m), _) => Ok(Some(m)),
                 (None, None) => Ok(None), // a URL that cannot be keyed cannot match
                 _ if self.cfg.hide_own => Ok(None),
+                // The union's sieve covers this snapshot and says it recorded nothing at this address: none
+                // of its layers (exact, scheme, normalised, fuzzy: all within host and path) could answer.
+                _ if self.cfg.overlays.sieve.as_ref().is_some_and(|s| s.lacks(self.manifest.id, &url)) => {
+                    Ok(None)
+                }
                 // Index lookups and candidate reads: store work, off the async workers.
                 (None, Some(key)) => self
                     .offload
@@ -221,19 +226,32 @@ impl Replay {
             if lacks && !self.cfg.overlays.is_empty() {
                 if let Some(key) = &key {
                     let floor = if found.is_some() { Layer::Normalised } else { Layer::Fuzzy };
-                    let o = self
-                        .offload
-                        .run(|| {
-                            self.cfg.overlays.find(
-                                &self.store,
-                                &self.cfg.rules,
-                                &incoming,
-                                key,
-                                self.cfg.fuzzy_min_score,
-                                floor,
-                            )
-                        })
-                        .await;
+                    let cached = digest.and_then(|d| self.overlay_exact.lock().ok()?.get(&d).cloned());
+                    let o = match cached {
+                        Some(om) => Ok(Some(om)),
+                        None => self
+                            .offload
+                            .run(|| {
+                                self.cfg.overlays.find(
+                                    &self.store,
+                                    &self.cfg.rules,
+                                    &incoming,
+                                    key,
+                                    self.cfg.fuzzy_min_score,
+                                    floor,
+                                )
+                            })
+                            .await
+                            .inspect(|om| {
+                                if let (Some(d), Some(om)) = (digest, om) {
+                                    if om.found.layer == Layer::Exact {
+                                        if let Ok(mut c) = self.overlay_exact.lock() {
+                                            c.put(d, om.clone());
+                                        }
+                                    }
+                                }
+                            }),
+                    };
                     match o {
                         Ok(Some(om)) => {
                             return self.answer_from_overlay(ctx, om, &parts.headers, &method, &url, dest)

@@ -185,6 +185,9 @@ pub struct Replay {
     bodies: Mutex<lru::LruCache<String, Bytes>>,
     /// Exact-key matches already looked up (the snapshot is immutable while replayed), bounded by count.
     exact: Mutex<lru::LruCache<[u8; 32], matcher::Match>>,
+    /// Exact-key answers of the overlays already looked up (overlays are immutable and keep no sequence
+    /// state, so the same key gets the same overlay's answer), bounded by count.
+    overlay_exact: Mutex<lru::LruCache<[u8; 32], overlay::OverlayMatch>>,
     /// The frozen search engine's index, built on the first search.
     search_index: search::LazyIndex,
     /// Bounds the store work (lookups, candidate reads) blocking at once; see [`proxy::offload`].
@@ -244,6 +247,9 @@ impl Replay {
             state: Mutex::new(State { episode: 1, ..Default::default() }),
             bodies: Mutex::new(lru::LruCache::new(cap)),
             exact: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+            overlay_exact: Mutex::new(lru::LruCache::new(
                 std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
             )),
             search_index: search::LazyIndex::default(),

@@ -98,6 +98,12 @@ impl LayerSieve {
         out
     }
 
+    /// Whether the snapshot with this id recorded nothing at `url`'s host and path (either scheme); false
+    /// when the sieve does not cover it.
+    pub(crate) fn lacks(&self, id: u64, url: &str) -> bool {
+        self.sieve.covers(id) && !self.sieve.holders(url).any(|h| h == id)
+    }
+
     /// The sieve under it.
     pub fn sieve(&self) -> &PathSieve {
         &self.sieve

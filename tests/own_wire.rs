@@ -20,6 +20,17 @@ fn act(a: &str) -> String {
     format!("In summary, the next action I will perform is ```{a}```")
 }
 
+/// `run` on the demo shop with a scripted policy: live and record reach the sites, replay reads `rec`.
+fn shop_run(tasks: &Path, mode: &str, out: &Path, policy: &Path, reach: &[String]) -> Vec<String> {
+    let a = RunArgs::new(tasks, mode, out)
+        .opt("--site", "SHOPPING=https://shop.test")
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", policy.display()))
+        .opt("--jobs", "1");
+    let a = if mode == "replay" { a.opt("--snapshots", "rec") } else { a.args(reach) };
+    a.build()
+}
+
 /// (task id, success) per task of `eval RUN --json`, and the report.
 fn eval(h: &Path, run: &Path) -> (BTreeMap<String, bool>, Value) {
     let out = run_cli(h, &["eval", run.to_str().unwrap(), "--json"]);
@@ -111,15 +122,7 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     let answers = script("answers", &[("1", only_answers.clone()), ("2", only_answers)].into());
     let other_values = script("other", &[("1", buy), ("2", review("Bob"))].into());
     let reach = sites.reach.clone();
-    let run = |mode: &str, out: &Path, policy: &Path| {
-        let mut a = RunArgs::new(&tasks_file, mode, out)
-            .opt("--site", "SHOPPING=https://shop.test")
-            .opt("--action-space", "webarena")
-            .opt("--policy", format!("trajectory:{}", policy.display()))
-            .opt("--jobs", "1");
-        a = if mode == "replay" { a.opt("--snapshots", "rec") } else { a.args(&reach) };
-        a.build()
-    };
+    let run = |mode: &str, out: &Path, policy: &Path| shop_run(&tasks_file, mode, out, policy, &reach);
     let rec = h.join("rec");
     let out = cli(h, run("record", &rec, &submits), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
@@ -271,15 +274,7 @@ async fn the_frozen_cart_follows_the_runs_writes() {
     );
     let other = script("other", vec![goto("/product/red-mug"), act("click [2]"), done]);
     let reach = sites.reach.clone();
-    let run = |mode: &str, out: &Path, policy: &Path| {
-        let mut a = RunArgs::new(&tasks_file, mode, out)
-            .opt("--site", "SHOPPING=https://shop.test")
-            .opt("--action-space", "webarena")
-            .opt("--policy", format!("trajectory:{}", policy.display()))
-            .opt("--jobs", "1");
-        a = if mode == "replay" { a.opt("--snapshots", "rec") } else { a.args(&reach) };
-        a.build()
-    };
+    let run = |mode: &str, out: &Path, policy: &Path| shop_run(&tasks_file, mode, out, policy, &reach);
     // Whether the cart the agent saw at each step held an item (its "Place order" button), by URL.
     let carts = |out: &Path| -> Vec<bool> {
         let t = trajectory::RunDir::new(out).task("1").read_trajectory().unwrap().unwrap();

@@ -60,6 +60,26 @@ fn python(mode: &str, lib: &Path, dataset: &Path, sites: &Path, stdin: Option<&[
 }
 
 /// A HAR entry as a network event (what webfreeze reads from a snapshot).
+/// (scored, success) per task of an `eval --json` report.
+fn our_verdicts(report: &Value) -> BTreeMap<String, (bool, bool)> {
+    report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), (t["scored"] == true, t["success"] == true)))
+        .collect()
+}
+
+/// (scored, success) per task id of their evaluator's verdicts, given in the order of `ids`.
+fn their_verdicts<'a>(
+    ids: impl Iterator<Item = &'a String>,
+    verdicts: &[Value],
+) -> BTreeMap<String, (bool, bool)> {
+    ids.zip(verdicts)
+        .map(|(id, v)| (id.clone(), (v["status"] != "error", v["score"].as_f64() == Some(1.0))))
+        .collect()
+}
+
 fn event(e: &Value) -> Event {
     let headers = |v: &Value| -> Vec<(String, String)> {
         v.as_array()
@@ -317,12 +337,7 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
     let out = run_cli(h, &["eval", rec.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ours: BTreeMap<String, (bool, bool)> = report["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["id"].as_str().unwrap().to_string(), (t["scored"] == true, t["success"] == true)))
-        .collect();
+    let ours = our_verdicts(&report);
     let want: BTreeMap<String, (bool, bool)> =
         [("1", true), ("2", true), ("3", true), ("4", false), ("5", false), ("6", false), ("7", false)]
             .into_iter()
@@ -355,11 +370,7 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
         Some(&serde_json::to_vec(&cases).unwrap()),
     ))
     .unwrap();
-    let theirs: BTreeMap<String, (bool, bool)> = want
-        .keys()
-        .zip(&verdicts)
-        .map(|(id, v)| (id.clone(), (v["status"] != "error", v["score"].as_f64() == Some(1.0))))
-        .collect();
+    let theirs = their_verdicts(want.keys(), &verdicts);
     assert_eq!(theirs, ours, "their verdicts: {verdicts:?}");
 
     // Replayed by another agent that only gives each task's final answer: scored by `eval` on its own wire
@@ -382,12 +393,7 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
     let out = run_cli(h, &["eval", other.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "eval: {}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ours_other: BTreeMap<String, (bool, bool)> = report["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["id"].as_str().unwrap().to_string(), (t["scored"] == true, t["success"] == true)))
-        .collect();
+    let ours_other = our_verdicts(&report);
     assert_eq!(ours_other["2"], (true, false), "it bought nothing: {report}");
     let har_dir = dir.join("other-har");
     let out = run_cli(h, &["eval", other.to_str().unwrap(), "--har", har_dir.to_str().unwrap()]);
@@ -410,10 +416,6 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
         Some(&serde_json::to_vec(&cases).unwrap()),
     ))
     .unwrap();
-    let theirs_other: BTreeMap<String, (bool, bool)> = want
-        .keys()
-        .zip(&verdicts)
-        .map(|(id, v)| (id.clone(), (v["status"] != "error", v["score"].as_f64() == Some(1.0))))
-        .collect();
+    let theirs_other = their_verdicts(want.keys(), &verdicts);
     assert_eq!(theirs_other, ours_other, "their verdicts on the other agent's wire: {verdicts:?}");
 }

@@ -212,6 +212,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let mut agent = AgentConfig::new(chrome.clone());
     settings.apply(&mut agent);
     agent.js_heap_mb = args.browser_js_heap_mb;
+    agent.browsers = args.browser_pool();
     agent.disclose_automation = args.disclose_automation;
     agent.explore = explore_options(&args)?;
     agent.shop_admin = crate::config::shop_admin();

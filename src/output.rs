@@ -169,8 +169,24 @@ pub(crate) fn run_with_progress(
     };
     let outcome = rt.block_on(session::run_tasks(opts, tasks, shutdown, progress.clone()))?;
     progress.finish(&outcome.run_file);
+    if let Some(b) = outcome.browsers {
+        eprintln!("{}", warm_browsers_line(&b));
+    }
     if outcome.interrupted {
         return Err(session::SessionError::Interrupted.into());
     }
     Ok(outcome.run_file)
+}
+
+/// The run summary's line on its warm browsers.
+fn warm_browsers_line(b: &agent::browser::PoolStats) -> String {
+    format!(
+        "warm browsers: {} browser process(es) started for {} task(s); replaced {} after their task budget, {} for memory, {} after a crash or timeout; at most {} MiB per browser after a task",
+        b.launched,
+        b.leases,
+        b.recycled_tasks,
+        b.recycled_memory,
+        b.recycled_broken,
+        b.peak_memory_kib / 1024
+    )
 }

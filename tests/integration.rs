@@ -29,6 +29,7 @@ mod record_replay;
 mod replay_chromium;
 mod settle;
 mod slurm_shards;
+mod warm_browsers;
 mod webarena_actions;
 mod webarena_helpers;
 mod webarena_tasks;

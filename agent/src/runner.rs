@@ -18,13 +18,12 @@ pub use trajectory::task_env::{ProxyProbe, TaskEnv};
 mod checks;
 mod config;
 mod files;
-mod profile;
 mod stats;
 
+use crate::browser::ProfileGuard;
 pub(crate) use config::browser_options;
 pub use config::{AgentConfig, DEFAULT_SETTLE_MS};
 use files::Files;
-pub(crate) use profile::ProfileGuard;
 
 use checks::final_checks;
 pub use stats::coverage;
@@ -83,7 +82,7 @@ pub async fn run_task(
     };
     let opts = browser_options(cfg, &env, &task.setup, profile.path().to_path_buf());
     files.save(&t);
-    let session = match Session::launch(opts).await {
+    let session = match Session::start(opts, cfg.browsers.as_ref()).await {
         Ok(s) => s,
         Err(e) => {
             t.outcome = Outcome::Error;

@@ -213,6 +213,8 @@ pub struct RunOutcome {
     pub run_file: RunFile,
     /// The shutdown signal stopped it; unfinished tasks are marked interrupted.
     pub interrupted: bool,
+    /// What the warm browsers did, when the run had them ([`AgentConfig::browsers`]).
+    pub browsers: Option<agent::browser::PoolStats>,
 }
 
 struct Shared {
@@ -374,6 +376,11 @@ pub async fn run_tasks(
             });
         }
     }
+    let mut config = opts.config.clone();
+    if let Some(pool) = &opts.agent.browsers {
+        // Set only when used, so run.json stays as before for runs without warm browsers.
+        config.extra.insert("warm_browsers".into(), serde_json::json!(pool.options()));
+    }
     let mut run_file = RunFile {
         v: trajectory::run_dir::RUN_FILE_VERSION,
         webfreeze: env!("CARGO_PKG_VERSION").into(),
@@ -383,7 +390,7 @@ pub async fn run_tasks(
         snapshots: opts.mode.snapshots().map(str::to_string),
         chrome: opts.agent.chrome.display().to_string(),
         chrome_version: opts.chrome_version.clone(),
-        config: opts.config.clone(),
+        config,
         started_ms: opts.clock.now_ms(),
         finished_ms: None,
         tasks: earlier.map(|r| r.tasks).unwrap_or_default(),
@@ -423,23 +430,36 @@ pub async fn run_tasks(
     let clock = opts.clock.clone();
     let shared = Arc::new(Shared { opts, run: run.clone() });
     let run_file = Arc::new(Mutex::new(run_file));
-    let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
+    // `jobs` workers take the tasks in the list's order (so a run's order, and which tasks a warm browser
+    // served before another, is the task file's).
+    let queue = Arc::new(Mutex::new(std::collections::VecDeque::from(todo)));
     let mut set = tokio::task::JoinSet::new();
-    for task in todo {
-        let (sh, sem, rf, progress) = (shared.clone(), sem.clone(), run_file.clone(), progress.clone());
+    for _ in 0..jobs {
+        let (sh, queue, rf, progress) = (shared.clone(), queue.clone(), run_file.clone(), progress.clone());
         set.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            if let Ok(mut r) = rf.lock() {
-                if let Some(s) = r.tasks.get_mut(&task.id) {
-                    s.status = TaskState::Running;
+            loop {
+                let Some(task) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { break };
+                if let Ok(mut r) = rf.lock() {
+                    if let Some(s) = r.tasks.get_mut(&task.id) {
+                        s.status = TaskState::Running;
+                    }
                 }
+                // A task that panics is logged and left pending (as a task of its own it was before); the
+                // worker goes on with the next.
+                let run = std::panic::AssertUnwindSafe(one_task(&sh, &task));
+                let t = match futures_util::FutureExt::catch_unwind(run).await {
+                    Ok(t) => t,
+                    Err(_) => {
+                        tracing::error!("task {} panicked", task.id);
+                        continue;
+                    }
+                };
+                progress.task_done(&t);
+                if let Ok(mut r) = rf.lock() {
+                    r.tasks.insert(t.task_id.clone(), TaskStatus::of(&t));
+                }
+                save(&sh.run, &rf);
             }
-            let t = one_task(&sh, &task).await;
-            progress.task_done(&t);
-            if let Ok(mut r) = rf.lock() {
-                r.tasks.insert(t.task_id.clone(), TaskStatus::of(&t));
-            }
-            save(&sh.run, &rf);
         });
     }
     tokio::pin!(shutdown);
@@ -459,6 +479,13 @@ pub async fn run_tasks(
             }
         }
     }
+    let browsers = match &shared.opts.agent.browsers {
+        Some(pool) => {
+            pool.shutdown().await;
+            Some(pool.stats())
+        }
+        None => None,
+    };
     let mut rf = run_file.lock().map(|r| r.clone()).unwrap_or_else(|p| p.into_inner().clone());
     if interrupted {
         for s in rf.tasks.values_mut() {
@@ -469,7 +496,7 @@ pub async fn run_tasks(
     }
     rf.finished_ms = Some(clock.now_ms());
     run.write_run_file(&rf)?;
-    Ok(RunOutcome { run_file: rf, interrupted })
+    Ok(RunOutcome { run_file: rf, interrupted, browsers })
 }
 
 #[cfg(test)]

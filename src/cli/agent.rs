@@ -162,6 +162,17 @@ pub(crate) struct RunArgs {
     /// Chromium's memory it lets one bound). A page past it crashes and its task ends in an error.
     #[arg(long, value_name = "MIB")]
     pub browser_js_heap_mb: Option<u32>,
+    /// Warm browsers: each Chromium process serves this many tasks, one after another, each in a fresh
+    /// browser context (its own cookies, storage, cache, permissions and proxy; disposed when the task
+    /// ends), before it is replaced. Saves starting a browser per task (most of a replayed task's time).
+    /// A process is also replaced after a crash, a task timeout or past --browser-memory-mib. 0: a new
+    /// browser process for every task.
+    #[arg(long, default_value_t = agent::browser::PoolOptions::default().recycle_after, value_name = "N")]
+    pub browser_recycle: u32,
+    /// Warm browsers: replace a browser process when, after a task, it and its renderers use more than
+    /// this many MiB (their proportional set size).
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub browser_memory_mib: u64,
     /// Re-run the tasks of --out that ended `blocked` (a bot wall, denial or rate limit answered instead
     /// of the site); other finished tasks are kept as usual.
     #[arg(long)]
@@ -432,4 +443,17 @@ pub(crate) struct DemoArgs {
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
     #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// The warm browsers `--browser-recycle` asks for (None: a browser per task).
+    pub(crate) fn browser_pool(&self) -> Option<std::sync::Arc<agent::browser::BrowserPool>> {
+        (self.browser_recycle > 0).then(|| {
+            agent::browser::BrowserPool::new(agent::browser::PoolOptions {
+                recycle_after: self.browser_recycle,
+                memory_ceiling_mib: Some(self.browser_memory_mib),
+                contexts_per_browser: 1,
+            })
+        })
+    }
 }

@@ -7,6 +7,11 @@
 //!
 //! The account and orders pages say, server side, whether the session cookie came back, and, by script,
 //! which cookies the page can see; so a cookie lost, or a resource fetched again, shows.
+//!
+//! For the warm browsers' isolation test: `GET /app/visit` leaves state behind in the browser (the session
+//! cookie by header, a cookie by script, a localStorage item, the cached stylesheet and script), and
+//! `GET /app/probe` shows what a page finds there (server side: the session cookie; by script: the cookies
+//! and the localStorage item).
 
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
@@ -85,6 +90,19 @@ pub(crate) async fn app_route(req: Request<Incoming>, stats: &OriginStats) -> Re
             let orders = if signed_in { "Orders: kettle, teapot" } else { "Orders: sign in to see them" };
             page(&format!("<h1>Orders</h1><p id=s>{state}</p><p>{orders}</p>{SHOW_COOKIES}"))
         }
+        (Method::GET, "/app/visit") => {
+            let mut r = page(
+                "<h1>Visited</h1><script>document.cookie = 'pref=compact; max-age=3600; path=/app'; \
+                 localStorage.setItem('visited', 'yes')</script>",
+            );
+            r.headers_mut().insert("set-cookie", "sid=s-ann; Max-Age=3600; Path=/app; Secure".parse().unwrap());
+            r
+        }
+        (Method::GET, "/app/probe") => page(&format!(
+            "<h1>Probe</h1><p id=s>{state}</p>{SHOW_COOKIES}<p id=l></p><script>\
+             document.getElementById('l').textContent = 'storage: ' + (localStorage.getItem('visited') || 'none')\
+             </script>"
+        )),
         (Method::GET, "/app/s.css") => cached("h1 { color: rgb(1, 2, 3) }", "text/css"),
         (Method::GET, "/app/app.js") => cached("window.appVersion = 7;", "text/javascript"),
         _ => {

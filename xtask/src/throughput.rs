@@ -31,6 +31,9 @@ struct Split {
     observe: f64,
     decide: f64,
     act: f64,
+    /// Steps taken, and those that reproduced the recording's URL and screenshot.
+    steps: usize,
+    reproduced: usize,
 }
 
 impl Split {
@@ -40,6 +43,8 @@ impl Split {
             s.tasks += 1;
             s.total += t.duration_ms as f64;
             s.browser += t.browser_start_ms as f64;
+            s.steps += t.steps.len();
+            s.reproduced += t.reproduced_steps.unwrap_or(0) as usize;
             for st in &t.steps {
                 s.observe += st.timings.observe_ms as f64;
                 s.decide += st.timings.decide_ms as f64;
@@ -57,7 +62,7 @@ impl Split {
         let per_hour = self.tasks as f64 / wall.as_secs_f64() * 3600.0;
         let other = (self.total - self.browser - self.observe - self.decide - self.act).max(0.0);
         format!(
-            "{what:<22} {:>6} {:>8.1} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0}",
+            "{what:<22} {:>6} {:>8.1} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>5}/{:<5}",
             self.tasks,
             wall.as_secs_f64(),
             per_hour,
@@ -66,15 +71,27 @@ impl Split {
             self.observe,
             self.decide,
             self.act,
-            other
+            other,
+            self.reproduced,
+            self.steps
         )
     }
 }
 
 fn header() -> String {
     format!(
-        "{:<22} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "run", "tasks", "wall s", "tasks/h", "task ms", "browser", "observe", "model", "act", "other"
+        "{:<22} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}",
+        "run",
+        "tasks",
+        "wall s",
+        "tasks/h",
+        "task ms",
+        "browser",
+        "observe",
+        "model",
+        "act",
+        "other",
+        "reproduced"
     )
 }
 
@@ -173,22 +190,46 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let mut rows = vec![Split::of(&rec)?.row("record, jobs 2", rec_wall)];
     let policy = PolicySpec::Trajectory(rec.clone());
     let mut per_hour_1 = None;
+    let auto = session::auto_jobs_here();
+    let mut jobs_list = jobs_list;
+    if !jobs_list.contains(&auto) {
+        jobs_list.push(auto);
+    }
+    // (jobs, fresh tasks/h, warm tasks/h, warm peak KiB per browser, warm pool stats)
+    let mut pairs = Vec::new();
     for &jobs in &jobs_list {
-        let out = work.join(format!("replay-j{jobs}"));
-        let mode = ProxyMode::Replay {
-            store: Store::open_read_only(&store_dir)?,
-            run: "rec".into(),
-            on_miss: session::MissPolicy::NotFound,
-            frozen_web: session::FrozenWeb::recorded(),
-        };
-        let wall = run(
-            &format!("replay, jobs {jobs}"),
-            RunOptions { out: out.clone(), mode, policy: policy.clone(), jobs, ..base.clone() },
-        )?;
-        if jobs == 1 {
-            per_hour_1 = Some(tasks.len() as f64 / wall.as_secs_f64());
+        let mut per_hour = [0.0; 2];
+        let mut warm_stats = agent::browser::PoolStats::default();
+        for (i, warm) in [false, true].into_iter().enumerate() {
+            let what = format!("replay, jobs {jobs}{}", if warm { ", warm" } else { "" });
+            let out = work.join(format!("replay-j{jobs}{}", if warm { "-warm" } else { "" }));
+            let mode = ProxyMode::Replay {
+                store: Store::open_read_only(&store_dir)?,
+                run: "rec".into(),
+                on_miss: session::MissPolicy::NotFound,
+                frozen_web: session::FrozenWeb::recorded(),
+            };
+            let mut agent = base.agent.clone();
+            let pool = warm.then(|| agent::browser::BrowserPool::new(agent::browser::PoolOptions::default()));
+            agent.browsers = pool.clone();
+            let wall = run(
+                &what,
+                RunOptions { out: out.clone(), mode, policy: policy.clone(), jobs, agent, ..base.clone() },
+            )?;
+            per_hour[i] = tasks.len() as f64 / wall.as_secs_f64() * 3600.0;
+            if jobs == 1 && !warm {
+                per_hour_1 = Some(tasks.len() as f64 / wall.as_secs_f64());
+            }
+            let split = Split::of(&out)?;
+            if split.reproduced != split.steps {
+                bail!("{what}: {} of {} steps reproduced the recording", split.reproduced, split.steps);
+            }
+            rows.push(split.row(&what, wall));
+            if let Some(p) = pool {
+                warm_stats = p.stats();
+            }
         }
-        rows.push(Split::of(&out)?.row(&format!("replay, jobs {jobs}"), wall));
+        pairs.push((jobs, per_hour[0], per_hour[1], warm_stats));
     }
     let mut slurm_rows = Vec::new();
     if !slurm_bin.is_empty() {
@@ -271,6 +312,25 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         println!("{r}");
     }
     println!("task ms: a task's mean wall time; then its split: browser start, observations, model (0 with the trajectory policy), actions incl. the settle wait, and the rest (proxy start, snapshot open, browser close, writing the trajectory)");
+    println!("reproduced: steps whose URL and screenshot matched the recording's, of all steps (the bench fails unless all do)");
+    println!("warm browsers (a kept Chromium per job, a fresh context per task, replaced after 50 tasks or 1 GiB):");
+    for (jobs, fresh, warm, st) in &pairs {
+        println!(
+            "  jobs {jobs}{}: {warm:.0} tasks/h warm against {fresh:.0} fresh = {:.2}x; {} processes started for {} tasks; peak memory per browser (PSS, after a task) {:.0} MiB",
+            if *jobs == auto { " (auto)" } else { "" },
+            warm / fresh.max(f64::MIN_POSITIVE),
+            st.launched,
+            st.leases,
+            st.peak_memory_kib as f64 / 1024.0
+        );
+    }
+    if let Some((_, fresh, warm, _)) = pairs.iter().find(|p| p.0 == auto) {
+        println!(
+            "target: warm at --jobs auto ({auto}) >= 3x fresh at --jobs auto: {:.2}x, {}",
+            warm / fresh.max(f64::MIN_POSITIVE),
+            if *warm >= 3.0 * fresh { "met" } else { "NOT met" }
+        );
+    }
     if let Some(p1) = per_hour_1 {
         println!(
             "replay jobs 1: {:.0} tasks/h (the baseline for the speed-ups in docs/BENCHMARKS.md)",

@@ -24,10 +24,11 @@ use std::time::{Duration, Instant};
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::browser::{
-    PermissionDescriptor, PermissionSetting, SetPermissionParams,
+    BrowserContextId, PermissionDescriptor, PermissionSetting, SetPermissionParams,
 };
 use chromiumoxide::cdp::browser_protocol::network::SetCookiesParams;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::Page;
 use futures_util::StreamExt as _;
@@ -39,6 +40,8 @@ mod error;
 mod explore;
 mod network;
 mod observe;
+mod pool;
+mod profile;
 mod raw;
 mod settle;
 mod storage_state;
@@ -60,6 +63,8 @@ use tabs::Tabs;
 pub use webvoyager::{CONTROL_HEADER, CONTROL_PATH};
 
 pub use explore::{LinkCandidate, Visit};
+pub use pool::{BrowserPool, PoolOptions, PoolStats};
+pub(crate) use profile::ProfileGuard;
 pub use settle::Settled;
 
 /// How to start a browser for one task.
@@ -149,14 +154,21 @@ impl std::fmt::Display for ObservationKind {
     }
 }
 
+/// Where a session's browser comes from.
+enum Owner {
+    /// Launched for this session, closed with it.
+    Own { browser: Browser, handler: tokio::task::JoinHandle<()> },
+    /// A context in a warm process of a [`BrowserPool`].
+    Pooled(pool::Lease),
+}
+
 /// A running browser and its tabs (one, unless [`BrowserOptions::real_tabs`]).
 pub struct Session {
-    browser: Browser,
+    owner: Owner,
     tabs: Mutex<Tabs>,
     targets: Mutex<Targets>,
     /// Page scripts every tab gets before its first document.
     scripts: Vec<String>,
-    handler: tokio::task::JoinHandle<()>,
     opts: BrowserOptions,
     /// The page's own work in the latest wait after an action ([`Settled::page_ms`]).
     last_page_ms: std::sync::atomic::AtomicU64,
@@ -169,50 +181,39 @@ pub struct Session {
 impl Session {
     /// Start the browser and prepare its tab (nothing is loaded yet).
     pub async fn launch(opts: BrowserOptions) -> Result<Session, BrowserError> {
+        Self::start(opts, None).await
+    }
+
+    /// [`Session::launch`], or with a pool, a fresh context in one of its warm processes (the
+    /// [`BrowserOptions::profile`] is then unused: the process has its own).
+    pub async fn start(
+        opts: BrowserOptions,
+        pool: Option<&Arc<BrowserPool>>,
+    ) -> Result<Session, BrowserError> {
         let t0 = Instant::now();
-        let path = opts.chrome.display().to_string();
-        let launch_err = |detail: String| BrowserError::Launch { path: path.clone(), detail };
-        let mut config = BrowserConfig::builder();
-        if !opts.disclose_automation {
-            config = config.disable_default_args().args(identity_args(&opts.chrome));
-        }
-        let config = config
-            .chrome_executable(&opts.chrome)
-            .new_headless_mode()
-            .no_sandbox()
-            .respect_https_errors()
-            .user_data_dir(&opts.profile)
-            .window_size(opts.width, opts.height)
-            .viewport(Viewport { width: opts.width, height: opts.height, ..Default::default() })
-            .request_timeout(opts.page_timeout)
-            .launch_timeout(Duration::from_secs(30))
-            .args(CHROMIUM_ARGS.iter().copied())
-            .arg("lang=en-US")
-            .args(proxy_args(&opts.proxy.to_string(), &opts.ca_spki))
-            .args(opts.js_heap_mb.map(|mb| format!("js-flags=--max-old-space-size={mb}")))
-            .build()
-            .map_err(launch_err)?;
-        let (browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;
-        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        let page = match bounded(opts.page_timeout, "opening a tab", browser.new_page("about:blank")).await {
-            Ok(p) => p,
-            Err(e) => {
-                let mut browser = browser;
-                let _ = browser.kill().await;
-                handler.abort();
-                return Err(e);
+        let owner = match pool {
+            Some(pool) => Owner::Pooled(pool.lease(&opts).await?),
+            None => {
+                let (browser, handler) = start_process(&opts, &opts.profile, &opts.proxy.to_string()).await?;
+                Owner::Own { browser, handler }
             }
         };
         let mut s = Session {
-            browser,
+            owner,
             tabs: Mutex::new(Tabs::default()),
             targets: Mutex::new(Targets::default()),
             scripts: Vec::new(),
-            handler,
             opts,
             last_page_ms: Default::default(),
             launch_ms: 0,
             control_client: reqwest::Client::builder().no_proxy().build().unwrap_or_default(),
+        };
+        let page = match bounded(s.opts.page_timeout, "opening a tab", s.new_page("about:blank")).await {
+            Ok(p) => p,
+            Err(e) => {
+                s.close().await;
+                return Err(e);
+            }
         };
         if let Err(e) = s.prepare(page).await {
             s.close().await;
@@ -222,15 +223,38 @@ impl Session {
         Ok(s)
     }
 
+    fn browser(&self) -> &Browser {
+        match &self.owner {
+            Owner::Own { browser, .. } => browser,
+            Owner::Pooled(lease) => &lease.warm.browser,
+        }
+    }
+
+    /// The session's browser context (None: the launched browser's default one).
+    fn context(&self) -> Option<BrowserContextId> {
+        match &self.owner {
+            Owner::Own { .. } => None,
+            Owner::Pooled(lease) => Some(lease.context.clone()),
+        }
+    }
+
+    /// A new tab on `url`, in the session's context.
+    fn new_page(&self, url: &str) -> impl std::future::Future<Output = chromiumoxide::Result<Page>> + '_ {
+        let mut params = CreateTargetParams::new(url);
+        params.browser_context_id = self.context();
+        self.browser().new_page(params)
+    }
+
     /// Browser-wide set-up (permissions, cookies, the page scripts), then the first tab's.
     async fn prepare(&mut self, page: Page) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
         if self.opts.geolocation.is_some() {
-            let grant = SetPermissionParams::new(
+            let mut grant = SetPermissionParams::new(
                 PermissionDescriptor::new("geolocation"),
                 PermissionSetting::Granted,
             );
-            bounded(t, "granting geolocation", self.browser.execute(grant)).await?;
+            grant.browser_context_id = self.context();
+            bounded(t, "granting geolocation", self.browser().execute(grant)).await?;
         }
         let mut scripts = self.opts.init_scripts.clone();
         if let Some(path) = self.opts.storage_state.clone() {
@@ -326,7 +350,7 @@ impl Session {
     /// from the snapshot in replay) in a throwaway tab, and returns its bytes.
     pub async fn fetch_bytes(&self, url: &str) -> Result<Vec<u8>, BrowserError> {
         let t = self.opts.page_timeout;
-        let page = bounded(t, "opening a tab", self.browser.new_page(url)).await?;
+        let page = bounded(t, "opening a tab", self.new_page(url)).await?;
         let js = "(async () => { const r = await fetch(location.href); if (!r.ok) throw new Error('HTTP ' + r.status); \
                   const b = new Uint8Array(await r.arrayBuffer()); let s = ''; \
                   for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode.apply(null, b.subarray(i, i + 32768)); \
@@ -418,18 +442,59 @@ impl Session {
         Ok(u.unwrap_or_default())
     }
 
-    /// Close the browser (kill it if it does not close) and stop the watchers.
-    pub async fn close(mut self) {
-        if let Ok(tabs) = self.tabs.lock() {
+    /// Close the browser (kill it if it does not close), or give a pooled one back with this session's
+    /// context disposed; stop the watchers.
+    pub async fn close(self) {
+        let crashed = self.tabs.lock().map_or(true, |tabs| {
             for t in &tabs.list {
                 t.watcher.abort();
             }
+            tabs.list.iter().any(|t| t.net.lock().map_or(true, |n| n.crashed))
+        });
+        match self.owner {
+            Owner::Own { mut browser, handler } => {
+                let closed = tokio::time::timeout(Duration::from_secs(5), browser.close()).await;
+                if !matches!(closed, Ok(Ok(_))) {
+                    let _ = browser.kill().await;
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(5), browser.wait()).await;
+                handler.abort();
+            }
+            Owner::Pooled(lease) => lease.release(!crashed).await,
         }
-        let closed = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
-        if !matches!(closed, Ok(Ok(_))) {
-            let _ = self.browser.kill().await;
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
-        self.handler.abort();
     }
+}
+
+/// Start a Chromium process with the session's launch settings, its profile in `profile`, every request
+/// through `proxy` (HOST:PORT), and drive its DevTools connection.
+async fn start_process(
+    opts: &BrowserOptions,
+    profile: &std::path::Path,
+    proxy: &str,
+) -> Result<(Browser, tokio::task::JoinHandle<()>), BrowserError> {
+    let path = opts.chrome.display().to_string();
+    let launch_err = |detail: String| BrowserError::Launch { path: path.clone(), detail };
+    let mut config = BrowserConfig::builder();
+    if !opts.disclose_automation {
+        config = config.disable_default_args().args(identity_args(&opts.chrome));
+    }
+    let config = config
+        .chrome_executable(&opts.chrome)
+        .new_headless_mode()
+        .no_sandbox()
+        .respect_https_errors()
+        .user_data_dir(profile)
+        .window_size(opts.width, opts.height)
+        .viewport(Viewport { width: opts.width, height: opts.height, ..Default::default() })
+        .request_timeout(opts.page_timeout)
+        .launch_timeout(Duration::from_secs(30))
+        .args(CHROMIUM_ARGS.iter().copied())
+        .arg("lang=en-US")
+        .args(proxy_args(proxy, &opts.ca_spki))
+        .args(opts.js_heap_mb.map(|mb| format!("js-flags=--max-old-space-size={mb}")))
+        .build()
+        .map_err(launch_err)?;
+    let (browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;
+    let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    Ok((browser, handler))
 }

@@ -83,7 +83,7 @@ impl Session {
     /// Open a tab on `url`, make it the active one and let it settle; returns its index.
     pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
         let t = self.opts.page_timeout;
-        let page = bounded(t, "opening a tab", self.browser.new_page("about:blank")).await?;
+        let page = bounded(t, "opening a tab", self.new_page("about:blank")).await?;
         let tab = self.setup_tab(page).await?;
         let n = {
             let mut tabs = self.tabs.lock().map_err(|_| BrowserError::Cdp("tab list poisoned".into()))?;

@@ -211,14 +211,14 @@ pub(crate) async fn background_session(
     cfg: &crate::runner::AgentConfig,
     env: &crate::runner::TaskEnv,
     prefix: &str,
-) -> Result<(Session, crate::runner::ProfileGuard), crate::browser::BrowserError> {
+) -> Result<(Session, crate::browser::ProfileGuard), crate::browser::BrowserError> {
     let dir = tempfile::Builder::new().prefix(prefix).tempdir().map_err(|e| {
         crate::browser::BrowserError::Launch {
             path: cfg.chrome.display().to_string(),
             detail: format!("cannot create a browser profile directory: {e}"),
         }
     })?;
-    let profile = crate::runner::ProfileGuard(dir);
+    let profile = crate::browser::ProfileGuard(dir);
     let bo = crate::runner::browser_options(
         cfg,
         env,

@@ -50,6 +50,9 @@ pub struct AgentConfig {
     /// The shop's admin account for WebArena's shop REST helpers ([`crate::tasks::shop_api`]);
     /// WebArena's public default unless the caller gives one.
     pub shop_admin: crate::tasks::shop_api::ShopAdmin,
+    /// Warm browsers shared by the run's tasks, each task in a fresh context of a kept process
+    /// ([`crate::browser::BrowserPool`]); None: a browser process per task.
+    pub browsers: Option<std::sync::Arc<crate::browser::BrowserPool>>,
 }
 
 impl AgentConfig {
@@ -72,6 +75,7 @@ impl AgentConfig {
             observation: ObservationKind::Som,
             explore: None,
             shop_admin: Default::default(),
+            browsers: None,
         }
     }
 }

@@ -1,0 +1,168 @@
+//! Warm browsers (`run --browser-recycle N`): one Chromium process serves a run's tasks one after another,
+//! each in a fresh browser context. A task's trajectory must not depend on which tasks the process served
+//! before it: the same probe task, run first and again after ten tasks that each leave cookies (by header
+//! and by script), localStorage and cached resources behind, sees the same page and takes the same
+//! screenshot, live and replayed; and the replay reproduces every recorded step.
+
+use std::path::Path;
+
+use trajectory::Outcome;
+
+use crate::support::*;
+
+const PROBE: &str = "https://app.test/app/probe";
+const VISIT: &str = "https://app.test/app/visit";
+
+/// The task ids in run order: the probe, ten visits, the probe again, and the control: a visit, then the
+/// probe in the same task (its `Google` action goes to the probe: `--search-url`).
+fn ids() -> Vec<String> {
+    let mut v = vec!["probe-first".to_string()];
+    v.extend((1..=10).map(|i| format!("visit-{i:02}")));
+    v.push("probe-again".into());
+    v.push("control".into());
+    v
+}
+
+/// The task file and a script answering each task at its first step.
+fn tasks_and_script(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let jsonl: String = ids()
+        .iter()
+        .map(|id| {
+            let web = if id.starts_with("probe") { PROBE } else { VISIT };
+            serde_json::json!({"web_name": "App", "id": id, "ques": "What does the page show?", "web": web})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let tasks = home.join("tasks.jsonl");
+    std::fs::write(&tasks, jsonl).unwrap();
+    let script = home.join("script");
+    let pairs: Vec<_> = agent::tasks::load(&tasks)
+        .unwrap()
+        .into_iter()
+        .map(|t| {
+            let answer = "Thought: The page is shown.\nAction: ANSWER; seen".to_string();
+            let replies = if t.id == "control" {
+                vec!["Thought: Now the probe.\nAction: Google".to_string(), answer]
+            } else {
+                vec![answer]
+            };
+            (t, replies)
+        })
+        .collect();
+    agent::policy::write_script(&script, &pairs).unwrap();
+    (tasks, script)
+}
+
+/// The warm-browser summary line of a run's stderr.
+fn warm_line(stderr: &str) -> &str {
+    stderr.lines().find(|l| l.starts_with("warm browsers:")).unwrap_or_else(|| panic!("no summary: {stderr}"))
+}
+
+/// The probe's step, first and again: same URL, same screenshot, and the page as a fresh browser sees it.
+fn assert_probes_alike(run: &Path) {
+    let (a, b) = (traj(run, "probe-first"), traj(run, "probe-again"));
+    for t in [&a, &b] {
+        assert_eq!(t.outcome, Outcome::Answered, "{}: {t:?}", t.task_id);
+        assert_eq!(t.steps.len(), 1, "{}", t.task_id);
+    }
+    let (x, y) = (&a.steps[0], &b.steps[0]);
+    assert_eq!(x.url_after, y.url_after);
+    assert_eq!(
+        x.screenshot_blake3, y.screenshot_blake3,
+        "the probe after ten visits took another screenshot than the probe run first"
+    );
+    assert_eq!(a.final_url, b.final_url);
+    // The control: the probe after a visit in the same context sees the visit's state, and its
+    // screenshot shows it (so the comparison above can tell).
+    let c = traj(run, "control");
+    assert_eq!(c.steps.len(), 2, "{c:?}");
+    assert_eq!(c.steps[1].url_after, x.url_after);
+    assert_ne!(
+        c.steps[1].screenshot_blake3, x.screenshot_blake3,
+        "the probe looks the same with and without a visit's state: the test could not tell"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_sees_the_same_browser_first_and_after_ten_others_in_a_warm_process() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (origin, reach) = https_origin(h, "app.test").await;
+    let (tasks, script) = tasks_and_script(h);
+    let policy = format!("trajectory:{}", script.display());
+    // Profiles go under the test's own directory, so the process check below sees only this run's.
+    let env = vec![("TMPDIR".to_string(), h.display().to_string())];
+
+    // Live, warm: one process for all twelve tasks.
+    let live = h.join("live");
+    let args = RunArgs::new(&tasks, "live", &live)
+        .opt("--policy", &policy)
+        .opt("--search-url", PROBE)
+        .opt("--browser-recycle", "50")
+        .opt("--jobs", "1")
+        .settle_ms(100)
+        .args(&reach)
+        .build();
+    let out = cli(h, args, env.clone()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "live: {stderr}");
+    assert!(
+        warm_line(&stderr).starts_with("warm browsers: 1 browser process(es) started for 13 task(s)"),
+        "{stderr}"
+    );
+    // Each task loaded its page from the origin.
+    let paths = origin.stats.paths.lock().unwrap().clone();
+    assert_eq!(paths.get("/app/visit"), Some(&11), "{paths:?}");
+    assert_eq!(paths.get("/app/probe"), Some(&3), "{paths:?}");
+    assert_probes_alike(&live);
+    // The run started the tasks in the file's order, so the second probe came after the ten visits.
+    let started = |id: &str| traj(&live, id).started_ms;
+    assert!(ids()[1..11]
+        .iter()
+        .all(|v| started(v) >= started("probe-first") && started(v) <= started("probe-again")));
+    // No browser outlived the run.
+    assert_eq!(kill_matching(&format!("{}/webfreeze-", h.display())), 0, "a browser outlived its run");
+
+    // Recorded with a browser per task, replayed warm: every step reproduced, the probes alike.
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks, "record", &rec)
+        .opt("--policy", &policy)
+        .opt("--search-url", PROBE)
+        .opt("--browser-recycle", "0")
+        .opt("--jobs", "2")
+        .settle_ms(100)
+        .args(&reach)
+        .build();
+    let out = cli(h, args, env.clone()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "record: {stderr}");
+    assert!(!stderr.contains("warm browsers:"), "--browser-recycle 0 runs a browser per task: {stderr}");
+    drop(origin);
+    let rep = h.join("rep");
+    let args = RunArgs::new(&tasks, "replay", &rep)
+        .opt("--policy", format!("trajectory:{}", rec.display()))
+        .opt("--jobs", "1")
+        .settle_ms(100)
+        .build();
+    let out = cli(h, args, env).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "replay: {stderr}");
+    // The default keeps browsers warm.
+    assert!(
+        warm_line(&stderr).starts_with("warm browsers: 1 browser process(es) started for 13 task(s)"),
+        "{stderr}"
+    );
+    for id in ids() {
+        let t = traj(&rep, &id);
+        assert_eq!(t.reproduced_steps, Some(t.steps.len() as u32), "{id}: {:?}", t.steps);
+        assert_eq!(t.steps.len(), traj(&rec, &id).steps.len(), "{id}");
+    }
+    assert_probes_alike(&rep);
+    assert_eq!(
+        traj(&rep, "probe-first").steps[0].screenshot_blake3,
+        traj(&live, "probe-first").steps[0].screenshot_blake3,
+        "the replayed probe looks as the live one did"
+    );
+    assert_eq!(kill_matching(&format!("{}/webfreeze-", h.display())), 0, "a browser outlived its run");
+}

@@ -95,6 +95,31 @@ fn header() -> String {
     )
 }
 
+/// The machine's busy CPU time since boot, in USER_HZ ticks (10 ms): `/proc/stat`'s first line, all but
+/// idle and iowait.
+fn machine_busy_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().enumerate().filter(|(i, _)| *i != 3 && *i != 4).map(|(_, v)| v).sum()
+}
+
+/// This process's CPU time (user and system), in USER_HZ ticks.
+fn own_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of the file; after the command's closing parenthesis they are the 12th and 13th.
+    f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+}
+
 fn list(args: &[String], name: &str, default: &[usize]) -> Vec<usize> {
     args.iter()
         .position(|a| a == name)
@@ -169,10 +194,17 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<Duration> {
         eprintln!("bench throughput: {what} ({} tasks)", tasks.len());
+        let cpu0 = (machine_busy_ticks(), own_ticks());
         let t0 = Instant::now();
         let out =
             rt.block_on(session::run_tasks(opts, tasks.clone(), std::future::pending(), Arc::new(())))?;
         let wall = t0.elapsed();
+        let per_task = |ticks: u64| ticks as f64 * 10.0 / tasks.len() as f64;
+        eprintln!(
+            "bench throughput: {what}: CPU per task {:.0} ms, of which this process (proxies, agent) {:.0} ms",
+            per_task(machine_busy_ticks().saturating_sub(cpu0.0)),
+            per_task(own_ticks().saturating_sub(cpu0.1))
+        );
         let failed: Vec<_> =
             out.run_file.tasks.iter().filter(|(_, s)| s.status != TaskState::Answered).collect();
         if !failed.is_empty() {

@@ -9,7 +9,7 @@ use session::{CoverageReport, FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 
 use crate::cli::CoverageArgs;
 use crate::config::{load_ca, Config};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
     if a.jobs == 0 {

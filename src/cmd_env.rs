@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cli::{EnvArgs, EnvFormat};
 use crate::config::{env, load_ca, Config};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 /// Hosts that never go through the proxy: loopback (chromedriver, a local model server, the harness's
 /// own services).

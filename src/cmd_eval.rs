@@ -4,7 +4,7 @@ use evaluator::evaluate::{evaluate_with_progress, site_table, write_report, Eval
 
 use crate::cli::{EvalArgs, JudgeArg};
 use crate::config::{load_ca, Config};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
     let judge = match a.judge {

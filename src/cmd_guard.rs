@@ -6,7 +6,7 @@ use proxy::guard::{AnswerPlaces, Blocked, GuardConfig, WriteRules};
 
 use crate::cli::GuardCheckArgs;
 use crate::config::Config;
-use crate::UsageError;
+use crate::usage::UsageError;
 
 /// One request of the recording: method, URL, content type, body.
 type Request = (String, String, Option<String>, Option<Vec<u8>>);

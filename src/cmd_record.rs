@@ -21,7 +21,7 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
     for l in &args.label {
         let (k, v) = l
             .split_once('=')
-            .ok_or_else(|| crate::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
+            .ok_or_else(|| crate::usage::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
         labels.insert(k.to_string(), v.to_string());
     }
     let writer = Arc::new(store.create_snapshot(NewSnapshot {

@@ -12,7 +12,7 @@ use snapshots::Store;
 use crate::cli::{FrozenWebArg, GuardKind, MissPolicy, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     let pcfg = proxy_config(&args.proxy)?;

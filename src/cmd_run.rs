@@ -15,7 +15,7 @@ use trajectory::{RunConfig, RunDir};
 
 use crate::cli::{RunArgs, RunMode};
 use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
-use crate::UsageError;
+use crate::usage::UsageError;
 use clap::ValueEnum as _;
 
 fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {

@@ -10,7 +10,7 @@ use proxy::{parse_resolve, CertificateAuthority, ProxyConfig, TlsStack, Upstream
 use trajectory::llm::LlmConfig;
 
 use crate::cli::{GlobalArgs, LlmArgs, ProxyArgs, UpstreamArgs};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 /// Every environment variable webfreeze reads.
 pub(crate) mod env {

@@ -25,10 +25,13 @@ mod network_events;
 mod output;
 mod serve;
 mod site_diff;
+mod usage;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+
+use usage::UsageError;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse(); // exits 2 on a usage error, 0 on --help
@@ -71,15 +74,3 @@ fn run(args: cli::Cli) -> anyhow::Result<()> {
         cli::Command::Demo(a) => cmd_demo::run(&cfg, a),
     }
 }
-
-/// A usage error found after parsing (exit code 2).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use anyhow::Context as _;
 
 use crate::cli::ProxyArgs;
-use crate::UsageError;
+use crate::usage::UsageError;
 
 /// Bind the listen address, refusing non-loopback without `--allow-remote`.
 pub(crate) async fn bind(args: &ProxyArgs) -> anyhow::Result<tokio::net::TcpListener> {

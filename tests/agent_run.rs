@@ -77,6 +77,8 @@ async fn llm_policy_live_run_survives_bad_replies_hung_pages_and_a_dead_browser(
     let out_dir = home.path().join("live-run");
     let args = RunArgs::new(&tasks, "live", &out_dir)
         .opt("--jobs", "2")
+        // A browser process per task, found by its profile's name (warm browsers: tests/warm_browsers.rs).
+        .opt("--browser-recycle", "0")
         .opt("--max-steps", "7")
         .opt("--page-timeout", "8")
         .settle_ms(200)

@@ -188,6 +188,15 @@ fn libraries_read_no_environment_and_the_binary_reads_only_listed_names() {
                         line.trim()
                     ));
                 }
+                // Nor names it: the binary's config::env lists the names, and its --help shows them.
+                if line.contains("WEBFREEZE_") {
+                    wrong.push(format!(
+                        "{}:{}: library code names an environment variable; config::env owns the names: {}",
+                        rel(&f),
+                        n + 1,
+                        line.trim()
+                    ));
+                }
             }
         }
     }

@@ -166,3 +166,69 @@ async fn a_task_sees_the_same_browser_first_and_after_ten_others_in_a_warm_proce
     );
     assert_eq!(kill_matching(&format!("{}/webfreeze-", h.display())), 0, "a browser outlived its run");
 }
+
+/// A warm process that dies, and one whose task is dropped (`--task-timeout`), leave the pool: the task
+/// ends in an error or a timeout, the next task gets a new process, and no browser outlives the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_or_timed_out_warm_browser_is_replaced_and_the_run_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = DemoSites::start(h).await;
+    let tasks = h.join("tasks.jsonl");
+    let task = |id: &str, ques: &str, web: &str| {
+        serde_json::json!({"web_name": "W", "id": id, "ques": ques, "web": web}).to_string() + "\n"
+    };
+    std::fs::write(
+        &tasks,
+        [
+            task("crash", "CRASH anything", "https://shop.test/"),
+            task("hang", "HANG anything", "https://shop.test/"),
+            task("after", "AFTER what is the shop called?", "https://shop.test/"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let warm = format!("{}/webfreeze-warm-browser-", h.display());
+    let pattern = warm.clone();
+    let llm = FakeLlm::start(move |body| {
+        let task = first_user_text(body);
+        if task.contains("CRASH") {
+            assert!(kill_matching(&pattern) > 0, "the crash task's warm browser is running");
+            Reply::Text("Thought: go\nAction: Click [1]".into())
+        } else if task.contains("HANG") {
+            // The model call hangs past the task's limit: the task's future is dropped mid-run.
+            Reply::Hang
+        } else {
+            Reply::Text("Thought: seen\nAction: ANSWER; Demo Shop".into())
+        }
+    })
+    .await;
+    let out_dir = h.join("run");
+    let args = RunArgs::new(&tasks, "live", &out_dir)
+        .opt("--jobs", "1")
+        .opt("--task-timeout", "20")
+        .opt("--page-timeout", "8")
+        .opt("--api-timeout", "600")
+        .opt("--api-attempts", "1")
+        .opt("--model", "fake-model")
+        .opt("--api-base", llm.api_base())
+        .settle_ms(100)
+        .args(&sites.reach)
+        .build();
+    let env = vec![("OPENAI_API_KEY".into(), "k".into()), ("TMPDIR".to_string(), h.display().to_string())];
+    let out = cli(h, args, env).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "run: {stderr}");
+    let crash = traj(&out_dir, "crash");
+    assert_eq!(crash.outcome, Outcome::Error, "{:?} {:?}", crash.error, crash.steps);
+    assert_eq!(traj(&out_dir, "hang").outcome, Outcome::Timeout);
+    let after = traj(&out_dir, "after");
+    assert_eq!((after.outcome, after.answer.as_deref()), (Outcome::Answered, Some("Demo Shop")), "{after:?}");
+    assert!(
+        warm_line(&stderr).starts_with(
+            "warm browsers: 3 browser process(es) started for 3 task(s); replaced 0 after their task budget, 0 for memory, 2 after a crash or timeout"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(kill_matching(&warm), 0, "a warm browser outlived its run");
+}

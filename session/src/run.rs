@@ -437,8 +437,9 @@ pub async fn run_tasks(
     for _ in 0..jobs {
         let (sh, queue, rf, progress) = (shared.clone(), queue.clone(), run_file.clone(), progress.clone());
         set.spawn(async move {
-            loop {
-                let Some(task) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { break };
+            // The guard goes with the closure's argument: no lock is held while a task runs.
+            let next = || queue.lock().ok().and_then(|mut q| q.pop_front());
+            while let Some(task) = next() {
                 if let Ok(mut r) = rf.lock() {
                     if let Some(s) = r.tasks.get_mut(&task.id) {
                         s.status = TaskState::Running;

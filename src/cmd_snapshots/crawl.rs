@@ -11,7 +11,7 @@ use snapshots::Store;
 
 use crate::cli::SnapshotsCmd;
 use crate::config::{load_ca, upstream_config, Config};
-use crate::UsageError;
+use crate::usage::UsageError;
 
 pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
     let SnapshotsCmd::Crawl {

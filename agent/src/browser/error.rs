@@ -8,7 +8,7 @@ use super::chrome::INSTALL_HINT;
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
     /// No browser binary.
-    #[error("no Chromium found (looked for {looked}); install it with `{INSTALL_HINT}` or name one with --chrome PATH / WEBFREEZE_CHROME")]
+    #[error("no Chromium found (looked for {looked}); install it with `{INSTALL_HINT}` or name one with --chrome PATH")]
     NotFound {
         /// Where we looked.
         looked: String,

@@ -157,7 +157,7 @@ impl std::fmt::Display for ObservationKind {
 /// Where a session's browser comes from.
 enum Owner {
     /// Launched for this session, closed with it.
-    Own { browser: Browser, handler: tokio::task::JoinHandle<()> },
+    Own { browser: Box<Browser>, handler: tokio::task::JoinHandle<()> },
     /// A context in a warm process of a [`BrowserPool`].
     Pooled(pool::Lease),
 }
@@ -195,7 +195,7 @@ impl Session {
             Some(pool) => Owner::Pooled(pool.lease(&opts).await?),
             None => {
                 let (browser, handler) = start_process(&opts, &opts.profile, &opts.proxy.to_string()).await?;
-                Owner::Own { browser, handler }
+                Owner::Own { browser: Box::new(browser), handler }
             }
         };
         let mut s = Session {
@@ -494,7 +494,31 @@ async fn start_process(
         .args(opts.js_heap_mb.map(|mb| format!("js-flags=--max-old-space-size={mb}")))
         .build()
         .map_err(launch_err)?;
-    let (browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;
+    let (mut browser, mut handler) = Browser::launch(config).await.map_err(|e| launch_err(e.to_string()))?;
+    let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
     let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    if let Some(pid) = pid {
+        stop_on_exit(pid, handler.abort_handle());
+    }
     Ok((browser, handler))
+}
+
+/// Stop driving the DevTools connection as soon as the browser process exits (it died, or was killed).
+/// chromiumoxide's handler, once the socket closes, waits for more (its stream stays pending), so every call
+/// in flight would wait out its timeout; dropped, it fails them at once as a lost link
+/// ([`BrowserError::Disconnected`], fatal). The exit is seen through a pidfd, readable when the process ends.
+fn stop_on_exit(pid: u32, handler: tokio::task::AbortHandle) {
+    use rustix::process::{pidfd_open, Pid, PidfdFlags};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else { return };
+    let Ok(fd) = pidfd_open(pid, PidfdFlags::NONBLOCK) else { return };
+    // `AsyncFd::new` is deprecated for an fd closed while registered; here the AsyncFd owns the OwnedFd, so
+    // that cannot happen, and its replacement (`register`) is `unsafe`, which this crate does not use.
+    #[allow(deprecated)]
+    let Ok(fd) = tokio::io::unix::AsyncFd::new(fd) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _ = fd.readable().await;
+        handler.abort();
+    });
 }

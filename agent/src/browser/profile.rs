@@ -64,9 +64,19 @@ mod tests {
     fn a_process_naming_the_profile_is_found_measured_and_killed_on_drop() {
         let guard = ProfileGuard(tempfile::tempdir().unwrap());
         assert!(guard.processes().is_empty());
-        // A shell that stays (the `; :` keeps it from exec-ing sleep) with the profile on its command line.
-        let mut child =
-            std::process::Command::new("sh").args(["-c", "sleep 600; :"]).arg(guard.path()).spawn().unwrap();
+        // A shell with the profile on its command line, waiting on its input (a builtin: no child process).
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "echo ready; read line"])
+            .arg(guard.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The shell's first line: it runs (exec done), so its command line is its own.
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n");
         assert_eq!(guard.processes(), vec![child.id() as i32]);
         assert!(guard.memory_kib() > 0);
         drop(guard);

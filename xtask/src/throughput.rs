@@ -348,7 +348,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     println!("warm browsers (a kept Chromium per job, a fresh context per task, replaced after 50 tasks or 1 GiB):");
     for (jobs, fresh, warm, st) in &pairs {
         println!(
-            "  jobs {jobs}{}: {warm:.0} tasks/h warm against {fresh:.0} fresh = {:.2}x; {} processes started for {} tasks; peak memory per browser (PSS, after a task) {:.0} MiB",
+            "  jobs {jobs}{}: {warm:.0} tasks/h warm against {fresh:.0} fresh = {:.2}x; {} browser process(es) started for {} tasks; peak memory per browser (PSS, after a task) {:.0} MiB",
             if *jobs == auto { " (auto)" } else { "" },
             warm / fresh.max(f64::MIN_POSITIVE),
             st.launched,

@@ -43,7 +43,7 @@ pub(crate) fn run(cfg: &Config, cmd: CaCmd) -> anyhow::Result<()> {
             let ca = CertificateAuthority::load_or_init(&dir, now_utc())?;
             let db = match nssdb.filter(|p| !p.as_os_str().is_empty()) {
                 Some(p) => p,
-                None => std::env::var_os(crate::config::env::HOME)
+                None => std::env::var_os(crate::env_names::HOME)
                     .map(|h| Path::new(&h).join(".pki/nssdb"))
                     .context("HOME is not set; pass --nssdb DIR")?,
             };

@@ -20,6 +20,7 @@ mod cmd_run;
 mod cmd_snapshots;
 mod config;
 mod demo_runs;
+mod env_names;
 mod guarded;
 mod network_events;
 mod output;

@@ -5,12 +5,13 @@
 //! - only `agent` depends on chromiumoxide (the root package's tests too, as a dev-dependency);
 //! - in `snapshots`, only `format.rs` derives `Deserialize` (the persisted format), and only it and
 //!   `diff.rs` (its JSON output) derive `Serialize`;
-//! - library crates read no environment variable; the binary reads them only by the names `config::env`
-//!   lists;
+//! - library crates read no environment variable, nor name one (`WEBFREEZE_...`); the binary reads them only
+//!   by the names `env_names` lists;
 //! - `unsafe` code only in `upstream-boring/src/ffi.rs`; every crate takes the workspace lints (which
 //!   forbid it) but upstream-boring, which denies it outside that module;
 //! - library crates fail with typed errors: no `Result<_, String>` (nor `type Err = String`) outside tests;
 //! - the binary's `cmd_*` modules never import each other;
+//! - no crate's top-level modules use each other in a circle (`crate::NAME` paths outside comments and tests);
 //! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate;
 //! - a Rust file over 600 lines says why at its top (a `Size:` line in its opening doc comment).
 
@@ -191,7 +192,7 @@ fn libraries_read_no_environment_and_the_binary_reads_only_listed_names() {
                 // Nor names it: the binary's config::env lists the names, and its --help shows them.
                 if line.contains("WEBFREEZE_") {
                     wrong.push(format!(
-                        "{}:{}: library code names an environment variable; config::env owns the names: {}",
+                        "{}:{}: library code names an environment variable; src/env_names.rs owns the names: {}",
                         rel(&f),
                         n + 1,
                         line.trim()
@@ -207,7 +208,7 @@ fn libraries_read_no_environment_and_the_binary_reads_only_listed_names() {
             // By a `config::env` name, or by the name a flag gave (`--api-key-env`), never by a literal.
             if line[at..].trim_start().starts_with('"') {
                 wrong.push(format!(
-                    "{}:{}: reads a variable by a literal name; list it in config::env: {}",
+                    "{}:{}: reads a variable by a literal name; list it in src/env_names.rs: {}",
                     rel(&f),
                     n + 1,
                     line.trim()
@@ -405,4 +406,119 @@ fn files_over_600_lines_say_why() {
         }
     }
     assert!(wrong.is_empty(), "split these files, or say why they are one room:\n{}", wrong.join("\n"));
+}
+
+/// Each crate's top-level modules (`src/NAME.rs` or `src/NAME/`) and which others each one names by a
+/// `crate::NAME` path outside comments: (module -> modules it uses, and one place each use is made).
+fn module_uses(src: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let top = |f: &Path| -> Option<String> {
+        let first = f.strip_prefix(src).ok()?.components().next()?.as_os_str().to_string_lossy().to_string();
+        let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+        (name != "lib" && name != "main").then_some(name)
+    };
+    let files = rust_files(src);
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| top(f)).collect();
+    let mut uses: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for f in &files {
+        let Some(own) = top(f) else { continue };
+        let text = std::fs::read_to_string(f).unwrap();
+        // Tests inside a module may reach anywhere.
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (i, _) in code.match_indices("crate::") {
+                if i > 0 && code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+                    continue;
+                }
+                let other: String = code[i + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if other != own && modules.contains(&other) {
+                    uses.entry(own.clone())
+                        .or_default()
+                        .entry(other)
+                        .or_insert_with(|| format!("{}:{}", rel(f), n + 1));
+                }
+            }
+        }
+    }
+    uses
+}
+
+/// The circles in a module graph: each strongly connected group of two or more modules, sorted.
+fn circles(uses: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(m) = todo.pop() {
+            for n in uses.get(&m).into_iter().flat_map(|u| u.keys()) {
+                if seen.insert(n.clone()) {
+                    todo.push(n.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> = uses.keys().map(|m| (m, reach(m))).collect();
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (m, r) in &reached {
+        let mut group: Vec<String> =
+            r.iter().filter(|n| reached.get(n).is_some_and(|back| back.contains(*m))).cloned().collect();
+        if !group.is_empty() {
+            if !group.contains(m) {
+                group.push((*m).clone());
+            }
+            group.sort();
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().filter(|g| g.len() > 1).collect()
+}
+
+#[test]
+fn circles_are_found_in_a_module_graph() {
+    let g = |edges: &[(&str, &str)]| {
+        let mut u: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (a, b) in edges {
+            u.entry(a.to_string()).or_default().insert(b.to_string(), String::new());
+        }
+        u
+    };
+    type Edges = Vec<(&'static str, &'static str)>;
+    let cases: Vec<(Edges, Vec<Vec<&str>>)> = vec![
+        (vec![("a", "b"), ("b", "c")], vec![]),
+        (vec![("a", "b"), ("b", "a")], vec![vec!["a", "b"]]),
+        (vec![("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], vec![vec!["a", "b", "c"]]),
+        (vec![("a", "b"), ("b", "a"), ("c", "d"), ("d", "c")], vec![vec!["a", "b"], vec!["c", "d"]]),
+    ];
+    for (edges, want) in cases {
+        let want: Vec<Vec<String>> = want.iter().map(|g| g.iter().map(|s| s.to_string()).collect()).collect();
+        assert_eq!(circles(&g(&edges)), want, "{edges:?}");
+    }
+}
+
+#[test]
+fn no_crate_has_modules_that_use_each_other_in_a_circle() {
+    let mut wrong = Vec::new();
+    for p in packages() {
+        let uses = module_uses(&p.dir.join("src"));
+        for group in circles(&uses) {
+            let edges: Vec<String> = group
+                .iter()
+                .flat_map(|m| {
+                    uses[m]
+                        .iter()
+                        .filter(|(n, _)| group.contains(n))
+                        .map(move |(n, at)| format!("{m} -> {n} ({at})"))
+                })
+                .collect();
+            wrong.push(format!("{}: {}", p.name, edges.join(", ")));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "modules that use each other in a circle (one of them should own what both need):\n{}",
+        wrong.join("\n")
+    );
 }

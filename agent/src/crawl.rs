@@ -407,7 +407,7 @@ pub async fn crawl_with_browser(
     let mut sessions = Vec::new();
     let mut profiles = Vec::new();
     for _ in 0..opts.browsers.max(1) {
-        match crate::explore::background_session(cfg, env, "webfreeze-profile-crawl-").await {
+        match crate::background::background_session(cfg, env, "webfreeze-profile-crawl-").await {
             Ok((s, p)) => {
                 sessions.push(s);
                 profiles.push(p);

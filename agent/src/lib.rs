@@ -2,8 +2,10 @@
 //! address (the agent never sees the store).
 //!
 //! - [`tasks`]: WebVoyager task files;
-//! - [`browser`]: one Chromium per task (fresh profile, proxy, SPKI pin, QUIC off, service workers
-//!   bypassed, init scripts before page scripts), observation and actions;
+//! - [`browser`]: a Chromium per task, or a fresh context per task in a warm one (proxy, SPKI pin, QUIC
+//!   off, service workers bypassed, init scripts before page scripts), observation and actions;
+//! - [`explore`]: exploration while recording; [`background`]: browsers for work outside a task
+//!   (revisits, the crawl);
 //! - [`som`]: the Set-of-Marks labelling script;
 //! - [`action`]: the action grammar and a tolerant reply parser;
 //! - [`policy`]: the model policy and the recorded-trajectory policy;
@@ -28,6 +30,7 @@ pub struct UnknownChoice {
 
 pub mod action;
 pub mod axtree;
+pub mod background;
 pub mod browser;
 pub mod contamination;
 pub mod crawl;

@@ -75,13 +75,13 @@ pub struct LayerSieve {
 }
 
 impl LayerSieve {
-    /// `sieve` over `layers` (in the replay's order).
-    pub fn new(sieve: std::sync::Arc<PathSieve>, layers: &[crate::overlay::Overlay]) -> Self {
+    /// `sieve` over the layers whose snapshot ids are `layer_ids` (in the replay's order).
+    pub fn new(sieve: std::sync::Arc<PathSieve>, layer_ids: impl IntoIterator<Item = u64>) -> Self {
         let mut at: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut uncovered = Vec::new();
-        for (i, l) in layers.iter().enumerate() {
-            if sieve.covers(l.manifest.id) {
-                at.entry(l.manifest.id).or_default().push(i);
+        for (i, id) in layer_ids.into_iter().enumerate() {
+            if sieve.covers(id) {
+                at.entry(id).or_default().push(i);
             } else {
                 uncovered.push(i);
             }

@@ -433,8 +433,12 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
             .iter()
             .map(|m| overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: m.clone() })
             .collect();
-        let sieve =
-            sieved.then(|| std::sync::Arc::new(crate::sieve::LayerSieve::new(sieve.clone(), &layers)));
+        let sieve = sieved.then(|| {
+            std::sync::Arc::new(crate::sieve::LayerSieve::new(
+                sieve.clone(),
+                layers.iter().map(|l| l.manifest.id),
+            ))
+        });
         let cfg = ReplayConfig {
             inject_shim: false,
             overlays: overlay::Overlays { layers, writes, sieve },

@@ -174,13 +174,11 @@ fn normalise(s: &str) -> String {
 /// The visible text of every document on the frozen web of site `site` in recording `run` (its task
 /// snapshots, their explorations, its crawl), normalised.
 pub fn site_text(store: &snapshots::Store, run: &str, site: &str) -> Result<String, SessionError> {
-    let mut layers = crate::crawl::site_snapshots(store, run, site)?;
-    let explored: Vec<_> = layers
-        .iter()
-        .filter_map(|m| store.manifest(&crate::task_proxy::explore_name(&m.name)).ok())
-        .collect();
+    let mut layers = crate::names::site_snapshots(store, run, site)?;
+    let explored: Vec<_> =
+        layers.iter().filter_map(|m| store.manifest(&crate::names::explore_name(&m.name)).ok()).collect();
     layers.extend(explored);
-    layers.extend(crate::crawl::crawl_layers(store, run, site)?);
+    layers.extend(crate::names::crawl_layers(store, run, site)?);
     let mut out = String::new();
     for m in &layers {
         for x in store.exchanges(m) {

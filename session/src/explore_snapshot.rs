@@ -17,7 +17,7 @@ use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
 use trajectory::{Exploration, RunMode};
 
 use crate::error::SessionError;
-use crate::task_proxy::explore_name;
+use crate::names::explore_name;
 
 /// What `snapshots explore` needs besides the snapshot.
 pub struct ExploreSnapshotOptions {
@@ -71,11 +71,11 @@ pub async fn explore_snapshot(
     // What the site's other recordings, explorations and crawl hold is on the frozen web already: the
     // budget goes to pages no one recorded.
     if let (Some((run, _)), Some(site)) = (name.rsplit_once('/'), m.labels.get("web_name")) {
-        let mut known = crate::crawl::site_snapshots(store, run, site)?;
+        let mut known = crate::names::site_snapshots(store, run, site)?;
         let explored: Vec<Manifest> =
             known.iter().filter_map(|k| store.manifest(&explore_name(&k.name)).ok()).collect();
         known.extend(explored);
-        known.extend(crate::crawl::crawl_layers(store, run, site)?);
+        known.extend(crate::names::crawl_layers(store, run, site)?);
         for k in known.iter().filter(|k| k.name != name && k.name != layer) {
             for d in recorded_documents(store, k)? {
                 o.explore.frontier.mark_seen(&d.url);
@@ -115,9 +115,10 @@ pub async fn explore_snapshot(
         probe: None,
     };
     let total = docs.len();
-    let explored =
-        agent::explore::revisit_and_explore(&o.agent, &env, &docs, o.explore, &|i, u| progress(i, total, u))
-            .await;
+    let explored = agent::background::revisit_and_explore(&o.agent, &env, &docs, o.explore, &|i, u| {
+        progress(i, total, u)
+    })
+    .await;
     server.stop().await;
     let now = o.clock.now_ms();
     match explored {

@@ -109,7 +109,7 @@ pub(crate) fn overlays(
     let members = if unit == WebUnit::Site { site_union(store, run, own, web_name)? } else { Vec::new() };
     let mut o = layers(store, own, members, true);
     if leave_out_own {
-        let own_explore = crate::task_proxy::explore_name(&own.name);
+        let own_explore = crate::names::explore_name(&own.name);
         o.layers.retain(|l| l.manifest.name != own_explore);
     }
     if unit == WebUnit::Site {
@@ -124,7 +124,7 @@ pub fn crawl_overlays(store: &Store, run: &str, site: &str) -> Vec<Overlay> {
     if site.is_empty() {
         return Vec::new();
     }
-    match crate::crawl::crawl_layers(store, run, site) {
+    match crate::names::crawl_layers(store, run, site) {
         Ok(parts) => parts
             .into_iter()
             .filter(|m| store.check_snapshot(m).is_ok())
@@ -157,7 +157,7 @@ pub fn layers(store: &Store, own: &Manifest, members: Vec<Manifest>, explore: bo
     };
     let explore_of = |m: &Manifest| {
         explore
-            .then(|| store.manifest(&crate::task_proxy::explore_name(&m.name)).ok())
+            .then(|| store.manifest(&crate::names::explore_name(&m.name)).ok())
             .flatten()
             .filter(|e| e.state != SnapshotState::Recording && usable(e))
     };

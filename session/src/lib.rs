@@ -29,6 +29,7 @@ mod frozen_web;
 #[cfg(feature = "run")]
 mod loopback;
 mod merge;
+mod names;
 mod probes;
 #[cfg(feature = "run")]
 mod rescore;

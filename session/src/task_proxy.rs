@@ -75,15 +75,7 @@ impl ProxyMode {
     }
 }
 
-/// The exploration layer of the task snapshot `snapshot` (`agent::explore`).
-pub fn explore_name(snapshot: &str) -> String {
-    format!("{snapshot}/explore")
-}
-
-/// The snapshot of task `task_id` in the recording `run`.
-pub fn snapshot_name(run: &str, task_id: &str) -> String {
-    format!("{run}/{task_id}")
-}
+pub use crate::names::{explore_name, snapshot_name};
 
 /// Per-task settings.
 #[derive(Clone)]

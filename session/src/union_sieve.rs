@@ -30,7 +30,7 @@ static SIEVES: Mutex<Vec<(Key, Arc<PathSieve>)>> = Mutex::new(Vec::new());
 /// when a path index cannot be read (the union is then probed layer by layer, as without a sieve).
 pub fn sieve_for(store: &Store, own: &Manifest, layers: &[Overlay]) -> Option<Arc<LayerSieve>> {
     let sieve = path_sieve(store, own, layers)?;
-    Some(Arc::new(LayerSieve::new(sieve, layers)))
+    Some(Arc::new(LayerSieve::new(sieve, layers.iter().map(|l| l.manifest.id))))
 }
 
 fn path_sieve(store: &Store, own: &Manifest, layers: &[Overlay]) -> Option<Arc<PathSieve>> {

@@ -239,7 +239,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N")]
     pub early_stop_repeats: Option<u32>,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
-    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
     /// Window and viewport size [default: 1024x768; with --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "WxH")]
@@ -280,13 +280,13 @@ pub(crate) struct RunArgs {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LlmArgs {
     /// Base URL of the OpenAI-compatible API (…/v1).
-    #[arg(long, env = crate::config::env::OPENAI_BASE_URL, default_value = "https://api.openai.com/v1", value_name = "URL")]
+    #[arg(long, env = crate::env_names::OPENAI_BASE_URL, default_value = "https://api.openai.com/v1", value_name = "URL")]
     pub api_base: String,
     /// Model name.
     #[arg(long, default_value = "gpt-4o")]
     pub model: String,
     /// Name of the environment variable holding the API key.
-    #[arg(long, default_value = crate::config::env::OPENAI_API_KEY, value_name = "VAR")]
+    #[arg(long, default_value = crate::env_names::OPENAI_API_KEY, value_name = "VAR")]
     pub api_key_env: String,
     /// Sampling temperature.
     #[arg(long, default_value_t = 1.0)]
@@ -375,7 +375,7 @@ pub(crate) struct EvalArgs {
     pub ssim_threshold: f64,
     /// Browser binary for --rescore [default: the first of /usr/bin/chromium, chromium-browser,
     /// google-chrome].
-    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
     #[command(flatten)]
     pub llm: LlmArgs,
@@ -441,7 +441,7 @@ pub(crate) struct DemoArgs {
     #[arg(long, conflicts_with = "webarena")]
     pub serve: bool,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
-    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
 }
 

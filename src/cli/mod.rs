@@ -95,7 +95,7 @@ pub(crate) struct CoverageArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub jobs: usize,
     /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
-    #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+    #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
     pub chrome: Option<PathBuf>,
 }
 

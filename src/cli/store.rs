@@ -89,7 +89,7 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long, default_value_t = 500, value_name = "MS")]
         settle_ms: u64,
         /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
-        #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+        #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
         chrome: Option<PathBuf>,
         #[command(flatten)]
         upstream: crate::cli::UpstreamArgs,
@@ -136,7 +136,7 @@ pub(crate) enum SnapshotsCmd {
         #[arg(long, default_value_t = 300, value_name = "MS")]
         settle_ms: u64,
         /// Browser binary [default: the first of /usr/bin/chromium, chromium-browser, google-chrome].
-        #[arg(long, env = crate::config::env::WEBFREEZE_CHROME, value_name = "PATH")]
+        #[arg(long, env = crate::env_names::WEBFREEZE_CHROME, value_name = "PATH")]
         chrome: Option<PathBuf>,
         #[command(flatten)]
         upstream: crate::cli::UpstreamArgs,

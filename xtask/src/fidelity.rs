@@ -23,7 +23,8 @@ use std::process::Command;
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
 
-use crate::proxy_bench::{mitmdump, spawn_listening, spawn_mitm, webfreeze_bin};
+use crate::proxy_bench::{mitmdump, spawn_mitm, webfreeze_bin};
+use crate::spawn::spawn_listening;
 
 const DRIVER: &str = include_str!("fidelity.js");
 

@@ -26,7 +26,8 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::proxy_bench::{fetch_sizes_once, spawn_listening, start_origin_with, webfreeze_bin};
+use crate::proxy_bench::{fetch_sizes_once, start_origin_with, webfreeze_bin};
+use crate::spawn::spawn_listening;
 
 /// Raise this process's open-file limit (children inherit it): 10,000 client connections and the
 /// origin's 10,000 do not fit the usual 1,024 or even 20,000.

@@ -47,6 +47,7 @@ mod load;
 mod load_bench;
 mod proxy_bench;
 mod replay_store_bench;
+mod spawn;
 mod store_bench;
 mod throughput;
 mod union_bench;

@@ -4,10 +4,9 @@
 //! process of its own, as webfreeze and mitmproxy are), so that the load client and the thing measured do
 //! not share one process; the in-process origin is listed beside it.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,18 +15,11 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 use crate::load::{self, Via};
+use crate::spawn::{listening, spawn_listening, Kill};
 use crate::{gen, pct_ms, peak_rss_kib};
 
 const SIZES: [(&str, usize); 2] = [("/1k", 1024), ("/100k", 100 * 1024)];
 const CONCS: [usize; 3] = [1, 16, 64];
-
-pub(crate) struct Kill(pub(crate) Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"))
@@ -72,32 +64,6 @@ pub(crate) fn mitmdump() -> Option<(PathBuf, PathBuf)> {
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
-}
-
-pub(crate) fn spawn_listening(bin: &Path, home: &Path, args: &[&str]) -> anyhow::Result<(Kill, SocketAddr)> {
-    let child = Command::new(bin)
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .env("WEBFREEZE_HOME", home)
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    listening(child)
-}
-
-/// A child that prints `listening on ADDR` first: it (killed on drop) and ADDR.
-fn listening(mut child: Child) -> anyhow::Result<(Kill, SocketAddr)> {
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).read_line(&mut line)?;
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or_else(|| anyhow::anyhow!("bad first line {line:?}"))?
-        .parse();
-    // Killed on every path, a bad first line included.
-    let kill = Kill(child);
-    Ok((kill, addr?))
 }
 
 pub(crate) fn spawn_mitm(

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use crate::load::{self, ConnPlan, Via};
-use crate::proxy_bench::spawn_listening;
+use crate::spawn::spawn_listening;
 use crate::{gen, pct_ms};
 
 const CONCS: [usize; 3] = [1, 16, 64];

@@ -19,6 +19,19 @@ use futures_util::StreamExt as _;
 
 use super::{bounded, cdp, BrowserError, Session};
 
+/// Where a link sits on its page (`LINKS_JS`), which exploration ranks by (`explore::rank`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Region {
+    /// The main content.
+    Main,
+    /// Navigation, a header, a sidebar or a footer.
+    Chrome,
+    /// Anywhere else.
+    #[default]
+    Other,
+}
+
 /// A link on a page.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct LinkCandidate {
@@ -32,7 +45,7 @@ pub struct LinkCandidate {
     pub in_form: bool,
     /// Where it sits: the main content, the page's chrome (navigation, header, sidebar, footer), other.
     #[serde(default)]
-    pub region: crate::explore::rank::Region,
+    pub region: Region,
     /// Whether it is rendered (has a box, not hidden).
     #[serde(default = "yes")]
     pub visible: bool,

@@ -62,7 +62,7 @@ use storage_state::read_storage_state;
 use tabs::Tabs;
 pub use webvoyager::{CONTROL_HEADER, CONTROL_PATH};
 
-pub use explore::{LinkCandidate, Visit};
+pub use explore::{LinkCandidate, Region, Visit};
 pub use pool::{BrowserPool, PoolOptions, PoolStats};
 pub(crate) use profile::ProfileGuard;
 pub use settle::Settled;

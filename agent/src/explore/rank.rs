@@ -16,18 +16,7 @@
 
 use super::LinkCandidate;
 
-/// Where a link sits on its page (`LINKS_JS` in `browser::explore`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Region {
-    /// The main content.
-    Main,
-    /// Navigation, a header, a sidebar or a footer.
-    Chrome,
-    /// Anywhere else.
-    #[default]
-    Other,
-}
+pub use crate::browser::Region;
 
 /// Words that mark a tool or account page in a link's text.
 const TOOL_TEXT: &[&str] = &[

@@ -108,6 +108,8 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let mut sites = demo::RunningSites::start(&dir, now)?;
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     let mut agent = AgentConfig::new(chrome.clone());
+    // Warm browsers, as `run` has by default: the replayed steps are checked against the recording's.
+    agent.browsers = Some(agent::browser::BrowserPool::new(Default::default()));
     agent.wait = Duration::from_millis(1000);
     agent.search_url = "https://shop.test/".into();
     let base = crate::demo_runs::scripted_run_options(

@@ -160,6 +160,8 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut agent = AgentConfig::new(chrome.clone());
+    // Warm browsers, as `run` has by default.
+    agent.browsers = Some(agent::browser::BrowserPool::new(Default::default()));
     agent.action_space = ActionSpace::WebArena;
     // The tasks share the sites' state (the forum's posts): one at a time, in file order.
     let extra = [("action_space".to_string(), serde_json::json!("webarena"))].into();

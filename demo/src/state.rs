@@ -111,9 +111,9 @@ fn form(body: &[u8]) -> BTreeMap<String, String> {
     form_urlencoded::parse(body).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
-/// HTML-escape text.
+/// HTML-escape text or a double-quoted attribute value.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    html_escape::encode_double_quoted_attribute(s).into_owned()
 }
 
 impl State {

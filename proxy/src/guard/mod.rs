@@ -219,8 +219,7 @@ async fn peek(mut body: Body) -> (Vec<u8>, Body, bool) {
 
 /// The page a refused request gets.
 fn refusal_page(b: &Blocked) -> Response<Body> {
-    let esc =
-        |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let esc = |s: &str| html_escape::encode_double_quoted_attribute(s).into_owned();
     let (title, how) = match b.kind {
         BlockedKind::Write => (
             "webfreeze blocked a write",

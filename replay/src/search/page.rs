@@ -6,19 +6,9 @@ use super::index::Hit;
 /// Results per page.
 pub const PER_PAGE: usize = 10;
 
+/// Text or a double-quoted attribute value, escaped (`&`, `<`, `>`, `"`).
 fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    html_escape::encode_double_quoted_attribute(s).into_owned()
 }
 
 /// Where the page's search box sends: an engine's `q` to its results path, or a site's own parameter to

@@ -182,8 +182,8 @@ impl BrowserPool {
             }
             w
         };
-        let warm = match found {
-            Some(w) => w,
+        let (warm, idle_others) = match found {
+            Some(w) => (w, Vec::new()),
             None => {
                 let w = Arc::new(self.launch(opts, key).await?);
                 let idle_others = {
@@ -197,31 +197,28 @@ impl BrowserPool {
                     st.procs = keep;
                     others
                 };
-                for p in idle_others {
-                    close(p).await;
-                }
-                w
+                (w, idle_others)
             }
         };
+        // The lease exists before the context does (and before any other wait): dropped from here on (a
+        // failed creation, or the task dropped while it waits), it hands the process back as broken, so a
+        // process is never left counted busy.
+        let mut lease = Lease {
+            pool: self.clone(),
+            warm,
+            context: BrowserContextId::new(String::new()),
+            released: false,
+        };
+        for p in idle_others {
+            close(p).await;
+        }
         let params = CreateBrowserContextParams::builder()
             .proxy_server(format!("http://{}", opts.proxy))
             .proxy_bypass_list("<-loopback>")
             .build();
-        let created = bounded(
-            opts.page_timeout,
-            "creating a browser context",
-            warm.browser.create_browser_context(params),
-        )
-        .await;
-        match created {
-            Ok(context) => Ok(Lease { pool: self.clone(), warm, context, released: false }),
-            Err(e) => {
-                if let Some(w) = self.give_back(&warm, false, 0) {
-                    close(w).await;
-                }
-                Err(e)
-            }
-        }
+        let create = lease.warm.browser.create_browser_context(params);
+        lease.context = bounded(opts.page_timeout, "creating a browser context", create).await?;
+        Ok(lease)
     }
 
     async fn launch(&self, opts: &BrowserOptions, key: LaunchKey) -> Result<Warm, BrowserError> {

@@ -445,8 +445,8 @@ pub async fn run_tasks(
                         s.status = TaskState::Running;
                     }
                 }
-                // A task that panics is logged and left pending (as a task of its own it was before); the
-                // worker goes on with the next.
+                // A task that panics is logged and left marked running in run.json (as when each task was a
+                // spawned task of its own); the worker goes on with the next.
                 let run = std::panic::AssertUnwindSafe(one_task(&sh, &task));
                 let t = match futures_util::FutureExt::catch_unwind(run).await {
                     Ok(t) => t,

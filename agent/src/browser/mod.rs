@@ -1,21 +1,24 @@
-//! One Chromium per task, driven through chromiumoxide, pointed at a webfreeze proxy.
+//! A browser session per task, driven through chromiumoxide, pointed at a webfreeze proxy: a Chromium of its
+//! own ([`Session::launch`]), or a fresh browser context in a warm Chromium kept by a [`BrowserPool`]
+//! ([`Session::start`]; the context has its own cookies, storage, cache, permissions and proxy).
 //!
-//! Every browser gets a fresh profile, QUIC off, the proxy for every host including loopback, the proxy
-//! CA trusted by SPKI pin only (other certificate errors stay errors), service workers bypassed, and a
-//! 1024x768 window and viewport. Scripts given in [`BrowserOptions::init_scripts`] (the determinism shim)
-//! are installed with `Page.addScriptToEvaluateOnNewDocument` before the first navigation, so they run
-//! before any page script.
+//! Every session gets a fresh profile or context, QUIC off, the proxy for every host including loopback,
+//! the proxy CA trusted by SPKI pin only (other certificate errors stay errors), service workers bypassed,
+//! and a 1024x768 window and viewport. Scripts given in [`BrowserOptions::init_scripts`] (the determinism
+//! shim) are installed with `Page.addScriptToEvaluateOnNewDocument` before the first navigation, so they
+//! run before any page script.
 //!
-//! Every CDP call is bounded by the page timeout: a hung renderer or a dead browser becomes an error, not
-//! a hung run.
+//! Every CDP call is bounded by the page timeout, and a browser process that exits fails the calls in
+//! flight at once: a hung renderer or a dead browser becomes an error, not a hung run.
 //!
-//! This file holds the options and a session's life: launch, navigation, reading the page, close. The
-//! rest has a room each: `chrome.rs` (finding Chromium, its flags), `error.rs` (the errors, the per-call
-//! bound), `tabs.rs` (each tab's set-up, the active tab, opening and closing tabs), `network.rs` (the
-//! per-tab watcher of CDP network events), `settle.rs` (when a page has settled), `observe.rs` (labels,
-//! screenshot, element list or accessibility tree), `actions.rs` (WebVoyager's actions), `webarena.rs`
-//! (WebArena's), `explore.rs` (exploration's background tabs), `raw.rs` (CDP commands by name) and
-//! `storage_state.rs` (Playwright's storage state).
+//! This file holds the options and a session's life: launch or lease, navigation, reading the page, close.
+//! The rest has a room each: `pool.rs` (warm browsers), `profile.rs` (a profile directory and its process
+//! tree), `chrome.rs` (finding Chromium, its flags), `error.rs` (the errors, the per-call bound), `tabs.rs`
+//! (each tab's set-up, the active tab, opening and closing tabs), `network.rs` (the per-tab watcher of CDP
+//! network events), `settle.rs` (when a page has settled), `observe.rs` (labels, screenshot, element list
+//! or accessibility tree), `webvoyager.rs` (WebVoyager's actions), `webarena.rs` (WebArena's),
+//! `explore.rs` (exploration's background tabs), `raw.rs` (CDP commands by name) and `storage_state.rs`
+//! (Playwright's storage state).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

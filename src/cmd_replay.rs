@@ -29,7 +29,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     store.check_snapshot(&manifest)?;
     let overlays = union_of(&store, &manifest, &args)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let misses = args.miss_snapshot.clone().unwrap_or_else(|| format!("{}/misses", args.snapshot));
+    let misses = args.miss_snapshot.clone().unwrap_or_else(|| session::misses_name(&args.snapshot));
     let (on_miss, miss_writer) =
         OnMiss::start(args.on_miss.into(), &store, &misses, &manifest, clock.clone())?;
     let wire = match &args.wire_dir {

@@ -45,7 +45,6 @@ pub use coverage::{
     check_answer, compare as coverage_of, coverage_run, site_text, summarise as summarise_coverage,
     AnswerCheck, CoverageReport, SiteCoverage, TaskCoverage,
 };
-pub use crawl::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 #[cfg(feature = "run")]
 pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};
 pub use episode_wire::{episode_dir, episode_id, EpisodeWire};
@@ -54,6 +53,9 @@ pub use error::SessionError;
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
 pub use frozen_web::{crawl_overlays, layers as overlay_layers, site_union, FrozenWeb, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
+pub use names::{
+    crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots, snapshot_name,
+};
 pub use replay::search::SearchMode;
 #[cfg(feature = "run")]
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
@@ -64,7 +66,5 @@ pub use run::{
 };
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
-pub use task_proxy::{
-    check_no_clash, explore_name, snapshot_name, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions,
-};
+pub use task_proxy::{check_no_clash, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
 pub use union_sieve::sieve_for as union_sieve;

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use snapshots::Store;
 use trajectory::{RunDir, RunFile, RunMode, ShardInfo};
 
-use crate::task_proxy::{canonical_run_dir, snapshot_name};
+use crate::names::snapshot_name;
+use crate::task_proxy::canonical_run_dir;
 
 /// What to merge.
 #[derive(Debug, Clone)]

@@ -12,6 +12,11 @@ pub fn explore_name(snapshot: &str) -> String {
     format!("{snapshot}/explore")
 }
 
+/// The snapshot a replay of `snapshot` files its misses into under `--on-miss record` (`SNAPSHOT/misses`).
+pub fn misses_name(snapshot: &str) -> String {
+    format!("{snapshot}/misses")
+}
+
 /// The snapshot of task `task_id` in the recording `run`.
 pub fn snapshot_name(run: &str, task_id: &str) -> String {
     format!("{run}/{task_id}")
@@ -59,4 +64,19 @@ pub fn site_snapshots(store: &Store, run: &str, web_name: &str) -> Result<Vec<Ma
                 && m.labels.get("web_name").map(String::as_str) == Some(web_name)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_and_prefixes() {
+        assert_eq!(explore_name("r/t"), "r/t/explore");
+        assert_eq!(misses_name("r/t"), "r/t/misses");
+        assert_eq!(snapshot_name("r", "t"), "r/t");
+        assert_eq!(site_slug("Demo Shop"), "Demo_Shop");
+        assert_eq!(site_slug(""), "_");
+        assert_eq!(crawl_prefix("runs-rec", "DokuWiki"), "runs-rec/crawl/DokuWiki/");
+    }
 }

@@ -75,7 +75,7 @@ impl ProxyMode {
     }
 }
 
-pub use crate::names::{explore_name, snapshot_name};
+use crate::names::{explore_name, snapshot_name};
 
 /// Per-task settings.
 #[derive(Clone)]
@@ -232,7 +232,7 @@ impl TaskProxy {
                 })?;
                 // Refuse a snapshot whose index no longer resolves rather than answer 404 to every page.
                 store.check_snapshot(&manifest)?;
-                let misses = format!("{name}/misses");
+                let misses = crate::names::misses_name(&name);
                 if *on_miss == MissPolicy::Record {
                     replace(store, &misses)?;
                 }

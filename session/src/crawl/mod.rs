@@ -15,17 +15,3 @@
 mod site;
 #[cfg(feature = "run")]
 pub use site::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};
-
-pub use crate::names::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slugs_and_prefixes() {
-        assert_eq!(site_slug("Demo Shop"), "Demo_Shop");
-        assert_eq!(site_slug(""), "_");
-        assert_eq!(crawl_prefix("runs-rec", "DokuWiki"), "runs-rec/crawl/DokuWiki/");
-    }
-}

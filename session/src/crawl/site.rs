@@ -12,8 +12,8 @@ use recorder::{HostFilter, Recorder};
 use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
 use trajectory::RunMode;
 
-use super::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 use crate::error::SessionError;
+use crate::names::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
 
 /// What a crawl needs besides the store and the recording.
 pub struct CrawlSiteOptions {

@@ -301,7 +301,12 @@ impl Lease {
         .await;
         let healthy = healthy && matches!(disposed, Ok(Ok(())));
         let memory = if healthy { self.warm.profile.memory_kib() } else { 0 };
-        if let Some(w) = self.pool.give_back(&self.warm, healthy, memory) {
+        let (pool, warm) = (self.pool.clone(), self.warm.clone());
+        // Released: its drop does nothing, and lets go of its share of the process.
+        drop(self);
+        if let Some(w) = pool.give_back(&warm, healthy, memory) {
+            // The last share but `w`'s, so `close` can close it rather than leave it to be killed.
+            drop(warm);
             close(w).await;
         }
     }
@@ -316,7 +321,8 @@ impl Drop for Lease {
     }
 }
 
-/// Close a process that left the pool (killed if it does not close in 5 s, or is still shared).
+/// Close a process that left the pool (killed if it does not close in 5 s). One still shared is left to
+/// its last holder, whose drop kills it.
 async fn close(w: Arc<Warm>) {
     if let Ok(mut w) = Arc::try_unwrap(w) {
         let closed = tokio::time::timeout(Duration::from_secs(5), w.browser.close()).await;

@@ -93,18 +93,21 @@ async fn a_task_sees_the_same_browser_first_and_after_ten_others_in_a_warm_proce
     let policy = format!("trajectory:{}", script.display());
     // Profiles go under the test's own directory, so the process check below sees only this run's.
     let env = vec![("TMPDIR".to_string(), h.display().to_string())];
+    // A run of the scripted tasks against the origin, its browsers kept for `recycle` tasks.
+    let on_origin = |mode: &str, out: &Path, recycle: &str, jobs: &str| {
+        RunArgs::new(&tasks, mode, out)
+            .opt("--policy", &policy)
+            .opt("--search-url", PROBE)
+            .opt("--browser-recycle", recycle)
+            .opt("--jobs", jobs)
+            .settle_ms(100)
+            .args(&reach)
+            .build()
+    };
 
-    // Live, warm: one process for all twelve tasks.
+    // Live, warm: one process for all thirteen tasks.
     let live = h.join("live");
-    let args = RunArgs::new(&tasks, "live", &live)
-        .opt("--policy", &policy)
-        .opt("--search-url", PROBE)
-        .opt("--browser-recycle", "50")
-        .opt("--jobs", "1")
-        .settle_ms(100)
-        .args(&reach)
-        .build();
-    let out = cli(h, args, env.clone()).await;
+    let out = cli(h, on_origin("live", &live, "50", "1"), env.clone()).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "live: {stderr}");
     assert!(
@@ -126,15 +129,7 @@ async fn a_task_sees_the_same_browser_first_and_after_ten_others_in_a_warm_proce
 
     // Recorded with a browser per task, replayed warm: every step reproduced, the probes alike.
     let rec = h.join("rec");
-    let args = RunArgs::new(&tasks, "record", &rec)
-        .opt("--policy", &policy)
-        .opt("--search-url", PROBE)
-        .opt("--browser-recycle", "0")
-        .opt("--jobs", "2")
-        .settle_ms(100)
-        .args(&reach)
-        .build();
-    let out = cli(h, args, env.clone()).await;
+    let out = cli(h, on_origin("record", &rec, "0", "2"), env.clone()).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "record: {stderr}");
     assert!(!stderr.contains("warm browsers:"), "--browser-recycle 0 runs a browser per task: {stderr}");

@@ -227,7 +227,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if !jobs_list.contains(&auto) {
         jobs_list.push(auto);
     }
-    // (jobs, fresh tasks/h, warm tasks/h, warm peak KiB per browser, warm pool stats)
+    // (jobs, fresh tasks/h, warm tasks/h, the warm pool's stats)
     let mut pairs = Vec::new();
     for &jobs in &jobs_list {
         let mut per_hour = [0.0; 2];

@@ -256,8 +256,16 @@ async fn steps(
                 notes.push(format!("{what} screenshot: cannot write {name}: {e}"));
             }
         }
+        // What the page rendered: a recording keeps it for the frozen search engine, the live
+        // contamination check reads it.
+        let recording = env.mode == RunMode::Record;
+        let page_text =
+            if recording || answer_check.is_some() { session.page_text().await.ok() } else { None };
+        if let (true, Some(p), Some(text)) = (recording, &env.probe, &page_text) {
+            p.rendered_text(&obs.url, text);
+        }
         if let Some(check) = answer_check.as_ref() {
-            if let Ok(Some((question, answer))) = session.page_text().await.map(|text| check.find(&text)) {
+            if let Some((question, answer)) = page_text.as_deref().and_then(|text| check.find(text)) {
                 notes.push(format!(
                     "contamination: the page shows the task's question with its answer {answer:?}"
                 ));
@@ -297,6 +305,11 @@ async fn steps(
         }
         if let Some(ex) = explorer.as_deref_mut() {
             let opened = ex.after_observation(session, &obs.url).await;
+            for (url, text) in ex.take_rendered() {
+                if let Some(p) = &env.probe {
+                    p.rendered_text(&url, &text);
+                }
+            }
             if !opened.is_empty() {
                 notes.push(format!("explored {} linked page(s): {}", opened.len(), opened.join(" ")));
             }

@@ -1,7 +1,7 @@
 //! Bundles: one file that carries a frozen run to another machine and proves it arrived whole.
 //!
 //! A bundle is a tar archive (the `tar` crate; readable by any tar) of parts, in this order:
-//! - `blobs/<blake3>.zst`: every body the snapshots reference, once, zstd-compressed;
+//! - `blobs/<blake3>.zst`: every body the snapshots reference and their rendered text, once, zstd-compressed;
 //! - `snapshots/NNNN/manifest.json` and `snapshots/NNNN/exchanges.jsonl.zst`: each snapshot's manifest and
 //!   its exchange records (the store's own versioned format), in name order;
 //! - `run/...`: the run directory (run.json, eval.json, trajectories, messages, screenshots) when the
@@ -268,6 +268,10 @@ pub fn create(store: &Store, source: BundleSource<'_>, out: &Path) -> Result<Cre
                 for b in x.body_refs() {
                     hashes.insert(b.hash.clone());
                 }
+            }
+            // Recorded beside the exchanges, so carried (the search index is derived again on import).
+            if let Some(r) = &m.rendered_text {
+                hashes.insert(r.hash.clone());
             }
         }
         for h in &hashes {
@@ -671,6 +675,10 @@ pub fn import(
                     SnapshotState::Interrupted | SnapshotState::Recording => w.interrupt(end)?,
                     _ => w.finalize(end)?,
                 };
+                if let Some(r) = &orig.rendered_text {
+                    sealed.rendered_text = Some(r.clone());
+                    store.put_manifest(&sealed)?;
+                }
                 // Keys derived by another version (a bundle made by another webfreeze) are derived again.
                 if orig.key_version != snapshots::version::KEY_VERSION {
                     sealed.key_version = orig.key_version;

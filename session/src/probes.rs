@@ -1,6 +1,6 @@
 //! Per-step proxy counters for the agent, one probe per proxy mode (the agent never sees the store).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use proxy::CountingPassThrough;
 use proxy_report::{LiveReport, ModeReport, ProxyReport, RecordReport};
@@ -9,8 +9,8 @@ use replay::Replay;
 use trajectory::task_env::ProxyProbe;
 use trajectory::ProxyStats;
 
-/// Record mode: exchanges stored.
-pub(crate) struct RecordProbe(pub(crate) Arc<Recorder>);
+/// Record mode: exchanges stored; the rendered text of the pages the agent observed, kept for the snapshot.
+pub(crate) struct RecordProbe(pub(crate) Arc<Recorder>, pub(crate) Arc<Mutex<snapshots::RenderedPages>>);
 
 impl ProxyProbe for RecordProbe {
     fn counters(&self) -> ProxyStats {
@@ -26,6 +26,11 @@ impl ProxyProbe for RecordProbe {
             no_response: s.failed,
             store_errors: s.store_errors,
         })))
+    }
+    fn rendered_text(&self, url: &str, text: &str) {
+        if let Ok(mut pages) = self.1.lock() {
+            pages.insert(url.to_string(), text.to_string());
+        }
     }
 }
 
@@ -50,6 +55,7 @@ impl ProxyProbe for LiveProbe {
             failed: c.failed_urls,
         })))
     }
+    fn rendered_text(&self, _: &str, _: &str) {}
 }
 
 /// Replay mode: how each request was answered.
@@ -95,6 +101,7 @@ impl ProxyProbe for ReplayProbe {
     fn report(&self) -> Option<ProxyReport> {
         Some(ProxyReport::new(ModeReport::Replay(Box::new(self.0.report()))))
     }
+    fn rendered_text(&self, _: &str, _: &str) {}
 }
 
 /// Live and record behind the guards: the inner probe's counters and the refusals.
@@ -120,6 +127,9 @@ impl ProxyProbe for GuardedProbe {
             self.inner.report().unwrap_or_else(|| ProxyReport::new(ModeReport::Other(Default::default())));
         r.blocked = self.log.blocked();
         Some(r)
+    }
+    fn rendered_text(&self, url: &str, text: &str) {
+        self.inner.rendered_text(url, text);
     }
 }
 

@@ -122,6 +122,9 @@ pub struct TaskProxy {
     writers: Vec<Arc<SnapshotWriter>>,
     /// What the guards refused (live and record).
     guard_log: Arc<proxy::guard::GuardLog>,
+    /// Record: the text the browser rendered of the pages the agent and exploration observed, kept with
+    /// every snapshot sealed at the end (the frozen search engine indexes it).
+    rendered: Arc<std::sync::Mutex<snapshots::RenderedPages>>,
 }
 
 impl std::fmt::Debug for TaskProxy {
@@ -166,6 +169,7 @@ impl TaskProxy {
             server: None,
             writers: Vec::new(),
             guard_log: Arc::default(),
+            rendered: Arc::default(),
         };
         match mode {
             ProxyMode::Live => {
@@ -208,7 +212,7 @@ impl TaskProxy {
                 // The page sees the same clock and random numbers now as in every replay of this snapshot.
                 tp.init_scripts = vec![replay::shim::for_snapshot(&name, started, SHIM_STEP_MS)];
                 tp.time_zone = Some(opts.time_zone.clone());
-                tp.probe = Arc::new(RecordProbe(rec.clone()));
+                tp.probe = Arc::new(RecordProbe(rec.clone(), tp.rendered.clone()));
                 if opts.explore {
                     let explore = explore_name(&name);
                     replace(store, &explore)?;
@@ -392,8 +396,14 @@ impl TaskProxy {
             let m = proxy::offload(|| w.finalize(now))?;
             // Reading every recorded page is store work: off the async workers.
             let store = w.store().clone();
-            let indexed =
-                tokio::task::spawn_blocking(move || replay::search::store_index_after_seal(&store, &m.name));
+            let rendered = self.rendered.lock().map(|r| r.clone()).unwrap_or_default();
+            let indexed = tokio::task::spawn_blocking(move || {
+                // The rendered text first: the index reads it.
+                if let Err(e) = store.add_rendered_text(&m.name, rendered) {
+                    tracing::warn!("{}: the rendered text of its pages was not kept: {e}", m.name);
+                }
+                replay::search::store_index_after_seal(&store, &m.name)
+            });
             if let Err(e) = indexed.await {
                 tracing::warn!("search index: {e}");
             }

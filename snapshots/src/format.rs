@@ -292,6 +292,11 @@ pub struct Manifest {
     /// when the recording is sealed or imported, or by `webfreeze snapshots search-index`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_index: Option<DerivedRef>,
+    /// The text the browser rendered of its pages, when a recording observed them (the agent's steps,
+    /// exploration's visits): recorded data, not derived, so copies, merges and bundles carry it
+    /// (`Store::rendered_text`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendered_text: Option<DerivedRef>,
     /// How its request keys and path index were derived ([`crate::version::KEY_VERSION`] when recorded):
     /// replay refuses a snapshot whose key version is not this build's until `snapshots migrate`.
     #[serde(default = "crate::version::key_version_before_it_was_recorded")]
@@ -314,6 +319,14 @@ pub struct DerivedRef {
 pub const RECORDED_AS_LABEL: &str = "recorded_as";
 
 impl Manifest {
+    /// The blobs it names besides its exchanges' bodies (its search index, its rendered text): what `gc`
+    /// keeps and `verify` checks.
+    pub fn side_blobs(&self) -> impl Iterator<Item = (&'static str, &DerivedRef)> {
+        [("search index", &self.search_index), ("rendered text", &self.rendered_text)]
+            .into_iter()
+            .filter_map(|(what, r)| r.as_ref().map(|r| (what, r)))
+    }
+
     /// The name this snapshot was recorded under: its own name, or for a copy (a merged shard's
     /// snapshot) the original's. Whatever was seeded from the name at recording time (replay's clock and
     /// random-number shim) must be seeded from this.

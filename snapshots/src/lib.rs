@@ -29,5 +29,5 @@ pub use format::{
 pub use key::{request_key, KeyBuilder, KeyError, RequestKey};
 pub use store::{
     path_digest, GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, SnapshotWriter, Store,
-    StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL,
+    RenderedPages, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL, RENDERED_TEXT_VERSION,
 };

@@ -502,3 +502,39 @@ fn a_merge_run_again_resumes_its_own_result_and_never_replaces_another_snapshot(
         assert_eq!(s.manifest("other").unwrap().counts.exchanges, 0);
     }
 }
+
+#[test]
+fn rendered_text_adds_up_and_goes_with_copies_merges_gc_and_verify() {
+    use webfreeze_snapshots::RenderedPages;
+    let page = |u: &str, t: &str| RenderedPages::from([(u.to_string(), t.to_string())]);
+    for b in backends() {
+        let s = &b.store;
+        for name in ["a", "b"] {
+            let w = s.create_snapshot(new_snapshot(name)).unwrap();
+            w.append(exchange(s, "GET", &format!("https://s.test/{name}"), b"<p>x</p>", 0)).unwrap();
+            w.finalize(2_000).unwrap();
+        }
+        assert!(s.rendered_text(&s.manifest("a").unwrap()).unwrap().is_empty(), "{}", b.name);
+        s.add_rendered_text("a", page("https://s.test/1", "one")).unwrap();
+        s.add_rendered_text("a", page("https://s.test/2", "two")).unwrap();
+        let m = s.add_rendered_text("a", page("https://s.test/1", "one again")).unwrap();
+        assert_eq!(m.rendered_text.as_ref().unwrap().items, 2, "{}", b.name);
+        let got = s.rendered_text(&m).unwrap();
+        assert_eq!(got["https://s.test/1"], "one again", "{}", b.name);
+        assert_eq!(got["https://s.test/2"], "two", "{}", b.name);
+        s.add_rendered_text("b", page("https://s.test/1", "b's view")).unwrap();
+        s.add_rendered_text("b", page("https://s.test/3", "three")).unwrap();
+        // A copy carries it; a merge joins its sources', the first source's text winning.
+        let copy = s.copy_snapshot_from(s, "a", "a-copy", BTreeMap::new()).unwrap();
+        assert_eq!(s.rendered_text(&copy).unwrap(), got, "{}", b.name);
+        let merged = s.merge_snapshots(&["a", "b"], "ab", BTreeMap::new()).unwrap();
+        let joined = s.rendered_text(&merged).unwrap();
+        assert_eq!(joined.len(), 3, "{}", b.name);
+        assert_eq!(joined["https://s.test/1"], "one again", "{}", b.name);
+        // gc keeps what a manifest names; verify checks it is there.
+        s.remove("a").unwrap();
+        s.gc().unwrap();
+        assert_eq!(s.rendered_text(&s.manifest("a-copy").unwrap()).unwrap(), got, "{}", b.name);
+        assert!(s.verify(None).unwrap().issues.is_empty(), "{}", b.name);
+    }
+}

@@ -1,5 +1,6 @@
 //! The contract between a task's proxy and whatever drives the task's browser: what the driver gets
-//! (the proxy's address and CA, the page scripts, the emulation) and how it reads the proxy's counters.
+//! (the proxy's address and CA, the page scripts, the emulation), how it reads the proxy's counters and
+//! how it hands back what the browser rendered.
 //! Here, below both `agent` and `session`, so a task proxy needs no browser crate to hand it over.
 
 use std::net::SocketAddr;
@@ -13,6 +14,10 @@ pub trait ProxyProbe: Send + Sync {
     fn counters(&self) -> ProxyStats;
     /// The full report at the end of the task.
     fn report(&self) -> Option<proxy_report::ProxyReport>;
+    /// The text the browser rendered at `url` (`document.body.innerText`), told by a driver that observed
+    /// it: a recording keeps it with its snapshot for the frozen search engine (what a page built by script
+    /// shows is not in its HTML); other modes let it go.
+    fn rendered_text(&self, url: &str, text: &str);
 }
 
 /// What differs per task: its proxy, the scripts and emulation for the mode.

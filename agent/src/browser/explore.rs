@@ -17,7 +17,7 @@ use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::page::Page;
 use futures_util::StreamExt as _;
 
-use super::{bounded, cdp, BrowserError, Session};
+use super::{bounded, cdp, BrowserError, Session, PAGE_TEXT_JS};
 
 /// Where a link sits on its page (`LINKS_JS`), which exploration ranks by (`explore::rank`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
@@ -67,6 +67,8 @@ pub struct Visit {
     pub wall: Option<wall::Blocked>,
     /// Its links (for deeper exploration).
     pub links: Vec<LinkCandidate>,
+    /// The text it rendered (`innerText` of its body, at most 1 MiB), when it could be read.
+    pub text: Option<String>,
     /// Time taken.
     pub ms: u64,
 }
@@ -216,7 +218,11 @@ impl Session {
             let settled = self.settle_on(&tab.page, &tab.net, true).await.settled;
             let wall = self.wall_on(&tab.page, &tab.net).await?;
             let links = links_of(self, &tab.page).await.unwrap_or_default();
-            Ok::<_, BrowserError>(Visit { settled, wall, links, ms: 0 })
+            let text = bounded(t, "reading the page's text", tab.page.evaluate(PAGE_TEXT_JS))
+                .await
+                .ok()
+                .and_then(|r| r.into_value::<String>().ok());
+            Ok::<_, BrowserError>(Visit { settled, wall, links, text, ms: 0 })
         }
         .await;
         tab.watcher.abort();

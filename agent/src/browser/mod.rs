@@ -70,6 +70,9 @@ pub use pool::{BrowserPool, PoolOptions, PoolStats};
 pub(crate) use profile::ProfileGuard;
 pub use settle::Settled;
 
+/// The page's rendered text: `innerText` of its body, at most 1 MiB of it.
+const PAGE_TEXT_JS: &str = "document.body ? document.body.innerText.slice(0, 1048576) : ''";
+
 /// How to start a browser for one task.
 #[derive(Debug, Clone)]
 pub struct BrowserOptions {
@@ -432,7 +435,7 @@ impl Session {
     /// The tab's current URL.
     /// The active page's visible text (`innerText` of its body, at most 1 MiB of it).
     pub async fn page_text(&self) -> Result<String, BrowserError> {
-        self.eval("document.body ? document.body.innerText.slice(0, 1048576) : ''").await
+        self.eval(PAGE_TEXT_JS).await
     }
 
     /// The active page's URL.

@@ -77,12 +77,25 @@ pub struct Explorer {
     seen: BTreeSet<String>,
     per_host: BTreeMap<String, usize>,
     pub(crate) stats: Exploration,
+    /// The text each opened page rendered, until [`Explorer::take_rendered`].
+    rendered: Vec<(String, String)>,
 }
 
 impl Explorer {
     /// A fresh explorer.
     pub fn new(opts: ExploreOptions) -> Self {
-        Self { opts, seen: BTreeSet::new(), per_host: BTreeMap::new(), stats: Exploration::default() }
+        Self {
+            opts,
+            seen: BTreeSet::new(),
+            per_host: BTreeMap::new(),
+            stats: Exploration::default(),
+            rendered: Vec::new(),
+        }
+    }
+
+    /// The (URL, rendered text) of the pages opened since the last call.
+    pub fn take_rendered(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.rendered)
     }
 
     /// What it did so far.
@@ -172,6 +185,9 @@ impl Explorer {
                     self.stats.pages += 1;
                     self.stats.ms += v.ms;
                     opened.push(url.clone());
+                    if let Some(text) = v.text.filter(|_| v.wall.is_none()) {
+                        self.rendered.push((url.clone(), text));
+                    }
                     if let Some(b) = v.wall {
                         tracing::warn!(
                             "exploration stops on {host}: it answered {url} with a {:?} ({})",

@@ -1,34 +1,59 @@
-//! The full-text index behind the frozen search engine: the recorded HTML documents (title, URL, visible
-//! text), BM25-ranked (Robertson's k1 = 1.2, b = 0.75; the title counted twice), ties broken by URL, so
-//! the same query over the same snapshots gives the same results in the same order every time.
+//! The full-text index behind the frozen search engine, on tantivy: each recorded document's title, text
+//! and URL; BM25-ranked (tantivy's: k1 = 1.2, b = 0.75, per field, the title boosted 2x); queries in
+//! tantivy's syntax, words OR-ed by default (`"a phrase"`, `+must`, `-not`, `AND`, `OR`), read leniently
+//! (what does not parse is dropped, never an error page); ties broken by URL, so the same query over the
+//! same documents gives the same results in the same order, whichever build made the index.
 //!
-//! Hand-written rather than tantivy: the corpus is the documents of the few snapshots one replay serves
-//! (tens to a few thousand pages). Each snapshot's index is one value, stored as one content-addressed blob
-//! beside the snapshot (`stored`), and a replay merges its snapshots' indexes in memory in milliseconds;
-//! tantivy's on-disk segment directories, merge threads and file locks would sit beside the store (its
-//! integrity checks, `gc`, bundles) rather than inside it, and be most of the code path and none of the
-//! need. The ranking is the textbook formula, and its order is pinned by a table test.
+//! An index lives in memory (tantivy's `RamDirectory`) and leaves it as its files ([`SearchIndex::files`]),
+//! which `stored` packs into one content-addressed blob beside the snapshot. A replay over several
+//! snapshots (the replayed one and its overlays) joins their indexes without re-indexing: every part's
+//! segments are listed in one index, and a document whose URL an earlier part holds is hidden (the
+//! replayed snapshot's page wins, as it does in replay). A hidden document still counts in the BM25
+//! statistics (document frequencies, average lengths), so a joined index ranks as one built over all the
+//! documents would, up to those few counts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::directory::{Directory, RamDirectory};
+use tantivy::index::SegmentId;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STRING,
+};
+use tantivy::store::Compressor;
+use tantivy::{
+    DocAddress, DocId, Index, IndexReader, IndexSettings, ReloadPolicy, Score, SegmentOrdinal,
+    SegmentReader, TantivyDocument, TantivyError, Term,
+};
 
-/// Derivation version of the index (tokens, fields, ranking): a change to any of them bumps it.
-pub const INDEX_VERSION: u32 = 1;
+use super::words::{self, TOKENIZER};
 
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
+/// Derivation version of the index (engine, schema, tokenizer, text extraction, ranking): a change to any of
+/// them bumps it. 1 was the hand-written BM25 index stored as JSON.
+pub const INDEX_VERSION: u32 = 2;
+
 /// Characters of a document's text kept for snippets and indexing.
 const TEXT_MAX: usize = 64 * 1024;
+/// The indexer's memory budget (one thread): segments are flushed at this size and merged into one.
+const WRITER_BUDGET: usize = 64 << 20;
+/// The title's weight against the text's.
+const TITLE_BOOST: Score = 2.0;
+/// The index's list of segments.
+const META: &str = "meta.json";
+/// The index's list of the files it manages (not stored: written on opening).
+const MANAGED: &str = ".managed.json";
 
 /// One recorded document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
     /// Its URL (what a result links to).
     pub url: String,
     /// Its `<title>`.
     pub title: String,
-    /// Its visible text, one line per run of text.
+    /// Its text, one line per run of text: what the browser rendered when a recording observed it, else the
+    /// recorded HTML's visible text, entities decoded.
     pub text: String,
 }
 
@@ -42,29 +67,67 @@ pub struct Hit {
     /// A line of its text holding a query word (else its first line), cut to about 200 characters.
     pub snippet: String,
     /// BM25 score.
-    pub score: f64,
+    pub score: f32,
 }
 
-/// The index.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy)]
+struct Fields {
+    url: Field,
+    host: Field,
+    title: Field,
+    text: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let words = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let mut b = Schema::builder();
+    // The URL is a column too: joining parts reads every document's URL from it, not from the doc store.
+    let url = b.add_text_field("url", TextOptions::default().set_stored().set_fast(None));
+    let host = b.add_text_field("host", STRING);
+    let title = b.add_text_field("title", words.clone());
+    let text = b.add_text_field("text", words);
+    (b.build(), Fields { url, host, title, text })
+}
+
+/// The full-text index of some documents.
 pub struct SearchIndex {
-    docs: Vec<Doc>,
-    lens: Vec<f64>,
-    avg_len: f64,
-    /// token -> (document, term frequency), documents ascending.
-    postings: BTreeMap<String, Vec<(usize, u32)>>,
+    index: Index,
+    dir: RamDirectory,
+    reader: IndexReader,
+    fields: Fields,
+    /// Per segment, its documents hidden by an earlier part's document of the same URL.
+    hidden: HashMap<SegmentId, HashSet<DocId>>,
+    docs: usize,
 }
 
-/// Lower-cased runs of letters and digits.
-pub fn tokens(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex").field("docs", &self.docs).finish_non_exhaustive()
+    }
+}
+
+fn io_err(what: &str, e: impl std::fmt::Display) -> TantivyError {
+    TantivyError::SystemError(format!("{what}: {e}"))
 }
 
 impl SearchIndex {
     /// Index `docs`; a URL seen twice keeps its first document (the replayed snapshot comes first).
-    pub fn build(docs: impl IntoIterator<Item = Doc>) -> Self {
+    pub fn build(docs: impl IntoIterator<Item = Doc>) -> Result<Self, TantivyError> {
+        let (schema, f) = schema();
+        let dir = RamDirectory::create();
+        let settings = IndexSettings { docstore_compression: Compressor::Lz4, ..IndexSettings::default() };
+        let index = Index::create(dir.clone(), schema, settings)?;
+        index.tokenizers().register(TOKENIZER, words::analyzer());
+        let mut w = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_BUDGET)?;
+        // One segment at the end, merged here: no merge thread runs behind the build.
+        w.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let mut seen = BTreeSet::new();
-        let mut ix = SearchIndex::default();
         for mut d in docs {
             if !seen.insert(d.url.clone()) {
                 continue;
@@ -76,130 +139,256 @@ impl SearchIndex {
                 }
                 d.text.truncate(cut);
             }
-            let n = ix.docs.len();
-            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
-            let toks: Vec<String> =
-                tokens(&d.title).into_iter().chain(tokens(&d.title)).chain(tokens(&d.text)).collect();
-            for t in &toks {
-                *tf.entry(t.clone()).or_insert(0) += 1;
-            }
-            for (t, f) in tf {
-                ix.postings.entry(t).or_default().push((n, f));
-            }
-            ix.lens.push(toks.len() as f64);
-            ix.docs.push(d);
+            let host = url::Url::parse(&d.url).ok().and_then(|u| u.host_str().map(str::to_string));
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.url, &d.url);
+            doc.add_text(f.host, host.as_deref().unwrap_or(""));
+            doc.add_text(f.title, &d.title);
+            doc.add_text(f.text, &d.text);
+            w.add_document(doc)?;
         }
-        ix.avg_len =
-            if ix.lens.is_empty() { 0.0 } else { ix.lens.iter().sum::<f64>() / ix.lens.len() as f64 };
-        ix
+        w.commit()?;
+        let segments = index.searchable_segment_ids()?;
+        if segments.len() > 1 {
+            w.merge(&segments).wait()?;
+        }
+        w.wait_merging_threads()?;
+        Self::open(index, dir, HashMap::new())
     }
 
-    /// One index of several (each snapshot's, the replayed one first), as [`SearchIndex::build`] over
-    /// their documents in that order would make it: a URL seen twice keeps its first document.
-    pub fn merge(parts: impl IntoIterator<Item = SearchIndex>) -> Self {
-        let mut seen = BTreeSet::new();
-        let mut ix = SearchIndex::default();
-        for part in parts {
-            // Old document number -> new; None for a URL an earlier part has.
-            let renumber: Vec<Option<usize>> = part
-                .docs
-                .iter()
-                .zip(&part.lens)
-                .map(|(d, &len)| {
-                    seen.insert(d.url.clone()).then(|| {
-                        ix.docs.push(d.clone());
-                        ix.lens.push(len);
-                        ix.docs.len() - 1
-                    })
-                })
-                .collect();
-            // New numbers grow with each part: appending keeps every posting list ascending.
-            for (t, post) in part.postings {
-                let kept = post.into_iter().filter_map(|(d, f)| renumber[d].map(|n| (n, f)));
-                ix.postings.entry(t).or_default().extend(kept);
+    fn open(index: Index, dir: RamDirectory, hidden: HashMap<SegmentId, HashSet<DocId>>) -> Result<Self, TantivyError> {
+        let (_, fields) = schema();
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        let all = reader.searcher().num_docs() as usize;
+        let docs = all - hidden.values().map(HashSet::len).sum::<usize>();
+        Ok(SearchIndex { index, dir, reader, fields, hidden, docs })
+    }
+
+    /// The index's files (name, bytes), by name: what [`SearchIndex::from_files`] opens again.
+    pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, TantivyError> {
+        if !self.hidden.is_empty() {
+            return Err(TantivyError::InvalidArgument("a joined index is not stored".into()));
+        }
+        let mut names: BTreeSet<String> = BTreeSet::from([META.to_string()]);
+        for m in self.index.searchable_segment_metas()? {
+            names.extend(m.list_files().into_iter().map(|p| p.to_string_lossy().into_owned()));
+        }
+        let mut out = Vec::new();
+        for name in names {
+            // A segment lists components it may not have (deletes, a temporary store).
+            if !self.dir.exists(Path::new(&name)).map_err(|e| io_err(&name, e))? {
+                continue;
+            }
+            let bytes = self.dir.open_read(Path::new(&name))?.read_bytes().map_err(|e| io_err(&name, e))?;
+            out.push((name, bytes.as_slice().to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// An index from its files, every file's checksum checked.
+    pub fn from_files(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Result<Self, TantivyError> {
+        let dir = RamDirectory::create();
+        let mut names = Vec::new();
+        for (name, bytes) in files {
+            dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
+            names.push(name);
+        }
+        // tantivy checks the checksums of the files its managed list names: all of them.
+        let managed = serde_json::to_vec(&names).map_err(|e| io_err(MANAGED, e))?;
+        dir.atomic_write(Path::new(MANAGED), &managed).map_err(|e| io_err(MANAGED, e))?;
+        let index = Index::open(dir.clone())?;
+        index.tokenizers().register(TOKENIZER, words::analyzer());
+        let bad = index.validate_checksum()?;
+        if !bad.is_empty() {
+            let names: BTreeSet<String> = bad.iter().map(|p| p.display().to_string()).collect();
+            return Err(TantivyError::SystemError(format!("checksum mismatch in {names:?}")));
+        }
+        Self::open(index, dir, HashMap::new())
+    }
+
+    /// One index of several (each snapshot's, the replayed one first), without re-indexing: their segments
+    /// listed together, a document hidden when an earlier part holds its URL.
+    pub fn join(parts: Vec<SearchIndex>) -> Result<Self, TantivyError> {
+        if parts.len() <= 1 {
+            return match parts.into_iter().next() {
+                Some(p) => Ok(p),
+                None => Self::build([]),
+            };
+        }
+        let dir = RamDirectory::create();
+        let mut meta: Option<serde_json::Value> = None;
+        let mut order: Vec<SegmentId> = Vec::new();
+        for p in &parts {
+            for (name, bytes) in p.files()? {
+                if name == META {
+                    let m: serde_json::Value =
+                        serde_json::from_slice(&bytes).map_err(|e| io_err("an index's meta.json", e))?;
+                    let segs = m.get("segments").and_then(|s| s.as_array()).cloned().unwrap_or_default();
+                    match meta.as_mut().and_then(|all| all.get_mut("segments")).and_then(|s| s.as_array_mut()) {
+                        Some(all) => all.extend(segs),
+                        None => meta = Some(m),
+                    }
+                    continue;
+                }
+                dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
+            }
+            order.extend(p.index.searchable_segment_ids()?);
+        }
+        let meta = meta.ok_or_else(|| io_err("joining indexes", "no meta.json"))?;
+        let bytes = serde_json::to_vec(&meta).map_err(|e| io_err("joining indexes", e))?;
+        dir.atomic_write(Path::new(META), &bytes).map_err(|e| io_err(META, e))?;
+        let index = Index::open(dir.clone())?;
+        index.tokenizers().register(TOKENIZER, words::analyzer());
+        // Hide, part by part in order, every document whose URL an earlier one holds.
+        let searcher = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?.searcher();
+        let by_id: HashMap<SegmentId, &SegmentReader> =
+            searcher.segment_readers().iter().map(|r| (r.segment_id(), r)).collect();
+        let (mut seen, mut hidden) = (HashSet::new(), HashMap::new());
+        for id in order {
+            let Some(r) = by_id.get(&id) else { continue };
+            let urls = r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
+            let mut url = String::new();
+            let mut hide = HashSet::new();
+            for doc in 0..r.max_doc() {
+                url.clear();
+                let Some(ord) = urls.term_ords(doc).next() else { continue };
+                urls.ord_to_str(ord, &mut url).map_err(|e| io_err("reading a URL column", e))?;
+                if !seen.insert(url.clone()) {
+                    hide.insert(doc);
+                }
+            }
+            if !hide.is_empty() {
+                hidden.insert(id, hide);
             }
         }
-        ix.postings.retain(|_, p| !p.is_empty());
-        ix.avg_len =
-            if ix.lens.is_empty() { 0.0 } else { ix.lens.iter().sum::<f64>() / ix.lens.len() as f64 };
-        ix
+        Self::open(index, dir, hidden)
     }
 
-    /// What is wrong with it, if anything (a length per document, every posting naming a document in
-    /// ascending order): what a stored index must pass before it serves a page.
-    pub fn damage(&self) -> Option<String> {
-        if self.lens.len() != self.docs.len() {
-            return Some(format!("{} lengths for {} documents", self.lens.len(), self.docs.len()));
-        }
-        self.postings.iter().find_map(|(t, post)| {
-            let bad =
-                post.iter().any(|&(d, _)| d >= self.docs.len()) || post.windows(2).any(|w| w[0].0 >= w[1].0);
-            bad.then(|| format!("the postings of {t:?} name documents it does not hold"))
-        })
-    }
-
-    /// Documents indexed.
+    /// Documents indexed (a joined index: those not hidden).
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.docs
     }
 
     /// Whether nothing was indexed.
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.docs == 0
     }
 
-    /// Documents matching any word of `query`, best first (ties by URL): `(total, hits[offset..offset+limit])`.
-    pub fn search(&self, query: &str, offset: usize, limit: usize) -> (usize, Vec<Hit>) {
-        self.search_where(query, offset, limit, |_| true)
-    }
-
-    /// [`SearchIndex::search`] over the documents whose URL `keep` accepts (a site's own search: its host).
-    pub fn search_where(
+    /// Documents matching `query`, best first (ties by URL), of `host` when given (a site's own search):
+    /// `(total, hits[offset..offset+limit])`.
+    pub fn search(
         &self,
         query: &str,
         offset: usize,
         limit: usize,
-        keep: impl Fn(&str) -> bool,
-    ) -> (usize, Vec<Hit>) {
-        let words: BTreeSet<String> = tokens(query).into_iter().collect();
-        let n = self.docs.len() as f64;
-        let mut scores: BTreeMap<usize, f64> = BTreeMap::new();
-        for w in &words {
-            let Some(post) = self.postings.get(w) else { continue };
-            let df = post.len() as f64;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(d, f) in post {
-                let f = f64::from(f);
-                let norm = 1.0 - B + B * self.lens[d] / self.avg_len.max(1.0);
-                *scores.entry(d).or_insert(0.0) += idf * f * (K1 + 1.0) / (f + K1 * norm);
-            }
-        }
-        let mut ranked: Vec<(usize, f64)> =
-            scores.into_iter().filter(|&(d, _)| keep(&self.docs[d].url)).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| self.docs[a.0].url.cmp(&self.docs[b.0].url)));
+        host: Option<&str>,
+    ) -> Result<(usize, Vec<Hit>), TantivyError> {
+        let f = self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.text]);
+        parser.set_field_boost(f.title, TITLE_BOOST);
+        let (q, _dropped) = parser.parse_query_lenient(query);
+        let q: Box<dyn Query> = match host {
+            _ if query.trim().is_empty() => Box::new(EmptyQuery),
+            Some(h) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, q),
+                // Every document of the host scores the same for it: the order is the query's.
+                (
+                    Occur::Must,
+                    Box::new(ConstScoreQuery::new(
+                        Box::new(TermQuery::new(Term::from_field_text(f.host, h), IndexRecordOption::Basic)),
+                        0.0,
+                    )),
+                ),
+            ])),
+            None => q,
+        };
+        let searcher = self.reader.searcher();
+        let mut ranked = searcher.search(&q, &Matches { hidden: &self.hidden })?;
+        // Best first; equal scores in document order for now, by URL below.
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let total = ranked.len();
-        let hits = ranked
+        let end = (offset + limit).min(total);
+        if offset >= end {
+            return Ok((total, Vec::new()));
+        }
+        // Order the page's documents and every document tied with its first or last by URL: only those
+        // documents' URLs are read.
+        let (mut lo, mut hi) = (offset, end);
+        while lo > 0 && ranked[lo - 1].0 == ranked[offset].0 {
+            lo -= 1;
+        }
+        while hi < total && ranked[hi].0 == ranked[end - 1].0 {
+            hi += 1;
+        }
+        let mut window = Vec::with_capacity(hi - lo);
+        for &(score, addr) in &ranked[lo..hi] {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let get = |field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            window.push((score, get(f.url), get(f.title), get(f.text)));
+        }
+        window.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let asked: BTreeSet<String> = words::words(query).into_iter().collect();
+        let hits = window
             .into_iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(d, score)| {
-                let doc = &self.docs[d];
-                Hit {
-                    url: doc.url.clone(),
-                    title: if doc.title.is_empty() { doc.url.clone() } else { doc.title.clone() },
-                    snippet: snippet(&doc.text, &words),
-                    score,
-                }
+            .skip(offset - lo)
+            .take(end - offset)
+            .map(|(score, url, title, text)| Hit {
+                title: if title.is_empty() { url.clone() } else { title },
+                snippet: snippet(&text, &asked),
+                url,
+                score,
             })
             .collect();
-        (total, hits)
+        Ok((total, hits))
     }
 }
 
-fn snippet(text: &str, words: &BTreeSet<String>) -> String {
+/// Every matching document not hidden, with its score.
+struct Matches<'a> {
+    hidden: &'a HashMap<SegmentId, HashSet<DocId>>,
+}
+
+struct SegmentMatches {
+    segment: SegmentOrdinal,
+    hidden: Option<HashSet<DocId>>,
+    out: Vec<(Score, DocAddress)>,
+}
+
+impl Collector for Matches<'_> {
+    type Fruit = Vec<(Score, DocAddress)>;
+    type Child = SegmentMatches;
+
+    fn for_segment(&self, segment: SegmentOrdinal, r: &SegmentReader) -> tantivy::Result<SegmentMatches> {
+        Ok(SegmentMatches { segment, hidden: self.hidden.get(&r.segment_id()).cloned(), out: Vec::new() })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, parts: Vec<Vec<(Score, DocAddress)>>) -> tantivy::Result<Self::Fruit> {
+        Ok(parts.into_iter().flatten().collect())
+    }
+}
+
+impl SegmentCollector for SegmentMatches {
+    type Fruit = Vec<(Score, DocAddress)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if self.hidden.as_ref().is_none_or(|h| !h.contains(&doc)) {
+            self.out.push((score, DocAddress::new(self.segment, doc)));
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.out
+    }
+}
+
+fn snippet(text: &str, asked: &BTreeSet<String>) -> String {
     let line = text
         .lines()
-        .find(|l| tokens(l).iter().any(|t| words.contains(t)))
+        .find(|l| words::words(l).iter().any(|t| asked.contains(t)))
         .or_else(|| text.lines().next())
         .unwrap_or("");
     let mut out: String = line.chars().take(200).collect();
@@ -217,6 +406,10 @@ mod tests {
         Doc { url: url.into(), title: title.into(), text: text.into() }
     }
 
+    fn urls(ix: &SearchIndex, q: &str) -> Vec<String> {
+        ix.search(q, 0, 10, None).unwrap().1.into_iter().map(|h| h.url).collect()
+    }
+
     #[test]
     fn ranking_is_bm25_with_ties_by_url() {
         let ix = SearchIndex::build([
@@ -226,8 +419,11 @@ mod tests {
             doc("https://s.test/b-jar", "Jar", "glass"),
             doc("https://s.test/a-jar", "Jar", "glass"),
             doc("https://s.test/kettle", "Duplicate", "kept out: the first document of a URL wins"),
-        ]);
-        assert_eq!(ix.len(), 5);
+            doc("https://s.test/cafe", "Café", "Café crème, 東京タワー"),
+            doc("https://s.test/kyoto", "京都", "京都 タワー"),
+        ])
+        .unwrap();
+        assert_eq!(ix.len(), 7);
         for (query, expect) in [
             ("kettle", &["https://s.test/kettle"][..]),
             ("KETTLE!", &["https://s.test/kettle"]),
@@ -237,21 +433,48 @@ mod tests {
             ("duplicate", &[]),
             ("", &[]),
             ("nothing here", &[]),
+            // Phrases and boolean queries.
+            ("\"blue kettle\"", &["https://s.test/kettle"]),
+            ("\"kettle blue\"", &[]),
+            ("+tea -teapot", &["https://s.test/kettle"]),
+            ("café", &["https://s.test/cafe"]),
+            // A CJK run is a phrase of its characters: 東京タワー, not every page with タワー or 京.
+            ("東京タワー", &["https://s.test/cafe"]),
+            ("京都", &["https://s.test/kyoto"]),
+            // What does not parse is dropped, not an error.
+            ("kettle AND (", &["https://s.test/kettle"]),
         ] {
-            let (total, hits) = ix.search(query, 0, 10);
-            let urls: Vec<&str> = hits.iter().map(|h| h.url.as_str()).collect();
-            assert_eq!(urls, expect, "{query:?}");
-            assert_eq!(total, expect.len(), "{query:?}");
+            assert_eq!(urls(&ix, query), expect, "{query:?}");
+            assert_eq!(ix.search(query, 0, 10, None).unwrap().0, expect.len(), "{query:?}");
         }
-        let (_, hits) = ix.search("price", 0, 10);
+        let (_, hits) = ix.search("price", 0, 10, None).unwrap();
         assert_eq!(hits[0].snippet, "Price 24.00");
         // Paging.
-        let (total, page2) = ix.search("jar glass", 1, 1);
+        let (total, page2) = ix.search("jar glass", 1, 1, None).unwrap();
         assert_eq!((total, page2.len(), page2[0].url.as_str()), (2, 1, "https://s.test/b-jar"));
+        // A host's own documents.
+        let (total, _) = ix.search("tea", 0, 10, Some("t.test")).unwrap();
+        assert_eq!(total, 0);
+        assert_eq!(ix.search("tea", 0, 10, Some("s.test")).unwrap().0, 2);
     }
 
     #[test]
-    fn merged_indexes_rank_as_one_built_over_all_documents() {
+    fn ties_are_ordered_by_url_across_pages() {
+        let docs: Vec<Doc> =
+            (0..40).rev().map(|i| doc(&format!("https://s.test/{i:02}"), "Same", "same words")).collect();
+        let ix = SearchIndex::build(docs).unwrap();
+        let mut all = Vec::new();
+        for page in 0..4 {
+            let (total, hits) = ix.search("same", page * 10, 10, None).unwrap();
+            assert_eq!(total, 40);
+            all.extend(hits.into_iter().map(|h| h.url));
+        }
+        let expect: Vec<String> = (0..40).map(|i| format!("https://s.test/{i:02}")).collect();
+        assert_eq!(all, expect);
+    }
+
+    #[test]
+    fn stored_files_reopen_and_joined_indexes_hide_later_parts_urls() {
         let a = [
             doc("https://s.test/kettle", "Blue Kettle", "A blue kettle for tea."),
             doc("https://s.test/mug", "Red Mug", "A red mug for tea"),
@@ -261,19 +484,19 @@ mod tests {
             doc("https://s.test/teapot", "Green Teapot", "Green teapot, tea for two"),
         ];
         let c = [doc("https://t.test/pot", "Pot", "tea pot tea")];
-        let all = SearchIndex::build(a.iter().chain(&b).chain(&c).cloned());
-        let merged = SearchIndex::merge([
-            SearchIndex::build(a.clone()),
-            SearchIndex::build(b.clone()),
-            SearchIndex::build(c.clone()),
-        ]);
-        assert_eq!(merged.damage(), None);
-        assert_eq!(merged.len(), 4);
+        let all = SearchIndex::build(a.iter().chain(&b).chain(&c).cloned()).unwrap();
+        let reopen = |d: &[Doc]| SearchIndex::from_files(SearchIndex::build(d.to_vec()).unwrap().files().unwrap());
+        let joined = SearchIndex::join(vec![reopen(&a).unwrap(), reopen(&b).unwrap(), reopen(&c).unwrap()])
+            .unwrap();
+        assert_eq!(joined.len(), 4);
         for q in ["tea", "kettle mug", "shadowed", "teapot two", "pot"] {
-            assert_eq!(merged.search(q, 0, 10), all.search(q, 0, 10), "{q}");
+            assert_eq!(urls(&joined, q), urls(&all, q), "{q}");
         }
-        let mut broken = SearchIndex::build(a);
-        broken.lens.pop();
-        assert!(broken.damage().is_some());
+        assert_eq!(urls(&joined, "shadowed"), Vec::<String>::new());
+        // A changed byte is found.
+        let mut files = SearchIndex::build(a.to_vec()).unwrap().files().unwrap();
+        let (_, bytes) = files.iter_mut().find(|(n, _)| n.ends_with(".idx")).unwrap();
+        bytes[0] ^= 0xff;
+        assert!(SearchIndex::from_files(files).is_err());
     }
 }

@@ -4,23 +4,26 @@
 //! then replay. Deterministic (same query, same bytes; ties by URL), marked as what it is (the
 //! `frozen-search` layer in the report, `x-webfreeze-layer: frozen-search`, a note on the page).
 //!
-//! Each snapshot's index is built when the recording is sealed or imported and stored beside it
-//! (`stored`); the first search of a replay loads the stored indexes of its snapshots (deriving in memory
-//! any that is missing or of another version) and merges them (a replay that never searches pays nothing).
-//! `--search site` (`site`) answers a site's own search the same way.
+//! Each snapshot's index (`index`, on tantivy, with its own tokenizer `words`) is built when the recording
+//! is sealed or imported and stored beside it (`stored`); the first search of a replay loads the stored
+//! indexes of its snapshots (deriving in memory any that is missing or of another version) and joins them
+//! (a replay that never searches pays nothing). A document's text is what the browser rendered when the
+//! recording observed the page (`Store::rendered_text`), else the recorded HTML's visible text with its entities
+//! decoded. `--search site` (`site`) answers a site's own search the same way.
 
 pub mod engines;
 pub mod index;
 pub mod page;
 pub mod site;
 pub mod stored;
+pub mod words;
 
 use std::sync::OnceLock;
 
 use snapshots::{Manifest, Store, StoreError};
 
 pub use engines::{search_request, SearchRequest};
-pub use index::{Doc, SearchIndex, INDEX_VERSION};
+pub use index::{Doc, Hit, SearchIndex, INDEX_VERSION};
 pub use site::{
     declared_search, declared_searches, opensearch_links, opensearch_search, site_search, DeclaredSearch,
     SiteSearch,
@@ -65,8 +68,11 @@ pub fn is_document(x: &snapshots::Exchange) -> bool {
         })
 }
 
-/// The HTML documents a snapshot recorded (GET, 2xx, `text/html`, with their body), in recorded order.
+/// The HTML documents a snapshot recorded (GET, 2xx, `text/html`, with their body), in recorded order:
+/// each with the text the browser rendered when the recording observed it, else its HTML's visible text;
+/// entities decoded in both the title and the text.
 pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
+    let rendered = store.rendered_text(m)?;
     let mut out = Vec::new();
     for x in store.exchanges(m) {
         let x = x?;
@@ -76,10 +82,14 @@ pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
         }
         let bytes = store.blob_bytes(&body.hash)?;
         let page = String::from_utf8_lossy(&bytes);
+        let text = match rendered.get(&x.request.url) {
+            Some(t) => t.clone(),
+            None => html_escape::decode_html_entities(&wall::visible_text(&page)).into_owned(),
+        };
         out.push(Doc {
             url: x.request.url.clone(),
-            title: wall::html_title(&page).to_string(),
-            text: wall::visible_text(&page),
+            title: html_escape::decode_html_entities(wall::html_title(&page)).into_owned(),
+            text,
         });
     }
     Ok(out)
@@ -100,14 +110,19 @@ impl LazyIndex {
             .get_or_init(|| {
                 let mut parts = Vec::new();
                 for m in snapshots {
+                    let engine = |source| SearchIndexError::Engine { snapshot: m.name.clone(), source };
                     match load_index(store, m)? {
                         Some(ix) => parts.push(ix),
-                        None => parts.push(SearchIndex::build(documents(store, m).map_err(|source| {
-                            SearchIndexError::Read { snapshot: m.name.clone(), source }
-                        })?)),
+                        None => parts.push(
+                            SearchIndex::build(documents(store, m).map_err(|source| {
+                                SearchIndexError::Read { snapshot: m.name.clone(), source }
+                            })?)
+                            .map_err(engine)?,
+                        ),
                     }
                 }
-                Ok(SearchIndex::merge(parts))
+                let name = snapshots.first().map(|m| m.name.clone()).unwrap_or_default();
+                SearchIndex::join(parts).map_err(|source| SearchIndexError::Engine { snapshot: name, source })
             })
             .as_ref()
     }
@@ -161,11 +176,15 @@ impl crate::Replay {
                 ));
             }
         };
-        let on_host = |doc: &str| {
-            host.is_none_or(|h| url::Url::parse(doc).ok().is_some_and(|d| d.host_str() == Some(h)))
-        };
-        let (total, hits) = match query {
-            Some(q) => ix.search_where(q, offset, page::PER_PAGE, on_host),
+        let (total, hits) = match query.map(|q| ix.search(q, offset, page::PER_PAGE, host)) {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => {
+                tracing::error!("frozen search: {e}");
+                return proxy::Decision::Respond(proxy::text_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("webfreeze frozen search: the query failed: {e}\n"),
+                ));
+            }
             None => (0, Vec::new()),
         };
         let html = page::render(form, query, offset, total, &hits, ix.len());

@@ -1,7 +1,13 @@
 //! The frozen search index stored beside its snapshot: built when a recording is sealed or imported (or by
-//! `webfreeze snapshots search-index`), kept as a content-addressed blob that the manifest names
+//! `webfreeze snapshots search-index`), kept as one content-addressed blob that the manifest names
 //! ([`snapshots::DerivedRef`], with [`INDEX_VERSION`]), so a replay that searches reads it instead of
-//! re-reading and re-parsing every recorded page.
+//! re-reading and re-parsing every recorded page. `verify` re-hashes the blob, `gc` keeps it while the
+//! manifest names it; a bundle does not carry it (an import derives it again).
+//!
+//! The blob is a tar archive (the `tar` crate; fixed headers, entries by name, so the same files make the
+//! same bytes): first [`HEAD`], a JSON head naming the version, snapshot and document count, then the
+//! tantivy index's files under `index/`. Its bytes differ between two builds of the same documents
+//! (tantivy names segments by random ids); its answers do not.
 //!
 //! What a replay does with a snapshot's stored index:
 //! - present, of this version, whole: used;
@@ -12,10 +18,17 @@
 //!   refused. The frozen search engine answers 503 with the command that rebuilds it, never a page from a
 //!   wrong index.
 
+use std::io::Read as _;
+
 use serde::{Deserialize, Serialize};
 use snapshots::{DerivedRef, Manifest, Store, StoreError};
 
 use super::{documents, SearchIndex, INDEX_VERSION};
+
+/// The head entry of a stored index.
+pub const HEAD: &str = "webfreeze-search.json";
+/// Where the index's files sit in the archive.
+const FILES: &str = "index/";
 
 /// Why a stored index cannot be used or made.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +45,15 @@ pub enum SearchIndexError {
         #[source]
         source: StoreError,
     },
+    /// The index engine failed building or opening an index.
+    #[error("the frozen search index of snapshot {snapshot:?}: {source}")]
+    Engine {
+        /// The snapshot.
+        snapshot: String,
+        /// What tantivy said.
+        #[source]
+        source: tantivy::TantivyError,
+    },
     /// The stored index is damaged.
     #[error(
         "the frozen search index of snapshot {snapshot:?} is damaged ({detail}); rebuild it with \
@@ -45,13 +67,52 @@ pub enum SearchIndexError {
     },
 }
 
-/// The stored form: the index, and whose it is.
+/// The stored index's head: whose index it is.
 #[derive(Serialize, Deserialize)]
-struct Stored {
+struct Head {
     v: u32,
     snapshot: String,
     id: u64,
-    index: SearchIndex,
+    documents: u64,
+}
+
+/// The index's files packed as one archive behind `head`.
+fn pack(head: &Head, files: Vec<(String, Vec<u8>)>) -> Result<Vec<u8>, std::io::Error> {
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut add = |name: &str, bytes: &[u8]| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        tar.append_data(&mut h, name, bytes)
+    };
+    add(HEAD, &serde_json::to_vec(head)?)?;
+    for (name, bytes) in files {
+        add(&format!("{FILES}{name}"), &bytes)?;
+    }
+    tar.into_inner()
+}
+
+/// The head and files of a packed index.
+fn unpack(bytes: &[u8]) -> Result<(Head, Vec<(String, Vec<u8>)>), String> {
+    let mut archive = tar::Archive::new(bytes);
+    let mut head = None;
+    let mut files = Vec::new();
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.path().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| format!("{name}: {e}"))?;
+        if name == HEAD && head.is_none() {
+            head = Some(serde_json::from_slice::<Head>(&data).map_err(|e| format!("{HEAD}: {e}"))?);
+        } else if let Some(file) = name.strip_prefix(FILES).filter(|_| head.is_some()) {
+            files.push((file.to_string(), data));
+        } else {
+            return Err(format!("unexpected entry {name:?}"));
+        }
+    }
+    Ok((head.ok_or_else(|| format!("no {HEAD}: not a webfreeze search index"))?, files))
 }
 
 /// What [`store_index`] made.
@@ -69,10 +130,11 @@ pub struct StoredIndex {
 /// manifest (replacing an older one; the old blob is `gc`'s).
 pub fn store_index(store: &Store, name: &str) -> Result<StoredIndex, SearchIndexError> {
     let mut m = store.manifest(name)?;
-    let index = SearchIndex::build(documents(store, &m)?);
+    let engine = |source| SearchIndexError::Engine { snapshot: m.name.clone(), source };
+    let index = SearchIndex::build(documents(store, &m)?).map_err(engine)?;
     let documents = index.len();
-    let stored = Stored { v: INDEX_VERSION, snapshot: m.name.clone(), id: m.id, index };
-    let bytes = serde_json::to_vec(&stored)
+    let head = Head { v: INDEX_VERSION, snapshot: m.name.clone(), id: m.id, documents: documents as u64 };
+    let bytes = pack(&head, index.files().map_err(engine)?)
         .map_err(|e| SearchIndexError::Damaged { snapshot: m.name.clone(), detail: e.to_string() })?;
     // Replacing: a rebuild is how a damaged index is repaired, and its bytes hash to the damaged record.
     let blob = store.put_blob_replacing(&bytes)?;
@@ -83,24 +145,9 @@ pub fn store_index(store: &Store, name: &str) -> Result<StoredIndex, SearchIndex
     Ok(StoredIndex { manifest: m, documents, bytes: bytes.len() })
 }
 
-/// Snapshots with more exchanges than this get no index when sealed or imported (a whole-site capture:
-/// measured, 100,000 exchanges holding 30,000 pages made a 580 MiB index in 68 s); `snapshots
-/// search-index` makes one on request, and a replay that searches derives it.
-pub const SEAL_INDEX_MAX_EXCHANGES: u64 = 10_000;
-
 /// [`store_index`] for a snapshot just sealed: a failure is logged, not returned (the recording is whole
-/// without its index; replay derives it in memory). Large snapshots are left to `snapshots search-index`.
+/// without its index; replay derives it in memory). Every snapshot gets one, whatever its size.
 pub fn store_index_after_seal(store: &Store, name: &str) {
-    if let Ok(m) = store.manifest(name) {
-        if m.counts.exchanges > SEAL_INDEX_MAX_EXCHANGES {
-            tracing::info!(
-                "{name}: {} exchanges: no search index stored now (`webfreeze snapshots search-index {name}` \
-                 stores one; a replay that searches derives it)",
-                m.counts.exchanges
-            );
-            return;
-        }
-    }
     match store_index(store, name) {
         Ok(s) => tracing::debug!("{name}: search index stored ({} documents)", s.documents),
         Err(e) => tracing::warn!(
@@ -140,22 +187,17 @@ pub fn load_index(store: &Store, m: &Manifest) -> Result<Option<SearchIndex>, Se
         Err(StoreError::Corrupt { detail, .. }) => return Err(damaged(detail)),
         Err(e) => return Err(e.into()),
     };
-    let s: Stored = serde_json::from_slice(&bytes).map_err(|e| damaged(format!("undecodable: {e}")))?;
-    if s.v != INDEX_VERSION || s.snapshot != m.name || s.id != m.id || s.index.len() as u64 != r.items {
+    let (s, files) = unpack(&bytes).map_err(|e| damaged(format!("undecodable: {e}")))?;
+    if s.v != INDEX_VERSION || s.snapshot != m.name || s.id != m.id || s.documents != r.items {
         return Err(damaged(format!(
             "it is the index of {:?} (id {}, version {}, {} documents), not of this snapshot (id {}, version {}, \
              {} documents)",
-            s.snapshot,
-            s.id,
-            s.v,
-            s.index.len(),
-            m.id,
-            r.version,
-            r.items
+            s.snapshot, s.id, s.v, s.documents, m.id, r.version, r.items
         )));
     }
-    if let Some(d) = s.index.damage() {
-        return Err(damaged(d));
+    let index = SearchIndex::from_files(files).map_err(|e| damaged(e.to_string()))?;
+    if index.len() as u64 != s.documents {
+        return Err(damaged(format!("{} documents, its head says {}", index.len(), s.documents)));
     }
-    Ok(Some(s.index))
+    Ok(Some(index))
 }

@@ -55,9 +55,20 @@ impl Store {
             w.append(x)?;
         }
         let finished = m.finished_ms.unwrap_or(m.created_ms);
-        match m.state {
-            SnapshotState::Interrupted => w.interrupt(finished),
-            _ => w.finalize(finished),
+        let copy = match m.state {
+            SnapshotState::Interrupted => w.interrupt(finished)?,
+            _ => w.finalize(finished)?,
+        };
+        // The rendered text is recorded data: it goes with the copy (the search index is derived again).
+        match &m.rendered_text {
+            Some(r) => {
+                self.copy_blob(src, &BodyRef { hash: r.hash.clone(), size: 0 })?;
+                let mut copy = copy;
+                copy.rendered_text = Some(r.clone());
+                self.put_manifest(&copy)?;
+                Ok(copy)
+            }
+            None => Ok(copy),
         }
     }
 
@@ -191,10 +202,16 @@ impl Store {
             }
         }
         let finished = ms.iter().filter_map(|m| m.finished_ms).max().unwrap_or(first.created_ms);
-        if ms.iter().any(|m| m.state == SnapshotState::Interrupted) {
-            w.interrupt(finished)
+        let merged = if ms.iter().any(|m| m.state == SnapshotState::Interrupted) {
+            w.interrupt(finished)?
         } else {
-            w.finalize(finished)
+            w.finalize(finished)?
+        };
+        // Every source's rendered text; for a page several observed, the first source's (as replay serves).
+        let mut pages = super::rendered::RenderedPages::new();
+        for m in ms.iter().rev() {
+            pages.extend(self.rendered_text(m)?);
         }
+        self.add_rendered_text(&merged.name, pages)
     }
 }

@@ -97,19 +97,23 @@ impl Store {
                     }
                 }
             }
-            // A derived blob (the search index) is checked like a body; it has no exchange (seq 0 is
+            // A side blob (the search index, the rendered text) is checked like a body; it has no exchange (seq 0 is
             // reported, and the detail names it).
-            if let Some(d) = &m.search_index {
+            for (what, d) in m.side_blobs() {
                 match parse_hex32(&d.hash) {
                     Some(h) if self.kv().get(Table::Blobs, &h)?.is_some() => {
                         referenced.insert(h);
                     }
                     _ => report.issues.push(VerifyIssue::BadRecord {
                         snapshot: m.name.clone(),
-                        detail: format!(
-                            "its search index blob {} is missing (rebuild it: webfreeze snapshots search-index {})",
-                            d.hash, m.name
-                        ),
+                        detail: match what {
+                            "search index" => format!(
+                                "its search index blob {} is missing (rebuild it: webfreeze snapshots \
+                                 search-index {})",
+                                d.hash, m.name
+                            ),
+                            _ => format!("its {what} blob {} is missing", d.hash),
+                        },
                     }),
                 }
             }
@@ -156,9 +160,7 @@ impl Store {
         }
         let mut marked: HashSet<[u8; 32]> = HashSet::new();
         for m in &manifests {
-            if let Some(h) = m.search_index.as_ref().and_then(|d| parse_hex32(&d.hash)) {
-                marked.insert(h);
-            }
+            marked.extend(m.side_blobs().filter_map(|(_, d)| parse_hex32(&d.hash)));
             for x in self.exchanges(m) {
                 let x = x?;
                 for body in x.body_refs() {

@@ -31,6 +31,8 @@ mod copy;
 mod lock;
 mod maintenance;
 mod migrate;
+mod rendered;
+pub use rendered::{RenderedPages, RENDERED_TEXT_VERSION};
 mod writer;
 
 pub use copy::{MergeTarget, Merged, MERGED_FROM_LABEL};
@@ -267,6 +269,7 @@ impl Store {
             counts: Counts::default(),
             labels: new.labels,
             search_index: None,
+            rendered_text: None,
             key_version: crate::version::KEY_VERSION,
         };
         let mut b = Batch::default();

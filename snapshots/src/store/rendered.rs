@@ -1,0 +1,68 @@
+//! The text the browser rendered of a snapshot's pages (`document.body.innerText`), kept beside the snapshot
+//! as one content-addressed blob its manifest names ([`Manifest::rendered_text`]): what the frozen search
+//! engine indexes for a page built by script, whose recorded HTML holds little text.
+//!
+//! Recorded, not derived: a recording adds to it while the snapshot is open or once it is sealed
+//! ([`Store::add_rendered_text`]), and copies, merges and bundles carry it. The blob is JSON
+//! (`{"v":1,"pages":{URL:TEXT}}`, URLs sorted), so the same pages make the same bytes.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::format::{DerivedRef, Manifest};
+use crate::StoreError;
+
+/// Format version of the rendered-text blob.
+pub const RENDERED_TEXT_VERSION: u32 = 1;
+
+/// URL -> the text the browser rendered there.
+pub type RenderedPages = BTreeMap<String, String>;
+
+#[derive(Serialize, Deserialize)]
+struct Blob {
+    v: u32,
+    pages: RenderedPages,
+}
+
+fn corrupt(m: &Manifest, detail: String) -> StoreError {
+    StoreError::Corrupt { what: "rendered text", detail: format!("snapshot {:?}: {detail}", m.name) }
+}
+
+impl Store {
+    /// The rendered text of `m`'s pages (empty when none was observed).
+    pub fn rendered_text(&self, m: &Manifest) -> Result<RenderedPages, StoreError> {
+        let Some(r) = &m.rendered_text else { return Ok(RenderedPages::new()) };
+        if r.version > RENDERED_TEXT_VERSION {
+            return Err(StoreError::Corrupt {
+                what: "rendered text",
+                detail: format!(
+                    "snapshot {:?}: version {} (this webfreeze reads up to {RENDERED_TEXT_VERSION})",
+                    m.name, r.version
+                ),
+            });
+        }
+        let bytes = self.blob_bytes(&r.hash)?;
+        let b: Blob = serde_json::from_slice(&bytes).map_err(|e| corrupt(m, format!("undecodable: {e}")))?;
+        Ok(b.pages)
+    }
+
+    /// Add `pages` to snapshot `name`'s rendered text (a URL observed again keeps its latest text) and name
+    /// the new blob in its manifest. Nothing to add leaves it as it is.
+    pub fn add_rendered_text(&self, name: &str, pages: RenderedPages) -> Result<Manifest, StoreError> {
+        let mut m = self.manifest(name)?;
+        if pages.is_empty() {
+            return Ok(m);
+        }
+        let mut all = self.rendered_text(&m)?;
+        all.extend(pages);
+        let count = all.len() as u64;
+        let bytes = serde_json::to_vec(&Blob { v: RENDERED_TEXT_VERSION, pages: all })
+            .map_err(|e| corrupt(&m, e.to_string()))?;
+        let blob = self.put_blob(&bytes)?;
+        m.rendered_text = Some(DerivedRef { version: RENDERED_TEXT_VERSION, hash: blob.hash, items: count });
+        self.put_manifest(&m)?;
+        Ok(m)
+    }
+}

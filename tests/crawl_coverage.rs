@@ -215,6 +215,26 @@ async fn exploration_harms_nothing_and_adds_no_header_the_page_did_not_send() {
         .expect("the API's answer is in the exploration layer");
     assert_eq!(api.response.status, 200);
     assert!(api.request.headers.iter().all(|h| !h.name.eq_ignore_ascii_case("x-webfreeze-explore")));
+
+    // Issue 49.3: what the browser rendered is kept with the recording and indexed. The plants page's
+    // name is set by its script: its HTML holds "...", its rendered text "Fern".
+    let rendered = store.rendered_text(&layer).unwrap();
+    let plants = rendered.get("https://crawl.test/api-page").expect("exploration kept the page's text");
+    assert!(plants.contains("Fern"), "{plants:?}");
+    let task = store.manifest("rec/t").unwrap();
+    assert!(store.rendered_text(&task).unwrap().contains_key("https://crawl.test/"), "the agent's page");
+    let found = |m: &snapshots::Manifest, q: &str| {
+        let ix = replay::search::load_index(&store, m).unwrap().expect("the sealed layer has an index");
+        ix.search(q, 0, 10, None).unwrap().1.into_iter().map(|h| h.url).collect::<Vec<_>>()
+    };
+    assert_eq!(found(&layer, "fern"), ["https://crawl.test/api-page"]);
+    // The recorded HTML alone does not have it: an index of the static text misses the page.
+    let stat = replay::search::SearchIndex::build(
+        replay::search::documents(&store, &snapshots::Manifest { rendered_text: None, ..layer.clone() })
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stat.search("fern", 0, 10, None).unwrap().0, 0);
 }
 
 /// Issue 48.3: a click whose page then calls a cross-origin API sends no header the page did not (the

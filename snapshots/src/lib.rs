@@ -28,6 +28,6 @@ pub use format::{
 };
 pub use key::{request_key, KeyBuilder, KeyError, RequestKey};
 pub use store::{
-    path_digest, GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, SnapshotWriter, Store,
-    RenderedPages, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL, RENDERED_TEXT_VERSION,
+    path_digest, GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, RenderedPages, SnapshotWriter,
+    Store, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL, RENDERED_TEXT_VERSION,
 };

@@ -29,6 +29,8 @@
 //!   with a replayed run, its bytes per step.
 //! - `cargo xtask bench union [--tasks N]`: a site union of N recordings: task start, union hit and miss
 //!   against an exact hit and a miss without the union.
+//! - `cargo xtask bench search [--pages N] [--dump-docs FILE]`: the frozen search index over N pages of real
+//!   text (default 100,000): build time, stored bytes, load time, query p50/p99, results across rebuilds.
 //! - `cargo xtask gen-har --entries N --out FILE`: the generator alone.
 //! - `cargo xtask fuzz-seeds DIR`: the fuzz targets' seed corpus (`fuzz/`, see scripts/fuzz.sh).
 
@@ -47,6 +49,7 @@ mod load;
 mod load_bench;
 mod proxy_bench;
 mod replay_store_bench;
+mod search_bench;
 mod spawn;
 mod store_bench;
 mod throughput;
@@ -87,6 +90,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "guard", ..] => guard_bench::run(),
         ["bench", "wire", ..] => wire_bench::run(&args),
         ["bench", "union", ..] => union_bench::run(&args),
+        ["bench", "search", ..] => search_bench::run(&args),
         ["bench", "throughput", ..] => throughput::run(&args),
         ["bench", "load", ..] => {
             let conns = args
@@ -123,7 +127,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["fuzz-seeds", dir] => fuzz_seeds::write_all(std::path::Path::new(dir)),
         _ => {
-            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|coverage-demo|guard|wire|throughput|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
+            eprintln!("usage: cargo xtask fuzz-seeds DIR | bench store|proxy|replay|agent|coverage|coverage-demo|guard|wire|throughput|search|union|bundle|warc|load|load-tasks [--entries N] [--conns N,N] [--jobs N] [--secs S] [--tasks N] [--throughput-only] | bench fidelity DIR_OF_HARS [--loads N] | gen-har --entries N --out FILE");
             std::process::exit(2)
         }
     }

@@ -12,20 +12,18 @@
 //! statistics (document frequencies, average lengths), so a joined index ranks as one built over all the
 //! documents would, up to those few counts.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::directory::{Directory, RamDirectory};
 use tantivy::index::SegmentId;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, Query, QueryParser, TermQuery};
-use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STRING,
-};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STRING};
 use tantivy::store::Compressor;
 use tantivy::{
-    DocAddress, DocId, Index, IndexReader, IndexSettings, ReloadPolicy, Score, SegmentOrdinal,
-    SegmentReader, TantivyDocument, TantivyError, Term,
+    DocAddress, DocId, Index, IndexReader, IndexSettings, ReloadPolicy, Score, SegmentOrdinal, SegmentReader,
+    TantivyDocument, TantivyError, Term,
 };
 
 use super::words::{self, TOKENIZER};
@@ -156,7 +154,11 @@ impl SearchIndex {
         Self::open(index, dir, HashMap::new())
     }
 
-    fn open(index: Index, dir: RamDirectory, hidden: HashMap<SegmentId, HashSet<DocId>>) -> Result<Self, TantivyError> {
+    fn open(
+        index: Index,
+        dir: RamDirectory,
+        hidden: HashMap<SegmentId, HashSet<DocId>>,
+    ) -> Result<Self, TantivyError> {
         let (_, fields) = schema();
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let all = reader.searcher().num_docs() as usize;
@@ -164,25 +166,39 @@ impl SearchIndex {
         Ok(SearchIndex { index, dir, reader, fields, hidden, docs })
     }
 
-    /// The index's files (name, bytes), by name: what [`SearchIndex::from_files`] opens again.
+    /// The index's files (name, bytes), by name: what [`SearchIndex::from_files`] opens again. A segment is
+    /// named by the hash of its files (tantivy names it by a random id), so the same documents give the
+    /// same files, and a stored index is content-addressed by what it holds.
     pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, TantivyError> {
         if !self.hidden.is_empty() {
             return Err(TantivyError::InvalidArgument("a joined index is not stored".into()));
         }
+        let metas = self.index.searchable_segment_metas()?;
         let mut names: BTreeSet<String> = BTreeSet::from([META.to_string()]);
-        for m in self.index.searchable_segment_metas()? {
+        for m in &metas {
             names.extend(m.list_files().into_iter().map(|p| p.to_string_lossy().into_owned()));
         }
-        let mut out = Vec::new();
+        let mut files = BTreeMap::new();
         for name in names {
             // A segment lists components it may not have (deletes, a temporary store).
             if !self.dir.exists(Path::new(&name)).map_err(|e| io_err(&name, e))? {
                 continue;
             }
             let bytes = self.dir.open_read(Path::new(&name))?.read_bytes().map_err(|e| io_err(&name, e))?;
-            out.push((name, bytes.as_slice().to_vec()));
+            files.insert(name, bytes.as_slice().to_vec());
         }
-        Ok(out)
+        for m in &metas {
+            let old = m.id().uuid_string();
+            let mut h = blake3::Hasher::new();
+            for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(&old)) {
+                h.update(&name.as_bytes()[old.len()..]);
+                h.update(&(bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            }
+            let new = h.finalize().to_hex()[..32].to_string();
+            files = rename_segment(files, &old, &new);
+        }
+        Ok(files.into_iter().collect())
     }
 
     /// An index from its files, every file's checksum checked.
@@ -218,13 +234,25 @@ impl SearchIndex {
         let dir = RamDirectory::create();
         let mut meta: Option<serde_json::Value> = None;
         let mut order: Vec<SegmentId> = Vec::new();
-        for p in &parts {
-            for (name, bytes) in p.files()? {
+        for (n, p) in parts.iter().enumerate() {
+            // Two parts of the same documents have segments of the same name: each part's get its own.
+            let mut files: BTreeMap<String, Vec<u8>> = p.files()?.into_iter().collect();
+            let ids = segment_ids(&files);
+            for (k, old) in ids.iter().enumerate() {
+                let new = format!("{n:016x}{k:016x}");
+                files = rename_segment(files, old, &new);
+                order.push(
+                    SegmentId::from_uuid_string(&new)
+                        .map_err(|e| io_err("a segment id", format!("{e:?}")))?,
+                );
+            }
+            for (name, bytes) in files {
                 if name == META {
                     let m: serde_json::Value =
                         serde_json::from_slice(&bytes).map_err(|e| io_err("an index's meta.json", e))?;
                     let segs = m.get("segments").and_then(|s| s.as_array()).cloned().unwrap_or_default();
-                    match meta.as_mut().and_then(|all| all.get_mut("segments")).and_then(|s| s.as_array_mut()) {
+                    match meta.as_mut().and_then(|all| all.get_mut("segments")).and_then(|s| s.as_array_mut())
+                    {
                         Some(all) => all.extend(segs),
                         None => meta = Some(m),
                     }
@@ -232,7 +260,6 @@ impl SearchIndex {
                 }
                 dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
             }
-            order.extend(p.index.searchable_segment_ids()?);
         }
         let meta = meta.ok_or_else(|| io_err("joining indexes", "no meta.json"))?;
         let bytes = serde_json::to_vec(&meta).map_err(|e| io_err("joining indexes", e))?;
@@ -246,7 +273,8 @@ impl SearchIndex {
         let (mut seen, mut hidden) = (HashSet::new(), HashMap::new());
         for id in order {
             let Some(r) = by_id.get(&id) else { continue };
-            let urls = r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
+            let urls =
+                r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
             let mut url = String::new();
             let mut hide = HashSet::new();
             for doc in 0..r.max_doc() {
@@ -341,6 +369,36 @@ impl SearchIndex {
             .collect();
         Ok((total, hits))
     }
+}
+
+/// The segment ids an index's files name (in its meta.json), in its order.
+fn segment_ids(files: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let meta: serde_json::Value =
+        files.get(META).and_then(|b| serde_json::from_slice(b).ok()).unwrap_or_default();
+    meta.get("segments")
+        .and_then(|s| s.as_array())
+        .map(|segs| segs.iter().filter_map(|s| s.get("segment_id")?.as_str().map(|id| id.replace('-', ""))).collect())
+        .unwrap_or_default()
+}
+
+/// `files` with segment `old` named `new` (32 hex digits each): its files' names (the digits) and its entry in
+/// meta.json (a UUID's hyphenated form).
+fn rename_segment(files: BTreeMap<String, Vec<u8>>, old: &str, new: &str) -> BTreeMap<String, Vec<u8>> {
+    let uuid = |id: &str| {
+        let d = |r: std::ops::Range<usize>| id.get(r).unwrap_or("");
+        format!("\"{}-{}-{}-{}-{}\"", d(0..8), d(8..12), d(12..16), d(16..20), d(20..32))
+    };
+    files
+        .into_iter()
+        .map(|(name, bytes)| match name.strip_prefix(old) {
+            _ if name == META => {
+                let meta = String::from_utf8_lossy(&bytes).replace(&uuid(old), &uuid(new));
+                (name, meta.into_bytes())
+            }
+            Some(rest) => (format!("{new}{rest}"), bytes),
+            None => (name, bytes),
+        })
+        .collect()
 }
 
 /// Every matching document not hidden, with its score.
@@ -485,14 +543,22 @@ mod tests {
         ];
         let c = [doc("https://t.test/pot", "Pot", "tea pot tea")];
         let all = SearchIndex::build(a.iter().chain(&b).chain(&c).cloned()).unwrap();
-        let reopen = |d: &[Doc]| SearchIndex::from_files(SearchIndex::build(d.to_vec()).unwrap().files().unwrap());
-        let joined = SearchIndex::join(vec![reopen(&a).unwrap(), reopen(&b).unwrap(), reopen(&c).unwrap()])
-            .unwrap();
+        let reopen =
+            |d: &[Doc]| SearchIndex::from_files(SearchIndex::build(d.to_vec()).unwrap().files().unwrap());
+        let joined =
+            SearchIndex::join(vec![reopen(&a).unwrap(), reopen(&b).unwrap(), reopen(&c).unwrap()]).unwrap();
         assert_eq!(joined.len(), 4);
         for q in ["tea", "kettle mug", "shadowed", "teapot two", "pot"] {
             assert_eq!(urls(&joined, q), urls(&all, q), "{q}");
         }
         assert_eq!(urls(&joined, "shadowed"), Vec::<String>::new());
+        // The same documents make the same files, and two snapshots holding them join.
+        assert_eq!(
+            SearchIndex::build(a.to_vec()).unwrap().files().unwrap(),
+            SearchIndex::build(a.to_vec()).unwrap().files().unwrap()
+        );
+        let twice = SearchIndex::join(vec![reopen(&a).unwrap(), reopen(&a).unwrap()]).unwrap();
+        assert_eq!((twice.len(), urls(&twice, "tea")), (2, urls(&reopen(&a).unwrap(), "tea")));
         // A changed byte is found.
         let mut files = SearchIndex::build(a.to_vec()).unwrap().files().unwrap();
         let (_, bytes) = files.iter_mut().find(|(n, _)| n.ends_with(".idx")).unwrap();

@@ -377,6 +377,24 @@ pub fn decode_exchange(bytes: &[u8]) -> Result<Exchange, StoreError> {
     decode("exchange", bytes)
 }
 
+/// The rendered-text record (`Store::rendered_text`): URL -> the text the browser rendered there, sorted
+/// by URL, so the same pages encode to the same bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenderedText {
+    /// URL -> text.
+    pub pages: std::collections::BTreeMap<String, String>,
+}
+
+/// Encode a rendered-text record.
+pub fn encode_rendered_text(r: &RenderedText) -> Vec<u8> {
+    encode(FIRST_VERSION, r)
+}
+
+/// Decode a rendered-text record of any supported version.
+pub fn decode_rendered_text(bytes: &[u8]) -> Result<RenderedText, StoreError> {
+    decode("rendered text", bytes)
+}
+
 /// Encode a manifest record.
 pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
     encode(FIRST_VERSION, m)

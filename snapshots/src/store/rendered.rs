@@ -3,32 +3,20 @@
 //! engine indexes for a page built by script, whose recorded HTML holds little text.
 //!
 //! Recorded, not derived: a recording adds to it while the snapshot is open or once it is sealed
-//! ([`Store::add_rendered_text`]), and copies, merges and bundles carry it. The blob is JSON
-//! (`{"v":1,"pages":{URL:TEXT}}`, URLs sorted), so the same pages make the same bytes.
+//! ([`Store::add_rendered_text`]), and copies, merges and bundles carry it. The blob is a versioned record
+//! of the persisted format (`format::RenderedText`, URLs sorted), so the same pages make the same bytes.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::Store;
-use crate::format::{DerivedRef, Manifest};
+use crate::format::{decode_rendered_text, encode_rendered_text, DerivedRef, Manifest, RenderedText};
 use crate::StoreError;
 
-/// Format version of the rendered-text blob.
+/// Version of the rendered-text record a manifest names ([`DerivedRef::version`]).
 pub const RENDERED_TEXT_VERSION: u32 = 1;
 
 /// URL -> the text the browser rendered there.
 pub type RenderedPages = BTreeMap<String, String>;
-
-#[derive(Serialize, Deserialize)]
-struct Blob {
-    v: u32,
-    pages: RenderedPages,
-}
-
-fn corrupt(m: &Manifest, detail: String) -> StoreError {
-    StoreError::Corrupt { what: "rendered text", detail: format!("snapshot {:?}: {detail}", m.name) }
-}
 
 impl Store {
     /// The rendered text of `m`'s pages (empty when none was observed).
@@ -43,9 +31,7 @@ impl Store {
                 ),
             });
         }
-        let bytes = self.blob_bytes(&r.hash)?;
-        let b: Blob = serde_json::from_slice(&bytes).map_err(|e| corrupt(m, format!("undecodable: {e}")))?;
-        Ok(b.pages)
+        Ok(decode_rendered_text(&self.blob_bytes(&r.hash)?)?.pages)
     }
 
     /// Add `pages` to snapshot `name`'s rendered text (a URL observed again keeps its latest text) and name
@@ -58,9 +44,7 @@ impl Store {
         let mut all = self.rendered_text(&m)?;
         all.extend(pages);
         let count = all.len() as u64;
-        let bytes = serde_json::to_vec(&Blob { v: RENDERED_TEXT_VERSION, pages: all })
-            .map_err(|e| corrupt(&m, e.to_string()))?;
-        let blob = self.put_blob(&bytes)?;
+        let blob = self.put_blob(&encode_rendered_text(&RenderedText { pages: all }))?;
         m.rendered_text = Some(DerivedRef { version: RENDERED_TEXT_VERSION, hash: blob.hash, items: count });
         self.put_manifest(&m)?;
         Ok(m)

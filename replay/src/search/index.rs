@@ -86,7 +86,7 @@ fn schema() -> (Schema, Fields) {
         .set_stored();
     let mut b = Schema::builder();
     // The URL is a column too: joining parts reads every document's URL from it, not from the doc store.
-    let url = b.add_text_field("url", TextOptions::default().set_stored().set_fast(None));
+    let url = b.add_text_field("url", TextOptions::default().set_stored().set_fast("raw"));
     let host = b.add_text_field("host", STRING);
     let title = b.add_text_field("title", words.clone());
     let text = b.add_text_field("text", words);
@@ -175,9 +175,13 @@ impl SearchIndex {
         }
         let metas = self.index.searchable_segment_metas()?;
         let mut names: BTreeSet<String> = BTreeSet::from([META.to_string()]);
-        for m in &metas {
-            names.extend(m.list_files().into_iter().map(|p| p.to_string_lossy().into_owned()));
-        }
+        names.extend(
+            self.index
+                .load_metas()?
+                .list_segment_files()
+                .into_iter()
+                .map(|p| p.to_string_lossy().into_owned()),
+        );
         let mut files = BTreeMap::new();
         for name in names {
             // A segment lists components it may not have (deletes, a temporary store).
@@ -377,7 +381,9 @@ fn segment_ids(files: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
         files.get(META).and_then(|b| serde_json::from_slice(b).ok()).unwrap_or_default();
     meta.get("segments")
         .and_then(|s| s.as_array())
-        .map(|segs| segs.iter().filter_map(|s| s.get("segment_id")?.as_str().map(|id| id.replace('-', ""))).collect())
+        .map(|segs| {
+            segs.iter().filter_map(|s| s.get("segment_id")?.as_str().map(|id| id.replace('-', ""))).collect()
+        })
         .unwrap_or_default()
 }
 

@@ -77,7 +77,7 @@ struct Head {
 }
 
 /// The index's files packed as one archive behind `head`.
-fn pack(head: &Head, files: Vec<(String, Vec<u8>)>) -> Result<Vec<u8>, std::io::Error> {
+fn pack(head: &Head, files: IndexFiles) -> Result<Vec<u8>, std::io::Error> {
     let mut tar = tar::Builder::new(Vec::new());
     let mut add = |name: &str, bytes: &[u8]| {
         let mut h = tar::Header::new_gnu();
@@ -94,25 +94,29 @@ fn pack(head: &Head, files: Vec<(String, Vec<u8>)>) -> Result<Vec<u8>, std::io::
     tar.into_inner()
 }
 
+/// An index's files: (name, bytes).
+type IndexFiles = Vec<(String, Vec<u8>)>;
+
 /// The head and files of a packed index.
-fn unpack(bytes: &[u8]) -> Result<(Head, Vec<(String, Vec<u8>)>), String> {
+fn unpack(bytes: &[u8]) -> Result<(Head, IndexFiles), std::io::Error> {
+    let bad = |detail: String| std::io::Error::new(std::io::ErrorKind::InvalidData, detail);
     let mut archive = tar::Archive::new(bytes);
     let mut head = None;
     let mut files = Vec::new();
-    for entry in archive.entries().map_err(|e| e.to_string())? {
-        let mut entry = entry.map_err(|e| e.to_string())?;
-        let name = entry.path().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let name = entry.path()?.to_string_lossy().into_owned();
         let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| format!("{name}: {e}"))?;
+        entry.read_to_end(&mut data).map_err(|e| bad(format!("{name}: {e}")))?;
         if name == HEAD && head.is_none() {
-            head = Some(serde_json::from_slice::<Head>(&data).map_err(|e| format!("{HEAD}: {e}"))?);
+            head = Some(serde_json::from_slice::<Head>(&data).map_err(|e| bad(format!("{HEAD}: {e}")))?);
         } else if let Some(file) = name.strip_prefix(FILES).filter(|_| head.is_some()) {
             files.push((file.to_string(), data));
         } else {
-            return Err(format!("unexpected entry {name:?}"));
+            return Err(bad(format!("unexpected entry {name:?}")));
         }
     }
-    Ok((head.ok_or_else(|| format!("no {HEAD}: not a webfreeze search index"))?, files))
+    Ok((head.ok_or_else(|| bad(format!("no {HEAD}: not a webfreeze search index")))?, files))
 }
 
 /// What [`store_index`] made.

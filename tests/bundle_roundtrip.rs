@@ -46,6 +46,19 @@ async fn a_bundled_run_replays_step_for_step_in_another_home() {
     )
     .await;
     assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+    // The text the browser rendered of the recorded pages is recorded data: the bundle carries it.
+    let (store_a, store_b) = (
+        snapshots::Store::open_read_only(&lab_a.join("store")).unwrap(),
+        snapshots::Store::open_read_only(&lab_b.join("store")).unwrap(),
+    );
+    let mut rendered = 0;
+    for m in store_a.manifests().unwrap().into_iter().filter(|m| m.name.starts_with("frozen/")) {
+        let a = store_a.rendered_text(&m).unwrap();
+        rendered += a.len();
+        assert_eq!(store_b.rendered_text(&store_b.manifest(&m.name).unwrap()).unwrap(), a, "{}", m.name);
+    }
+    assert!(rendered > 0, "the recording kept the rendered text of the pages it observed");
+    drop((store_a, store_b));
     let tasks_b = imported.join("../demo_tasks.jsonl");
     std::fs::write(&tasks_b, demo::TASKS_JSONL).unwrap();
     replay_step_for_step(&lab_b, &tasks_b, &imported, &lab_b.join("runs/replayed"), 6).await;

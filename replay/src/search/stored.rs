@@ -4,31 +4,18 @@
 //! re-reading and re-parsing every recorded page. `verify` re-hashes the blob, `gc` keeps it while the
 //! manifest names it; a bundle does not carry it (an import derives it again).
 //!
-//! The blob is a tar archive (the `tar` crate; fixed headers, entries by name, so the same files make the
-//! same bytes): first [`HEAD`], a JSON head naming the version, snapshot and document count, then the
-//! tantivy index's files under `index/`. Its bytes differ between two builds of the same documents
-//! (tantivy names segments by random ids); its answers do not.
-//!
-//! What a replay does with a snapshot's stored index:
-//! - present, of this version, whole: used;
-//! - absent, of another version, or its blob gone (`gc` of an older webfreeze, a copied snapshot): the
-//!   index is derived from the documents in memory, as the stored one would have been, and the log says how
-//!   to store it;
-//! - damaged (its bytes no longer hash to its name, it does not decode, or it names another snapshot):
-//!   refused. The frozen search engine answers 503 with the command that rebuilds it, never a page from a
-//!   wrong index.
-
-use std::io::Read as _;
+//! The blob is a JSON head (version, snapshot, id, document count, and each index file's name and length)
+//! after a magic and its length, then the files' bytes in the head's order. Not tar: the task proxy alone
+//! compiles no archive crate (`tests/architecture.rs`), and a list of named byte runs needs none. Segments
+//! are named by the hash of their files (`index`), so the same documents store the same blob.
 
 use serde::{Deserialize, Serialize};
 use snapshots::{DerivedRef, Manifest, Store, StoreError};
 
 use super::{documents, SearchIndex, INDEX_VERSION};
 
-/// The head entry of a stored index.
-pub const HEAD: &str = "webfreeze-search.json";
-/// Where the index's files sit in the archive.
-const FILES: &str = "index/";
+/// The first bytes of a stored index.
+const MAGIC: &[u8; 8] = b"WFSEARCH";
 
 /// Why a stored index cannot be used or made.
 #[derive(Debug, thiserror::Error)]
@@ -67,56 +54,55 @@ pub enum SearchIndexError {
     },
 }
 
-/// The stored index's head: whose index it is.
+/// The stored index's head: whose index it is, and its files.
 #[derive(Serialize, Deserialize)]
 struct Head {
     v: u32,
     snapshot: String,
     id: u64,
     documents: u64,
-}
-
-/// The index's files packed as one archive behind `head`.
-fn pack(head: &Head, files: IndexFiles) -> Result<Vec<u8>, std::io::Error> {
-    let mut tar = tar::Builder::new(Vec::new());
-    let mut add = |name: &str, bytes: &[u8]| {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(bytes.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        tar.append_data(&mut h, name, bytes)
-    };
-    add(HEAD, &serde_json::to_vec(head)?)?;
-    for (name, bytes) in files {
-        add(&format!("{FILES}{name}"), &bytes)?;
-    }
-    tar.into_inner()
+    /// (name, length) of each file, in the order their bytes follow.
+    files: Vec<(String, u64)>,
 }
 
 /// An index's files: (name, bytes).
 type IndexFiles = Vec<(String, Vec<u8>)>;
 
+/// `head` (its file list filled in) and the index's files as one blob.
+fn pack(mut head: Head, files: IndexFiles) -> Result<Vec<u8>, serde_json::Error> {
+    head.files = files.iter().map(|(n, b)| (n.clone(), b.len() as u64)).collect();
+    let h = serde_json::to_vec(&head)?;
+    let mut out = Vec::with_capacity(16 + h.len() + files.iter().map(|(_, b)| b.len()).sum::<usize>());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(h.len() as u64).to_le_bytes());
+    out.extend_from_slice(&h);
+    for (_, b) in files {
+        out.extend_from_slice(&b);
+    }
+    Ok(out)
+}
+
 /// The head and files of a packed index.
 fn unpack(bytes: &[u8]) -> Result<(Head, IndexFiles), std::io::Error> {
     let bad = |detail: String| std::io::Error::new(std::io::ErrorKind::InvalidData, detail);
-    let mut archive = tar::Archive::new(bytes);
-    let mut head = None;
-    let mut files = Vec::new();
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        let name = entry.path()?.to_string_lossy().into_owned();
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| bad(format!("{name}: {e}")))?;
-        if name == HEAD && head.is_none() {
-            head = Some(serde_json::from_slice::<Head>(&data).map_err(|e| bad(format!("{HEAD}: {e}")))?);
-        } else if let Some(file) = name.strip_prefix(FILES).filter(|_| head.is_some()) {
-            files.push((file.to_string(), data));
-        } else {
-            return Err(bad(format!("unexpected entry {name:?}")));
-        }
+    let rest =
+        bytes.strip_prefix(MAGIC.as_slice()).ok_or_else(|| bad("not a webfreeze search index".into()))?;
+    let (len, rest) = rest.split_at_checked(8).ok_or_else(|| bad("cut short in its head".into()))?;
+    let len = usize::try_from(u64::from_le_bytes(len.try_into().unwrap_or_default()))
+        .map_err(|e| bad(e.to_string()))?;
+    let (h, mut rest) = rest.split_at_checked(len).ok_or_else(|| bad("cut short in its head".into()))?;
+    let head: Head = serde_json::from_slice(h).map_err(|e| bad(format!("its head: {e}")))?;
+    let mut files = Vec::with_capacity(head.files.len());
+    for (name, len) in &head.files {
+        let n = usize::try_from(*len).map_err(|e| bad(e.to_string()))?;
+        let (b, r) = rest.split_at_checked(n).ok_or_else(|| bad(format!("cut short in {name}")))?;
+        files.push((name.clone(), b.to_vec()));
+        rest = r;
     }
-    Ok((head.ok_or_else(|| bad(format!("no {HEAD}: not a webfreeze search index")))?, files))
+    if !rest.is_empty() {
+        return Err(bad(format!("{} bytes after its last file", rest.len())));
+    }
+    Ok((head, files))
 }
 
 /// What [`store_index`] made.
@@ -137,8 +123,14 @@ pub fn store_index(store: &Store, name: &str) -> Result<StoredIndex, SearchIndex
     let engine = |source| SearchIndexError::Engine { snapshot: m.name.clone(), source };
     let index = SearchIndex::build(documents(store, &m)?).map_err(engine)?;
     let documents = index.len();
-    let head = Head { v: INDEX_VERSION, snapshot: m.name.clone(), id: m.id, documents: documents as u64 };
-    let bytes = pack(&head, index.files().map_err(engine)?)
+    let head = Head {
+        v: INDEX_VERSION,
+        snapshot: m.name.clone(),
+        id: m.id,
+        documents: documents as u64,
+        files: Vec::new(),
+    };
+    let bytes = pack(head, index.files().map_err(engine)?)
         .map_err(|e| SearchIndexError::Damaged { snapshot: m.name.clone(), detail: e.to_string() })?;
     // Replacing: a rebuild is how a damaged index is repaired, and its bytes hash to the damaged record.
     let blob = store.put_blob_replacing(&bytes)?;

@@ -22,8 +22,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use rand::rngs::SmallRng;
 use rand::{Rng as _, SeedableRng as _};
-use snapshots::format::{Exchange, ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource, Store};
+use snapshots::{NewSnapshot, Seed, SnapshotSource, Store};
 
 const SNAPSHOT: &str = "bench/site";
 const QUERIES: usize = 300;
@@ -99,31 +98,7 @@ fn record(store: &Store, paras: &[String], pages: usize) -> anyhow::Result<u64> 
         let url = format!("https://docs.test/p/{i}");
         let (_, html) = page(paras, &mut rng);
         bytes += html.len() as u64;
-        let body = store.put_blob(html.as_bytes())?;
-        w.append(Exchange {
-            seq: i as u64,
-            started_ms: 1,
-            key: request_key("GET", &url, None, b"")?.hex(),
-            request: RequestRecord {
-                method: "GET".into(),
-                url,
-                version: "HTTP/1.1".into(),
-                headers: vec![Header::new("accept", "text/html")],
-                body: None,
-            },
-            response: ResponseRecord {
-                status: 200,
-                version: "HTTP/1.1".into(),
-                headers: vec![Header::new("content-type", "text/html; charset=utf-8")],
-                body: Some(body),
-                content_encoding: None,
-            },
-            timings: Timings::default(),
-            alpn: None,
-            server_addr: None,
-            flags: ExchangeFlags::default(),
-            websocket: None,
-        })?;
+        w.append(crate::gen::html_exchange(store, i as u64, url, html.as_bytes())?)?;
         if (i + 1) % 20_000 == 0 {
             println!("  recorded {} pages", i + 1);
         }

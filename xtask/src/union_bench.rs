@@ -11,8 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use proxy::Handler as _;
-use snapshots::format::{Exchange, ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource, Store};
+use snapshots::{NewSnapshot, Seed, SnapshotSource, Store};
 
 const PER_TASK: usize = 50;
 const SHARED: usize = 10;
@@ -35,31 +34,8 @@ fn record(store: &Store, i: usize) -> anyhow::Result<()> {
     })?;
     for j in 0..PER_TASK {
         let url = page(i, j);
-        let body = store.put_blob(format!("<html><body>page {i} {j}</body></html>").as_bytes())?;
-        w.append(Exchange {
-            seq: j as u64,
-            started_ms: 1,
-            key: request_key("GET", &url, None, b"")?.hex(),
-            request: RequestRecord {
-                method: "GET".into(),
-                url,
-                version: "HTTP/1.1".into(),
-                headers: vec![Header::new("accept", "text/html")],
-                body: None,
-            },
-            response: ResponseRecord {
-                status: 200,
-                version: "HTTP/1.1".into(),
-                headers: vec![Header::new("content-type", "text/html")],
-                body: Some(body),
-                content_encoding: None,
-            },
-            timings: Timings::default(),
-            alpn: None,
-            server_addr: None,
-            flags: ExchangeFlags::default(),
-            websocket: None,
-        })?;
+        let body = format!("<html><body>page {i} {j}</body></html>").into_bytes();
+        w.append(crate::gen::html_exchange(store, j as u64, url, &body)?)?;
     }
     w.finalize(2)?;
     Ok(())

@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::directory::{Directory, RamDirectory};
@@ -68,6 +69,10 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// Per segment, its documents hidden by an earlier part's document of the same URL (shared with each
+/// query's collector, not copied).
+type Hidden = HashMap<SegmentId, Arc<HashSet<DocId>>>;
+
 #[derive(Clone, Copy)]
 struct Fields {
     url: Field,
@@ -99,8 +104,7 @@ pub struct SearchIndex {
     dir: RamDirectory,
     reader: IndexReader,
     fields: Fields,
-    /// Per segment, its documents hidden by an earlier part's document of the same URL.
-    hidden: HashMap<SegmentId, HashSet<DocId>>,
+    hidden: Hidden,
     docs: usize,
 }
 
@@ -154,15 +158,11 @@ impl SearchIndex {
         Self::open(index, dir, HashMap::new())
     }
 
-    fn open(
-        index: Index,
-        dir: RamDirectory,
-        hidden: HashMap<SegmentId, HashSet<DocId>>,
-    ) -> Result<Self, TantivyError> {
+    fn open(index: Index, dir: RamDirectory, hidden: Hidden) -> Result<Self, TantivyError> {
         let (_, fields) = schema();
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let all = reader.searcher().num_docs() as usize;
-        let docs = all - hidden.values().map(HashSet::len).sum::<usize>();
+        let docs = all - hidden.values().map(|h| h.len()).sum::<usize>();
         Ok(SearchIndex { index, dir, reader, fields, hidden, docs })
     }
 
@@ -173,7 +173,23 @@ impl SearchIndex {
         if !self.hidden.is_empty() {
             return Err(TantivyError::InvalidArgument("a joined index is not stored".into()));
         }
-        let metas = self.index.searchable_segment_metas()?;
+        let mut files = self.raw_files()?;
+        for m in &self.index.searchable_segment_metas()? {
+            let old = m.id().uuid_string();
+            let mut h = blake3::Hasher::new();
+            for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(&old)) {
+                h.update(&name.as_bytes()[old.len()..]);
+                h.update(&(bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            }
+            let new = h.finalize().to_hex()[..32].to_string();
+            files = rename_segment(files, &old, &new);
+        }
+        Ok(files.into_iter().collect())
+    }
+
+    /// The index's files under the names it has now.
+    fn raw_files(&self) -> Result<BTreeMap<String, Vec<u8>>, TantivyError> {
         let mut names: BTreeSet<String> = BTreeSet::from([META.to_string()]);
         names.extend(
             self.index
@@ -191,26 +207,17 @@ impl SearchIndex {
             let bytes = self.dir.open_read(Path::new(&name))?.read_bytes().map_err(|e| io_err(&name, e))?;
             files.insert(name, bytes.as_slice().to_vec());
         }
-        for m in &metas {
-            let old = m.id().uuid_string();
-            let mut h = blake3::Hasher::new();
-            for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(&old)) {
-                h.update(&name.as_bytes()[old.len()..]);
-                h.update(&(bytes.len() as u64).to_le_bytes());
-                h.update(bytes);
-            }
-            let new = h.finalize().to_hex()[..32].to_string();
-            files = rename_segment(files, &old, &new);
-        }
-        Ok(files.into_iter().collect())
+        Ok(files)
     }
 
     /// An index from its files, every file's checksum checked.
-    pub fn from_files(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Result<Self, TantivyError> {
+    pub fn from_files<B: AsRef<[u8]>>(
+        files: impl IntoIterator<Item = (String, B)>,
+    ) -> Result<Self, TantivyError> {
         let dir = RamDirectory::create();
         let mut names = Vec::new();
         for (name, bytes) in files {
-            dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
+            dir.atomic_write(Path::new(&name), bytes.as_ref()).map_err(|e| io_err(&name, e))?;
             names.push(name);
         }
         // tantivy checks the checksums of the files its managed list names: all of them.
@@ -240,7 +247,7 @@ impl SearchIndex {
         let mut order: Vec<SegmentId> = Vec::new();
         for (n, p) in parts.iter().enumerate() {
             // Two parts of the same documents have segments of the same name: each part's get its own.
-            let mut files: BTreeMap<String, Vec<u8>> = p.files()?.into_iter().collect();
+            let mut files = p.raw_files()?;
             let ids = segment_ids(&files);
             for (k, old) in ids.iter().enumerate() {
                 let new = format!("{n:016x}{k:016x}");
@@ -290,7 +297,7 @@ impl SearchIndex {
                 }
             }
             if !hide.is_empty() {
-                hidden.insert(id, hide);
+                hidden.insert(id, Arc::new(hide));
             }
         }
         Self::open(index, dir, hidden)
@@ -409,12 +416,12 @@ fn rename_segment(files: BTreeMap<String, Vec<u8>>, old: &str, new: &str) -> BTr
 
 /// Every matching document not hidden, with its score.
 struct Matches<'a> {
-    hidden: &'a HashMap<SegmentId, HashSet<DocId>>,
+    hidden: &'a Hidden,
 }
 
 struct SegmentMatches {
     segment: SegmentOrdinal,
-    hidden: Option<HashSet<DocId>>,
+    hidden: Option<Arc<HashSet<DocId>>>,
     out: Vec<(Score, DocAddress)>,
 }
 
@@ -450,9 +457,10 @@ impl SegmentCollector for SegmentMatches {
 }
 
 fn snippet(text: &str, asked: &BTreeSet<String>) -> String {
+    let mut analyzer = words::analyzer();
     let line = text
         .lines()
-        .find(|l| words::words(l).iter().any(|t| asked.contains(t)))
+        .find(|l| words::words_with(&mut analyzer, l).iter().any(|t| asked.contains(t)))
         .or_else(|| text.lines().next())
         .unwrap_or("");
     let mut out: String = line.chars().take(200).collect();

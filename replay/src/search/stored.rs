@@ -66,7 +66,7 @@ struct Head {
 }
 
 /// An index's files: (name, bytes).
-type IndexFiles = Vec<(String, Vec<u8>)>;
+type IndexFiles<B = Vec<u8>> = Vec<(String, B)>;
 
 /// `head` (its file list filled in) and the index's files as one blob.
 fn pack(mut head: Head, files: IndexFiles) -> Result<Vec<u8>, serde_json::Error> {
@@ -82,8 +82,8 @@ fn pack(mut head: Head, files: IndexFiles) -> Result<Vec<u8>, serde_json::Error>
     Ok(out)
 }
 
-/// The head and files of a packed index.
-fn unpack(bytes: &[u8]) -> Result<(Head, IndexFiles), std::io::Error> {
+/// The head and files of a packed index (borrowed from `bytes`: an index is not copied to be opened).
+fn unpack(bytes: &[u8]) -> Result<(Head, IndexFiles<&[u8]>), std::io::Error> {
     let bad = |detail: String| std::io::Error::new(std::io::ErrorKind::InvalidData, detail);
     let rest =
         bytes.strip_prefix(MAGIC.as_slice()).ok_or_else(|| bad("not a webfreeze search index".into()))?;
@@ -96,7 +96,7 @@ fn unpack(bytes: &[u8]) -> Result<(Head, IndexFiles), std::io::Error> {
     for (name, len) in &head.files {
         let n = usize::try_from(*len).map_err(|e| bad(e.to_string()))?;
         let (b, r) = rest.split_at_checked(n).ok_or_else(|| bad(format!("cut short in {name}")))?;
-        files.push((name.clone(), b.to_vec()));
+        files.push((name.clone(), b));
         rest = r;
     }
     if !rest.is_empty() {

@@ -69,7 +69,11 @@ pub fn analyzer() -> TextAnalyzer {
 
 /// The words of `s` as the index sees them.
 pub fn words(s: &str) -> Vec<String> {
-    let mut a = analyzer();
+    words_with(&mut analyzer(), s)
+}
+
+/// [`words`] with an analyzer the caller keeps (one per many texts).
+pub fn words_with(a: &mut TextAnalyzer, s: &str) -> Vec<String> {
     let mut stream = a.token_stream(s);
     let mut out = Vec::new();
     while stream.advance() {

@@ -374,6 +374,11 @@ impl TaskProxy {
         }
     }
 
+    /// The text the browser rendered of the pages observed so far.
+    fn rendered(&self) -> snapshots::RenderedPages {
+        self.rendered.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
     /// Stop the proxy (requests still waiting on an origin get [`DRAIN`], then are cut, so nothing reaches a
     /// sealed snapshot) and seal its snapshots `complete`.
     pub async fn finish(mut self) -> Result<(), SessionError> {
@@ -396,12 +401,10 @@ impl TaskProxy {
             let m = proxy::offload(|| w.finalize(now))?;
             // Reading every recorded page is store work: off the async workers.
             let store = w.store().clone();
-            let rendered = self.rendered.lock().map(|r| r.clone()).unwrap_or_default();
+            let rendered = self.rendered();
             let indexed = tokio::task::spawn_blocking(move || {
                 // The rendered text first: the index reads it.
-                if let Err(e) = store.add_rendered_text(&m.name, rendered) {
-                    tracing::warn!("{}: the rendered text of its pages was not kept: {e}", m.name);
-                }
+                keep_rendered(&store, &m.name, rendered);
                 replay::search::store_index_after_seal(&store, &m.name)
             });
             if let Err(e) = indexed.await {
@@ -422,11 +425,21 @@ impl Drop for TaskProxy {
             server.abort();
         }
         let now = self.clock.now_ms();
+        let rendered = self.rendered();
         for w in self.writers.drain(..) {
-            if let Err(e) = w.interrupt(now) {
-                tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}");
+            match w.interrupt(now) {
+                // What the browser rendered before the cancel is kept too (`snapshots search-index` reads it).
+                Ok(m) => keep_rendered(w.store(), &m.name, rendered.clone()),
+                Err(e) => tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}"),
             }
         }
+    }
+}
+
+/// Keep `pages` with snapshot `name` (logged, not returned: the recording is whole without them).
+fn keep_rendered(store: &Store, name: &str, pages: snapshots::RenderedPages) {
+    if let Err(e) = store.add_rendered_text(name, pages) {
+        tracing::warn!("{name}: the rendered text of its pages was not kept: {e}");
     }
 }
 

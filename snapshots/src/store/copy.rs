@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{NewSnapshot, Store};
-use crate::format::{BodyRef, Manifest, SnapshotState, RECORDED_AS_LABEL};
+use crate::format::{Manifest, SnapshotState, RECORDED_AS_LABEL};
 use crate::key::parse_hex32;
 use crate::kv::Table;
 use crate::StoreError;
@@ -50,7 +50,7 @@ impl Store {
         for x in src.exchanges(&m) {
             let x = x?;
             for body in x.body_refs() {
-                self.copy_blob(src, body)?;
+                self.copy_blob(src, &body.hash)?;
             }
             w.append(x)?;
         }
@@ -62,7 +62,7 @@ impl Store {
         // The rendered text is recorded data: it goes with the copy (the search index is derived again).
         match &m.rendered_text {
             Some(r) => {
-                self.copy_blob(src, &BodyRef { hash: r.hash.clone(), size: 0 })?;
+                self.copy_blob(src, &r.hash)?;
                 let mut copy = copy;
                 copy.rendered_text = Some(r.clone());
                 self.put_manifest(&copy)?;
@@ -72,24 +72,24 @@ impl Store {
         }
     }
 
-    fn copy_blob(&self, src: &Store, body: &BodyRef) -> Result<(), StoreError> {
-        let digest = parse_hex32(&body.hash).ok_or_else(|| StoreError::Corrupt {
+    fn copy_blob(&self, src: &Store, hash: &str) -> Result<(), StoreError> {
+        let digest = parse_hex32(hash).ok_or_else(|| StoreError::Corrupt {
             what: "exchange",
-            detail: format!("body hash {:?} is not a 64-digit hex digest", body.hash),
+            detail: format!("body hash {hash:?} is not a 64-digit hex digest"),
         })?;
         if self.kv().get(Table::Blobs, &digest)?.is_some() {
             return Ok(());
         }
-        let mut r = src.read_blob(&body.hash)?;
+        let mut r = src.read_blob(hash)?;
         let mut w = self.blob_writer();
         while let Some(chunk) = r.next_chunk()? {
             w.write(&chunk)?;
         }
         let copied = w.finish()?;
-        if copied.hash != body.hash {
+        if copied.hash != hash {
             return Err(StoreError::Corrupt {
                 what: "blob",
-                detail: format!("{} read back as {} while copying", body.hash, copied.hash),
+                detail: format!("{hash} read back as {} while copying", copied.hash),
             });
         }
         Ok(())

@@ -74,7 +74,7 @@ pub(crate) fn run(cfg: &Config, cmd: BundleCmd) -> anyhow::Result<()> {
             // The bundle carries exchanges and bodies, not derived indexes: each snapshot's is made here.
             let names: std::collections::BTreeSet<&String> = r.imported.iter().chain(&r.redone).collect();
             for name in names {
-                replay::search::store_index_after_seal(&store, name);
+                session::seal::after_seal(&store, name);
             }
             if !r.redone.is_empty() {
                 eprintln!(

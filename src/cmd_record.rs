@@ -89,7 +89,7 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
         Ok(()) => writer.finalize(clock.now_ms())?,
         Err(_) => writer.interrupt(clock.now_ms())?,
     };
-    replay::search::store_index_after_seal(&store, &m.name);
+    session::seal::after_seal(&store, &m.name);
     eprintln!(
         "snapshot {:?} {}: {} exchanges recorded ({} truncated), {} background/excluded not recorded, {} without a response, {} store errors",
         m.name, m.state, s.recorded, s.truncated, s.skipped, s.failed, s.store_errors

@@ -123,10 +123,9 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
 
 /// The site union `--frozen-web site` and `--union` ask for, in order.
 fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyhow::Result<Overlays> {
-    let mut members = Vec::new();
-    let mut crawl = Vec::new();
+    let mut run = None;
     if args.frozen_web == FrozenWebArg::Site {
-        let Some((run, _)) = own.name.rsplit_once('/') else {
+        let Some((r, _)) = own.name.rsplit_once('/') else {
             return Err(UsageError(format!(
                 "--frozen-web site: {:?} is not a RUN/<task> snapshot, so it has no recording to share a site \
                  with; name the snapshots with --union instead",
@@ -134,26 +133,28 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
             ))
             .into());
         };
-        members = session::site_union(store, run, own, "")?;
-        let site = own.labels.get("web_name").map(String::as_str).unwrap_or("");
-        crawl = session::crawl_overlays(store, run, site);
-        if members.is_empty() {
+        run = Some(r);
+        if session::site_union(store, r, own, "")?.is_empty() {
             eprintln!(
-                "--frozen-web site: no other snapshot of {run:?} is labelled with {:?}'s site; replaying it alone",
+                "--frozen-web site: no other snapshot of {r:?} is labelled with {:?}'s site; replaying it alone",
                 own.name
             );
         }
     }
+    let mut extra = Vec::new();
     for name in &args.union {
         let m = store.manifest(name).with_context(|| format!("--union {name}"))?;
         store.check_snapshot(&m).with_context(|| format!("--union {name}"))?;
-        if m.name != own.name && !members.iter().any(|x: &snapshots::Manifest| x.name == m.name) {
-            members.push(m);
-        }
+        extra.push(m);
     }
-    let mut o = session::overlay_layers(store, own, members, !args.no_explore_layer);
-    o.layers.extend(crawl);
-    o.sieve = session::union_sieve(store, own, &o.layers);
+    let layers = session::UnionLayers {
+        run,
+        web_name: "",
+        explore: !args.no_explore_layer,
+        leave_out_own: false,
+        extra,
+    };
+    let mut o = session::union_layers(store, own, layers)?;
     o.writes = args.union_writes;
     Ok(o)
 }

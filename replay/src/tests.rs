@@ -423,19 +423,30 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
     // Given out of order: the union's order is by name.
     let members = overlay::site_union_order(vec![c, own.clone(), b], "run/a");
     assert_eq!(members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["run/b", "run/c"]);
-    // With and without the path sieve: the same answers, the sieve only spares probing members that hold
-    // nothing at the request's address.
-    let sieve = std::sync::Arc::new(
-        crate::sieve::PathSieve::build(&store, members.iter().chain(std::iter::once(&own))).unwrap(),
-    );
-    for (writes, sieved) in [(false, false), (true, false), (false, true), (true, true)] {
+    // With and without the path sieve (built from the members' path indexes, or read from the union's
+    // entries the store derived at seal): the same answers, the sieve only spares probing members that
+    // hold nothing at the request's address.
+    let all = || members.iter().chain(std::iter::once(&own));
+    let built = std::sync::Arc::new(crate::sieve::PathSieve::build(&store, all()).unwrap());
+    for m in all() {
+        store.join_union("site union of run", m).unwrap();
+    }
+    let stored = std::sync::Arc::new(crate::sieve::PathSieve::stored(
+        &store,
+        "site union of run",
+        all().map(|m| m.id),
+    ));
+    let (no, yes) = (None, Some(&built));
+    for (writes, sieve) in
+        [(false, no), (true, no), (false, yes), (true, yes), (false, Some(&stored)), (true, Some(&stored))]
+    {
         let layers: Vec<_> = members
             .iter()
             .map(|m| overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: m.clone() })
             .collect();
-        let sieve = sieved.then(|| {
+        let sieve = sieve.map(|s| {
             std::sync::Arc::new(crate::sieve::LayerSieve::new(
-                sieve.clone(),
+                s.clone(),
                 layers.iter().map(|l| l.manifest.id),
             ))
         });

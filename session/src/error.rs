@@ -71,6 +71,24 @@ pub enum SessionError {
         /// What this run is.
         now: String,
     },
+    /// A sealed snapshot's search index could not be derived (`crate::seal`).
+    #[error("{snapshot}: the frozen search index was not stored: {source}")]
+    SearchIndex {
+        /// Snapshot name.
+        snapshot: String,
+        /// Why.
+        #[source]
+        source: replay::search::SearchIndexError,
+    },
+    /// A sealed snapshot could not join its site union (`crate::seal`).
+    #[error("{snapshot}: its site union entries were not stored: {source}")]
+    SiteUnion {
+        /// Snapshot name.
+        snapshot: String,
+        /// Why.
+        #[source]
+        source: StoreError,
+    },
     /// The run was stopped (Ctrl-C); finished tasks are kept.
     #[error("interrupted: finished tasks are kept; run the same command again to do the rest")]
     Interrupted,

@@ -124,7 +124,7 @@ pub async fn explore_snapshot(
     match explored {
         Ok(stats) => {
             let m = writer.finalize(now)?;
-            replay::search::store_index_after_seal(store, &m.name);
+            crate::seal::after_seal(store, &m.name);
             // The manifest as stored, naming its index.
             Ok((store.manifest(&m.name).unwrap_or(m), stats))
         }

@@ -11,6 +11,8 @@ use replay::overlay::{Overlay, OverlayKind, Overlays};
 use replay::search::SearchMode;
 use snapshots::{Manifest, SnapshotState, Store, StoreError};
 
+use crate::union_sieve::StoredUnion;
+
 /// The unit of the frozen web a replayed task sees.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WebUnit {
@@ -84,7 +86,7 @@ pub fn site_union(
     }
     let prefix = format!("{run}/");
     let members = store
-        .manifests()?
+        .manifests_under(&prefix)?
         .into_iter()
         .filter(|m| {
             m.name.strip_prefix(&prefix).is_some_and(|task| !task.is_empty() && !task.contains('/'))
@@ -95,9 +97,57 @@ pub fn site_union(
     Ok(replay::overlay::site_union_order(members, &own.name))
 }
 
+/// What a replay layers after the task's own snapshot (see [`union_layers`]).
+#[derive(Debug, Clone, Default)]
+pub struct UnionLayers<'a> {
+    /// The recording whose other snapshots of the same site are layered (`--frozen-web site`); None: the
+    /// task's own snapshot and exploration, and `extra`, only.
+    pub run: Option<&'a str>,
+    /// The site, when the snapshot has no `web_name` label.
+    pub web_name: &'a str,
+    /// Layer each snapshot's exploration (`NAME/explore`) after it.
+    pub explore: bool,
+    /// Leave the task's own exploration out ([`FrozenWeb::leave_out_own`]).
+    pub leave_out_own: bool,
+    /// Snapshots named by the caller (`webfreeze replay --union`), after the site's, checked by the caller.
+    pub extra: Vec<Manifest>,
+}
+
 /// The overlays of a replayed task, in the order replay consults them after its own snapshot: its
-/// exploration (`<task>/explore`, when it was recorded with `--explore`), then with [`WebUnit::Site`] the
-/// site union's snapshots, then their explorations.
+/// exploration (`<task>/explore`, when it was recorded with `--explore`), then the site union's snapshots
+/// (with a `run`) and `extra`, then their explorations, then the site's crawl parts; with the union's path
+/// sieve. The one assembly of a replay's layers, for the task proxy and `webfreeze replay` alike.
+///
+/// A member the store's union entries vouch for (joined when sealed, unchanged since: `crate::seal`) is
+/// not checked again and the sieve reads those entries; any other is checked here (`crate::union_sieve`).
+pub fn union_layers(store: &Store, own: &Manifest, u: UnionLayers<'_>) -> Result<Overlays, StoreError> {
+    let site = site_of(own, u.web_name).to_string();
+    let stored = match u.run {
+        Some(run) if !site.is_empty() => StoredUnion::load(store, run, &site),
+        _ => StoredUnion::default(),
+    };
+    let mut members = match u.run {
+        Some(run) => site_union(store, run, own, u.web_name)?,
+        None => Vec::new(),
+    };
+    for m in u.extra {
+        if m.name != own.name && !members.iter().any(|x| x.name == m.name) {
+            members.push(m);
+        }
+    }
+    let mut o = layers(store, own, members, u.explore, &stored);
+    if u.leave_out_own {
+        let own_explore = crate::names::explore_name(&own.name);
+        o.layers.retain(|l| l.manifest.name != own_explore);
+    }
+    if let Some(run) = u.run {
+        o.layers.extend(crawl_overlays(store, run, &site, &stored));
+    }
+    o.sieve = crate::union_sieve::sieve_for(store, own, &o.layers, &stored);
+    Ok(o)
+}
+
+/// [`union_layers`] for a task proxy's replay of a task of recording `run`.
 pub(crate) fn overlays(
     store: &Store,
     run: &str,
@@ -106,28 +156,19 @@ pub(crate) fn overlays(
     unit: WebUnit,
     leave_out_own: bool,
 ) -> Result<Overlays, StoreError> {
-    let members = if unit == WebUnit::Site { site_union(store, run, own, web_name)? } else { Vec::new() };
-    let mut o = layers(store, own, members, true);
-    if leave_out_own {
-        let own_explore = crate::names::explore_name(&own.name);
-        o.layers.retain(|l| l.manifest.name != own_explore);
-    }
-    if unit == WebUnit::Site {
-        o.layers.extend(crawl_overlays(store, run, site_of(own, web_name)));
-        o.sieve = crate::union_sieve::sieve_for(store, own, &o.layers);
-    }
-    Ok(o)
+    let run = (unit == WebUnit::Site).then_some(run);
+    union_layers(store, own, UnionLayers { run, web_name, explore: true, leave_out_own, extra: Vec::new() })
 }
 
 /// The site's crawl parts as overlays, after every recording (`crate::crawl` says why last).
-pub fn crawl_overlays(store: &Store, run: &str, site: &str) -> Vec<Overlay> {
+fn crawl_overlays(store: &Store, run: &str, site: &str, stored: &StoredUnion) -> Vec<Overlay> {
     if site.is_empty() {
         return Vec::new();
     }
     match crate::names::crawl_layers(store, run, site) {
         Ok(parts) => parts
             .into_iter()
-            .filter(|m| store.check_snapshot(m).is_ok())
+            .filter(|m| stored.vouches(m) || store.check_snapshot(m).is_ok())
             .map(|manifest| Overlay { kind: OverlayKind::Crawl, manifest })
             .collect(),
         Err(e) => {
@@ -140,10 +181,16 @@ pub fn crawl_overlays(store: &Store, run: &str, site: &str) -> Vec<Overlay> {
 /// Overlays in replay's order: `own`'s exploration layer (`NAME/explore`, made by `run --explore` or
 /// `snapshots explore`) when `explore` and there is one, then `members` (the site union, in their order),
 /// then their exploration layers. Only safe methods are answered from them (`writes: false`).
-pub fn layers(store: &Store, own: &Manifest, members: Vec<Manifest>, explore: bool) -> Overlays {
+fn layers(
+    store: &Store,
+    own: &Manifest,
+    members: Vec<Manifest>,
+    explore: bool,
+    stored: &StoredUnion,
+) -> Overlays {
     // A layer whose keys another key version derived would miss silently: left out, and said.
     let usable = |m: &Manifest| {
-        let ok = store.check_snapshot(m).is_ok();
+        let ok = stored.vouches(m) || store.check_snapshot(m).is_ok();
         if !ok {
             tracing::warn!(
                 "{} is left out of the replay's layers: it does not pass its check (another key version: \

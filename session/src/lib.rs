@@ -35,6 +35,7 @@ mod probes;
 mod rescore;
 #[cfg(feature = "run")]
 mod run;
+pub mod seal;
 #[cfg(feature = "run")]
 mod shard;
 mod task_proxy;
@@ -51,10 +52,11 @@ pub use episode_wire::{episode_dir, episode_id, EpisodeWire};
 pub use error::SessionError;
 #[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
-pub use frozen_web::{crawl_overlays, layers as overlay_layers, site_union, FrozenWeb, WebUnit};
+pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use names::{
-    crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots, snapshot_name,
+    crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots, site_union_name,
+    site_union_of, snapshot_name,
 };
 pub use replay::search::SearchMode;
 #[cfg(feature = "run")]
@@ -67,4 +69,4 @@ pub use run::{
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{check_no_clash, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
-pub use union_sieve::sieve_for as union_sieve;
+pub use union_sieve::StoredUnion;

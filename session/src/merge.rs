@@ -419,5 +419,6 @@ fn copy_snapshot(
     labels.insert("run".into(), out_canon.file_name().and_then(|n| n.to_str()).unwrap_or_default().into());
     labels.insert("run_dir".into(), out_label);
     target.copy_snapshot_from(src, from, to, labels)?;
+    crate::seal::after_seal(target, to);
     Ok(())
 }

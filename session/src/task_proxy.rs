@@ -405,7 +405,7 @@ impl TaskProxy {
             let indexed = tokio::task::spawn_blocking(move || {
                 // The rendered text first: the index reads it.
                 keep_rendered(&store, &m.name, rendered);
-                replay::search::store_index_after_seal(&store, &m.name)
+                crate::seal::after_seal(&store, &m.name)
             });
             if let Err(e) = indexed.await {
                 tracing::warn!("search index: {e}");

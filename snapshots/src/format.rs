@@ -395,6 +395,34 @@ pub fn decode_rendered_text(bytes: &[u8]) -> Result<RenderedText, StoreError> {
     decode("rendered text", bytes)
 }
 
+/// A snapshot's membership of a union (`Store::join_union`): what was checked when it joined, so a replay
+/// that layers it need not scan its records again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnionMember {
+    /// The union's name (the caller's: `session` names a site union by its recording and site).
+    pub union: String,
+    /// The snapshot's name.
+    pub name: String,
+    /// Its id.
+    pub id: u64,
+    /// Its exchange count, checked against its records and key index when it joined.
+    pub exchanges: u64,
+    /// The key version its path entries were derived by.
+    pub key_version: u32,
+    /// How the union's entries were derived (`crate::store::UNION_VERSION`).
+    pub union_version: u32,
+}
+
+/// Encode a union membership record.
+pub fn encode_union_member(u: &UnionMember) -> Vec<u8> {
+    encode(FIRST_VERSION, u)
+}
+
+/// Decode a union membership record of any supported version.
+pub fn decode_union_member(bytes: &[u8]) -> Result<UnionMember, StoreError> {
+    decode("union member", bytes)
+}
+
 /// Encode a manifest record.
 pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
     encode(FIRST_VERSION, m)

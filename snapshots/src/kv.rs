@@ -22,10 +22,13 @@ pub(crate) enum Table {
     PathIndex,
     /// small store-wide values (next snapshot id, store format version).
     Meta,
+    /// derived at seal: the site unions' members and which member holds each host-and-path
+    /// (`store::union`). Added after the first stores: a read-only open of a store without it reads it empty.
+    Unions,
 }
 
 impl Table {
-    pub(crate) const ALL: [Table; 7] = [
+    pub(crate) const ALL: [Table; 8] = [
         Table::Blobs,
         Table::Chunks,
         Table::Exchanges,
@@ -33,6 +36,7 @@ impl Table {
         Table::KeyIndex,
         Table::PathIndex,
         Table::Meta,
+        Table::Unions,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Table {
             Table::KeyIndex => "key_index",
             Table::PathIndex => "path_index",
             Table::Meta => "meta",
+            Table::Unions => "unions",
         }
     }
 }

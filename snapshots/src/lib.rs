@@ -24,10 +24,10 @@ pub use blob::{BlobReader, BlobWriter};
 pub use error::StoreError;
 pub use format::{
     BodyRef, DerivedRef, Exchange, ExchangeFlags, Header, Manifest, RequestRecord, ResponseRecord, Seed,
-    SnapshotSource, SnapshotState, Timings,
+    SnapshotSource, SnapshotState, Timings, UnionMember,
 };
 pub use key::{request_key, KeyBuilder, KeyError, RequestKey};
 pub use store::{
     path_digest, GcReport, MergeTarget, Merged, MigrateReport, NewSnapshot, RenderedPages, SnapshotWriter,
-    Store, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL, RENDERED_TEXT_VERSION,
+    Store, StoreStats, VerifyIssue, VerifyReport, MERGED_FROM_LABEL, RENDERED_TEXT_VERSION, UNION_VERSION,
 };

@@ -63,12 +63,19 @@ impl RocksKv {
         opts.set_keep_log_file_num(3);
         opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
         let cache = Cache::new_lru_cache(BLOCK_CACHE);
-        let cfs: Vec<ColumnFamilyDescriptor> = Table::ALL
-            .iter()
-            .map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t, &cache)))
-            .collect();
         let open_err =
             |e: rocksdb::Error| StoreError::Open { path: path.to_path_buf(), detail: e.into_string() };
+        // A read-only open cannot create a table a newer build added (`Table::Unions`): it opens the ones
+        // the store has, and a missing one reads as empty.
+        let present: Option<Vec<String>> = match read_only {
+            true => Some(DB::list_cf(&opts, path).map_err(open_err)?),
+            false => None,
+        };
+        let cfs: Vec<ColumnFamilyDescriptor> = Table::ALL
+            .iter()
+            .filter(|t| present.as_ref().is_none_or(|p| p.iter().any(|n| n == t.name())))
+            .map(|t| ColumnFamilyDescriptor::new(t.name(), cf_options(*t, &cache)))
+            .collect();
         let db = if read_only {
             DB::open_cf_descriptors_read_only(&opts, path, cfs, false).map_err(open_err)?
         } else {
@@ -86,6 +93,9 @@ impl RocksKv {
 
 impl Kv for RocksKv {
     fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if self.db.cf_handle(t.name()).is_none() && t == Table::Unions {
+            return Ok(None);
+        }
         self.db.get_cf(self.cf(t)?, key).map_err(backend)
     }
 
@@ -103,6 +113,9 @@ impl Kv for RocksKv {
     }
 
     fn scan_prefix<'a>(&'a self, t: Table, prefix: &[u8]) -> Scan<'a> {
+        if self.db.cf_handle(t.name()).is_none() && t == Table::Unions {
+            return Box::new(std::iter::empty());
+        }
         let cf = match self.cf(t) {
             Ok(cf) => cf,
             Err(e) => return Box::new(std::iter::once(Err(e))),
@@ -136,7 +149,9 @@ impl Kv for RocksKv {
 
     fn flush(&self) -> Result<(), StoreError> {
         for t in Table::ALL {
-            self.db.flush_cf(self.cf(t)?).map_err(backend)?;
+            if let Some(cf) = self.db.cf_handle(t.name()) {
+                self.db.flush_cf(cf).map_err(backend)?;
+            }
         }
         Ok(())
     }

@@ -538,3 +538,62 @@ fn rendered_text_adds_up_and_goes_with_copies_merges_gc_and_verify() {
         assert!(s.verify(None).unwrap().issues.is_empty(), "{}", b.name);
     }
 }
+
+/// A union derived at seal: joined by sealed snapshots only, each one's path entries listed by address,
+/// written anew on a second join, dropped with the snapshot, derived again by a key migration; unions by
+/// other names do not mix.
+#[test]
+fn unions_follow_their_members() {
+    use webfreeze_snapshots::path_digest;
+    for b in backends() {
+        let s = &b.store;
+        let make = |name: &str, urls: &[&str]| {
+            let w = s.create_snapshot(new_snapshot(name)).unwrap();
+            for (i, u) in urls.iter().enumerate() {
+                w.append(exchange(s, "GET", u, b"x", i as u64)).unwrap();
+            }
+            w
+        };
+        let recording = make("r/open", &["https://a.test/p"]);
+        let open = s.manifest("r/open").unwrap();
+        assert!(matches!(s.join_union("u", &open), Err(StoreError::BadState { .. })), "{}", b.name);
+        recording.finalize(2).unwrap();
+        let one = make("r/one", &["https://a.test/p?x=1", "https://a.test/q", "https://a.test/p?x=2"])
+            .finalize(2)
+            .unwrap();
+        let two = make("r/two", &["http://a.test/p", "https://b.test/p"]).finalize(2).unwrap();
+        for m in [&one, &two, &one] {
+            s.join_union("u", m).unwrap();
+        }
+        s.join_union("other", &two).unwrap();
+        let holders = |u: &str, url: &str| s.union_holders(u, &path_digest(url)).unwrap();
+        let members: Vec<(String, u64)> =
+            s.union_members("u").unwrap().into_iter().map(|m| (m.name, m.exchanges)).collect();
+        assert_eq!(members, [("r/one".to_string(), 3), ("r/two".to_string(), 2)], "{}", b.name);
+        assert_eq!(holders("u", "https://a.test/p?y"), [one.id], "{}", b.name);
+        assert_eq!(holders("u", "http://a.test/p"), [two.id], "{}", b.name);
+        assert_eq!(holders("u", "https://a.test/q"), [one.id], "{}", b.name);
+        assert_eq!(holders("u", "https://c.test/"), Vec::<u64>::new(), "{}", b.name);
+        assert_eq!(holders("other", "https://b.test/p"), [two.id], "{}", b.name);
+        assert!(holders("other", "https://a.test/q").is_empty(), "{}", b.name);
+
+        // A migration derives the entries again from the new path index.
+        let mut old = s.manifest("r/one").unwrap();
+        old.key_version = 0;
+        s.put_manifest(&old).unwrap();
+        s.migrate_keys("r/one").unwrap();
+        assert_eq!(holders("u", "https://a.test/q"), [one.id], "{}", b.name);
+        let m = s.union_members("u").unwrap();
+        assert_eq!(m[0].key_version, webfreeze_snapshots::version::KEY_VERSION, "{}", b.name);
+
+        // Removed: out of every union, the others' entries kept.
+        s.remove("r/two").unwrap();
+        assert!(
+            holders("u", "http://a.test/p").is_empty() && holders("other", "https://b.test/p").is_empty()
+        );
+        assert!(s.union_members("other").unwrap().is_empty(), "{}", b.name);
+        assert_eq!(s.union_members("u").unwrap().len(), 1, "{}", b.name);
+        assert_eq!(holders("u", "https://a.test/p"), [one.id], "{}", b.name);
+        assert!(s.verify(None).unwrap().issues.is_empty(), "{}", b.name);
+    }
+}

@@ -141,10 +141,13 @@ pub(crate) enum SnapshotsCmd {
         #[command(flatten)]
         upstream: crate::cli::UpstreamArgs,
     },
-    /// Build and store the frozen search engine's index of snapshots (the full-text index of their recorded
-    /// pages that replay's `--search` answers from). Recording and import store it already; run this for
-    /// snapshots made by an older webfreeze, for one whose index replay reports damaged, or after the index
-    /// version changed. It replaces the stored index; `gc` frees the old one.
+    /// Derive and store what replay reads from sealed snapshots: the frozen search engine's index (the
+    /// full-text index of their pages that replay's `--search` answers from) and, for a recording's task,
+    /// exploration and crawl snapshots, their site union entries (what `--frozen-web site` reads instead of
+    /// checking and scanning every recording of the site at task start). Recording, import and merge do it
+    /// already; run this for snapshots made by an older webfreeze, for one whose index replay reports
+    /// damaged, or after the index version changed. It replaces the stored index; `gc` frees the old one.
+    #[command(alias = "derive")]
     SearchIndex {
         /// The snapshots to index.
         #[arg(required_unless_present = "all", conflicts_with = "all")]

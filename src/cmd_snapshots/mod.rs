@@ -240,7 +240,7 @@ fn merge_into(store: &Store, sources: &[String], into: &str) -> anyhow::Result<O
             if let Some(n) = replaced {
                 eprintln!("note: replaced {into:?}, left unfinished ({n} exchanges) by the same merge");
             }
-            replay::search::store_index_after_seal(store, into);
+            session::seal::after_seal(store, into);
             store.flush()?;
             Ok(Some(*manifest))
         }
@@ -343,12 +343,16 @@ fn search_index(cfg: &Config, names: Vec<String>, all: bool) -> anyhow::Result<(
     }
     let total = names.len();
     for (i, n) in names.iter().enumerate() {
-        let s = replay::search::store_index(&store, n)?;
+        let s = session::seal::derive(&store, n)?;
+        let union = match &s.site_union {
+            Some(u) => format!("; joined the {}", u.replace('\n', " ")),
+            None => String::new(),
+        };
         eprintln!(
-            "[{}/{total}] {n}: {} document(s) indexed, {} (index version {})",
+            "[{}/{total}] {n}: {} document(s) indexed, {} (index version {}){union}",
             i + 1,
             s.documents,
-            output::bytes(s.bytes as u64),
+            output::bytes(s.index_bytes as u64),
             replay::search::INDEX_VERSION
         );
     }

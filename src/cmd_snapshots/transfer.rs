@@ -35,7 +35,7 @@ pub(super) fn import(cfg: &Config, file: &Path, snapshot: &str, as_json: bool) -
     if let Some(n) = imported.replaced_unfinished {
         eprintln!("note: replaced snapshot {snapshot:?}, left unfinished ({n} exchanges) by an import that did not complete");
     }
-    replay::search::store_index_after_seal(&store, snapshot);
+    session::seal::after_seal(&store, snapshot);
     let format = imported.report.format();
     match &imported.report {
         ImportReport::Har(r) => print_har(file, snapshot, r, as_json),

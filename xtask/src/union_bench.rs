@@ -1,11 +1,15 @@
 //! `cargo xtask bench union [--tasks N]`: a site union of many recordings (issue 49, part 2). A synthetic
-//! site of N recorded tasks (default 1,000) x 50 exchanges each (10 pages every task saw, 40 of its own) in
-//! a real RocksDB store; measured in one run:
-//! - task start with `--frozen-web site` (the union's members listed, checked and layered, the path sieve
-//!   found or built): the first task of a process, then the next ones;
+//! site of N recorded tasks (default 1,000) x 50 exchanges each (10 pages every task saw, 40 of its own),
+//! recorded twice into real RocksDB stores: once sealed as webfreeze seals now (each recording joins its
+//! site union: `session::seal`), once without the union entries (as a webfreeze before them sealed, and as
+//! this one replays such a store). Measured in one run:
+//! - sealing: a recording joining its union;
+//! - task start with `--frozen-web site` (`session::union_layers`: members listed, checked or vouched for,
+//!   layered, the path sieve read or built): the first task of a process, then the next ones, per store;
 //! - per request, answered in process by the replay handler: an exact hit on the task's own snapshot, a
 //!   union hit on the last member in the union's order (the worst case for probing members in turn), and a
-//!   miss, with the union (sieved, as `run` and `replay` build it, and unsieved, as before) and without it.
+//!   miss, with the union (sieve read from the stored entries; sieve built in memory; no sieve, each member
+//!   probed in turn) and without it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,21 +28,33 @@ fn page(i: usize, j: usize) -> String {
     }
 }
 
-fn record(store: &Store, i: usize) -> anyhow::Result<()> {
+/// Record task `i`; with `seal`, it joins its site union as sealing does now: the milliseconds that took.
+fn record(store: &Store, i: usize, seal: bool) -> anyhow::Result<f64> {
     let w = store.create_snapshot(NewSnapshot {
         name: format!("bench/t{i:05}"),
         created_ms: 1,
         seed: Seed { start_ms: 1_700_000_000_000, time_zone: "UTC".into() },
         source: SnapshotSource::Record,
-        labels: BTreeMap::from([("web_name".to_string(), "site".to_string())]),
+        labels: BTreeMap::from([
+            ("web_name".to_string(), "site".to_string()),
+            ("run".to_string(), "bench".to_string()),
+        ]),
     })?;
     for j in 0..PER_TASK {
         let url = page(i, j);
         let body = format!("<html><body>page {i} {j}</body></html>").into_bytes();
         w.append(crate::gen::html_exchange(store, j as u64, url, &body)?)?;
     }
-    w.finalize(2)?;
-    Ok(())
+    let m = w.finalize(2)?;
+    let t = Instant::now();
+    if seal {
+        anyhow::ensure!(
+            session::seal::join_site_union(store, &m.name)?.is_some(),
+            "{} joined no union",
+            m.name
+        );
+    }
+    Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Median microseconds of answering `url` `n` times with `r` (handler phases in process, no sockets); the
@@ -86,44 +102,63 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         .map(|v| v.parse())
         .transpose()?
         .unwrap_or(1000);
-    let dir = tempfile::tempdir()?;
-    let store = Store::open(dir.path())?;
+    let (dir, old_dir) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let (store, old) = (Store::open(dir.path())?, Store::open(old_dir.path())?);
     let t = Instant::now();
+    let mut joins = Vec::with_capacity(tasks);
     for i in 0..tasks {
-        record(&store, i)?;
+        joins.push(record(&store, i, true)?);
+        record(&old, i, false)?;
     }
+    joins.sort_by(f64::total_cmp);
+    let join_ms = joins[joins.len() / 2];
     eprintln!(
-        "bench union: {tasks} tasks x {PER_TASK} exchanges recorded in {:.1} s",
+        "bench union: {tasks} tasks x {PER_TASK} exchanges recorded twice in {:.1} s",
         t.elapsed().as_secs_f64()
     );
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let own = store.manifest("bench/t00000")?;
-    let start = |name: &str| -> anyhow::Result<(f64, replay::overlay::Overlays)> {
+    let start = |store: &Store, name: &str| -> anyhow::Result<(f64, replay::overlay::Overlays)> {
         let t = Instant::now();
         let own = store.manifest(name)?;
         store.check_snapshot(&own)?;
-        let members = session::site_union(&store, "bench", &own, "site")?;
-        let mut o = session::overlay_layers(&store, &own, members, true);
-        o.sieve = session::union_sieve(&store, &own, &o.layers);
+        let layers = session::UnionLayers {
+            run: Some("bench"),
+            web_name: "site",
+            explore: true,
+            ..Default::default()
+        };
+        let o = session::union_layers(store, &own, layers)?;
         Ok((t.elapsed().as_secs_f64() * 1e3, o))
     };
-    let (first_ms, sieved) = start("bench/t00000")?;
-    let mut next = Vec::new();
-    for i in 1..=5.min(tasks - 1) {
-        next.push(start(&format!("bench/t{i:05}"))?.0);
-    }
-    next.sort_by(f64::total_cmp);
-    let next_ms = next.get(next.len() / 2).copied().unwrap_or(f64::NAN);
-    let unsieved = replay::overlay::Overlays { sieve: None, ..sieved.clone() };
-    let replay_with = |overlays: replay::overlay::Overlays| {
+    let next_of = |store: &Store| -> anyhow::Result<f64> {
+        let mut next = Vec::new();
+        for i in 1..=5.min(tasks - 1) {
+            next.push(start(store, &format!("bench/t{i:05}"))?.0);
+        }
+        next.sort_by(f64::total_cmp);
+        Ok(next.get(next.len() / 2).copied().unwrap_or(f64::NAN))
+    };
+    let (first_ms, sieved) = start(&store, "bench/t00000")?;
+    let next_ms = next_of(&store)?;
+    let (old_first_ms, built) = start(&old, "bench/t00000")?;
+    let old_next_ms = next_of(&old)?;
+    anyhow::ensure!(sieved.sieve.is_some() && built.sieve.is_some(), "a union of {tasks} tasks got no sieve");
+    let old_own = old.manifest("bench/t00000")?;
+    let unsieved = replay::overlay::Overlays { sieve: None, ..built.clone() };
+    let replay_with = |store: &Store, own: &snapshots::Manifest, overlays: replay::overlay::Overlays| {
         replay::Replay::new(
             store.clone(),
             own.clone(),
             replay::ReplayConfig { inject_shim: false, overlays, ..Default::default() },
         )
     };
-    let (alone, with_sieve, without_sieve) =
-        (replay_with(Default::default()), replay_with(sieved.clone()), replay_with(unsieved));
+    let (alone, with_sieve, with_built, without_sieve) = (
+        replay_with(&store, &own, Default::default()),
+        replay_with(&store, &own, sieved.clone()),
+        replay_with(&old, &old_own, built),
+        replay_with(&old, &old_own, unsieved),
+    );
     let exact = page(0, SHARED);
     let union_hit = page(tasks - 1, SHARED + 1);
     let miss = "https://site.test/nowhere/at-all";
@@ -132,51 +167,54 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         // First answers, before any cache holds them: another page of the last member, and of the task.
         let first_exact = first_us(&alone, &page(0, SHARED + 2)).await;
         let first_union = first_us(&with_sieve, &page(tasks - 1, SHARED + 2)).await;
-        let first_union_unsieved = first_us(&without_sieve, &page(tasks - 1, SHARED + 3)).await;
+        let first_union_built = first_us(&with_built, &page(tasks - 1, SHARED + 3)).await;
+        let first_union_unsieved = first_us(&without_sieve, &page(tasks - 1, SHARED + 4)).await;
+        let first_miss_alone = first_us(&alone, "https://site.test/nowhere/first-a").await;
+        let first_miss = first_us(&with_sieve, "https://site.test/nowhere/first-b").await;
         let (exact_alone, s1) = answer_us(&alone, &exact, n).await;
         let (miss_alone, s2) = answer_us(&alone, miss, n).await;
         let (exact_sieved, s3) = answer_us(&with_sieve, &exact, n).await;
         let (union_sieved, s4) = answer_us(&with_sieve, &union_hit, n).await;
         let (miss_sieved, s5) = answer_us(&with_sieve, miss, n).await;
-        let (union_unsieved, s6) = answer_us(&without_sieve, &union_hit, n / 10).await;
-        let (miss_unsieved, s7) = answer_us(&without_sieve, miss, n / 10).await;
-        anyhow::ensure!(
-            [s1, s3, s4, s6] == [200; 4] && [s2, s5, s7] == [404; 3],
-            "unexpected statuses: {:?}",
-            [s1, s2, s3, s4, s5, s6, s7]
-        );
+        let (union_built, s6) = answer_us(&with_built, &union_hit, n).await;
+        let (miss_built, s7) = answer_us(&with_built, miss, n).await;
+        let (union_unsieved, s8) = answer_us(&without_sieve, &union_hit, n / 10).await;
+        let (miss_unsieved, s9) = answer_us(&without_sieve, miss, n / 10).await;
+        let statuses = [s1, s2, s3, s4, s5, s6, s7, s8, s9];
+        anyhow::ensure!(statuses == [200, 404, 200, 200, 404, 200, 404, 200, 404], "unexpected statuses: {statuses:?}");
+        let x = |v: f64, of: f64| format!("{v:.1} us ({:.2}x)", v / of);
         println!("site union of {tasks} tasks x {PER_TASK} exchanges ({} layers)", sieved.layers.len());
-        println!("| measure | value | target |\n|---|---|---|");
-        println!("| task start, first of the process (members checked, sieve built) | {first_ms:.1} ms | |");
-        println!("| task start, next tasks (median of 5) | {next_ms:.1} ms | < 50 ms |");
-        println!("| exact hit, no union | {exact_alone:.1} us | |");
-        println!("| exact hit, with the union | {exact_sieved:.1} us | |");
+        println!("| measure | union entries stored at seal (now) | derived in memory (a store sealed before) | target |");
+        println!("|---|---:|---:|---|");
+        println!("| sealing: a recording joins its union (median) | {join_ms:.2} ms | - | |");
+        println!("| task start, first of the process | {first_ms:.1} ms | {old_first_ms:.1} ms | |");
+        println!("| task start, next tasks (median of 5) | {next_ms:.1} ms | {old_next_ms:.1} ms | < 50 ms |");
+        println!("| exact hit, no union | {exact_alone:.1} us | | |");
+        println!("| exact hit, with the union | {} | | |", x(exact_sieved, exact_alone));
         println!(
-            "| union hit (last member), sieved | {union_sieved:.1} us ({:.2}x the exact hit) | <= 2x |",
-            union_sieved / exact_alone
+            "| union hit on the last member (x the exact hit) | {} | {} | <= 2x |",
+            x(union_sieved, exact_alone),
+            x(union_built, exact_alone)
+        );
+        println!("| union hit, each member probed in turn (before the sieve) | | {} | |", x(union_unsieved, exact_alone));
+        println!("| first answer of a page: exact hit, no union | {first_exact:.1} us | | |");
+        println!(
+            "| first answer of a page: union hit on the last member | {} | {} | |",
+            x(first_union, first_exact),
+            x(first_union_built, first_exact)
         );
         println!(
-            "| union hit (last member), each member probed in turn | {union_unsieved:.1} us ({:.1}x) | |",
-            union_unsieved / exact_alone
+            "| first answer of a page: union hit, each member probed in turn | | {} | |",
+            x(first_union_unsieved, first_exact)
         );
-        println!("| first answer of a page (nothing cached): exact hit, no union | {first_exact:.1} us | |");
+        println!("| miss, no union | {miss_alone:.1} us | | |");
         println!(
-            "| first answer of a page: union hit (last member), sieved | {first_union:.1} us ({:.2}x) | |",
-            first_union / first_exact
+            "| miss with the union (x the miss without) | {} | {} | <= 2x |",
+            x(miss_sieved, miss_alone),
+            x(miss_built, miss_alone)
         );
-        println!(
-            "| first answer of a page: union hit, each member probed in turn (before) | {first_union_unsieved:.1} us ({:.0}x) | |",
-            first_union_unsieved / first_exact
-        );
-        println!("| miss, no union | {miss_alone:.1} us | |");
-        println!(
-            "| miss, with the union, sieved | {miss_sieved:.1} us ({:.2}x the miss without) | <= 2x |",
-            miss_sieved / miss_alone
-        );
-        println!(
-            "| miss, each member probed in turn (before) | {miss_unsieved:.1} us ({:.1}x) | |",
-            miss_unsieved / miss_alone
-        );
+        println!("| first miss of an address, no union / with the union | {first_miss_alone:.1} us / {} | | |", x(first_miss, first_miss_alone));
+        println!("| miss, each member probed in turn (before the sieve) | | {} | |", x(miss_unsieved, miss_alone));
         Ok(())
     })
 }

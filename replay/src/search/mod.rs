@@ -28,7 +28,7 @@ pub use site::{
     declared_search, declared_searches, opensearch_links, opensearch_search, site_search, DeclaredSearch,
     SiteSearch,
 };
-pub use stored::{load_index, store_index, store_index_after_seal, SearchIndexError, StoredIndex};
+pub use stored::{load_index, store_index, SearchIndexError, StoredIndex};
 
 /// When the frozen search engine answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

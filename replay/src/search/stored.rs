@@ -141,18 +141,6 @@ pub fn store_index(store: &Store, name: &str) -> Result<StoredIndex, SearchIndex
     Ok(StoredIndex { manifest: m, documents, bytes: bytes.len() })
 }
 
-/// [`store_index`] for a snapshot just sealed: a failure is logged, not returned (the recording is whole
-/// without its index; replay derives it in memory). Every snapshot gets one, whatever its size.
-pub fn store_index_after_seal(store: &Store, name: &str) {
-    match store_index(store, name) {
-        Ok(s) => tracing::debug!("{name}: search index stored ({} documents)", s.documents),
-        Err(e) => tracing::warn!(
-            "{name}: the frozen search index was not stored ({e}); replay derives it in memory, or store it \
-             with `webfreeze snapshots search-index {name}`"
-        ),
-    }
-}
-
 /// The stored index of `m`, when it has a usable one (see the module docs): `Ok(None)` when replay should
 /// derive it, `Err` when it is damaged.
 pub fn load_index(store: &Store, m: &Manifest) -> Result<Option<SearchIndex>, SearchIndexError> {

@@ -176,7 +176,7 @@ pub async fn crawl_site(
     match crawled {
         Ok(()) => {
             let m = writer.finalize(now)?;
-            replay::search::store_index_after_seal(store, &m.name);
+            crate::seal::after_seal(store, &m.name);
             Ok(CrawlReport {
                 part: store.manifest(&m.name).unwrap_or(m),
                 pages_now: state.pages - before,

@@ -220,6 +220,7 @@ impl Store {
         let from = id_prefix(m.id).to_vec();
         let to = id_prefix(m.id + 1).to_vec();
         let mut b = Batch::default();
+        self.leave_unions(m.id, &mut b, None)?;
         b.delete(Table::Manifests, name.as_bytes().to_vec());
         for t in [Table::Exchanges, Table::KeyIndex, Table::PathIndex] {
             b.delete_range(t, from.clone(), to.clone());

@@ -39,6 +39,9 @@ impl Store {
         }
         let mut report = MigrateReport { from: m.key_version, to: KEY_VERSION, ..Default::default() };
         let mut b = Batch::default();
+        // Its unions' entries were derived from the old path index: taken out with it, derived again below.
+        let unions = self.unions_of(m.id)?;
+        self.leave_unions(m.id, &mut b, None)?;
         // The old index entries go first: a key that did not change is put back after its delete.
         for t in [Table::KeyIndex, Table::PathIndex] {
             for item in self.kv().scan_prefix(t, &id_prefix(m.id)) {
@@ -86,6 +89,9 @@ impl Store {
                     detail: format!("{name} exchange {} is not found by its own key after migrating", x.seq),
                 });
             }
+        }
+        for u in unions {
+            self.join_union(&u, &m)?;
         }
         Ok(report)
     }

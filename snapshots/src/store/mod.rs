@@ -33,6 +33,8 @@ mod maintenance;
 mod migrate;
 mod rendered;
 pub use rendered::{RenderedPages, RENDERED_TEXT_VERSION};
+mod union;
+pub use union::UNION_VERSION;
 mod writer;
 
 pub use copy::{MergeTarget, Merged, MERGED_FROM_LABEL};
@@ -286,6 +288,14 @@ impl Store {
     pub fn manifests(&self) -> Result<Vec<Manifest>, StoreError> {
         self.kv()
             .scan_prefix(Table::Manifests, b"")
+            .map(|r| r.and_then(|(_, v)| decode_manifest(&v)))
+            .collect()
+    }
+
+    /// The manifests of the snapshots whose names start with `prefix`, ordered by name (one prefix read).
+    pub fn manifests_under(&self, prefix: &str) -> Result<Vec<Manifest>, StoreError> {
+        self.kv()
+            .scan_prefix(Table::Manifests, prefix.as_bytes())
             .map(|r| r.and_then(|(_, v)| decode_manifest(&v)))
             .collect()
     }

@@ -1,0 +1,53 @@
+//! The sealing step: what a snapshot needs besides its records, derived once when it is sealed (a
+//! recording, a task proxy's finish, an exploration, a crawl part), imported (HAR, WARC, a bundle), copied
+//! by a merge, or asked for again (`webfreeze snapshots search-index`). Every place that seals a snapshot calls
+//! [`after_seal`], so a new derived structure is added here once:
+//! - its frozen search index (`replay::search::store_index`), which replay's search answers from;
+//! - its place in its site union (`snapshots::Store::join_union`, when [`crate::names::site_union_of`]
+//!   names one): the check and the path entries a replay over thousands of the site's recordings reads
+//!   instead of checking and scanning each of them at task start (`crate::union_sieve`).
+//!
+//! A failure is logged, not returned, by [`after_seal`]: the recording is whole without what is derived
+//! from it, and replay derives both in memory when they are missing. [`derive`] returns it.
+
+use snapshots::Store;
+
+use crate::error::SessionError;
+
+/// What [`derive`] made for one snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Derived {
+    /// Documents in its stored search index.
+    pub documents: usize,
+    /// Bytes of that index.
+    pub index_bytes: usize,
+    /// The site union it joined, if it is a layer of one.
+    pub site_union: Option<String>,
+}
+
+/// Derive and store everything snapshot `name` needs once sealed (see the module docs).
+pub fn derive(store: &Store, name: &str) -> Result<Derived, SessionError> {
+    let index = replay::search::store_index(store, name)
+        .map_err(|source| SessionError::SearchIndex { snapshot: name.to_string(), source })?;
+    let union = join_site_union(store, name)?;
+    Ok(Derived { documents: index.documents, index_bytes: index.bytes, site_union: union })
+}
+
+/// [`derive`] for a snapshot just sealed: failures are logged (with the command that derives it again).
+pub fn after_seal(store: &Store, name: &str) {
+    if let Err(e) = derive(store, name) {
+        tracing::warn!(
+            "{e}; replay derives it in memory, or store it with `webfreeze snapshots search-index {name}`"
+        );
+    }
+}
+
+/// Add snapshot `name` to its site union when it is a layer of one; the union's name.
+pub fn join_site_union(store: &Store, name: &str) -> Result<Option<String>, SessionError> {
+    let m = store.manifest(name)?;
+    let Some(union) = crate::names::site_union_of(store, &m) else { return Ok(None) };
+    store
+        .join_union(&union, &m)
+        .map_err(|source| SessionError::SiteUnion { snapshot: name.to_string(), source })?;
+    Ok(Some(union))
+}

@@ -10,6 +10,7 @@
 //! | [`BLOB_VERSION`] | body blob and chunk records | each record's first byte | read by its reader |
 //! | [`KEY_VERSION`] | request keys (URL, body normalisation) and the path index | each manifest (`key_version`) | replay refuses it until `webfreeze snapshots migrate` re-derives its keys |
 //! | [`BUNDLE_VERSION`] | bundle archives | each bundle's manifest | read by its reader |
+//! | [`crate::UNION_VERSION`] | the site unions' entries derived at seal (the `unions` table, added to version-1 stores without a bump: a build before it never reads it, a read-only open of a store without it reads it empty) | each membership record | ignored: the replay checks and scans that member itself |
 //!
 //! Records are at version 2 (WebSocket messages; `format.rs` has the history), every other one at 1:
 //! "read by its reader" is the rule each new version keeps.

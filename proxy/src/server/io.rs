@@ -19,6 +19,18 @@ macro_rules! write_through {
             ) -> Poll<std::io::Result<usize>> {
                 Pin::new(&mut self.inner).poll_write(cx, buf)
             }
+            // Vectored writes pass through too: without them a TLS stream above writes its queued records
+            // one `send` each (rustls hands them all at once), and hyper copies a body behind its head.
+            fn poll_write_vectored(
+                mut self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> Poll<std::io::Result<usize>> {
+                Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+            }
+            fn is_write_vectored(&self) -> bool {
+                self.inner.is_write_vectored()
+            }
             fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
                 Pin::new(&mut self.inner).poll_flush(cx)
             }
@@ -119,6 +131,25 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
             Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
             other => other,
         }
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 {
+                    self.touch();
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            other => other,
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(cx)

@@ -149,6 +149,22 @@ impl AsyncWrite for OriginStream {
             OriginStream::Tls(s, _) => Pin::new(s).poll_write(cx, buf),
         }
     }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            OriginStream::Plain(s, _) => Pin::new(s).poll_write_vectored(cx, bufs),
+            OriginStream::Tls(s, _) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            OriginStream::Plain(s, _) => s.is_write_vectored(),
+            OriginStream::Tls(s, _) => s.is_write_vectored(),
+        }
+    }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             OriginStream::Plain(s, _) => Pin::new(s).poll_flush(cx),

@@ -31,10 +31,17 @@ pub const BROWSER_BACKGROUND: &[&str] = &[
 /// Whether `host` matches `pattern`: a host name, or `*.suffix` for the suffix and every subdomain.
 /// Case and a trailing dot are ignored; `pattern` is expected lower-case.
 pub fn host_matches(pattern: &str, host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    // Asked for every request: compared in place, case-insensitively, without allocating.
+    let host = host.trim_end_matches('.');
     match pattern.strip_prefix("*.") {
-        Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
-        None => host == pattern,
+        Some(suffix) => {
+            let (h, n) = (host.as_bytes(), suffix.len());
+            host.eq_ignore_ascii_case(suffix)
+                || (h.len() > n
+                    && h[h.len() - n - 1] == b'.'
+                    && h[h.len() - n..].eq_ignore_ascii_case(suffix.as_bytes()))
+        }
+        None => host.eq_ignore_ascii_case(pattern),
     }
 }
 

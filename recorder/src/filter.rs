@@ -52,6 +52,13 @@ mod tests {
             ("ads.test", false),
             ("tracker.test", false),
             ("nottracker.test", true),
+            // Case and a trailing dot are ignored; a suffix must follow a dot.
+            ("X.Ads.TEST.", false),
+            ("Tracker.Test", false),
+            ("xads.test", true),
+            ("ads.test.example", true),
+            ("ünï.ads.test", false),
+            ("ünïads.test", true),
         ] {
             assert_eq!(f.records(host), recorded, "{host}");
         }

@@ -158,7 +158,6 @@ impl Replay {
                 self.wire_answer(ctx, Answered::bare(Answer::FrozenSearch));
                 return self.answer_from_search(&url, sr);
             }
-            let headers = crate::wire::pairs(&parts.headers);
             let ct =
                 parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
             let incoming = Incoming {
@@ -166,7 +165,7 @@ impl Replay {
                 url: &url,
                 content_type: ct.as_deref(),
                 body: &body,
-                headers: &headers,
+                headers: &parts.headers,
             };
             // The key is derived once: it indexes the exact-match cache and the store.
             let key = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok();
@@ -434,7 +433,7 @@ impl Replay {
                     return self.serve_websocket(&chosen, log, key.as_bytes(), &url).await;
                 }
             }
-            match self.serve_exchange(&parts.headers, &chosen, &self.manifest.source, callback) {
+            match self.serve_exchange(&parts.headers, &chosen, &self.manifest, callback) {
                 Ok(r) => Decision::Respond(r),
                 Err(e) => Decision::Respond(text_response(
                     StatusCode::INTERNAL_SERVER_ERROR,

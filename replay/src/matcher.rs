@@ -21,8 +21,8 @@ pub struct Incoming<'a> {
     pub content_type: Option<&'a str>,
     /// The request body.
     pub body: &'a [u8],
-    /// Request headers (lower-case names).
-    pub headers: &'a [(String, String)],
+    /// Request headers.
+    pub headers: &'a http::HeaderMap,
 }
 
 /// A match: the layer, the cursor group and the exchanges of that group in recorded order.
@@ -244,11 +244,17 @@ impl Match {
     }
 
     /// Candidate `i` (recorded order): held, or read from the store.
-    pub fn get(&self, store: &Store, m: &Manifest, i: usize) -> Result<Option<Exchange>, StoreError> {
+    pub fn get(
+        &self,
+        store: &Store,
+        m: &Manifest,
+        i: usize,
+    ) -> Result<Option<std::borrow::Cow<'_, Exchange>>, StoreError> {
         match self.exchanges.get(i) {
-            Some(x) => Ok(Some(x.clone())),
+            // Held: lent, not copied (a hit's exchange, headers and all, was cloned on every request).
+            Some(x) => Ok(Some(std::borrow::Cow::Borrowed(x))),
             None => match self.seqs.get(i) {
-                Some(&seq) => store.exchange(m, seq),
+                Some(&seq) => Ok(store.exchange(m, seq)?.map(std::borrow::Cow::Owned)),
                 None => Ok(None),
             },
         }
@@ -332,8 +338,11 @@ pub fn find(
     // whose parameters name another resource is ruled out, and so is one scoring under the threshold.
     let my_pairs = pairs_of(rules, req.url);
     let my_keys: BTreeSet<String> = my_pairs.iter().map(|(k, _)| k.clone()).collect();
-    let my_headers: BTreeSet<(String, String)> =
-        req.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    let my_headers: BTreeSet<(String, String)> = req
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
     let mut best: Option<(f64, usize, &Exchange)> = None;
     for x in &same_method {
         let theirs = pairs_of(rules, &x.request.url);

@@ -189,7 +189,7 @@ impl crate::Replay {
             (Some(a), Some(b)) if a != b => Some((a, b)),
             _ => None,
         };
-        match self.serve_exchange(req_headers, &x, &o.manifest.source, callback) {
+        match self.serve_exchange(req_headers, &x, &o.manifest, callback) {
             Ok(mut r) => {
                 r.headers_mut().insert(
                     http::HeaderName::from_static(LAYER_HEADER),

@@ -4,7 +4,73 @@
 
 use super::*;
 
+/// A recorded response's head as replay serves it, before the freshness headers of the moment
+/// (`refresh`) and the body's length: built once per exchange ([`Replay::head_of`]), since parsing and
+/// cleaning the recorded headers is most of an exact hit's own work.
+#[derive(Debug)]
+pub(crate) struct Head {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    is_html: bool,
+}
+
 impl Replay {
+    /// `x`'s head (of snapshot `snapshot`), from the cache or built and kept.
+    fn head_of(&self, snapshot: u64, x: &Exchange) -> std::sync::Arc<Head> {
+        let key = (snapshot, x.seq);
+        if let Some(h) = self.heads.lock().ok().and_then(|mut c| c.get(&key).cloned()) {
+            return h;
+        }
+        let head = std::sync::Arc::new(self.build_head(x));
+        if let Ok(mut c) = self.heads.lock() {
+            c.put(key, head.clone());
+        }
+        head
+    }
+
+    fn build_head(&self, x: &Exchange) -> Head {
+        let mut h = http::HeaderMap::new();
+        let mut is_html = false;
+        let mut csp: Vec<(HeaderName, String)> = Vec::new();
+        for hd in &x.response.headers {
+            let Ok(name) = HeaderName::from_bytes(hd.name.as_bytes()) else { continue };
+            let Ok(value) = HeaderValue::from_str(&hd.value) else { continue };
+            if name == header::CONTENT_TYPE && hd.value.to_ascii_lowercase().contains("text/html") {
+                is_html = true;
+            }
+            if name == header::CONTENT_SECURITY_POLICY || name == header::CONTENT_SECURITY_POLICY_REPORT_ONLY
+            {
+                csp.push((name, hd.value.clone()));
+                continue;
+            }
+            h.append(name, value);
+        }
+        proxy::headers::clean_response(&mut h);
+        for n in [header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
+            h.remove(n);
+        }
+        // Stored bodies are decoded, except one whose decoding failed: it is the wire bytes, served with
+        // their encoding so the browser fails on them as it did on the origin's.
+        if !x.flags.decode_failed {
+            h.remove(header::CONTENT_ENCODING);
+        }
+        let inject = self.cfg.inject_shim && is_html;
+        for (name, value) in csp {
+            let v = if inject { shim::patch_csp(&value) } else { value };
+            if let Ok(v) = HeaderValue::from_str(&v) {
+                h.append(name, v);
+            }
+        }
+        if inject {
+            h.remove(header::ETAG);
+        }
+        Head {
+            status: StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK),
+            headers: h,
+            is_html,
+        }
+    }
+
     /// Accept a recorded WebSocket's handshake (a fresh `Sec-WebSocket-Accept` for this client's key, no
     /// extensions: messages are played uncompressed) and hand the proxy its recorded connection to play.
     pub(crate) async fn serve_websocket(
@@ -59,60 +125,20 @@ impl Replay {
         &self,
         req_headers: &http::HeaderMap,
         x: &Exchange,
-        source: &snapshots::SnapshotSource,
+        snapshot: &snapshots::Manifest,
         callback: Option<(String, String)>,
     ) -> Result<Response<Body>, ProxyError> {
         let store_err = |e: snapshots::StoreError| {
             ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
         };
-        let mut b =
-            Response::builder().status(StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK));
-        let mut is_html = false;
-        let mut csp: Vec<(HeaderName, String)> = Vec::new();
-        {
-            let Some(h) = b.headers_mut() else {
-                return Err(ProxyError::new(
-                    proxy::Side::Handler,
-                    proxy::ErrorKind::Other,
-                    "",
-                    "bad recorded status",
-                ));
-            };
-            for hd in &x.response.headers {
-                let Ok(name) = HeaderName::from_bytes(hd.name.as_bytes()) else { continue };
-                let Ok(value) = HeaderValue::from_str(&hd.value) else { continue };
-                if name == header::CONTENT_TYPE && hd.value.to_ascii_lowercase().contains("text/html") {
-                    is_html = true;
-                }
-                if name == header::CONTENT_SECURITY_POLICY
-                    || name == header::CONTENT_SECURITY_POLICY_REPORT_ONLY
-                {
-                    csp.push((name, hd.value.clone()));
-                    continue;
-                }
-                h.append(name, value);
-            }
-            proxy::headers::clean_response(h);
+        let source = &snapshot.source;
+        let head = self.head_of(snapshot.id, x);
+        let is_html = head.is_html;
+        let mut b = Response::builder().status(head.status);
+        if let Some(h) = b.headers_mut() {
+            *h = head.headers.clone();
             if let Some(r) = &self.cfg.refresh {
                 refresh::refresh(h, x.started_ms, r.0.now_ms());
-            }
-            for n in [header::CONTENT_LENGTH, header::TRANSFER_ENCODING] {
-                h.remove(n);
-            }
-            // Stored bodies are decoded, except one whose decoding failed: it is the wire bytes, served with
-            // their encoding so the browser fails on them as it did on the origin's.
-            if !x.flags.decode_failed {
-                h.remove(header::CONTENT_ENCODING);
-            }
-            let inject = self.cfg.inject_shim && is_html;
-            for (name, value) in csp {
-                let v = if inject { shim::patch_csp(&value) } else { value };
-                if let Ok(v) = HeaderValue::from_str(&v) {
-                    h.append(name, v);
-                }
-            }
-            if inject {
-                h.remove(header::ETAG);
             }
         }
         let Some(body_ref) = &x.response.body else {

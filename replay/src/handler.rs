@@ -131,6 +131,32 @@ impl Replay {
 
 impl Replay {
     /// The request phase proper: match layer by layer, serve or miss; each answer noted for the wire log.
+    /// The request's key and its digest: derived (the URL parsed and normalised, then hashed), or for a
+    /// GET without a body found again by its URL.
+    fn key_of(
+        &self,
+        method: &str,
+        url: &str,
+        ct: Option<&str>,
+        body: &[u8],
+    ) -> Option<std::sync::Arc<(snapshots::RequestKey, [u8; 32])>> {
+        let plain_get = method == "GET" && ct.is_none() && body.is_empty();
+        if plain_get {
+            if let Some(k) = self.keys.lock().ok().and_then(|mut c| c.get(url).cloned()) {
+                return Some(k);
+            }
+        }
+        let key = snapshots::request_key(method, url, ct, body).ok()?;
+        let digest = key.digest();
+        let keyed = std::sync::Arc::new((key, digest));
+        if plain_get {
+            if let Ok(mut c) = self.keys.lock() {
+                c.put(url.to_string(), keyed.clone());
+            }
+        }
+        Some(keyed)
+    }
+
     async fn decide(&self, ctx: &ReplayCtx, req: Request<Body>) -> Decision {
         {
             let (parts, body) = req.into_parts();
@@ -168,10 +194,11 @@ impl Replay {
                 headers: &parts.headers,
             };
             // The key is derived once: it indexes the exact-match cache and the store.
-            let key = snapshots::request_key(&method, &url, ct.as_deref(), &body).ok();
-            let digest = key.as_ref().map(|k| k.digest());
+            let keyed = self.key_of(&method, &url, ct.as_deref(), &body);
+            let key = keyed.as_ref().map(|k| &k.0);
+            let digest = keyed.as_ref().map(|k| k.1);
             let cached = digest.and_then(|d| self.exact.lock().ok().and_then(|mut c| c.get(&d).cloned()));
-            let looked_up = match (cached, &key) {
+            let looked_up = match (cached, key) {
                 (Some(m), _) => Ok(Some(m)),
                 (None, None) => Ok(None), // a URL that cannot be keyed cannot match
                 _ if self.cfg.hide_own => Ok(None),
@@ -223,7 +250,7 @@ impl Replay {
             // in the `overlay` module's docs.
             let lacks = found.as_ref().is_none_or(|m| m.layer > Layer::Normalised);
             if lacks && !self.cfg.overlays.is_empty() {
-                if let Some(key) = &key {
+                if let Some(key) = key {
                     let floor = if found.is_some() { Layer::Normalised } else { Layer::Fuzzy };
                     let cached = digest.and_then(|d| self.overlay_exact.lock().ok()?.get(&d).cloned());
                     let o = match cached {

@@ -188,6 +188,8 @@ pub struct Replay {
     /// Exact-key answers of the overlays already looked up (overlays are immutable and keep no sequence
     /// state, so the same key gets the same overlay's answer), bounded by count.
     overlay_exact: Mutex<lru::LruCache<[u8; 32], overlay::OverlayMatch>>,
+    /// Keys of GET requests without a body already derived, by URL.
+    keys: Mutex<lru::LruCache<String, std::sync::Arc<(snapshots::RequestKey, [u8; 32])>>>,
     /// Response heads already built, by snapshot id and exchange number (`serving::Head`).
     heads: Mutex<lru::LruCache<(u64, u64), std::sync::Arc<serving::Head>>>,
     /// The frozen search engine's index, built on the first search.
@@ -252,6 +254,9 @@ impl Replay {
                 std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
             )),
             overlay_exact: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+            keys: Mutex::new(lru::LruCache::new(
                 std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
             )),
             heads: Mutex::new(lru::LruCache::new(

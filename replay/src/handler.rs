@@ -130,16 +130,9 @@ impl Replay {
 }
 
 impl Replay {
-    /// The request phase proper: match layer by layer, serve or miss; each answer noted for the wire log.
     /// The request's key and its digest: derived (the URL parsed and normalised, then hashed), or for a
     /// GET without a body found again by its URL.
-    fn key_of(
-        &self,
-        method: &str,
-        url: &str,
-        ct: Option<&str>,
-        body: &[u8],
-    ) -> Option<std::sync::Arc<(snapshots::RequestKey, [u8; 32])>> {
+    fn key_of(&self, method: &str, url: &str, ct: Option<&str>, body: &[u8]) -> Option<crate::Keyed> {
         let plain_get = method == "GET" && ct.is_none() && body.is_empty();
         if plain_get {
             if let Some(k) = self.keys.lock().ok().and_then(|mut c| c.get(url).cloned()) {
@@ -157,6 +150,7 @@ impl Replay {
         Some(keyed)
     }
 
+    /// The request phase proper: match layer by layer, serve or miss; each answer noted for the wire log.
     async fn decide(&self, ctx: &ReplayCtx, req: Request<Body>) -> Decision {
         {
             let (parts, body) = req.into_parts();

@@ -189,7 +189,7 @@ pub struct Replay {
     /// state, so the same key gets the same overlay's answer), bounded by count.
     overlay_exact: Mutex<lru::LruCache<[u8; 32], overlay::OverlayMatch>>,
     /// Keys of GET requests without a body already derived, by URL.
-    keys: Mutex<lru::LruCache<String, std::sync::Arc<(snapshots::RequestKey, [u8; 32])>>>,
+    keys: Mutex<lru::LruCache<String, Keyed>>,
     /// Response heads already built, by snapshot id and exchange number (`serving::Head`).
     heads: Mutex<lru::LruCache<(u64, u64), std::sync::Arc<serving::Head>>>,
     /// The frozen search engine's index, built on the first search.
@@ -205,6 +205,9 @@ pub struct Replay {
     /// The replayed snapshot's state-changing writes (`epochs`), read on first need.
     writes: std::sync::OnceLock<Vec<u64>>,
 }
+
+/// A request's key and its digest, derived once.
+pub(crate) type Keyed = std::sync::Arc<(snapshots::RequestKey, [u8; 32])>;
 
 /// Exact-key match results kept in memory.
 const CACHE_MATCHES: usize = 4096;

@@ -5,7 +5,7 @@
 //!   open + first lookup, lookup p50/p99, peak RSS at 10k and N exchanges.
 //! - `cargo xtask bench proxy [--secs S]`: HTTPS keep-alive req/s and latency, direct vs `webfreeze proxy`
 //!   vs mitmproxy 12.
-//! - `cargo xtask bench replay [--secs S] [--throughput-only]`: replay vs an in-memory hyper+rustls server vs
+//! - `cargo xtask bench replay [--secs S] [--throughput-only] [--before OLD_WEBFREEZE]`: replay vs an in-memory hyper+rustls server vs
 //!   mitmproxy server replay, with each server's CPU time per request; then (unless `--throughput-only`)
 //!   the store-bound cells and replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
 //! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded on real applications
@@ -79,7 +79,16 @@ fn main() -> anyhow::Result<()> {
         }
         ["bench", "proxy", ..] => proxy_bench::run_proxy(arg(&args, "--secs", 3.0)),
         ["bench", "replay", ..] => {
-            proxy_bench::run_replay(arg(&args, "--secs", 3.0), args.iter().any(|a| a == "--throughput-only"))
+            let before = args
+                .iter()
+                .position(|a| a == "--before")
+                .and_then(|i| args.get(i + 1))
+                .map(std::path::PathBuf::from);
+            proxy_bench::run_replay(
+                arg(&args, "--secs", 3.0),
+                args.iter().any(|a| a == "--throughput-only"),
+                before,
+            )
         }
         ["bench", "agent", ..] => agent_bench::run(
             arg(&args, "--tasks", 3),

@@ -360,8 +360,12 @@ pub(crate) fn run_proxy(secs: f64) -> anyhow::Result<()> {
 
 /// `throughput_only`: the first table alone (for profiling the hot path), skipping the store-bound cells and
 /// the snapshot-size section.
-pub(crate) fn run_replay(secs: f64, throughput_only: bool) -> anyhow::Result<()> {
+/// `before`: another webfreeze binary (an older build) measured in the same run, replaying the same store.
+pub(crate) fn run_replay(secs: f64, throughput_only: bool, before: Option<PathBuf>) -> anyhow::Result<()> {
     let bin = webfreeze_bin()?;
+    if let Some(b) = &before {
+        anyhow::ensure!(b.is_file(), "--before {}: no such binary", b.display());
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let work = std::env::temp_dir().join(format!("webfreeze-bench-replay-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -388,6 +392,11 @@ pub(crate) fn run_replay(secs: f64, throughput_only: bool) -> anyhow::Result<()>
             let (rep, addr) = spawn_listening(&bin, &home, &["replay", "--snapshot", "bench", "--no-inject-shim"])?;
             let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
             measure(&mut rows, "webfreeze replay", Via::Proxy(addr), Some(rep.0.id()), origin, &[ca], secs).await;
+        }
+        if let Some(before) = &before {
+            let (rep, addr) = spawn_listening(before, &home, &["replay", "--snapshot", "bench", "--no-inject-shim"])?;
+            let ca = std::fs::read_to_string(home.join("ca/ca.pem"))?;
+            measure(&mut rows, "replay, --before", Via::Proxy(addr), Some(rep.0.id()), origin, &[ca], secs).await;
         }
         match mitmdump() {
             Some((py, dir)) => {

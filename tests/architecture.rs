@@ -13,7 +13,9 @@
 //! - the binary's `cmd_*` modules never import each other;
 //! - no crate's top-level modules use each other in a circle (`crate::NAME` paths outside comments and tests);
 //! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate;
-//! - a Rust file over 600 lines says why at its top (a `Size:` line in its opening doc comment).
+//! - a Rust file over 600 lines says why at its top (a `Size:` line in its opening doc comment);
+//! - library code writes files only in the rooms listed in `FILE_WRITERS`: a run's files only through
+//!   `trajectory::run_dir` (`RunDir`, `TaskDir`), so every one goes down atomically.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -284,6 +286,57 @@ fn libraries_fail_with_typed_errors() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Library files that write files, and what they write. A run directory's files go only through
+/// `trajectory/src/run_dir.rs`; a new writer is added here with what it writes, or goes through it.
+const FILE_WRITERS: &[(&str, &str)] = &[
+    ("trajectory/src/run_dir.rs", "a run directory's files, atomically"),
+    ("trajectory/src/wire.rs", "a task's wire log, as the run goes (a zstd stream)"),
+    ("proxy/src/ca.rs", "the CA's certificate and key (0600)"),
+    ("snapshots/src/store/lock.rs", "the store's lock file (the holder's pid and command line)"),
+    ("bundle/src/lib.rs", "the bundle archive itself (temp + rename)"),
+    ("bundle/src/remote.rs", "a bundle downloaded from object storage (temp + rename)"),
+];
+
+const WRITE_CALLS: &[&str] = &["fs::write(", "File::create(", "fs::copy(", "OpenOptions::new("];
+
+#[test]
+fn library_code_writes_files_only_where_listed() {
+    let mut wrong = Vec::new();
+    for p in packages().iter().filter(|p| !["webfreeze", "xtask", "demo"].contains(&p.name.as_str())) {
+        for f in rust_files(&p.dir.join("src")) {
+            if f.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let name = rel(&f);
+            if FILE_WRITERS.iter().any(|(w, _)| *w == name) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().take_while(|l| l.trim() != "#[cfg(test)]").enumerate() {
+                if WRITE_CALLS.iter().any(|c| line.contains(c)) && !line.trim_start().starts_with("//") {
+                    wrong.push(format!(
+                        "{name}:{}: writes a file outside the rooms that may (a run's files go through \
+                         trajectory::RunDir; list another writer in FILE_WRITERS): {}",
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Each listed writer still writes (a stale entry would let a new writer hide behind it).
+    for (w, what) in FILE_WRITERS {
+        let text = std::fs::read_to_string(root().join(w)).unwrap_or_default();
+        let body: String =
+            text.lines().take_while(|l| l.trim() != "#[cfg(test)]").collect::<Vec<_>>().join("\n");
+        assert!(
+            WRITE_CALLS.iter().any(|c| body.contains(c)),
+            "{w} is listed as writing {what} but writes nothing"
+        );
+    }
 }
 
 #[test]

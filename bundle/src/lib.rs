@@ -630,11 +630,7 @@ pub fn import(
             return Ok(());
         }
         if let (Some(rel), Some(st)) = (path.strip_prefix("run/"), &staging) {
-            let to = st.join(rel);
-            if let Some(p) = to.parent() {
-                std::fs::create_dir_all(p).map_err(io(p))?;
-            }
-            return std::fs::write(&to, bytes).map_err(io(&to));
+            return Ok(RunDir::new(st).write_file(rel, bytes)?);
         }
         check_part(
             file,

@@ -262,20 +262,6 @@ fn check_together(inputs: &[Input], partial: bool) -> Result<Vec<String>, MergeE
 }
 
 /// Copy a directory tree (task directories: files, no links).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
-    std::fs::create_dir_all(to).map_err(io(to))?;
-    for e in std::fs::read_dir(from).map_err(io(from))? {
-        let e = e.map_err(io(from))?;
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_type().map_err(io(&src))?.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(io(&src))?;
-        }
-    }
-    Ok(())
-}
-
 fn out_is_free(out: &Path) -> Result<(), MergeError> {
     match std::fs::read_dir(out).map(|mut d| d.next().is_some()) {
         Ok(true) => Err(MergeError::OutExists(show(out))),
@@ -349,7 +335,7 @@ fn stage(
         for (id, st) in &i.rf.tasks {
             let (from, to) = (src_run.task(id), staged.task(id));
             if from.path().is_dir() {
-                copy_tree(from.path(), to.path())?;
+                to.copy_from(&from)?;
             }
             if let (Some(store), Some(mut t)) = (store, to.read_trajectory()?) {
                 let shard_name =

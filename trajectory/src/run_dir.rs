@@ -64,6 +64,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
     std::fs::rename(&tmp, path).map_err(io(path))
 }
 
+fn copy_tree(from: &Path, to: &Path) -> Result<(), RunDirError> {
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    for e in std::fs::read_dir(from).map_err(io(from))? {
+        let e = e.map_err(io(from))?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().map_err(io(&src))?.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            write_atomic(&dst, &std::fs::read(&src).map_err(io(&src))?)?;
+        }
+    }
+    Ok(())
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &'static str,
@@ -323,6 +337,25 @@ impl RunDir {
         Self { root: root.into() }
     }
 
+    /// Write one file of the run, by its path inside the run directory, atomically, creating its
+    /// directories (a bundle's run files unpacked). A path that is absolute or climbs out of the run
+    /// (`..`) is refused.
+    pub fn write_file(&self, rel: &str, bytes: &[u8]) -> Result<(), RunDirError> {
+        let inside = Path::new(rel).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || rel.is_empty() {
+            return Err(RunDirError::Bad {
+                path: rel.to_string(),
+                what: "run directory path",
+                detail: "not a path inside the run directory".into(),
+            });
+        }
+        let to = self.root.join(rel);
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p).map_err(io(p))?;
+        }
+        write_atomic(&to, bytes)
+    }
+
     /// Its path.
     pub fn path(&self) -> &Path {
         &self.root
@@ -392,6 +425,12 @@ impl TaskDir {
     /// Its path.
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// Copy every file of `from` (another run's directory of a task, subdirectories included) into this
+    /// one, each written atomically (`webfreeze merge`).
+    pub fn copy_from(&self, from: &TaskDir) -> Result<(), RunDirError> {
+        copy_tree(&from.dir, &self.dir)
     }
 
     /// Create it, empty: an earlier unfinished attempt's files are removed.
@@ -490,6 +529,32 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, vec!["step-01.png".to_string()]);
+    }
+
+    /// A run's files by their path inside it (a bundle's run unpacked): only paths that stay inside; a
+    /// task's directory copied whole into another run (a merge), subdirectories included.
+    #[test]
+    fn files_by_path_stay_inside_and_task_dirs_copy_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let run = RunDir::new(d.path().join("run"));
+        for (rel, ok) in [
+            ("run.json", true),
+            ("t1/step-01.png", true),
+            ("t1/rescore/a/b.json", true),
+            ("../outside", false),
+            ("t1/../../outside", false),
+            ("/etc/passwd", false),
+            ("", false),
+        ] {
+            let r = run.write_file(rel, b"x");
+            assert_eq!(r.is_ok(), ok, "{rel}: {r:?}");
+        }
+        assert!(!d.path().join("outside").exists());
+        let other = RunDir::new(d.path().join("other"));
+        other.task("t1").copy_from(&run.task("t1")).unwrap();
+        for f in ["step-01.png", "rescore/a/b.json"] {
+            assert_eq!(std::fs::read(other.task("t1").path().join(f)).unwrap(), b"x", "{f}");
+        }
     }
 
     #[test]

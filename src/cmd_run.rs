@@ -16,7 +16,6 @@ use trajectory::{RunConfig, RunDir};
 use crate::cli::{RunArgs, RunMode};
 use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
 use crate::usage::UsageError;
-use clap::ValueEnum as _;
 
 fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
     if args.fork_at.is_some() && !args.policy.starts_with("trajectory:") {
@@ -220,6 +219,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let guard = guards(&args, &sites)?;
     let (recorded_window, recorded_extra) = settings.recorded_fields();
+    let time_zone = cfg.time_zone(args.time_zone.as_deref());
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -228,7 +228,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         ca: load_ca(cfg)?,
         proxy: upstream_config(&args.upstream)?,
         clock,
-        time_zone: cfg.time_zone(args.time_zone.as_deref()),
+        time_zone: time_zone.clone(),
         locale: args.locale.clone(),
         jobs,
         shard: args.shard,
@@ -244,9 +244,13 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             settle_ms: settings.settle_ms,
             wait_ms: settings.wait_ms,
             search_url: settings.search_url.clone(),
-            on_miss: format!("{:?}", args.on_miss),
+            on_miss: args.on_miss.into(),
             temperature: args.llm.temperature,
             keep_screenshots: args.llm.keep_screenshots,
+            frozen_web: (args.mode == RunMode::Replay).then(|| args.frozen_web.into()),
+            search: (args.mode == RunMode::Replay).then(|| args.search.into()),
+            time_zone: Some(time_zone.clone()),
+            locale: Some(args.locale.clone()),
             // Set only when used, so run.json stays as before for runs without them.
             extra: recorded_extra
                 .into_iter()
@@ -268,18 +272,6 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
                             "depth": args.explore_depth, "pace_ms": args.explore_pace_ms,
                         })
                     }),
-                ),
-                (
-                    "frozen_web",
-                    (args.mode == RunMode::Replay)
-                        .then(|| args.frozen_web.to_possible_value().map(|v| v.get_name().into()))
-                        .flatten(),
-                ),
-                (
-                    "search",
-                    (args.mode == RunMode::Replay)
-                        .then(|| args.search.to_possible_value().map(|v| v.get_name().into()))
-                        .flatten(),
                 ),
                 ("fork_at", args.fork_at.map(|n| serde_json::json!(n))),
                 ])

@@ -33,10 +33,10 @@ pub(crate) fn scripted_run_options(
             settle_ms: agent.settle_quiet.as_millis() as u64,
             wait_ms: agent.wait.as_millis() as u64,
             search_url: agent.search_url.clone(),
-            on_miss: "NotFound".into(),
             temperature: 0.0,
             keep_screenshots: 3,
             extra,
+            ..RunConfig::default()
         },
         chrome_version: agent::browser::browser_version(&agent.chrome),
         agent,

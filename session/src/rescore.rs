@@ -5,6 +5,11 @@
 //! (no network), with the set-up its file gave it (start tabs, viewport, storage state), and the checks
 //! run at its end as they did in the run. The re-execution's files (trajectory, screenshots, images the
 //! checks fetched) go to the task's `rescore/` directory.
+//!
+//! The replay serves what the run's replay served (`run.json`'s `frozen_web` and `search`: the site union
+//! and the frozen search engine when the run had them; a run from before they were recorded, or not a
+//! replay, the task's own snapshot only), with the run's time zone and locale where the snapshot does not
+//! say them. Misses are answered 404 whatever the run did: a rescore never reaches the live web.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,6 +63,7 @@ pub async fn rescore_run(
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Rescored, SessionError> {
     let rd = RunDir::new(run);
+    let served = served_as_run(&rd.read_run_file()?.config);
     let todo: Vec<Trajectory> = rd
         .trajectories()?
         .into_iter()
@@ -78,16 +84,16 @@ pub async fn rescore_run(
                     store: store.clone(),
                     run: recording.to_string(),
                     on_miss: MissPolicy::NotFound,
-                    // The checks see the state the agent left on the pages it was served: its own.
-                    frozen_web: crate::FrozenWeb::recorded(),
+                    // The checks see the state the agent left on the pages it was served.
+                    frozen_web: served.frozen_web.clone(),
                 };
                 let opts = TaskProxyOptions {
                     task_id: t.task_id.clone(),
                     web_name: t.web_name.clone(),
                     proxy: proxy.clone(),
                     clock: clock.clone(),
-                    time_zone: "UTC".into(),
-                    locale: "en-US".into(),
+                    time_zone: served.time_zone.clone(),
+                    locale: served.locale.clone(),
                     explore: false,
                     guard: None,
                     wire: None,
@@ -106,6 +112,43 @@ pub async fn rescore_run(
         progress(i + 1, todo.len(), &t.task_id);
     }
     Ok(out)
+}
+
+/// What a rescore's replay serves and emulates: what the run did (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Served {
+    frozen_web: crate::FrozenWeb,
+    time_zone: String,
+    locale: String,
+}
+
+pub(crate) fn served_as_run(c: &trajectory::RunConfig) -> Served {
+    use replay::search::SearchMode;
+    use trajectory::{FrozenSearch, FrozenWebUnit};
+    let mut frozen_web = crate::FrozenWeb::recorded();
+    if let Some(unit) = c.frozen_web {
+        frozen_web.unit = match unit {
+            FrozenWebUnit::Site => crate::WebUnit::Site,
+            FrozenWebUnit::Task => crate::WebUnit::Task,
+        };
+    }
+    if let Some(search) = c.search {
+        frozen_web.search = match search {
+            FrozenSearch::Off => SearchMode::Off,
+            FrozenSearch::Fallback => SearchMode::Fallback,
+            FrozenSearch::Always => SearchMode::Always,
+            FrozenSearch::Site => SearchMode::Site,
+        };
+    }
+    if c.frozen_web.is_some() || c.search.is_some() {
+        // As `run` set it: the run's search page is one of the engines' pages.
+        frozen_web.search_urls = vec![c.search_url.clone()].into_iter().filter(|u| !u.is_empty()).collect();
+    }
+    Served {
+        frozen_web,
+        time_zone: c.time_zone.clone().unwrap_or_else(|| "UTC".into()),
+        locale: c.locale.clone().unwrap_or_else(|| "en-US".into()),
+    }
 }
 
 /// One task re-executed from its recorded replies into `<task>/rescore/`; its checks' evidence with
@@ -134,4 +177,47 @@ async fn reexecute(
         }
     }
     Ok((again.html_checks, images))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajectory::{FrozenSearch, FrozenWebUnit, RunConfig};
+
+    /// A rescore serves what the run served: read from run.json, typed, with a run from before these
+    /// were recorded served its own snapshot only, in UTC and en-US, as rescores always were.
+    #[test]
+    fn a_rescore_serves_what_the_run_served() {
+        let old: RunConfig = serde_json::from_str(r#"{"max_steps": 3, "on_miss": "NotFound"}"#).unwrap();
+        let s = served_as_run(&old);
+        assert_eq!(
+            (s.frozen_web, s.time_zone.as_str(), s.locale.as_str()),
+            (crate::FrozenWeb::recorded(), "UTC", "en-US")
+        );
+        // As the previous stop wrote it: untyped keys beside the typed ones, read typed now.
+        let was: RunConfig = serde_json::from_str(
+            r#"{"on_miss": "NotFound", "search_url": "https://search.test/", "frozen_web": "site", "search": "fallback"}"#,
+        )
+        .unwrap();
+        assert_eq!((was.frozen_web, was.search), (Some(FrozenWebUnit::Site), Some(FrozenSearch::Fallback)));
+        assert!(was.extra.is_empty(), "{:?}", was.extra);
+        let s = served_as_run(&was);
+        assert_eq!(s.frozen_web.unit, crate::WebUnit::Site);
+        assert_eq!(s.frozen_web.search, replay::search::SearchMode::Fallback);
+        assert_eq!(s.frozen_web.search_urls, ["https://search.test/"]);
+        let now = RunConfig {
+            frozen_web: Some(FrozenWebUnit::Task),
+            search: Some(FrozenSearch::Off),
+            time_zone: Some("Asia/Tokyo".into()),
+            locale: Some("ja-JP".into()),
+            ..Default::default()
+        };
+        let back: RunConfig = serde_json::from_str(&serde_json::to_string(&now).unwrap()).unwrap();
+        assert_eq!(back, now);
+        let s = served_as_run(&back);
+        assert_eq!(
+            (s.frozen_web.unit, s.time_zone.as_str(), s.locale.as_str()),
+            (crate::WebUnit::Task, "Asia/Tokyo", "ja-JP")
+        );
+    }
 }

@@ -25,6 +25,26 @@ pub(crate) enum FrozenWebArg {
     Task,
 }
 
+impl From<FrozenWebArg> for trajectory::FrozenWebUnit {
+    fn from(a: FrozenWebArg) -> Self {
+        match a {
+            FrozenWebArg::Site => trajectory::FrozenWebUnit::Site,
+            FrozenWebArg::Task => trajectory::FrozenWebUnit::Task,
+        }
+    }
+}
+
+impl From<SearchArg> for trajectory::FrozenSearch {
+    fn from(a: SearchArg) -> Self {
+        match a {
+            SearchArg::Off => trajectory::FrozenSearch::Off,
+            SearchArg::Fallback => trajectory::FrozenSearch::Fallback,
+            SearchArg::Always => trajectory::FrozenSearch::Always,
+            SearchArg::Site => trajectory::FrozenSearch::Site,
+        }
+    }
+}
+
 impl From<FrozenWebArg> for session::WebUnit {
     fn from(a: FrozenWebArg) -> Self {
         match a {

@@ -278,6 +278,16 @@ pub(crate) enum MissPolicy {
     Record,
 }
 
+impl From<MissPolicy> for trajectory::MissSetting {
+    fn from(m: MissPolicy) -> Self {
+        match m {
+            MissPolicy::NotFound => trajectory::MissSetting::NotFound,
+            MissPolicy::Live => trajectory::MissSetting::Live,
+            MissPolicy::Record => trajectory::MissSetting::Record,
+        }
+    }
+}
+
 impl From<MissPolicy> for replay::MissPolicy {
     fn from(m: MissPolicy) -> Self {
         match m {

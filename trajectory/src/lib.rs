@@ -23,7 +23,8 @@ pub mod types;
 pub mod wire;
 
 pub use run_dir::{
-    write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
+    write_atomic, FrozenSearch, FrozenWebUnit, MissSetting, RunConfig, RunDir, RunDirError, RunFile,
+    ShardInfo, TaskDir, TaskState, TaskStatus,
 };
 pub use task_eval::{
     EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required, TaskEvalSpec, UrlRule, VqaSpec,

@@ -210,6 +210,42 @@ impl TaskStatus {
     }
 }
 
+/// Replay's miss policy, as `run.json` names it (the names every run has written).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MissSetting {
+    /// A miss is answered 404.
+    #[default]
+    NotFound,
+    /// A miss goes to the live site.
+    Live,
+    /// A miss goes live and is recorded.
+    Record,
+}
+
+/// What a replay run served besides the task's own snapshot (`--frozen-web`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrozenWebUnit {
+    /// The task's own snapshot only.
+    Task,
+    /// Then the other snapshots of its site in the same recording.
+    Site,
+}
+
+/// When a replay run's frozen search engine answered (`--search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrozenSearch {
+    /// Never.
+    Off,
+    /// A search no recording answers.
+    Fallback,
+    /// Every search.
+    Always,
+    /// As fallback, and a site's own search.
+    Site,
+}
+
 /// The settings that shape a run's trajectories, as `run.json` keeps them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -226,12 +262,26 @@ pub struct RunConfig {
     pub wait_ms: u64,
     /// Where `Google` goes.
     pub search_url: String,
-    /// Replay's miss policy (`NotFound`, `Live`, `Record`).
-    pub on_miss: String,
+    /// Replay's miss policy.
+    pub on_miss: MissSetting,
     /// Model temperature.
     pub temperature: f64,
     /// Screenshots kept in the model's context.
     pub keep_screenshots: usize,
+    /// Replay runs: what besides the task's own snapshot answered (`--frozen-web`). None: not a replay,
+    /// or a run from before it was recorded (which served the task's own snapshot only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_web: Option<FrozenWebUnit>,
+    /// Replay runs: when the frozen search engine answered (`--search`). None as for `frozen_web`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<FrozenSearch>,
+    /// The time zone the browsers emulated (recorded since this field; the snapshots' own seeds say it
+    /// for a replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// The locale the browsers emulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
     /// Keys written by newer versions, kept as they were.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,

@@ -17,15 +17,16 @@ pub use proxy_report;
 
 pub mod llm;
 pub mod run_dir;
+mod settings;
 pub mod task_env;
 pub mod task_eval;
 pub mod types;
 pub mod wire;
 
 pub use run_dir::{
-    write_atomic, FrozenSearch, FrozenWebUnit, MissSetting, RunConfig, RunDir, RunDirError, RunFile,
-    ShardInfo, TaskDir, TaskState, TaskStatus,
+    write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
+pub use settings::{FrozenSearch, FrozenWebUnit, MissSetting};
 pub use task_eval::{
     EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required, TaskEvalSpec, UrlRule, VqaSpec,
     WebArenaEval, WebVoyagerEval,

@@ -122,6 +122,8 @@ pub(crate) struct Served {
     locale: String,
 }
 
+/// What the run with settings `c` served: its frozen web and search when it recorded them (the task's own
+/// snapshot and no frozen search otherwise), its time zone and locale (UTC and en-US otherwise).
 pub(crate) fn served_as_run(c: &trajectory::RunConfig) -> Served {
     use replay::search::SearchMode;
     use trajectory::{FrozenSearch, FrozenWebUnit};

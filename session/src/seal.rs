@@ -33,12 +33,18 @@ pub fn derive(store: &Store, name: &str) -> Result<Derived, SessionError> {
     Ok(Derived { documents: index.documents, index_bytes: index.bytes, site_union: union })
 }
 
-/// [`derive`] for a snapshot just sealed: failures are logged (with the command that derives it again).
+/// [`derive`] for a snapshot just sealed: each part is tried whatever the other did, and a failure is
+/// logged (with the command that derives it again).
 pub fn after_seal(store: &Store, name: &str) {
-    if let Err(e) = derive(store, name) {
-        tracing::warn!(
-            "{e}; replay derives it in memory, or store it with `webfreeze snapshots search-index {name}`"
-        );
+    let index = replay::search::store_index(store, name)
+        .map(|_| ())
+        .map_err(|source| SessionError::SearchIndex { snapshot: name.to_string(), source });
+    for r in [index, join_site_union(store, name).map(|_| ())] {
+        if let Err(e) = r {
+            tracing::warn!(
+                "{e}; replay derives it in memory, or store it with `webfreeze snapshots search-index {name}`"
+            );
+        }
     }
 }
 

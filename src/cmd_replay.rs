@@ -134,12 +134,6 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
             .into());
         };
         run = Some(r);
-        if session::site_union(store, r, own, "")?.is_empty() {
-            eprintln!(
-                "--frozen-web site: no other snapshot of {r:?} is labelled with {:?}'s site; replaying it alone",
-                own.name
-            );
-        }
     }
     let mut extra = Vec::new();
     for name in &args.union {
@@ -155,6 +149,20 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
         extra,
     };
     let mut o = session::union_layers(store, own, layers)?;
+    if let Some(r) = run {
+        // The site's other recordings are the union's layers named RUN/<task>.
+        let prefix = format!("{r}/");
+        let site = o.layers.iter().any(|l| {
+            l.kind == replay::overlay::OverlayKind::SiteUnion
+                && l.manifest.name.strip_prefix(&prefix).is_some_and(|t| !t.contains('/'))
+        });
+        if !site {
+            eprintln!(
+                "--frozen-web site: no other snapshot of {r:?} is labelled with {:?}'s site; replaying it alone",
+                own.name
+            );
+        }
+    }
     o.writes = args.union_writes;
     Ok(o)
 }

@@ -70,11 +70,6 @@ impl PathSieve {
         matches!(self.source, Source::Stored { .. })
     }
 
-    /// Snapshots it covers.
-    pub fn covered(&self) -> usize {
-        self.covered.len()
-    }
-
     /// Ids of the snapshots holding `url`'s host and path (either scheme); None when the store could not
     /// tell (every covered snapshot may hold it).
     pub(crate) fn holders(&self, url: &str) -> Option<Vec<u64>> {

@@ -55,16 +55,6 @@ impl StoredUnion {
                 u.name == m.name && u.exchanges == m.counts.exchanges && u.key_version == m.key_version
             })
     }
-
-    /// Members with stored entries.
-    pub fn len(&self) -> usize {
-        self.members.len()
-    }
-
-    /// Whether none has.
-    pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
 }
 
 /// Unions with fewer layers than this are probed layer by layer.

@@ -115,13 +115,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
+impl<S> IdleTimeout<S> {
+    /// A write's outcome: bytes written count as activity; a write still pending past the deadline fails.
+    fn wrote(
+        &mut self,
         cx: &mut Context<'_>,
-        buf: &[u8],
+        r: Poll<std::io::Result<usize>>,
     ) -> Poll<std::io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+        match r {
             Poll::Ready(Ok(n)) => {
                 if n > 0 {
                     self.touch();
@@ -132,21 +133,24 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
             other => other,
         }
     }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.wrote(cx, r)
+    }
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(Ok(n)) => {
-                if n > 0 {
-                    self.touch();
-                }
-                Poll::Ready(Ok(n))
-            }
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
-            other => other,
-        }
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.wrote(cx, r)
     }
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()

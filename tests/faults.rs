@@ -109,6 +109,7 @@ fn record_shard(dir: &Path) {
         id: "Site--0".into(),
         ques: "q".into(),
         web: "https://site.test/p/0".into(),
+        benchmark: Default::default(),
         setup: Default::default(),
     };
     let (mine, info) = session::Shard { index: 0, count: 1 }.select(vec![task]);

@@ -77,6 +77,7 @@ fn the_indexed_job_runs_every_shard_once_and_the_merge_joins_them() {
             id: format!("S--{i}"),
             ques: "q".into(),
             web: "https://s.test/".into(),
+            benchmark: Default::default(),
             setup: Default::default(),
         })
         .collect();

@@ -313,7 +313,7 @@ async fn webarena_verified_tasks_on_the_demo_shop_score_as_their_evaluator_score
         &agent::tasks::Sites::from_pairs(&["SHOPPING=https://shop.test"]).unwrap(),
     )
     .unwrap();
-    assert!(loaded.iter().all(|t| t.setup.format == "webarena-verified"));
+    assert!(loaded.iter().all(|t| t.benchmark == trajectory::Benchmark::WebArenaVerified));
     let pairs: Vec<_> = loaded
         .into_iter()
         .map(|t| {

@@ -111,12 +111,8 @@ pub fn webarena_user_text(
     if let Some(e) = error {
         s.push_str(&format!("Your previous action failed: {e}\n\n"));
     }
-    // WebArena-Verified scores a typed answer: the objective says which.
-    let objective = if task.setup.format == crate::tasks::verified::FORMAT {
-        format!("{}\n{}", task.ques, crate::tasks::verified::RESPONSE_FORMAT)
-    } else {
-        task.ques.clone()
-    };
+    // What the benchmark asks of the answer (WebArena-Verified's typed response, ...) is in the objective.
+    let objective = crate::tasks::objective(task);
     s.push_str(&format!(
         "OBSERVATION:\n{tab_line}\n\n{observation}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {}",
         previous.unwrap_or("None")
@@ -128,11 +124,7 @@ pub fn webarena_user_text(
 pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) -> String {
     let mut s = String::new();
     if step == 1 {
-        let ques = if task.setup.format == crate::tasks::verified::FORMAT {
-            format!("{} {}", task.ques, crate::tasks::verified::RESPONSE_FORMAT)
-        } else {
-            task.ques.clone()
-        };
+        let ques = crate::tasks::objective(task);
         s.push_str(&format!(
             "Now given a task: {ques}  Please interact with {} and get the answer.\n\n",
             task.web

@@ -50,7 +50,8 @@ pub async fn run_task(
         forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
         started_ms: env.started_ms,
         task_eval: task.setup.eval.clone(),
-        task_setup: (!task.setup.format.is_empty())
+        benchmark: Some(task.benchmark),
+        task_setup: (task.benchmark != trajectory::Benchmark::WebVoyager)
             .then(|| serde_json::to_value(crate::tasks::TaskSetup { eval: None, ..task.setup.clone() }).ok())
             .flatten(),
         ..Default::default()

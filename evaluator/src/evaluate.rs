@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use trajectory::llm::Llm;
-use trajectory::{Outcome, RunDir, TaskEvalSpec, Trajectory, WebVoyagerEval};
+use trajectory::{Benchmark, Outcome, RunDir, TaskEvalSpec, Trajectory, WebVoyagerEval};
 
 use crate::judge::{fuzzy_match, judge, vqa, Judgement};
 use crate::matchers::{check, exact_match, includes, Check};
@@ -15,7 +15,6 @@ use crate::reference::{load_specs, load_webvoyager, ReferenceError, WvAnswer};
 mod score;
 mod table;
 
-use score::{reference_result, verified_result, webarena_result};
 pub use table::site_table;
 
 /// Which judges run.
@@ -74,6 +73,9 @@ pub struct ReferenceResult {
     /// A WebVoyager `possible` answer, shown beside the agent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub possible_answer: Option<String>,
+    /// The benchmark's partial credit in 0..1, where it gives one (AssistantBench's accuracy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
 }
 
 /// One task's evaluation.
@@ -83,6 +85,9 @@ pub struct TaskEval {
     pub id: String,
     /// Site.
     pub web_name: String,
+    /// The benchmark the task comes from.
+    #[serde(default)]
+    pub benchmark: Benchmark,
     /// How the run ended.
     pub outcome: Outcome,
     /// Final answer.
@@ -165,9 +170,16 @@ pub struct GroupStats {
     /// Live and record: tasks some of whose writes the side-effect guard refused (counted in `n`).
     #[serde(default)]
     pub writes_blocked: u64,
+    /// The mean of the scored tasks' partial credit, where their benchmark gives one (AssistantBench's
+    /// accuracy, the figure of its leaderboard); a task without an answer counts 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_score: Option<f64>,
     /// Tasks with a model judgement (for the running mean of `judge_std`).
     #[serde(skip)]
     judged: u64,
+    /// Tasks with partial credit (for the running mean of `mean_score`).
+    #[serde(skip)]
+    with_score: u64,
 }
 
 impl GroupStats {
@@ -181,6 +193,13 @@ impl GroupStats {
             self.judged += 1;
             self.judge_std += (s - self.judge_std) / self.judged as f64;
         }
+    }
+
+    /// Count one scored task's partial credit.
+    pub fn add_score(&mut self, score: f64) {
+        self.with_score += 1;
+        let mean = self.mean_score.unwrap_or(0.0);
+        self.mean_score = Some(mean + (score - mean) / self.with_score as f64);
     }
 }
 
@@ -286,6 +305,7 @@ pub async fn evaluate_with_progress(
         let mut te = TaskEval {
             id: t.task_id.clone(),
             web_name: t.web_name.clone(),
+            benchmark: t.benchmark(),
             outcome: t.outcome,
             answer: t.answer.clone(),
             final_url: t.final_url.clone(),
@@ -311,28 +331,10 @@ pub async fn evaluate_with_progress(
             continue;
         }
         if matches!(opts.judge, JudgeKind::Reference | JudgeKind::Both) {
-            match &t.task_eval {
-                // A WebArena-Verified task: a list of evaluators.
-                Some(TaskEvalSpec::Verified(spec)) => {
-                    match verified_result(opts, spec, t, &answer, &mut te.wire) {
-                        Ok(r) => te.reference = Some(r),
-                        Err(e) => te.reference_error = Some(e.to_string()),
-                    }
-                }
-                // A WebArena-format task: its spec travels in the trajectory.
-                Some(TaskEvalSpec::WebArena(spec)) => {
-                    match webarena_result(opts, spec, t, dir, &answer, &mut te.rescored).await {
-                        Ok(r) => te.reference = Some(r),
-                        Err(e) => te.reference_error = Some(e.to_string()),
-                    }
-                }
-                Some(TaskEvalSpec::Unreadable { error, .. }) => {
-                    te.reference_error = Some(format!("its eval spec cannot be read: {error}"))
-                }
-                None => {
-                    te.reference =
-                        reference_result(opts, specs.get(&t.task_id), wv.get(&t.task_id), t, &answer).await
-                }
+            let files = score::FileSpecs { specs: &specs, given: opts.tasks_file.is_some(), answers: &wv };
+            match score::reference(opts, t, dir, &answer, &files, &mut te).await {
+                Ok(r) => te.reference = r,
+                Err(e) => te.reference_error = Some(e.to_string()),
             }
         }
         if wants_llm {
@@ -395,6 +397,13 @@ pub async fn evaluate_with_progress(
             (matches!(te.outcome, Outcome::Error | Outcome::Timeout), te.judge.as_ref().map(|j| j.std));
         sites.entry(te.web_name.clone()).or_default().add(te.success, errored, std);
         overall.add(te.success, errored, std);
+        // A task of a partial-credit benchmark that errored or gave no answer has credit 0.
+        let partial = te.reference.as_ref().and_then(|r| r.score);
+        if partial.is_some() || te.benchmark == Benchmark::AssistantBench {
+            let s = if te.outcome == Outcome::Answered { partial.unwrap_or(0.0) } else { 0.0 };
+            sites.entry(te.web_name.clone()).or_default().add_score(s);
+            overall.add_score(s);
+        }
     }
     Ok(EvalReport {
         v: 1,

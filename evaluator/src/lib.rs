@@ -8,8 +8,12 @@
 //!   evidence for every flipped task (Markdown, JSON, one self-contained HTML page);
 //! - [`stats`]: kappa and McNemar;
 //! - [`webarena`]: WebArena / VisualWebArena `eval` specs (string_match, url_match, program_html,
-//!   page_image_query); [`image_match`]: VWA's SSIM.
+//!   page_image_query); [`image_match`]: VWA's SSIM;
+//! - [`verified`]: WebArena-Verified's evaluators; [`assistantbench`]: AssistantBench's accuracy.
+//!
+//! Each benchmark's scorer is chosen in `evaluate::score` by the trajectory's [`trajectory::Benchmark`].
 
+pub mod assistantbench;
 pub mod compare;
 pub mod curve;
 pub mod evaluate;

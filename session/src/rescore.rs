@@ -46,6 +46,7 @@ pub(crate) fn task_of(t: &Trajectory) -> Task {
         id: t.task_id.clone(),
         ques: t.question.clone(),
         web: t.start_url.clone(),
+        benchmark: t.benchmark(),
         setup,
     }
 }

@@ -101,6 +101,7 @@ mod tests {
                 id: id.to_string(),
                 ques: "q".into(),
                 web: "https://s/".into(),
+                benchmark: Default::default(),
                 setup: Default::default(),
             })
             .collect()

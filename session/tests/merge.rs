@@ -18,6 +18,7 @@ fn tasks(n: usize) -> Vec<Task> {
             id: format!("Shop--{i}"),
             ques: "q".into(),
             web: "https://shop.test/".into(),
+            benchmark: Default::default(),
             setup: Default::default(),
         })
         .collect()

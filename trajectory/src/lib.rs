@@ -6,8 +6,9 @@
 //! - [`types`]: `trajectory.json` per task ([`Trajectory`], [`Step`], [`Outcome`], [`ProxyStats`]);
 //! - [`run_dir`]: [`RunDir`] and [`TaskDir`], the only code that reads or writes a run's files, and
 //!   `run.json` ([`RunFile`], [`TaskStatus`], [`TaskState`]);
-//! - [`task_eval`]: a task's own evaluation spec ([`TaskEvalSpec`]: WebArena's typed, WebArena-Verified's list),
-//!   read once where the task file is loaded and carried in its trajectory;
+//! - [`benchmark`]: which benchmark a task comes from ([`Benchmark`]), carried by the task and its trajectory;
+//! - [`task_eval`]: a task's own evaluation spec ([`TaskEvalSpec`], one typed variant per benchmark), read
+//!   once where the task file is loaded and carried in its trajectory;
 //! - [`wire`]: a task's wire log (`wire.jsonl.zst`), the requests its browser made and what answered them;
 //! - [`llm`]: the OpenAI-compatible chat-completions client.
 
@@ -15,6 +16,7 @@
 /// no other crate.
 pub use proxy_report;
 
+pub mod benchmark;
 pub mod llm;
 pub mod run_dir;
 mod settings;
@@ -23,13 +25,14 @@ pub mod task_eval;
 pub mod types;
 pub mod wire;
 
+pub use benchmark::{Benchmark, UnknownBenchmark};
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
 pub use settings::{FrozenSearch, FrozenWebUnit, MissSetting};
 pub use task_eval::{
-    EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required, TaskEvalSpec, UrlRule, VqaSpec,
-    WebArenaEval, WebVoyagerEval,
+    AssistantBenchEval, EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required,
+    TaskEvalSpec, UrlRule, VerifiedEval, VerifiedEvaluator, VqaSpec, WebArenaEval, WebVoyagerEval,
 };
 pub use types::{
     CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,

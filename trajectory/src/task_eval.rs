@@ -1,17 +1,22 @@
 //! A task's own evaluation spec, typed once where the task file is read and carried in its trajectory
-//! ([`crate::Trajectory::task_eval`]): WebArena / VisualWebArena's `eval` object ([`WebArenaEval`]), or
-//! WebArena-Verified's list of evaluators ([`TaskEvalSpec::Verified`], typed by the evaluator's `verified`
-//! module, which is the only code that reads it); and our WebVoyager-format lines' `eval`
-//! ([`WebVoyagerEval`]), which is not carried in trajectories (the evaluator reads it from the task file).
+//! ([`crate::Trajectory::task_eval`]): one variant of [`TaskEvalSpec`] per benchmark.
+//! - WebArena / VisualWebArena's `eval` object ([`WebArenaEval`], here);
+//! - WebArena-Verified's list of evaluators ([`VerifiedEval`], [`verified`]);
+//! - a WebVoyager-format line's `eval` ([`WebVoyagerEval`], here: this project's own matchers);
+//! - AssistantBench's gold answer ([`AssistantBenchEval`], [`assistantbench`]).
+//!
+//! In a trajectory, WebArena's spec is its object and WebArena-Verified's its list (as trajectories have
+//! always had them); the others are objects tagged with their `benchmark`.
 //!
 //! The WebArena model follows their task files as published (`test.raw.json`, VWA's `test_raw.json`):
 //! lists may be given as one text (`"must_include": "x"`), numbers are read as their text, `null` is
 //! absent. Keys this model does not know are kept (so a spec round-trips through a trajectory) and
-//! listed by [`WebArenaEval::unknown_parts`]: the task loader reports them, and `eval.json` names them per
+//! listed by [`TaskEvalSpec::unknown_parts`]: the task loader reports them, and `eval.json` names them per
 //! task, so a spec part nobody scores is seen rather than silently passed over.
 //!
-//! Size: the spec models of the three task formats (~430 lines of types and their lenient readers), then
-//! their table tests: one room, because every format's spec travels in the same trajectory field.
+//! Size: the spec models of the WebArena and WebVoyager formats (~430 lines of types and their lenient
+//! readers), then their table tests: one room, because every format's spec travels in the same trajectory
+//! field; the newer benchmarks' models are rooms of their own.
 
 use std::collections::BTreeMap;
 
@@ -20,13 +25,28 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A task's evaluation spec.
+use crate::Benchmark;
+
+pub mod assistantbench;
+pub mod verified;
+
+pub use assistantbench::AssistantBenchEval;
+pub use verified::{
+    AgentResponseSpec, ExpectedRequest, ExpectedResponse, NetworkEventSpec, OneOrMany, VerifiedEval,
+    VerifiedEvaluator,
+};
+
+/// A task's evaluation spec: one variant per benchmark.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskEvalSpec {
+    /// A WebVoyager-format line's `eval` (this project's matchers).
+    WebVoyager(WebVoyagerEval),
     /// WebArena / VisualWebArena's `eval` object.
     WebArena(Box<WebArenaEval>),
-    /// WebArena-Verified's `eval`: a list of evaluators, each an object naming its `evaluator`.
-    Verified(Vec<Value>),
+    /// WebArena-Verified's `eval`: a list of evaluators.
+    Verified(VerifiedEval),
+    /// AssistantBench's gold answer.
+    AssistantBench(AssistantBenchEval),
     /// A spec a trajectory carries that this version cannot read (written by another version, or by
     /// hand): kept as it is and reported as not scorable, with why.
     Unreadable {
@@ -47,17 +67,56 @@ pub struct EvalSpecError {
     pub detail: String,
 }
 
+/// The key a tagged spec names its benchmark by.
+const TAG: &str = "benchmark";
+
+/// A tagged spec's object read into its model; the error names the part.
+fn typed<T: serde::de::DeserializeOwned>(o: serde_json::Map<String, Value>) -> Result<T, EvalSpecError> {
+    serde_path_to_error::deserialize(Value::Object(o))
+        .map_err(|e| EvalSpecError { path: format!("eval.{}", e.path()), detail: e.into_inner().to_string() })
+}
+
 impl TaskEvalSpec {
-    /// Reads a task file's `eval` (placeholders already resolved): a list is WebArena-Verified's, an
-    /// object WebArena's.
+    /// Reads a spec as a trajectory carries it: a list is WebArena-Verified's, an object tagged with its
+    /// `benchmark` that benchmark's, any other object WebArena's. Task readers know their benchmark and
+    /// call its model's reader instead.
     pub fn from_value(v: Value) -> Result<TaskEvalSpec, EvalSpecError> {
-        match v {
-            Value::Array(a) => Ok(TaskEvalSpec::Verified(a)),
-            o @ Value::Object(_) => WebArenaEval::from_value(o).map(|w| TaskEvalSpec::WebArena(Box::new(w))),
-            other => Err(EvalSpecError {
+        let tag = v.get(TAG).and_then(Value::as_str).map(str::parse::<Benchmark>);
+        match (v, tag) {
+            (a @ Value::Array(_), _) => VerifiedEval::from_value(a).map(TaskEvalSpec::Verified),
+            (Value::Object(mut o), Some(tag)) => {
+                o.remove(TAG);
+                let tag =
+                    tag.map_err(|e| EvalSpecError { path: format!("eval.{TAG}"), detail: e.to_string() })?;
+                match tag {
+                    Benchmark::WebVoyager => typed(o).map(TaskEvalSpec::WebVoyager),
+                    Benchmark::AssistantBench => typed(o).map(TaskEvalSpec::AssistantBench),
+                    Benchmark::WebArena => WebArenaEval::from_value(Value::Object(o))
+                        .map(|w| TaskEvalSpec::WebArena(Box::new(w))),
+                    Benchmark::WebArenaVerified => Err(EvalSpecError {
+                        path: "eval".into(),
+                        detail: "WebArena-Verified's spec is a list of evaluators, not an object".into(),
+                    }),
+                }
+            }
+            (o @ Value::Object(_), None) => {
+                WebArenaEval::from_value(o).map(|w| TaskEvalSpec::WebArena(Box::new(w)))
+            }
+            (other, _) => Err(EvalSpecError {
                 path: "eval".into(),
                 detail: format!("expected an object (WebArena) or a list (WebArena-Verified), found {other}"),
             }),
+        }
+    }
+
+    /// The benchmark whose spec this is (None: unreadable).
+    pub fn benchmark(&self) -> Option<Benchmark> {
+        match self {
+            TaskEvalSpec::WebVoyager(_) => Some(Benchmark::WebVoyager),
+            TaskEvalSpec::WebArena(_) => Some(Benchmark::WebArena),
+            TaskEvalSpec::Verified(_) => Some(Benchmark::WebArenaVerified),
+            TaskEvalSpec::AssistantBench(_) => Some(Benchmark::AssistantBench),
+            TaskEvalSpec::Unreadable { .. } => None,
         }
     }
 
@@ -69,13 +128,38 @@ impl TaskEvalSpec {
         }
     }
 
-    /// The spec's parts this version does not score (see [`WebArenaEval::unknown_parts`]).
+    /// The spec's parts this version does not score (see [`WebArenaEval::unknown_parts`],
+    /// [`VerifiedEval::unknown_parts`]).
     pub fn unknown_parts(&self) -> Vec<String> {
         match self {
             TaskEvalSpec::WebArena(w) => w.unknown_parts(),
-            TaskEvalSpec::Verified(_) | TaskEvalSpec::Unreadable { .. } => Vec::new(),
+            TaskEvalSpec::Verified(v) => v.unknown_parts(),
+            TaskEvalSpec::WebVoyager(_)
+            | TaskEvalSpec::AssistantBench(_)
+            | TaskEvalSpec::Unreadable { .. } => Vec::new(),
         }
     }
+
+    /// The reference answers' texts: what a page quoting the task must not reveal (the contamination
+    /// check's evidence).
+    pub fn answer_texts(&self) -> Vec<String> {
+        match self {
+            TaskEvalSpec::WebVoyager(w) => w.answer_texts(),
+            TaskEvalSpec::WebArena(w) => w.answer_texts(),
+            TaskEvalSpec::Verified(v) => v.answer_texts(),
+            TaskEvalSpec::AssistantBench(a) => a.answer_texts(),
+            TaskEvalSpec::Unreadable { .. } => Vec::new(),
+        }
+    }
+}
+
+/// A spec's object with its benchmark's tag.
+fn tagged<T: Serialize, S: Serializer>(b: Benchmark, spec: &T, s: S) -> Result<S::Ok, S::Error> {
+    let mut v = serde_json::to_value(spec).map_err(serde::ser::Error::custom)?;
+    if let Value::Object(o) = &mut v {
+        o.insert(TAG.into(), Value::String(b.as_str().into()));
+    }
+    v.serialize(s)
 }
 
 impl Serialize for TaskEvalSpec {
@@ -83,6 +167,8 @@ impl Serialize for TaskEvalSpec {
         match self {
             TaskEvalSpec::WebArena(w) => w.serialize(s),
             TaskEvalSpec::Verified(list) => list.serialize(s),
+            TaskEvalSpec::WebVoyager(w) => tagged(Benchmark::WebVoyager, w, s),
+            TaskEvalSpec::AssistantBench(a) => tagged(Benchmark::AssistantBench, a, s),
             TaskEvalSpec::Unreadable { spec, .. } => spec.serialize(s),
         }
     }
@@ -502,6 +588,39 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn each_benchmark_spec_round_trips_through_a_trajectory() {
+        // (spec as a trajectory carries it, its benchmark): WebArena's object and WebArena-Verified's list
+        // as older versions wrote them, the others tagged.
+        let cases = [
+            (
+                json!({"eval_types": ["string_match"], "reference_answers": {"must_include": ["k"]}}),
+                Benchmark::WebArena,
+            ),
+            (
+                json!([{"evaluator": "AgentResponseEvaluator", "expected": {"status": "SUCCESS"}}]),
+                Benchmark::WebArenaVerified,
+            ),
+            (json!({"benchmark": "webvoyager", "must_include": ["k"]}), Benchmark::WebVoyager),
+            (
+                json!({"benchmark": "assistantbench", "answer": "12", "gold_url": "https://a/"}),
+                Benchmark::AssistantBench,
+            ),
+        ];
+        for (v, b) in cases {
+            let spec: TaskEvalSpec = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(spec.benchmark(), Some(b), "{v}");
+            assert_eq!(serde_json::to_value(&spec).unwrap(), v);
+        }
+        for bad in [json!({"benchmark": "mind2web"}), json!({"benchmark": "assistantbench"}), json!(5)] {
+            let spec: TaskEvalSpec = serde_json::from_value(bad.clone()).unwrap();
+            assert!(
+                matches!(&spec, TaskEvalSpec::Unreadable { spec, .. } if *spec == bad),
+                "{bad}: {spec:?}"
+            );
+        }
+    }
+
+    #[test]
     fn task_files_forms_read_as_one_model() {
         // (eval as a task file gives it, what the model must hold)
         let cases: Vec<(Value, WebArenaEval)> = vec![
@@ -625,9 +744,10 @@ mod tests {
             "{t:?}"
         );
         assert_eq!(serde_json::to_value(&t).unwrap(), v);
+        // A WebArena-Verified evaluator without its `expected` is kept the same way.
         let list = json!([{"evaluator": "AgentResponseEvaluator"}]);
         let t: TaskEvalSpec = serde_json::from_value(list.clone()).unwrap();
-        assert_eq!(t, TaskEvalSpec::Verified(list.as_array().unwrap().clone()));
+        assert!(matches!(&t, TaskEvalSpec::Unreadable { error, .. } if error.contains("eval[0]")), "{t:?}");
         assert_eq!(serde_json::to_value(&t).unwrap(), list);
     }
 }

@@ -323,6 +323,10 @@ pub struct Trajectory {
     pub v: u32,
     /// Task id.
     pub task_id: String,
+    /// The benchmark the task comes from (absent in trajectories of older versions: see
+    /// [`Trajectory::benchmark`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<crate::Benchmark>,
     /// Site name.
     pub web_name: String,
     /// Question.
@@ -499,5 +503,13 @@ impl Trajectory {
     /// True once the task has ended (a rerun skips it).
     pub fn finished(&self) -> bool {
         self.outcome != Outcome::Running
+    }
+
+    /// The benchmark the task comes from: as recorded, else (a trajectory of an older version) what its
+    /// spec says, else WebVoyager's (the format older versions read without a spec).
+    pub fn benchmark(&self) -> crate::Benchmark {
+        self.benchmark
+            .or_else(|| self.task_eval.as_ref().and_then(crate::TaskEvalSpec::benchmark))
+            .unwrap_or_default()
     }
 }

@@ -133,6 +133,7 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
             id: id.clone(),
             ques: "How many reviews does the Red Mug have?".into(),
             web: "https://shop.test/".into(),
+            benchmark: Default::default(),
             setup: Default::default(),
         })
         .collect();

@@ -148,6 +148,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         id: format!("path-{i:02}"),
         ques: "Browse the site.".into(),
         web: start.to_string(),
+        benchmark: Default::default(),
         setup: Default::default(),
     };
     let chrome = agent::browser::find_chrome(None)?;

@@ -245,6 +245,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             id: format!("path-{i:02}"),
             ques: "Browse the site.".into(),
             web: urls[0].clone(),
+            benchmark: Default::default(),
             setup: Default::default(),
         })
         .collect();

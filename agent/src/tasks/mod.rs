@@ -1,15 +1,22 @@
-//! Task files, sniffed from their content; each benchmark's format is a module of its own, and this one
-//! holds what they share ([`Task`], [`TaskError`]) and the sniffing ([`load_with_sites`]):
+//! Task files, sniffed from their content. Each benchmark ([`trajectory::Benchmark`]) has its room here:
+//! its task reader and its objective (the benchmark's part of the prompt). This module holds what they
+//! share ([`Task`], [`TaskError`]), the sniffing ([`load_with_sites`]) and the dispatch on the benchmark
+//! ([`objective`], [`native_action_space`]), each an exhaustive `match`:
 //! - WebVoyager: JSON Lines with `web_name`, `id`, `ques`, `web` (GAIA's web subset adds fields, which are
 //!   kept). Errors name the file and line ([`webvoyager`]).
 //! - WebArena / VisualWebArena: config JSON, one task per file (a directory of them, like WebArena's
 //!   `config_files/`) or an array ([`webarena`]). Errors name the file, the task and the field.
 //! - WebArena-Verified: a JSON array of tasks whose `eval` is a list of evaluators ([`verified`]).
+//! - AssistantBench: JSON Lines with `id`, `task` and a gold `answer` ([`assistantbench`]).
 
 use std::path::Path;
 
 use serde::Deserialize;
+use trajectory::Benchmark;
 
+use crate::action::ActionSpace;
+
+pub mod assistantbench;
 pub mod helpers;
 pub mod shop_api;
 pub mod verified;
@@ -30,6 +37,9 @@ pub struct Task {
     pub ques: String,
     /// Start URL (of the first tab, for a task that opens several).
     pub web: String,
+    /// The benchmark whose file the task was read from.
+    #[serde(default)]
+    pub benchmark: Benchmark,
     /// What a WebArena-format task sets up before its first navigation (empty for WebVoyager tasks).
     #[serde(skip)]
     pub setup: TaskSetup,
@@ -48,7 +58,7 @@ pub enum TaskError {
         source: std::io::Error,
     },
     /// A line is not a task.
-    #[error("{path}:{line}: {detail} (each line must be a JSON object with web_name, id, ques, web)")]
+    #[error("{path}:{line}: {detail}")]
     Bad {
         /// The file.
         path: String,
@@ -89,25 +99,53 @@ pub fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
     load_with_sites(path, &Sites::default())
 }
 
-/// Read a task file or a directory of WebArena config files; the format is sniffed: a JSON array, or one
-/// JSON object with an `intent`, is WebArena's; anything else is read as WebVoyager JSON Lines. `sites`
-/// resolves WebArena's `__SHOPPING__`-style placeholders.
+/// Read a task file or a directory of WebArena config files; the benchmark is sniffed ([`sniff`]).
+/// `sites` resolves WebArena's `__SHOPPING__`-style placeholders and AssistantBench's start page.
 pub fn load_with_sites(path: &Path, sites: &Sites) -> Result<Vec<Task>, TaskError> {
     let p = path.display().to_string();
     if path.is_dir() {
         return webarena::load_dir(path, sites);
     }
     let text = std::fs::read_to_string(path).map_err(|e| TaskError::Io { path: p.clone(), source: e })?;
-    if webarena::looks_like(&text) {
-        // Read once; WebArena-Verified's files are arrays too, told apart by their eval lists.
-        let v = webarena::json_text(&text, &p)?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        if verified::looks_like(&v) {
-            return verified::parse(&v, &p, base, sites);
-        }
-        return webarena::from_value(v, &p, base, sites);
+    let base = path.parent().unwrap_or(Path::new("."));
+    match sniff(&text, &p)? {
+        (Benchmark::WebVoyager, _) => webvoyager::parse(&text, &p),
+        (Benchmark::AssistantBench, _) => assistantbench::parse(&text, &p, sites),
+        (Benchmark::WebArena, v) => webarena::from_value(v.unwrap_or_default(), &p, base, sites),
+        (Benchmark::WebArenaVerified, v) => verified::parse(&v.unwrap_or_default(), &p, base, sites),
     }
-    webvoyager::parse(&text, &p)
+}
+
+/// Which benchmark a task file's text is (and its JSON, when the whole file is one document): a JSON
+/// array, or one object with an `intent`, is WebArena's (WebArena-Verified's when its `eval`s are lists);
+/// JSON Lines with `task` and no `ques` AssistantBench's; anything else is read as WebVoyager's.
+pub fn sniff(text: &str, path: &str) -> Result<(Benchmark, Option<serde_json::Value>), TaskError> {
+    if webarena::looks_like(text) {
+        let v = webarena::json_text(text, path)?;
+        let b = if verified::looks_like(&v) { Benchmark::WebArenaVerified } else { Benchmark::WebArena };
+        return Ok((b, Some(v)));
+    }
+    if assistantbench::looks_like(text) {
+        return Ok((Benchmark::AssistantBench, None));
+    }
+    Ok((Benchmark::WebVoyager, None))
+}
+
+/// The task as the model is given it: the question, with what the task's benchmark asks of the answer.
+pub fn objective(task: &Task) -> std::borrow::Cow<'_, str> {
+    match task.benchmark {
+        Benchmark::WebVoyager | Benchmark::WebArena => std::borrow::Cow::Borrowed(&task.ques),
+        Benchmark::WebArenaVerified => verified::objective(task).into(),
+        Benchmark::AssistantBench => assistantbench::objective(task).into(),
+    }
+}
+
+/// The action space the benchmark's own harness gives its agents (`run` says so when another is used).
+pub fn native_action_space(b: Benchmark) -> ActionSpace {
+    match b {
+        Benchmark::WebVoyager | Benchmark::AssistantBench => ActionSpace::WebVoyager,
+        Benchmark::WebArena | Benchmark::WebArenaVerified => ActionSpace::WebArena,
+    }
 }
 
 /// Keep the tasks whose id or site matches `pattern`.

@@ -2,9 +2,9 @@
 //! they are: a JSON array of tasks with `task_id`, `sites`, `start_urls` (a list, with `__SITE__`
 //! placeholders), `intent`, `eval` (a list of evaluators: `AgentResponseEvaluator`,
 //! `NetworkEventEvaluator`), `revision`, and the template fields. Placeholders everywhere are resolved
-//! by `--site` like WebArena's; the eval list travels with the task (`TaskSetup::eval`) and
-//! `TaskSetup::format` is [`FORMAT`], so the prompt asks for their response format ([`RESPONSE_FORMAT`])
-//! and `eval` scores it with their evaluators.
+//! by `--site` like WebArena's; the eval list, typed ([`trajectory::VerifiedEval`]), travels with the task
+//! (`TaskSetup::eval`). The benchmark's room in the agent: its reader, and its objective ([`objective`]:
+//! the prompt asks for their response format, [`RESPONSE_FORMAT`]); `evaluator::verified` scores it.
 
 use std::path::Path;
 
@@ -13,9 +13,6 @@ use serde_json::Value;
 use super::webarena::{Sites, TaskSetup};
 use super::{Task, TaskError};
 
-/// `TaskSetup::format` of these tasks.
-pub const FORMAT: &str = "webarena-verified";
-
 /// What the agent is asked to put in `stop [...]`: their `FinalAgentResponse`, described in our words.
 pub const RESPONSE_FORMAT: &str = "When the task is done, or cannot be done, issue stop with a JSON object in the \
 brackets: {\"task_type\": \"RETRIEVE\" | \"MUTATE\" | \"NAVIGATE\" (retrieve: the task asks for information; \
@@ -23,6 +20,11 @@ mutate: it asks to create, change or delete something; navigate: it asks to show
 \"NOT_FOUND_ERROR\" | \"ACTION_NOT_ALLOWED_ERROR\" | \"PERMISSION_DENIED_ERROR\" | \"DATA_VALIDATION_ERROR\" | \
 \"UNKNOWN_ERROR\", \"retrieved_data\": a list of the values found (numbers as numbers, true/false as booleans) for \
 a retrieve task, else null, \"error_details\": null on success, else a short reason}.";
+
+/// The task as the model is given it: the intent, then the response format their evaluator reads.
+pub fn objective(task: &Task) -> String {
+    format!("{}\n{}", task.ques, RESPONSE_FORMAT)
+}
 
 /// Whether a task file's JSON is WebArena-Verified's: an array of tasks whose `eval` is a list.
 pub(crate) fn looks_like(v: &Value) -> bool {
@@ -65,21 +67,21 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
             }
             start_urls.push(u);
         }
-        let eval: Vec<Value> = match item.get("eval") {
-            Some(Value::Array(list)) => {
-                for (j, ev) in list.iter().enumerate() {
-                    match ev.get("evaluator").and_then(Value::as_str) {
-                        Some("AgentResponseEvaluator" | "NetworkEventEvaluator") => {}
-                        Some(other) => {
-                            return Err(err("eval", format!("evaluator {j}: unknown evaluator {other:?}")))
-                        }
-                        None => return Err(err("eval", format!("evaluator {j}: no \"evaluator\" name"))),
-                    }
+        let eval = match item.get("eval") {
+            Some(list @ Value::Array(_)) => {
+                let resolved = resolve(list, sites).map_err(|d| err("eval", d.to_string()))?;
+                let eval =
+                    trajectory::VerifiedEval::from_value(resolved).map_err(|e| err("eval", e.to_string()))?;
+                // A task nobody could score is refused where it is read, not found out after its run.
+                if let Some((j, e)) = eval
+                    .0
+                    .iter()
+                    .enumerate()
+                    .find(|(_, e)| matches!(e, trajectory::VerifiedEvaluator::Other { .. }))
+                {
+                    return Err(err("eval", format!("evaluator {j}: unknown evaluator {:?}", e.name())));
                 }
-                list.iter()
-                    .map(|e| resolve(e, sites))
-                    .collect::<Result<_, _>>()
-                    .map_err(|d| err("eval", d.to_string()))?
+                eval
             }
             _ => return Err(err("eval", "expected a list of evaluators".into())),
         };
@@ -117,11 +119,11 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
             id: task_name,
             ques: intent.to_string(),
             web,
+            benchmark: trajectory::Benchmark::WebArenaVerified,
             setup: TaskSetup {
-                format: FORMAT.into(),
                 start_urls,
                 storage_state,
-                reference_answers: retrieved_data(&eval),
+                reference_answers: eval.answer_texts(),
                 eval: Some(trajectory::TaskEvalSpec::Verified(eval)),
                 sites: site_names,
                 ..Default::default()
@@ -129,23 +131,6 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
         });
     }
     Ok(out)
-}
-
-/// The strings the agent-response evaluators expect (`expected.retrieved_data`), for the contamination
-/// check.
-fn retrieved_data(eval: &[Value]) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in eval {
-        let data = e.get("expected").and_then(|x| x.get("retrieved_data")).and_then(Value::as_array);
-        for v in data.into_iter().flatten() {
-            match v {
-                Value::String(s) => out.push(s.clone()),
-                Value::Number(n) => out.push(n.to_string()),
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 /// Their SSH host template (`git@__SSH_HOST__:group/repo.git`): not a site, compared as written.
@@ -186,16 +171,19 @@ mod tests {
         let t = parse(&json(text), "v.json", Path::new("."), &sites).unwrap();
         assert_eq!(t[0].id, "0");
         assert_eq!(t[0].web, "http://admin:7780/admin");
-        assert_eq!(t[0].setup.format, FORMAT);
+        assert_eq!(t[0].benchmark, trajectory::Benchmark::WebArenaVerified);
+        assert_eq!(t[0].setup.reference_answers, ["Quest Lumaflex\u{2122} Band"]);
         let Some(trajectory::TaskEvalSpec::Verified(list)) = &t[0].setup.eval else {
             panic!("{:?}", t[0].setup.eval)
         };
-        assert_eq!(list[1]["expected"]["url"], "http://admin:7780/admin/reports");
+        let trajectory::VerifiedEvaluator::NetworkEvent(n) = &list.0[1] else { panic!("{:?}", list.0[1]) };
+        assert_eq!(n.expected.urls(), ["http://admin:7780/admin/reports"]);
         // (file, error contains)
         for (bad, want) in [
             (text.replace("__SHOPPING_ADMIN__\"]", "__NOPE__\"]"), "--site NOPE=URL"),
             (text.replace("\"NetworkEventEvaluator\"", "\"Mystery\""), "unknown evaluator \"Mystery\""),
             (text.replace("\"intent\": \"Get", "\"intentx\": \"Get"), "intent: missing"),
+            (text.replace("\"http_method\": \"GET\"", "\"http_method\": 7"), "eval[1].expected.http_method"),
         ] {
             let e = parse(&json(&bad), "v.json", Path::new("."), &sites).unwrap_err().to_string();
             assert!(e.contains(want) && e.contains("task 0"), "{e}");

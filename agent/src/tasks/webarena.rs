@@ -152,8 +152,6 @@ impl Sites {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct TaskSetup {
-    /// The task file's format: "webarena" for these tasks, empty for WebVoyager ones.
-    pub format: String,
     /// Every start page (one tab each); the first is also [`Task::web`].
     pub start_urls: Vec<String>,
     /// Cookies and localStorage to load (Playwright's storage-state JSON), resolved against the task file.
@@ -436,8 +434,8 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
         id,
         ques: intent,
         web,
+        benchmark: trajectory::Benchmark::WebArena,
         setup: TaskSetup {
-            format: "webarena".into(),
             start_urls,
             storage_state,
             viewport,

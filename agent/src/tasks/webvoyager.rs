@@ -1,6 +1,9 @@
-//! WebVoyager's task files (and GAIA's web subset): JSON Lines, one task per line with `web_name`, `id`,
-//! `ques`, `web`. Extra fields are ignored; a demo-style `eval` (`{"must_include": [...]}`) or a
-//! `reference_answer` gives the task's reference answers.
+//! WebVoyager's task files (and GAIA's web subset, and the demo's): JSON Lines, one task per line with
+//! `web_name`, `id`, `ques`, `web`. Extra fields are ignored; a demo-style `eval` (`{"must_include":
+//! [...]}`) is the task's spec ([`trajectory::TaskEvalSpec::WebVoyager`], carried in its trajectory), and
+//! it or a `reference_answer` gives the task's reference answers. WebVoyager's own answers file
+//! (`reference_answer.json`) is read by the evaluator (`eval --reference-file`). The objective is the
+//! question as it is.
 
 use serde::Deserialize;
 
@@ -32,7 +35,11 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         if l.is_empty() {
             continue;
         }
-        let bad = |detail: String| TaskError::Bad { path: path.to_string(), line: line_no, detail };
+        let bad = |detail: String| TaskError::Bad {
+            path: path.to_string(),
+            line: line_no,
+            detail: format!("{detail} (each line must be a JSON object with web_name, id, ques, web)"),
+        };
         let raw: RawTask = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
         let id = match raw.id {
             Some(serde_json::Value::String(s)) if !s.trim().is_empty() => s,
@@ -50,15 +57,21 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         if !seen.insert(id.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }
+        let eval = raw.eval.filter(|e| !e.is_empty());
         let mut reference_answers =
-            raw.eval.as_ref().map(trajectory::WebVoyagerEval::answer_texts).unwrap_or_default();
+            eval.as_ref().map(trajectory::WebVoyagerEval::answer_texts).unwrap_or_default();
         reference_answers.extend(raw.reference_answer);
         out.push(Task {
             web_name,
             id,
             ques,
             web,
-            setup: TaskSetup { reference_answers, ..TaskSetup::default() },
+            benchmark: trajectory::Benchmark::WebVoyager,
+            setup: TaskSetup {
+                reference_answers,
+                eval: eval.map(trajectory::TaskEvalSpec::WebVoyager),
+                ..TaskSetup::default()
+            },
         });
     }
     Ok(out)

@@ -2,13 +2,15 @@
 //! here. A task's `eval` is a list of evaluators, each with its `expected` value; the task passes when
 //! every one passes (their `evaluate_task`).
 //!
+//! The spec is typed where the task file is read ([`trajectory::VerifiedEval`]); this module scores it.
+//!
 //! - `AgentResponseEvaluator` ([`response`]): the agent's final answer, a typed JSON object.
 //! - `NetworkEventEvaluator` ([`network`]): the requests of the run as the proxy saw them.
 //!
 //! What their evaluators do is the reference: where a rule is unclear, this does what theirs does
 //! (webarena-verified 1.2.3), and the test command compares verdicts with theirs.
 
-use serde_json::Value;
+use trajectory::{VerifiedEval, VerifiedEvaluator};
 
 pub mod formats;
 pub mod jsonpath;
@@ -61,32 +63,26 @@ pub struct EvaluatorResult {
     pub failures: Vec<String>,
 }
 
-/// What a task is: its expected `task_type`, lower case (`retrieve`, `mutate`, `navigate`).
-pub fn task_type(eval: &[Value]) -> Option<String> {
-    eval.iter()
-        .filter(|e| e.get("evaluator").and_then(Value::as_str) == Some("AgentResponseEvaluator"))
-        .find_map(|e| e.pointer("/expected/task_type").and_then(Value::as_str))
-        .map(str::to_ascii_lowercase)
-}
-
 /// Scores a task: each evaluator's failures; `Err` when the task cannot be scored here (a schema type
 /// or an evaluator not implemented, named).
 pub fn score(
-    list: &[Value],
+    eval: &VerifiedEval,
     answer: &str,
     events: Option<&[network::Event]>,
 ) -> Result<Vec<EvaluatorResult>, VerifiedError> {
-    let navigate = task_type(list).as_deref() == Some("navigate");
-    let mut out = Vec::with_capacity(list.len());
-    for (i, spec) in list.iter().enumerate() {
-        let name = spec.get("evaluator").and_then(Value::as_str).unwrap_or("").to_string();
-        let r = match name.as_str() {
-            "AgentResponseEvaluator" => response::evaluate(spec, answer),
-            "NetworkEventEvaluator" => match events {
-                Some(ev) => network::evaluate(spec, ev, navigate),
+    let navigate = eval.task_type().as_deref() == Some("navigate");
+    let mut out = Vec::with_capacity(eval.0.len());
+    for (i, spec) in eval.0.iter().enumerate() {
+        let name = spec.name().to_string();
+        let r = match spec {
+            VerifiedEvaluator::AgentResponse(a) => response::evaluate(a, answer),
+            VerifiedEvaluator::NetworkEvent(n) => match events {
+                Some(ev) => network::evaluate(n, ev, navigate),
                 None => Err(VerifiedError::Evidence("the run has no network events to check (no snapshot)")),
             },
-            other => Err(VerifiedError::Unsupported(format!("evaluator {other:?}"))),
+            VerifiedEvaluator::Other { name, .. } => {
+                Err(VerifiedError::Unsupported(format!("evaluator {name:?}")))
+            }
         };
         let failures =
             r.map_err(|e| VerifiedError::In { index: i, name: name.clone(), source: Box::new(e) })?;

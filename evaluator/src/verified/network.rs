@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use super::VerifiedError;
 use serde_json::{Map, Value};
+use trajectory::task_eval::NetworkEventSpec;
 
 use super::url::{NormUrl, UrlRules};
 use super::value::{self, py_re, Norm};
@@ -221,57 +222,48 @@ pub enum EventsError {
 }
 
 /// The result of one `NetworkEventEvaluator` over the run's events: what failed (empty: passed).
-pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, VerifiedError> {
-    let exp = spec
-        .get("expected")
-        .ok_or_else(|| VerifiedError::Spec("NetworkEventEvaluator without \"expected\"".into()))?;
-    if let Some(u) =
-        spec.get("query_params_schema").and_then(|s| s.get("properties")).and_then(Value::as_object).and_then(
-            |p| {
-                p.values().find_map(|prop| {
-                    let items = if prop.get("type").and_then(Value::as_str) == Some("array") {
-                        prop.get("items")
-                    } else {
-                        Some(prop)
-                    };
-                    value::kind_of(items).err()
-                })
-            },
-        )
+pub fn evaluate(
+    spec: &NetworkEventSpec,
+    events: &[Event],
+    navigate: bool,
+) -> Result<Vec<String>, VerifiedError> {
+    let exp = &spec.expected;
+    if let Some(u) = spec
+        .query_params_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .and_then(|p| {
+            p.values().find_map(|prop| {
+                let items = if prop.get("type").and_then(Value::as_str) == Some("array") {
+                    prop.get("items")
+                } else {
+                    Some(prop)
+                };
+                value::kind_of(items).err()
+            })
+        })
     {
         return Err(u.into());
     }
-    let strs = |k: &str| -> Vec<String> {
-        spec.get(k)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
-    };
     let rules = UrlRules {
-        ignored: strs("ignored_query_params"),
-        ignored_patterns: strs("ignored_query_params_patterns"),
-        decode_base64: spec.get("decode_base64_query").and_then(Value::as_bool).unwrap_or(false),
-        schema: spec.get("query_params_schema").cloned(),
+        ignored: spec.ignored_query_params.clone(),
+        ignored_patterns: spec.ignored_query_params_patterns.clone(),
+        decode_base64: spec.decode_base64_query,
+        schema: spec.query_params_schema.clone(),
     };
-    let ignored_post = strs("ignored_post_data_params_patterns");
-    let should_not_exist = spec.get("should_not_exist").and_then(Value::as_bool).unwrap_or(false);
+    let ignored_post = &spec.ignored_post_data_params_patterns;
+    let should_not_exist = spec.should_not_exist;
     // Their defaults: the last matching event, a GET, status 200.
-    let last_only = spec.get("last_event_only").and_then(Value::as_bool).unwrap_or(true);
-    let method = exp.get("http_method").and_then(Value::as_str).unwrap_or("GET");
+    let last_only = spec.last_event_only();
+    let method = exp.method();
     // One URL, or alternatives.
-    let exp_urls_raw: Vec<&str> = match exp.get("url") {
-        Some(Value::String(u)) => vec![u.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
+    let exp_urls_raw: Vec<&str> = exp.urls().iter().map(String::as_str).collect();
     if exp_urls_raw.is_empty() {
         return Err(VerifiedError::Spec("expected.url missing".into()));
     }
     let exp_url_raw = exp_urls_raw.join(" | ");
-    let exp_headers = exp.get("headers").and_then(Value::as_object);
+    let exp_headers = exp.headers.as_ref();
 
     // 1-2: the candidates.
     let evaluation: Vec<&Event> = events.iter().filter(|e| e.is_evaluation_event()).collect();
@@ -317,14 +309,16 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
     }
 
     // 3: some candidate matches every field of the spec.
-    let exp_url: Vec<NormUrl> =
-        exp_urls_raw.iter().map(|u| rules.normalize(u, exp.get("query_params"))).collect::<Result<_, _>>()?;
-    let post_schema = spec.get("post_data_schema");
-    let exp_post = match exp.get("post_data").and_then(Value::as_object) {
+    let exp_url: Vec<NormUrl> = exp_urls_raw
+        .iter()
+        .map(|u| rules.normalize(u, exp.query_params.as_ref()))
+        .collect::<Result<_, _>>()?;
+    let post_schema = spec.post_data_schema.as_ref();
+    let exp_post = match &exp.post_data {
         Some(p) => Some(fields(p, post_schema, true)?),
         None => None,
     };
-    let exp_status = Some(exp.get("response_status").and_then(Value::as_i64).unwrap_or(200));
+    let exp_status = Some(exp.status());
     let mut reasons = Vec::new();
     for e in &selected {
         let mut why = Vec::new();
@@ -360,7 +354,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
                 }
             }
         }
-        if let (Some(ep), Some(raw)) = (&exp_post, exp.get("post_data").and_then(Value::as_object)) {
+        if let (Some(ep), Some(raw)) = (&exp_post, &exp.post_data) {
             let actual = e.post.as_ref().and_then(|(mime, text)| parse_content(mime, text));
             match actual {
                 None => why.push("no form or JSON body".into()),
@@ -383,7 +377,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
                 }
             }
         }
-        if let Some(rc) = exp.get("response_content").and_then(Value::as_object) {
+        if let Some(rc) = &exp.response_content {
             let actual = e.response.as_ref().and_then(|(mime, text)| parse_content(mime, text));
             let ok = actual.is_some_and(|a| {
                 rc.iter().all(|(k, want)| {
@@ -399,7 +393,7 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
                 why.push("response content differs".into());
             }
         }
-        if let Some(rc) = exp.get("response_cookies").and_then(Value::as_object) {
+        if let Some(rc) = &exp.response_cookies {
             let got = e.cookies();
             let ok = rc.iter().all(|(k, want)| {
                 got.get(k).is_some_and(|g| {
@@ -428,6 +422,11 @@ pub fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tables write specs as their dataset does; read them typed, as the task reader does.
+    fn evaluate(spec: &Value, events: &[Event], navigate: bool) -> Result<Vec<String>, VerifiedError> {
+        super::evaluate(&serde_json::from_value(spec.clone()).unwrap(), events, navigate)
+    }
     use serde_json::json;
 
     fn ev(method: &str, url: &str, post: Option<(&str, &str)>, status: i64) -> Event {

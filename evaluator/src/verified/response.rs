@@ -7,6 +7,7 @@
 
 use super::VerifiedError;
 use serde_json::Value;
+use trajectory::task_eval::AgentResponseSpec;
 
 use super::value::{self, Norm};
 
@@ -32,29 +33,32 @@ fn fence(s: &str) -> Option<&str> {
 }
 
 /// The result of one `AgentResponseEvaluator`: what failed (empty: it passed).
-pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, VerifiedError> {
-    let expected = spec
-        .get("expected")
-        .ok_or_else(|| VerifiedError::Spec("AgentResponseEvaluator without \"expected\"".into()))?;
-    let schema = spec.get("results_schema");
-    let ordered = spec.get("ordered").and_then(Value::as_bool).unwrap_or(false);
-    let exp_type = expected.get("task_type").or_else(|| expected.get("performed_operation"));
-    let is_retrieve = exp_type.and_then(Value::as_str).is_some_and(|t| t.eq_ignore_ascii_case("retrieve"));
+pub fn evaluate(spec: &AgentResponseSpec, answer: &str) -> Result<Vec<String>, VerifiedError> {
+    let expected = &spec.expected;
+    let schema = spec.results_schema.as_ref();
+    let ordered = spec.ordered;
+    let exp_type = expected.task_type().map(|t| Value::String(t.to_string()));
+    let is_retrieve = expected.task_type().is_some_and(|t| t.eq_ignore_ascii_case("retrieve"));
     let str_norm = |v: &Value, strict| value::scalar(value::Kind::Str, v, strict);
     let mut failures = Vec::new();
     // Expected: the fields the spec sets.
-    let fields: Vec<&str> = ["task_type", "status", "retrieved_data"]
-        .into_iter()
-        .filter(|k| expected.get(*k).is_some() || (*k == "task_type" && exp_type.is_some()))
-        .collect();
-    let exp_data = match expected.get("retrieved_data") {
+    let exp_status = expected.status.as_ref().map(|s| Value::String(s.clone()));
+    let fields: Vec<&str> = [
+        ("task_type", exp_type.is_some()),
+        ("status", exp_status.is_some()),
+        ("retrieved_data", expected.retrieved_data.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    let exp_data = match &expected.retrieved_data {
         Some(d) => retrieved(d, schema, true)?,
         None => Norm::Null,
     };
     // Their evaluator compares the actual response's keys with all three expected ones, but reads from
     // the answer only the keys the spec sets: a spec without `retrieved_data` can never pass there.
     // Done the same here (and said).
-    if expected.get("retrieved_data").is_none() {
+    if expected.retrieved_data.is_none() {
         failures.push("the spec sets no retrieved_data: their evaluator fails every answer to it".into());
     }
     let actual = parse(answer);
@@ -78,11 +82,7 @@ pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, VerifiedError
         if *k == "retrieved_data" {
             continue;
         }
-        let e = exp_type
-            .filter(|_| *k == "task_type")
-            .or_else(|| expected.get(*k))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let e = if *k == "task_type" { exp_type.clone() } else { exp_status.clone() }.unwrap_or(Value::Null);
         let Some(text) = a.as_str() else {
             failures.push(format!("{k} is not a string: {a}"));
             continue;
@@ -110,7 +110,7 @@ pub fn evaluate(spec: &Value, answer: &str) -> Result<Vec<String>, VerifiedError
                 if !value::equal(e, a, ordered, false) {
                     failures.push(format!(
                         "retrieved_data: expected {}, got {}",
-                        short(expected.get("retrieved_data").unwrap_or(&Value::Null)),
+                        short(expected.retrieved_data.as_ref().unwrap_or(&Value::Null)),
                         short(obj.get("retrieved_data").unwrap_or(&Value::Null))
                     ));
                 }
@@ -204,7 +204,8 @@ mod tests {
             (&mutate, r#"{"status": "SUCCESS"}"#, false),
         ];
         for (i, (spec, answer, pass)) in cases.iter().enumerate() {
-            let f = evaluate(spec, answer).unwrap();
+            let spec: AgentResponseSpec = serde_json::from_value((*spec).clone()).unwrap();
+            let f = evaluate(&spec, answer).unwrap();
             assert_eq!(f.is_empty(), *pass, "case {i}: {f:?}");
         }
     }

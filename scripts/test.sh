@@ -71,6 +71,18 @@ if [ ! -f "$wav_dir/.installed" ]; then
     touch "$wav_dir/.installed"
 fi
 export WEBFREEZE_TEST_WEBARENA_VERIFIED="$wav_dir"
+# The AssistantBench cross-check scores cases with its own scorer (browsergym-assistantbench, PyPI): the wheel
+# unpacked without its dependencies (its package downloads their dataset when imported; the scorer needs only
+# numpy and scipy).
+ab_dir="${WEBFREEZE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/webfreeze-build}/assistantbench-0.14.2"
+if [ ! -f "$ab_dir/.installed" ]; then
+    log "installing AssistantBench's scorer (browsergym-assistantbench, numpy, scipy) into $ab_dir"
+    "$python" -m pip download -q --no-deps browsergym-assistantbench==0.14.2 -d "$ab_dir/wheels"
+    for w in "$ab_dir"/wheels/*.whl; do "$python" -m zipfile -e "$w" "$ab_dir"; done
+    "$python" -m pip install -q --root-user-action=ignore --target "$ab_dir" "numpy==2.*" "scipy==1.*"
+    touch "$ab_dir/.installed"
+fi
+export WEBFREEZE_TEST_ASSISTANTBENCH="$ab_dir"
 export WEBFREEZE_TEST_MOTO="$moto_dir" WEBFREEZE_TEST_PYWB="$pywb_dir" WEBFREEZE_TEST_PYTHON="$python"
 export WEBFREEZE_TEST_LLAMA="$llama_dir" WEBFREEZE_TEST_LLAMA_MODEL="$llama_model"
 log "cargo fmt --check"

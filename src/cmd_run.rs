@@ -143,6 +143,16 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             unknown.join("; ")
         );
     }
+    // A benchmark's scores are comparable with its own harness's in the action space it gives its agents.
+    if let Some(b) = tasks.first().map(|t| t.benchmark) {
+        let native = agent::tasks::native_action_space(b);
+        if native != action_space {
+            eprintln!(
+                "note: {b} tasks run here with the {action_space} action space; their own harness gives its agents \
+                 {native}'s (--action-space {native})"
+            );
+        }
+    }
     // The WebVoyager action space has one tab: say so before running.
     let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
     if multi_tab > 0 && action_space == ActionSpace::WebVoyager {

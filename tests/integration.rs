@@ -6,6 +6,7 @@ mod support;
 
 mod agent_run;
 mod architecture;
+mod assistantbench;
 mod bad_origins;
 mod bundle_roundtrip;
 mod bundle_s3;

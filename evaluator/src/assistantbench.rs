@@ -365,17 +365,27 @@ fn normalize(text: &str) -> String {
                 Some(f) => float_repr(f),
                 None => no_punc,
             };
-            articles().replace_all(&num, " ").split_whitespace().collect::<Vec<_>>().join(" ")
+            drop_articles(&num).split_whitespace().collect::<Vec<_>>().join(" ")
         })
         .filter(|p| !p.trim().is_empty())
         .collect();
     parts.join(" ").trim().to_string()
 }
 
-fn articles() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    // A constant pattern: it compiles.
-    RE.get_or_init(|| regex::Regex::new(r"\b(a|an|the)\b").expect("a constant pattern"))
+/// `re.sub(r"\b(a|an|the)\b", " ", text)`: every whole word `a`, `an` or `the` made a space (a word is a
+/// run of Unicode letters, digits and `_`, as Python's `\b` reads them).
+fn drop_articles(text: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let is_word = word(c);
+        let end = rest.find(|x: char| word(x) != is_word).unwrap_or(rest.len());
+        let run = &rest[..end];
+        out.push_str(if is_word && matches!(run, "a" | "an" | "the") { " " } else { run });
+        rest = &rest[end..];
+    }
+    out
 }
 
 fn numbers_agree(gold: &[String], pred: &[String]) -> bool {
@@ -408,9 +418,9 @@ fn aligned_mean(scores: &[Vec<f64>], cols: usize) -> Option<f64> {
     }
     // Kuhn-Munkres on integer weights wants rows <= columns: transpose when needed. Scores are in 0..1;
     // scaled to 1e9 the best assignment's total is found to 1e-9 per pair.
-    let at = |r: usize, c: usize| scores[r][c];
-    let (h, w, get): (usize, usize, Box<dyn Fn(usize, usize) -> f64>) =
-        if rows <= cols { (rows, cols, Box::new(at)) } else { (cols, rows, Box::new(move |r, c| at(c, r))) };
+    let transposed = rows > cols;
+    let get = |r: usize, c: usize| if transposed { scores[c][r] } else { scores[r][c] };
+    let (h, w) = if transposed { (cols, rows) } else { (rows, cols) };
     let mut m = Matrix::new(h, w, 0i64);
     for r in 0..h {
         for c in 0..w {
@@ -537,5 +547,7 @@ mod tests {
         }
         assert_eq!(Py::Dict(vec![("a".into(), Py::Str("it's".into()))]).str(), "{'a': \"it's\"}");
         assert_eq!(normalize("The Big-Apple, 5"), "big apple 5.0");
+        assert_eq!(drop_articles("the"), " ");
+        assert_eq!(drop_articles("theatre–a"), "theatre– ");
     }
 }

@@ -84,11 +84,14 @@ pub(crate) struct RunArgs {
     /// Task file, sniffed from its content: WebVoyager JSON Lines (web_name, id, ques, web), or
     /// WebArena / VisualWebArena configs (a JSON array like test.raw.json, one config object, or a
     /// directory of them like config_files/), or WebArena-Verified's file (webarena-verified.json: its
-    /// evaluators run by `eval`, the network checks over the task snapshots' requests).
+    /// evaluators run by `eval`, the network checks over the task snapshots' requests), or
+    /// AssistantBench's JSON Lines (id, task, answer: each task starts on the search page, --site
+    /// SEARCH=URL, and `eval` scores its accuracy).
     #[arg(long, value_name = "FILE|DIR")]
     pub tasks: PathBuf,
     /// A WebArena site: NAME=URL replaces __NAME__ in start URLs and eval specs (repeatable), e.g.
-    /// --site SHOPPING=http://localhost:7770 --site REDDIT=http://localhost:9999.
+    /// --site SHOPPING=http://localhost:7770 --site REDDIT=http://localhost:9999. AssistantBench's tasks
+    /// start on SEARCH [default: https://www.google.com/, as their harness].
     #[arg(long = "site", value_name = "NAME=URL")]
     pub sites: Vec<String>,
     /// A file of WebArena sites: a JSON object {"SHOPPING": "http://...", ...} or NAME=URL lines;

@@ -112,15 +112,8 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     agent.browsers = Some(agent::browser::BrowserPool::new(Default::default()));
     agent.wait = Duration::from_millis(1000);
     agent.search_url = "https://shop.test/".into();
-    let base = crate::demo_runs::scripted_run_options(
-        cfg,
-        agent,
-        &script_dir,
-        &sites,
-        &tasks_path,
-        a.jobs.max(1),
-        Default::default(),
-    )?;
+    let base =
+        crate::demo_runs::scripted_run_options(cfg, agent, &script_dir, &sites, &tasks_path, a.jobs.max(1))?;
     let recorded = runs.join("recorded");
     let drifted = runs.join("live-drifted");
     let replayed = runs.join("replayed");

@@ -164,19 +164,13 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     agent.browsers = Some(agent::browser::BrowserPool::new(Default::default()));
     agent.action_space = ActionSpace::WebArena;
     // The tasks share the sites' state (the forum's posts): one at a time, in file order.
-    let extra = [("action_space".to_string(), serde_json::json!("webarena"))].into();
-    let mut base = crate::demo_runs::scripted_run_options(
-        cfg,
-        agent.clone(),
-        &script_dir,
-        &running,
-        &tasks_path,
-        1,
-        extra,
-    )?;
+    let mut base =
+        crate::demo_runs::scripted_run_options(cfg, agent.clone(), &script_dir, &running, &tasks_path, 1)?;
     // WebArena's sites are the run's own: their orders, posts and reviews are the tasks.
     let own = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES)?.hosts();
-    base.guard = Some(std::sync::Arc::new(proxy::guard::GuardConfig::standard(own)));
+    let guard = std::sync::Arc::new(proxy::guard::GuardConfig::standard(own));
+    base.config.guards = Some(crate::guarded::setting(&guard));
+    base.guard = Some(guard);
     let ca = base.ca.clone();
     let recorded = runs.join("recorded");
     let replayed = runs.join("replayed");

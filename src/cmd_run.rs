@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::action::ActionSpace;
 use agent::browser::{browser_version, find_chrome, ObservationKind};
 use agent::runner::AgentConfig;
 use clock::{Clock, SystemClock};
@@ -127,38 +126,9 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
             }
         }
     }
-    // Eval-spec parts nobody scores: said before running, not found out after.
-    let unknown: Vec<String> = tasks
-        .iter()
-        .filter_map(|t| {
-            let parts = t.setup.eval.as_ref()?.unknown_parts();
-            (!parts.is_empty()).then(|| format!("task {}: {}", t.id, parts.join(", ")))
-        })
-        .collect();
-    if !unknown.is_empty() {
-        eprintln!(
-            "warning: {} task(s) have eval spec parts this version does not know; they are kept and not scored \
-             (eval.json lists them per task): {}",
-            unknown.len(),
-            unknown.join("; ")
-        );
-    }
-    // A benchmark's scores are comparable with its own harness's in the action space it gives its agents.
-    if let Some(b) = tasks.first().map(|t| t.benchmark) {
-        let native = agent::tasks::native_action_space(b);
-        if native != action_space {
-            eprintln!(
-                "note: {b} tasks run here with the {action_space} action space; their own harness gives its agents \
-                 {native}'s (--action-space {native})"
-            );
-        }
-    }
-    // The WebVoyager action space has one tab: say so before running.
-    let multi_tab = tasks.iter().filter(|t| t.setup.start_urls.len() > 1).count();
-    if multi_tab > 0 && action_space == ActionSpace::WebVoyager {
-        eprintln!(
-            "note: {multi_tab} task(s) start on several pages (' |AND| '); only the first is opened (use --action-space webarena for tabs)"
-        );
+    // What the run will not do as asked: said before running, not found out after.
+    for note in session::task_notes(&tasks, action_space) {
+        eprintln!("{note}");
     }
     if let Some(f) = &args.reference_file {
         let answers = evaluator::reference::load_webvoyager(f).map_err(|e| UsageError(e.to_string()))?;
@@ -172,7 +142,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
     }
     if let PolicySpec::Fork { run, at, .. } = &policy {
-        check_fork(run, *at, &tasks)?;
+        session::check_fork(run, *at, &tasks).map_err(|e| UsageError(e.to_string()))?;
     }
     if tasks.is_empty() {
         return Err(
@@ -228,7 +198,6 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let guard = guards(&args, &sites)?;
-    let (recorded_window, recorded_extra) = settings.recorded_fields();
     let time_zone = cfg.time_zone(args.time_zone.as_deref());
     let opts = RunOptions {
         out: args.out.clone(),
@@ -247,73 +216,46 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         guard: guard.clone(),
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
-        config: RunConfig {
-            max_steps: settings.max_steps,
-            window: recorded_window,
-            page_timeout_s: settings.page_timeout_s,
-            settle_ms: settings.settle_ms,
-            wait_ms: settings.wait_ms,
-            search_url: settings.search_url.clone(),
-            on_miss: args.on_miss.into(),
-            temperature: args.llm.temperature,
-            keep_screenshots: args.llm.keep_screenshots,
-            frozen_web: (args.mode == RunMode::Replay).then(|| args.frozen_web.into()),
-            search: (args.mode == RunMode::Replay).then(|| args.search.into()),
-            time_zone: Some(time_zone.clone()),
-            locale: Some(args.locale.clone()),
-            // Set only when used, so run.json stays as before for runs without them.
-            extra: recorded_extra
-                .into_iter()
-                .chain([
-                (
-                    "max_tokens",
-                    policy_is_llm.then(|| {
-                        serde_json::json!({
-                            "field": crate::config::max_tokens_field(&args.llm), "value": args.llm.max_tokens
-                        })
-                    }),
-                ),
-                ("guards", guard.as_ref().map(|g| g.summary())),
-                (
-                    "explore",
-                    args.explore.then(|| {
-                        serde_json::json!({
-                            "links_per_page": args.explore_links, "host_budget": args.explore_host_budget,
-                            "depth": args.explore_depth, "pace_ms": args.explore_pace_ms,
-                        })
-                    }),
-                ),
-                ("fork_at", args.fork_at.map(|n| serde_json::json!(n))),
-                ])
-                .filter_map(|(k, v)| Some((k.to_string(), v?)))
-            .collect(),
-        },
+        config: run_config(&args, &settings, guard.as_deref(), policy_is_llm, time_zone),
     };
     crate::output::run_with_progress(opts, tasks)?;
     Ok(())
 }
 
-/// `--fork-at N`: every task has a recorded trajectory with at least N steps in the forked run; otherwise a
-/// usage error naming the tasks, before any browser starts.
-fn check_fork(run: &std::path::Path, at: u32, tasks: &[agent::tasks::Task]) -> anyhow::Result<()> {
-    let mut short = Vec::new();
-    for t in tasks {
-        match RunDir::new(run).task(&t.id).read_trajectory() {
-            Ok(Some(tr)) if tr.steps.len() >= at as usize => {}
-            Ok(Some(tr)) => short.push(format!("{} ({} step(s))", t.id, tr.steps.len())),
-            Ok(None) => short.push(format!("{} (not in that run)", t.id)),
-            Err(e) => short.push(format!("{} ({e})", t.id)),
-        }
-    }
-    if short.is_empty() {
-        return Ok(());
-    }
-    Err(UsageError(format!(
-        "--fork-at {at}: {} cannot fork there: {}; fork earlier or choose the tasks with --task-filter",
-        run.display(),
-        short.join(", ")
-    ))
-    .into())
+/// What run.json keeps of the run's settings: the agent's (resolved), then the model's and the proxy's as
+/// given.
+fn run_config(
+    args: &RunArgs,
+    settings: &agent::settings::Settings,
+    guard: Option<&proxy::guard::GuardConfig>,
+    policy_is_llm: bool,
+    time_zone: String,
+) -> RunConfig {
+    let replay = args.mode == RunMode::Replay;
+    let mut config = RunConfig {
+        on_miss: args.on_miss.into(),
+        temperature: args.llm.temperature,
+        keep_screenshots: args.llm.keep_screenshots,
+        frozen_web: replay.then(|| args.frozen_web.into()),
+        search: replay.then(|| args.search.into()),
+        time_zone: Some(time_zone),
+        locale: Some(args.locale.clone()),
+        guards: guard.map(crate::guarded::setting),
+        max_tokens: policy_is_llm.then(|| trajectory::MaxTokensSetting {
+            field: crate::config::max_tokens_field(&args.llm).into(),
+            value: args.llm.max_tokens,
+        }),
+        explore: args.explore.then_some(trajectory::ExploreSetting {
+            links_per_page: args.explore_links,
+            host_budget: args.explore_host_budget,
+            depth: args.explore_depth,
+            pace_ms: args.explore_pace_ms,
+        }),
+        fork_at: args.fork_at,
+        ..RunConfig::default()
+    };
+    settings.record(&mut config);
+    config
 }
 
 /// `--explore` and its budget, checked: exploration records, so it needs record mode, and a budget of 0

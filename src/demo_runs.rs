@@ -20,24 +20,21 @@ pub(crate) fn scripted_run_options(
     sites: &demo::RunningSites,
     tasks_path: &Path,
     jobs: usize,
-    extra: std::collections::BTreeMap<String, serde_json::Value>,
 ) -> anyhow::Result<RunOptions> {
+    // Both guards on, no site owned (`demo --webarena` owns its sites).
+    let guard = Arc::new(proxy::guard::GuardConfig::standard(Vec::new()));
+    let mut config = RunConfig {
+        temperature: 0.0,
+        keep_screenshots: 3,
+        guards: Some(crate::guarded::setting(&guard)),
+        ..RunConfig::default()
+    };
+    agent::settings::Settings::of_agent(&agent).record(&mut config);
     Ok(RunOptions {
         out: PathBuf::new(),
         mode: ProxyMode::Live,
         policy: PolicySpec::Trajectory(script_dir.to_path_buf()),
-        config: RunConfig {
-            max_steps: agent.max_steps,
-            window: [agent.width, agent.height],
-            page_timeout_s: agent.page_timeout.as_secs_f64(),
-            settle_ms: agent.settle_quiet.as_millis() as u64,
-            wait_ms: agent.wait.as_millis() as u64,
-            search_url: agent.search_url.clone(),
-            temperature: 0.0,
-            keep_screenshots: 3,
-            extra,
-            ..RunConfig::default()
-        },
+        config,
         chrome_version: agent::browser::browser_version(&agent.chrome),
         agent,
         ca: load_ca(cfg)?,
@@ -50,8 +47,7 @@ pub(crate) fn scripted_run_options(
         shard: None,
         task_timeout: None,
         retry_blocked: false,
-        // Both guards on, no site owned (`demo --webarena` owns its sites).
-        guard: Some(Arc::new(proxy::guard::GuardConfig::standard(Vec::new()))),
+        guard: Some(guard),
     })
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use trajectory::RunConfig;
+use trajectory::{ActionSpaceSetting, ObservationSetting, RunConfig};
 
 use crate::action::ActionSpace;
 use crate::browser::ObservationKind;
@@ -64,16 +64,6 @@ pub struct Settings {
 /// Why the settings cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    /// The re-executed run recorded a value this build does not know.
-    #[error("the run's run.json has {key} {value:?}, which this build does not know: {detail}")]
-    Recorded {
-        /// The `run.json` key.
-        key: &'static str,
-        /// Its value.
-        value: String,
-        /// What this build knows.
-        detail: crate::UnknownChoice,
-    },
     /// An observation WebVoyager's actions cannot point into.
     #[error(
         "--observation {0} needs --action-space webarena (WebVoyager's actions name Set-of-Marks labels)"
@@ -88,16 +78,41 @@ const DEFAULT_PAGE_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_WAIT_MS: u64 = 5000;
 const DEFAULT_SEARCH_URL: &str = "https://www.google.com/";
 
-/// A setting run.json keeps as text in its `extra` map (None: not recorded), parsed once.
-fn recorded_as<T: std::str::FromStr<Err = crate::UnknownChoice>>(
-    recorded: Option<&RunConfig>,
-    key: &'static str,
-) -> Result<Option<T>, SettingsError> {
-    match recorded.and_then(|c| c.extra_str(key)) {
-        Some(v) => {
-            v.parse().map(Some).map_err(|detail| SettingsError::Recorded { key, value: v.into(), detail })
+impl From<ActionSpace> for ActionSpaceSetting {
+    fn from(a: ActionSpace) -> Self {
+        match a {
+            ActionSpace::WebVoyager => ActionSpaceSetting::WebVoyager,
+            ActionSpace::WebArena => ActionSpaceSetting::WebArena,
         }
-        None => Ok(None),
+    }
+}
+
+impl From<ActionSpaceSetting> for ActionSpace {
+    fn from(a: ActionSpaceSetting) -> Self {
+        match a {
+            ActionSpaceSetting::WebVoyager => ActionSpace::WebVoyager,
+            ActionSpaceSetting::WebArena => ActionSpace::WebArena,
+        }
+    }
+}
+
+impl From<ObservationKind> for ObservationSetting {
+    fn from(o: ObservationKind) -> Self {
+        match o {
+            ObservationKind::Som => ObservationSetting::Som,
+            ObservationKind::AxTree => ObservationSetting::AxTree,
+            ObservationKind::SomAxTree => ObservationSetting::SomAxTree,
+        }
+    }
+}
+
+impl From<ObservationSetting> for ObservationKind {
+    fn from(o: ObservationSetting) -> Self {
+        match o {
+            ObservationSetting::Som => ObservationKind::Som,
+            ObservationSetting::AxTree => ObservationKind::AxTree,
+            ObservationSetting::SomAxTree => ObservationKind::SomAxTree,
+        }
     }
 }
 
@@ -110,12 +125,14 @@ impl Settings {
             .window
             .or_else(|| rc.map(|c| (c.window[0], c.window[1])).filter(|(w, h)| *w >= 200 && *h >= 200))
             .unwrap_or(DEFAULT_WINDOW);
-        let action_space =
-            given.action_space.map_or_else(|| recorded_as(recorded, "action_space"), |s| Ok(Some(s)))?;
-        let observation =
-            given.observation.map_or_else(|| recorded_as(recorded, "observation"), |o| Ok(Some(o)))?;
-        let action_space = action_space.unwrap_or(ActionSpace::WebVoyager);
-        let observation = observation.unwrap_or(ObservationKind::Som);
+        let action_space = given
+            .action_space
+            .or_else(|| recorded.and_then(|c| c.action_space).map(ActionSpace::from))
+            .unwrap_or(ActionSpace::WebVoyager);
+        let observation = given
+            .observation
+            .or_else(|| recorded.and_then(|c| c.observation).map(ObservationKind::from))
+            .unwrap_or(ObservationKind::Som);
         if action_space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
             return Err(SettingsError::ObservationNeedsWebArena(observation));
         }
@@ -135,10 +152,8 @@ impl Settings {
                 .unwrap_or_else(|| DEFAULT_SEARCH_URL.into()),
             early_stop_parse_failures: given
                 .early_stop_parse_failures
-                .or(rc.and_then(|c| c.extra_u32("early_stop_parse_failures"))),
-            early_stop_repeats: given
-                .early_stop_repeats
-                .or(rc.and_then(|c| c.extra_u32("early_stop_repeats"))),
+                .or(rc.and_then(|c| c.early_stop_parse_failures)),
+            early_stop_repeats: given.early_stop_repeats.or(rc.and_then(|c| c.early_stop_repeats)),
             action_space,
             observation,
         })
@@ -161,22 +176,36 @@ impl Settings {
         agent.observation = self.observation;
     }
 
-    /// What `run.json` records of them: the fixed fields, and the `extra` entries (each set only when it
-    /// differs from the default, so run.json stays as before for runs without them).
-    pub fn recorded_fields(&self) -> ([u32; 2], Vec<(&'static str, Option<serde_json::Value>)>) {
-        let extra = vec![
-            ("early_stop_parse_failures", self.early_stop_parse_failures.map(|n| serde_json::json!(n))),
-            ("early_stop_repeats", self.early_stop_repeats.map(|n| serde_json::json!(n))),
-            (
-                "action_space",
-                (self.action_space != ActionSpace::WebVoyager).then(|| self.action_space.to_string().into()),
-            ),
-            (
-                "observation",
-                (self.observation != ObservationKind::Som).then(|| self.observation.to_string().into()),
-            ),
-        ];
-        ([self.window.0, self.window.1], extra)
+    /// The settings of an agent configuration (the inverse of [`Settings::apply`]; the early stops off
+    /// are None).
+    pub fn of_agent(agent: &AgentConfig) -> Settings {
+        Settings {
+            max_steps: agent.max_steps,
+            window: (agent.width, agent.height),
+            page_timeout_s: agent.page_timeout.as_secs_f64(),
+            settle_ms: agent.settle_quiet.as_millis() as u64,
+            wait_ms: agent.wait.as_millis() as u64,
+            search_url: agent.search_url.clone(),
+            early_stop_parse_failures: (agent.stop_after_parse_failures > 0)
+                .then_some(agent.stop_after_parse_failures),
+            early_stop_repeats: (agent.stop_after_repeats > 0).then_some(agent.stop_after_repeats),
+            action_space: agent.action_space,
+            observation: agent.observation,
+        }
+    }
+
+    /// Writes them into `run.json`'s settings (the agent half; [`Settings::resolve`] reads them back).
+    pub fn record(&self, config: &mut RunConfig) {
+        config.max_steps = self.max_steps;
+        config.window = [self.window.0, self.window.1];
+        config.page_timeout_s = self.page_timeout_s;
+        config.settle_ms = self.settle_ms;
+        config.wait_ms = self.wait_ms;
+        config.search_url = self.search_url.clone();
+        config.early_stop_parse_failures = self.early_stop_parse_failures;
+        config.early_stop_repeats = self.early_stop_repeats;
+        config.action_space = Some(self.action_space.into());
+        config.observation = Some(self.observation.into());
     }
 }
 
@@ -184,17 +213,14 @@ impl Settings {
 mod tests {
     use super::*;
 
-    fn recorded(extra: &[(&str, serde_json::Value)]) -> RunConfig {
-        RunConfig {
-            max_steps: 7,
-            window: [1280, 720],
-            page_timeout_s: 12.0,
-            settle_ms: 80,
-            wait_ms: 900,
-            search_url: "https://search.test/".into(),
-            extra: extra.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-            ..Default::default()
+    /// A run.json's settings as a run wrote them, with `keys` besides (read as a re-execution reads them).
+    fn recorded(keys: &[(&str, serde_json::Value)]) -> RunConfig {
+        let mut v = serde_json::json!({"max_steps": 7, "window": [1280, 720], "page_timeout_s": 12.0,
+            "settle_ms": 80, "wait_ms": 900, "search_url": "https://search.test/"});
+        for (k, x) in keys {
+            v[*k] = x.clone();
         }
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
@@ -258,9 +284,10 @@ mod tests {
 
     #[test]
     fn what_cannot_be_used_is_refused_with_the_reason() {
-        let unknown = recorded(&[("observation", "telepathy".into())]);
-        let e = Settings::resolve(&Given::default(), Some(&unknown)).unwrap_err();
-        assert!(matches!(e, SettingsError::Recorded { key: "observation", .. }), "{e}");
+        // A run.json with a setting this build does not know is refused where it is read, naming it.
+        let e =
+            serde_json::from_value::<RunConfig>(serde_json::json!({"observation": "telepathy"})).unwrap_err();
+        assert!(e.to_string().contains("telepathy"), "{e}");
         let axtree = Given { observation: Some(ObservationKind::AxTree), ..Given::default() };
         let e = Settings::resolve(&axtree, None).unwrap_err();
         assert!(matches!(e, SettingsError::ObservationNeedsWebArena(ObservationKind::AxTree)), "{e}");
@@ -278,17 +305,14 @@ mod tests {
             ..Given::default()
         };
         let s = Settings::resolve(&given, None).unwrap();
-        let (window, extra) = s.recorded_fields();
-        let rc = RunConfig {
-            max_steps: s.max_steps,
-            window,
-            page_timeout_s: s.page_timeout_s,
-            settle_ms: s.settle_ms,
-            wait_ms: s.wait_ms,
-            search_url: s.search_url.clone(),
-            extra: extra.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect(),
-            ..Default::default()
-        };
+        let mut rc = RunConfig::default();
+        s.record(&mut rc);
+        // Through the file and back.
+        let rc: RunConfig = serde_json::from_str(&serde_json::to_string(&rc).unwrap()).unwrap();
+        assert!(rc.extra.is_empty(), "{:?}", rc.extra);
         assert_eq!(Settings::resolve(&Given::default(), Some(&rc)).unwrap(), s);
+        let mut agent = AgentConfig::new(std::path::PathBuf::from("chromium"));
+        s.apply(&mut agent);
+        assert_eq!(Settings::of_agent(&agent), s);
     }
 }

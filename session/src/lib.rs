@@ -30,6 +30,8 @@ mod frozen_web;
 mod loopback;
 mod merge;
 mod names;
+#[cfg(feature = "run")]
+mod plan;
 mod probes;
 #[cfg(feature = "run")]
 mod rescore;
@@ -58,6 +60,8 @@ pub use names::{
     crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots, site_union_name,
     site_union_of, snapshot_name,
 };
+#[cfg(feature = "run")]
+pub use plan::{check_fork, task_notes, ForkTooLate};
 pub use replay::search::SearchMode;
 #[cfg(feature = "run")]
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};

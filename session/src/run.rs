@@ -378,8 +378,12 @@ pub async fn run_tasks(
     }
     let mut config = opts.config.clone();
     if let Some(pool) = &opts.agent.browsers {
-        // Set only when used, so run.json stays as before for runs without warm browsers.
-        config.extra.insert("warm_browsers".into(), serde_json::json!(pool.options()));
+        let o = pool.options();
+        config.warm_browsers = Some(trajectory::WarmBrowsersSetting {
+            recycle_after: o.recycle_after,
+            memory_ceiling_mib: o.memory_ceiling_mib,
+            contexts_per_browser: o.contexts_per_browser,
+        });
     }
     let mut run_file = RunFile {
         v: trajectory::run_dir::RUN_FILE_VERSION,

@@ -29,7 +29,10 @@ pub use benchmark::{Benchmark, UnknownBenchmark};
 pub use run_dir::{
     write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
 };
-pub use settings::{FrozenSearch, FrozenWebUnit, MissSetting};
+pub use settings::{
+    ActionSpaceSetting, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
+    MissSetting, ObservationSetting, WarmBrowsersSetting,
+};
 pub use task_eval::{
     AssistantBenchEval, EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required,
     TaskEvalSpec, UrlRule, VerifiedEval, VerifiedEvaluator, VqaSpec, WebArenaEval, WebVoyagerEval,

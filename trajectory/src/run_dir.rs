@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::{FrozenSearch, FrozenWebUnit, MissSetting};
+use crate::settings::{
+    ActionSpaceSetting, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
+    MissSetting, ObservationSetting, WarmBrowsersSetting,
+};
 use crate::types::{Outcome, RunMode, Trajectory, TRAJECTORY_VERSION};
 
 /// Format version of `run.json`.
@@ -211,7 +214,11 @@ impl TaskStatus {
     }
 }
 
-/// The settings that shape a run's trajectories, as `run.json` keeps them.
+/// The settings that shape a run's trajectories, as `run.json` keeps them: written once by the run, read
+/// back once by whatever re-executes or re-scores it (`agent::settings::Settings::resolve`,
+/// `session::rescore::served_as_run`). The agent half: the step budget to `keep_screenshots`, the early
+/// stops to `warm_browsers`; the proxy half: `on_miss` to `locale`, and `guards`. Optional settings are
+/// written only when a run uses them, so a run without them writes what runs before them wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunConfig {
@@ -247,21 +254,36 @@ pub struct RunConfig {
     /// The locale the browsers emulated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// The guards of a live or recording run (None: none, or a replay that never dialled out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guards: Option<GuardsSetting>,
+    /// Stop after this many replies in a row that did not parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stop_parse_failures: Option<u32>,
+    /// Stop after this many repeats of one action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stop_repeats: Option<u32>,
+    /// The action space (None: WebVoyager's, as runs before this field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action_space: Option<ActionSpaceSetting>,
+    /// The observation (None: Set-of-Marks, as runs before this field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<ObservationSetting>,
+    /// The model's reply budget (model runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<MaxTokensSetting>,
+    /// Exploration while recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explore: Option<ExploreSetting>,
+    /// A fork's recorded steps re-executed before the model decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork_at: Option<u32>,
+    /// Warm browsers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_browsers: Option<WarmBrowsersSetting>,
     /// Keys written by newer versions, kept as they were.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
-}
-
-impl RunConfig {
-    /// A string setting kept among the extra keys (`action_space`, `observation`).
-    pub fn extra_str(&self, key: &str) -> Option<&str> {
-        self.extra.get(key).and_then(|v| v.as_str())
-    }
-
-    /// A count kept among the extra keys (`early_stop_parse_failures`, `early_stop_repeats`).
-    pub fn extra_u32(&self, key: &str) -> Option<u32> {
-        self.extra.get(key).and_then(|v| v.as_u64()).and_then(|n| u32::try_from(n).ok())
-    }
 }
 
 /// `run.json`.

@@ -58,3 +58,34 @@ fn a_written_run_file_reads_back_equal() {
     copy.write_run_file(&rf).unwrap();
     assert_eq!(copy.read_run_file().unwrap(), rf);
 }
+
+/// `run-v1-settings/run.json` has every setting as the runs of stop 56 wrote them, untyped keys beside the
+/// typed ones: each reads typed now, and a key nobody knows is kept.
+#[test]
+fn v1_settings_written_as_untyped_keys_read_typed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v1-settings");
+    let c = RunDir::new(dir).read_run_file().unwrap().config;
+    assert_eq!(c.action_space, Some(trajectory::ActionSpaceSetting::WebArena));
+    assert_eq!(c.observation, Some(trajectory::ObservationSetting::SomAxTree));
+    assert_eq!((c.early_stop_parse_failures, c.early_stop_repeats, c.fork_at), (Some(2), Some(3), Some(2)));
+    assert_eq!(
+        c.max_tokens,
+        Some(trajectory::MaxTokensSetting { field: "max_completion_tokens".into(), value: 512 })
+    );
+    let g = c.guards.as_ref().unwrap();
+    assert_eq!(
+        (g.write_guard, g.answer_guard, g.own_hosts.as_slice()),
+        (true, false, &["shop.test".to_string()][..])
+    );
+    assert_eq!(c.explore.map(|e| (e.links_per_page, e.host_budget, e.depth, e.pace_ms)), Some((3, 40, 1, 0)));
+    assert_eq!(c.warm_browsers.map(|w| (w.recycle_after, w.memory_ceiling_mib)), Some((50, Some(1024))));
+    assert_eq!(c.extra.keys().collect::<Vec<_>>(), ["a_key_of_a_newer_version"]);
+    // Written back, the same keys and values.
+    let again: serde_json::Value = serde_json::to_value(&c).unwrap();
+    let before: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v1-settings/run.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again, before["config"]);
+}

@@ -281,7 +281,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         tasks_file: "bench".into(),
         chrome_version: agent::browser::browser_version(&chrome),
         config: RunConfig {
-            extra: [("action_space".to_string(), serde_json::json!("webarena"))].into(),
+            action_space: Some(trajectory::ActionSpaceSetting::WebArena),
             ..RunConfig::default()
         },
         shard: None,

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clock::{Clock, SystemClock};
-use recorder::{HostFilter, Recorder};
-use snapshots::{NewSnapshot, Seed, SnapshotSource, Store};
+use recorder::HostFilter;
+use snapshots::Store;
 
 use crate::cli::RecordArgs;
 use crate::config::{load_ca, proxy_config, Config};
@@ -16,7 +16,6 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
     let ca = load_ca(cfg)?;
     let store = Store::open(&cfg.store)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let start = clock.now_ms();
     let mut labels = BTreeMap::new();
     for l in &args.label {
         let (k, v) = l
@@ -24,24 +23,24 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             .ok_or_else(|| crate::usage::UsageError(format!("--label {l:?}: expected KEY=VALUE")))?;
         labels.insert(k.to_string(), v.to_string());
     }
-    let writer = Arc::new(store.create_snapshot(NewSnapshot {
-        name: args.snapshot.clone(),
-        created_ms: start,
-        seed: Seed { start_ms: start, time_zone: cfg.time_zone(args.time_zone.as_deref()) },
-        source: SnapshotSource::Record,
+    let opened = session::open_record(session::RecordOpening {
+        store: &store,
+        name: &args.snapshot,
+        time_zone: cfg.time_zone(args.time_zone.as_deref()),
         labels,
-    })?);
+        hosts: HostFilter::new(&args.include, &args.exclude),
+        shim_step_ms: 1,
+        clock: clock.clone(),
+    })?;
+    let writer = opened.writer;
     // The first error writing the store (a full disk) stops the recording: what was stored before it stays.
     let store_failed = Arc::new((std::sync::OnceLock::<String>::new(), tokio::sync::Notify::new()));
     let hook = store_failed.clone();
-    let recorder = Arc::new(
-        Recorder::new(writer.clone(), clock.clone(), HostFilter::new(&args.include, &args.exclude))
-            .on_store_error(move |e| {
-                if hook.0.set(e.to_string()).is_ok() {
-                    hook.1.notify_one();
-                }
-            }),
-    );
+    let recorder = Arc::new(opened.recorder.on_store_error(move |e| {
+        if hook.0.set(e.to_string()).is_ok() {
+            hook.1.notify_one();
+        }
+    }));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
@@ -63,8 +62,7 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             crate::guarded::serve(recorder.clone(), &args.proxy, &[], ca, pcfg, listener, shutdown).await?;
         } else {
             // The script replay will inject, seeded as replay seeds it (this snapshot's name and start).
-            let js = replay::shim::for_snapshot(&args.snapshot, start, 1);
-            let shimmed = Arc::new(replay::inject::RecordShim::new(recorder.clone(), js));
+            let shimmed = Arc::new(replay::inject::RecordShim::new(recorder.clone(), opened.shim_js));
             crate::guarded::serve(shimmed, &args.proxy, &[], ca, pcfg, listener, shutdown).await?;
         }
         anyhow::Ok(())

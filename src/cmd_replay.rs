@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clock::{Clock, SystemClock};
 use replay::overlay::Overlays;
 use replay::rules::Rules;
-use replay::{NotCaptured, OnMiss, Replay, ReplayConfig};
+use replay::{NotCaptured, Replay, ReplayConfig};
 use snapshots::Store;
 
 use crate::cli::{FrozenWebArg, GuardKind, MissPolicy, NotCapturedArg, ReplayArgs};
@@ -21,17 +21,18 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         Some(f) => Rules::with_file(f)?,
         None => Rules::builtin(),
     };
-    // Sealed replay only reads, so it opens the store read-only (several replays, or a recorder, can run).
-    let writable = matches!(args.on_miss, MissPolicy::Record);
-    let store = if writable { Store::open(&cfg.store)? } else { Store::open_read_only(&cfg.store)? };
-    let manifest = store.manifest(&args.snapshot)?;
-    // A snapshot whose index no longer resolves would answer 404 to every page: refuse it.
-    store.check_snapshot(&manifest)?;
-    let overlays = union_of(&store, &manifest, &args)?;
+    let store = session::replay_store(&cfg.store, args.on_miss.into())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let misses = args.miss_snapshot.clone().unwrap_or_else(|| session::misses_name(&args.snapshot));
-    let (on_miss, miss_writer) =
-        OnMiss::start(args.on_miss.into(), &store, &misses, &manifest, clock.clone())?;
+    let opened = session::open_replay(session::ReplayOpening {
+        manifest: store.manifest(&args.snapshot)?,
+        store: &store,
+        on_miss: args.on_miss.into(),
+        misses: args.miss_snapshot.clone(),
+        replace_misses: false,
+        clock: clock.clone(),
+    })?;
+    let (manifest, on_miss, miss_writer) = (opened.manifest, opened.on_miss, opened.miss_writer);
+    let overlays = union_of(&store, &manifest, &args)?;
     let wire = match &args.wire_dir {
         Some(dir) => Some(Arc::new(
             session::EpisodeWire::create(dir, &manifest.name, clock.clone())
@@ -125,7 +126,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
 fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyhow::Result<Overlays> {
     let mut run = None;
     if args.frozen_web == FrozenWebArg::Site {
-        let Some((r, _)) = own.name.rsplit_once('/') else {
+        let session::SnapshotName::Task { run: r, .. } = session::SnapshotName::parse(&own.name) else {
             return Err(UsageError(format!(
                 "--frozen-web site: {:?} is not a RUN/<task> snapshot, so it has no recording to share a site \
                  with; name the snapshots with --union instead",
@@ -151,10 +152,9 @@ fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyh
     let mut o = session::union_layers(store, own, layers)?;
     if let Some(r) = run {
         // The site's other recordings are the union's layers named RUN/<task>.
-        let prefix = format!("{r}/");
         let site = o.layers.iter().any(|l| {
             l.kind == replay::overlay::OverlayKind::SiteUnion
-                && l.manifest.name.strip_prefix(&prefix).is_some_and(|t| !t.contains('/'))
+                && session::task_of(r, &l.manifest.name).is_some()
         });
         if !site {
             eprintln!(

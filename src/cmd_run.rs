@@ -169,11 +169,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         (RunMode::Record, _) => ProxyMode::record(Store::open(&cfg.store)?, &args.out)?,
         (RunMode::Replay, run) => {
             let on_miss: Miss = args.on_miss.into();
-            // Sealed replay only reads: open read-only so several runs (or a recorder) can share the store.
-            let store = match on_miss {
-                Miss::Record => Store::open(&cfg.store)?,
-                _ => Store::open_read_only(&cfg.store)?,
-            };
+            let store = session::replay_store(&cfg.store, on_miss)?;
             ProxyMode::Replay {
                 store,
                 run: run.unwrap_or_default(),

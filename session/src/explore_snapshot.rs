@@ -70,7 +70,9 @@ pub async fn explore_snapshot(
     let layer = explore_name(name);
     // What the site's other recordings, explorations and crawl hold is on the frozen web already: the
     // budget goes to pages no one recorded.
-    if let (Some((run, _)), Some(site)) = (name.rsplit_once('/'), m.labels.get("web_name")) {
+    if let (crate::names::SnapshotName::Task { run, .. }, Some(site)) =
+        (crate::names::SnapshotName::parse(name), m.labels.get("web_name"))
+    {
         let mut known = crate::names::site_snapshots(store, run, site)?;
         let explored: Vec<Manifest> =
             known.iter().filter_map(|k| store.manifest(&explore_name(&k.name)).ok()).collect();

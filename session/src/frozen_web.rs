@@ -84,12 +84,11 @@ pub fn site_union(
     if site.is_empty() {
         return Ok(Vec::new());
     }
-    let prefix = format!("{run}/");
     let members = store
-        .manifests_under(&prefix)?
+        .manifests_under(&format!("{run}/"))?
         .into_iter()
         .filter(|m| {
-            m.name.strip_prefix(&prefix).is_some_and(|task| !task.is_empty() && !task.contains('/'))
+            crate::names::task_of(run, &m.name).is_some()
                 && m.state != SnapshotState::Recording
                 && site_of(m, "") == site
         })

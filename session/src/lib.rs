@@ -29,7 +29,9 @@ mod frozen_web;
 #[cfg(feature = "run")]
 mod loopback;
 mod merge;
+mod merge_recordings;
 mod names;
+mod open;
 #[cfg(feature = "run")]
 mod plan;
 mod probes;
@@ -56,9 +58,15 @@ pub use error::SessionError;
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
 pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
+pub use merge_recordings::{
+    merge_recordings, merge_snapshots, recording_tasks, MergeRecordingsError, RecordingsMerged, SnapshotMerge,
+};
 pub use names::{
-    crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots, site_union_name,
-    site_union_of, snapshot_name,
+    check_recording_name, crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots,
+    site_union_name, site_union_of, snapshot_name, task_of, BadRecordingName, SnapshotName,
+};
+pub use open::{
+    open_record, open_replay, replay_store, OpenedRecording, OpenedReplay, RecordOpening, ReplayOpening,
 };
 #[cfg(feature = "run")]
 pub use plan::{check_fork, task_notes, ForkTooLate};

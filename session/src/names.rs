@@ -1,7 +1,9 @@
-//! The names a recording's snapshots take in the store (`RUN/TASK`, `RUN/TASK/explore`,
-//! `RUN/crawl/SITE/NNN`), and the store queries by them (a site's task snapshots, its crawl parts). Its own
-//! room, so that the task proxy, the frozen web, exploration, the crawl and coverage all ask one place and
-//! none of them depends on another for a name.
+//! The names a recording's snapshots take in the store (`RUN/TASK`, `RUN/TASK/explore`, `SNAPSHOT/misses`,
+//! `RUN/crawl/SITE/NNN`): made by [`snapshot_name`], [`explore_name`], [`misses_name`], [`crawl_prefix`],
+//! read back by [`SnapshotName::parse`] and [`task_of`]; and the store queries by them (a site's task
+//! snapshots, its crawl parts). Its own room, so that the task proxy, the frozen web, exploration, the
+//! crawl, coverage, `webfreeze replay` and `snapshots merge --runs` all ask one place and none of them
+//! formats or splits a name itself.
 
 use snapshots::{Manifest, SnapshotState, Store};
 
@@ -20,6 +22,76 @@ pub fn misses_name(snapshot: &str) -> String {
 /// The snapshot of task `task_id` in the recording `run`.
 pub fn snapshot_name(run: &str, task_id: &str) -> String {
     format!("{run}/{task_id}")
+}
+
+/// What a snapshot's name says it is, by the rules above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotName<'a> {
+    /// `RUN/TASK`: a task of the recording `run`.
+    Task {
+        /// The recording.
+        run: &'a str,
+        /// The task id.
+        task: &'a str,
+    },
+    /// `SNAPSHOT/explore`: the exploration of `of`.
+    Explore {
+        /// The explored snapshot.
+        of: &'a str,
+    },
+    /// `SNAPSHOT/misses`: what a replay of `of` missed (`--on-miss record`).
+    Misses {
+        /// The replayed snapshot.
+        of: &'a str,
+    },
+    /// `RUN/crawl/SITE/NNN`: a part of the crawl of `site` in the recording `run`.
+    CrawlPart {
+        /// The recording.
+        run: &'a str,
+        /// The site's slug ([`site_slug`]).
+        site: &'a str,
+    },
+    /// Any other name (`webfreeze record`, an import, a merge).
+    Other,
+}
+
+impl<'a> SnapshotName<'a> {
+    /// Reads a name.
+    pub fn parse(name: &'a str) -> SnapshotName<'a> {
+        if let Some(of) = name.strip_suffix("/explore").filter(|o| !o.is_empty()) {
+            return SnapshotName::Explore { of };
+        }
+        if let Some(of) = name.strip_suffix("/misses").filter(|o| !o.is_empty()) {
+            return SnapshotName::Misses { of };
+        }
+        let parts: Vec<&str> = name.split('/').collect();
+        match parts.as_slice() {
+            [run, task] if !run.is_empty() && !task.is_empty() => SnapshotName::Task { run, task },
+            [run, "crawl", site, part] if ![run, site, part].iter().any(|p| p.is_empty()) => {
+                SnapshotName::CrawlPart { run, site }
+            }
+            _ => SnapshotName::Other,
+        }
+    }
+}
+
+/// The task id of `name` when it is a task snapshot of the recording `run` (`RUN/TASK`; a deeper name,
+/// such as a replay's `RUN/TASK/misses`, is not).
+pub fn task_of<'a>(run: &str, name: &'a str) -> Option<&'a str> {
+    name.strip_prefix(run)?.strip_prefix('/').filter(|t| !t.is_empty() && !t.contains('/'))
+}
+
+/// Why a recording's name cannot be one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a recording's name (the RUN of RUN/TASK snapshots: not empty, no '/')")]
+pub struct BadRecordingName(pub String);
+
+/// Checks a recording's name (the `RUN` of `RUN/TASK`).
+pub fn check_recording_name(run: &str) -> Result<(), BadRecordingName> {
+    if run.is_empty() || run.contains('/') || run.contains('\n') {
+        return Err(BadRecordingName(run.to_string()));
+    }
+    Ok(())
 }
 
 /// A site name as a snapshot-name piece (`[A-Za-z0-9._-]`, others `_`).
@@ -55,13 +127,11 @@ pub fn crawl_layers(store: &Store, run: &str, web_name: &str) -> Result<Vec<Mani
 
 /// The task snapshots of recording `run` on site `web_name` (`<run>/<task>`, labelled with the site).
 pub fn site_snapshots(store: &Store, run: &str, web_name: &str) -> Result<Vec<Manifest>, SessionError> {
-    let prefix = format!("{run}/");
     Ok(store
-        .manifests_under(&prefix)?
+        .manifests_under(&format!("{run}/"))?
         .into_iter()
         .filter(|m| {
-            m.name.strip_prefix(&prefix).is_some_and(|t| !t.is_empty() && !t.contains('/'))
-                && m.labels.get("web_name").map(String::as_str) == Some(web_name)
+            task_of(run, &m.name).is_some() && m.labels.get("web_name").map(String::as_str) == Some(web_name)
         })
         .collect())
 }
@@ -90,8 +160,7 @@ pub fn site_union_of(store: &Store, m: &Manifest) -> Option<String> {
     if let Some(of) = label(m, "crawl_of") {
         return m.name.starts_with(&crawl_prefix(&run, &of)).then(|| site_union_name(&run, &site));
     }
-    let task = m.name.strip_prefix(&run)?.strip_prefix('/')?;
-    (!task.is_empty() && !task.contains('/')).then(|| site_union_name(&run, &site))
+    task_of(&run, &m.name).map(|_| site_union_name(&run, &site))
 }
 
 #[cfg(test)]
@@ -106,6 +175,34 @@ mod tests {
         assert_eq!(site_slug("Demo Shop"), "Demo_Shop");
         assert_eq!(site_slug(""), "_");
         assert_eq!(crawl_prefix("runs-rec", "DokuWiki"), "runs-rec/crawl/DokuWiki/");
+    }
+
+    #[test]
+    fn names_read_back_as_what_they_were_made_for() {
+        let task = snapshot_name("rec", "Shop--1");
+        let crawl = format!("{}003", crawl_prefix("rec", "Demo Shop"));
+        // (name, what it is)
+        for (name, want) in [
+            (task.as_str(), SnapshotName::Task { run: "rec", task: "Shop--1" }),
+            (&explore_name(&task), SnapshotName::Explore { of: "rec/Shop--1" }),
+            (&misses_name(&task), SnapshotName::Misses { of: "rec/Shop--1" }),
+            (&misses_name("site"), SnapshotName::Misses { of: "site" }),
+            (&crawl, SnapshotName::CrawlPart { run: "rec", site: "Demo_Shop" }),
+            ("site", SnapshotName::Other),
+            ("/t", SnapshotName::Other),
+            ("a/b/c", SnapshotName::Other),
+            ("/misses", SnapshotName::Other),
+        ] {
+            assert_eq!(SnapshotName::parse(name), want, "{name}");
+        }
+        assert_eq!(task_of("rec", "rec/t"), Some("t"));
+        for not in ["rec/t/misses", "rec/", "recx/t", "rec"] {
+            assert_eq!(task_of("rec", not), None, "{not}");
+        }
+        assert!(check_recording_name("rec").is_ok());
+        for bad in ["", "a/b"] {
+            assert!(check_recording_name(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

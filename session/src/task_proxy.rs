@@ -16,10 +16,10 @@ use std::time::Duration;
 use clock::Clock;
 use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConfig, ServeError};
 use recorder::explore::ExploreSplit;
-use recorder::{HostFilter, Recorder};
+use recorder::HostFilter;
 use replay::rules::Rules;
-use replay::{OnMiss, Replay, ReplayConfig};
-use snapshots::{NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store};
+use replay::{Replay, ReplayConfig};
+use snapshots::{SnapshotWriter, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use trajectory::task_env::{ProxyProbe, TaskEnv};
@@ -27,6 +27,7 @@ use trajectory::RunMode;
 
 use crate::error::SessionError;
 use crate::frozen_web::FrozenWeb;
+use crate::open::{open_record, open_replay, RecordOpening, ReplayOpening};
 use crate::probes::{LiveProbe, RecordProbe, ReplayProbe};
 
 /// How long a finishing task proxy may take to drain requests still waiting on an origin.
@@ -187,7 +188,6 @@ impl TaskProxy {
             ProxyMode::Record { store, run, run_dir } => {
                 let name = snapshot_name(run, &opts.task_id);
                 replace(store, &name)?;
-                let started = opts.clock.now_ms();
                 // A recording of this task (its own, or its exploration's): the task's clock and time zone,
                 // the run's labels plus `labels`.
                 let recording = |name: &str, labels: &[(&str, &String)]| {
@@ -197,28 +197,29 @@ impl TaskProxy {
                         ("run_dir".to_string(), run_dir.clone()),
                     ]);
                     all.extend(labels.iter().map(|(k, v)| (k.to_string(), (*v).clone())));
-                    store.create_snapshot(NewSnapshot {
-                        name: name.to_string(),
-                        created_ms: started,
-                        seed: Seed { start_ms: started, time_zone: opts.time_zone.clone() },
-                        source: SnapshotSource::Record,
+                    open_record(RecordOpening {
+                        store,
+                        name,
+                        time_zone: opts.time_zone.clone(),
                         labels: all,
+                        hosts: HostFilter::new(&[], &[]),
+                        shim_step_ms: SHIM_STEP_MS,
+                        clock: opts.clock.clone(),
                     })
                 };
-                let writer =
-                    Arc::new(recording(&name, &[("locale", &opts.locale), ("task", &opts.task_id)])?);
-                tp.writers.push(writer.clone());
-                let rec = Arc::new(Recorder::new(writer, opts.clock.clone(), HostFilter::new(&[], &[])));
+                let opened = recording(&name, &[("locale", &opts.locale), ("task", &opts.task_id)])?;
+                tp.writers.push(opened.writer.clone());
+                let rec = Arc::new(opened.recorder);
                 // The page sees the same clock and random numbers now as in every replay of this snapshot.
-                tp.init_scripts = vec![replay::shim::for_snapshot(&name, started, SHIM_STEP_MS)];
+                tp.init_scripts = vec![opened.shim_js];
                 tp.time_zone = Some(opts.time_zone.clone());
                 tp.probe = Arc::new(RecordProbe(rec.clone(), tp.rendered.clone()));
                 if opts.explore {
                     let explore = explore_name(&name);
                     replace(store, &explore)?;
-                    let w = Arc::new(recording(&explore, &[("explore_of", &name)])?);
-                    tp.writers.push(w.clone());
-                    let ex = Arc::new(Recorder::new(w, opts.clock.clone(), HostFilter::new(&[], &[])));
+                    let layer = recording(&explore, &[("explore_of", &name)])?;
+                    tp.writers.push(layer.writer);
+                    let ex = Arc::new(layer.recorder);
                     tp.snapshot = Some(name);
                     tp.serve_guarded(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
                 } else {
@@ -234,14 +235,16 @@ impl TaskProxy {
                     task: opts.task_id.clone(),
                     source,
                 })?;
-                // Refuse a snapshot whose index no longer resolves rather than answer 404 to every page.
-                store.check_snapshot(&manifest)?;
-                let misses = crate::names::misses_name(&name);
-                if *on_miss == MissPolicy::Record {
-                    replace(store, &misses)?;
-                }
-                let (on_miss, writer) =
-                    OnMiss::start(*on_miss, store, &misses, &manifest, opts.clock.clone())?;
+                // The run's own misses snapshot of an earlier attempt is replaced.
+                let opened = open_replay(ReplayOpening {
+                    store,
+                    manifest,
+                    on_miss: *on_miss,
+                    misses: None,
+                    replace_misses: true,
+                    clock: opts.clock.clone(),
+                })?;
+                let (manifest, on_miss, writer) = (opened.manifest, opened.on_miss, opened.miss_writer);
                 tp.writers.extend(writer);
                 tp.time_zone = Some(manifest.seed.time_zone.clone());
                 // The snapshot's locale when it recorded one (runs before v0.1 did not).

@@ -120,7 +120,7 @@ fn path_sieve(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     use snapshots::{
@@ -135,22 +135,33 @@ mod tests {
     fn record(store: &Store, i: usize, pages: usize) -> Manifest {
         let labels =
             BTreeMap::from([("run".to_string(), "run".to_string()), ("web_name".into(), "S".into())]);
+        let urls: Vec<String> = std::iter::once("https://s.test/".to_string())
+            .chain((0..pages).map(|p| format!("https://s.test/t{i}/{p}")))
+            .collect();
+        record_named(store, &format!("run/t{i:02}"), labels, &urls)
+    }
+
+    /// A sealed snapshot `name` of plain-text GETs of `urls` (each body its URL).
+    pub(crate) fn record_named(
+        store: &Store,
+        name: &str,
+        labels: BTreeMap<String, String>,
+        urls: &[String],
+    ) -> Manifest {
         let w = store
             .create_snapshot(NewSnapshot {
-                name: format!("run/t{i:02}"),
+                name: name.into(),
                 created_ms: 1,
                 seed: Seed { start_ms: 1, time_zone: "UTC".into() },
                 source: SnapshotSource::Record,
                 labels,
             })
             .unwrap();
-        let urls = std::iter::once("https://s.test/".to_string())
-            .chain((0..pages).map(|p| format!("https://s.test/t{i}/{p}")));
-        for (seq, url) in urls.enumerate() {
+        for (seq, url) in urls.iter().enumerate() {
             w.append(Exchange {
                 seq: seq as u64,
                 started_ms: 1,
-                key: request_key("GET", &url, None, b"").unwrap().hex(),
+                key: request_key("GET", url, None, b"").unwrap().hex(),
                 request: RequestRecord {
                     method: "GET".into(),
                     url: url.clone(),

@@ -230,106 +230,50 @@ fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Merge `sources` into `into` (the store decides what an existing `into` means: [`Store::merge_again`]);
-/// the merged manifest, or None when the same merge had finished it already.
-fn merge_into(store: &Store, sources: &[String], into: &str) -> anyhow::Result<Option<snapshots::Manifest>> {
-    let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
-    match store.merge_again(&refs, into, Default::default())? {
-        snapshots::Merged::Before => Ok(None),
-        snapshots::Merged::Now { manifest, replaced } => {
+fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
+    let store = open_rw(cfg)?;
+    match session::merge_snapshots(&store, sources, into)? {
+        session::SnapshotMerge::Now { manifest, replaced } => {
             if let Some(n) = replaced {
                 eprintln!("note: replaced {into:?}, left unfinished ({n} exchanges) by the same merge");
             }
-            session::seal::after_seal(store, into);
-            store.flush()?;
-            Ok(Some(*manifest))
+            eprintln!(
+                "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
+                sources.len(),
+                manifest.counts.exchanges,
+                manifest.state
+            )
         }
-    }
-}
-
-fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
-    let store = open_rw(cfg)?;
-    match merge_into(&store, sources, into)? {
-        Some(m) => eprintln!(
-            "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
-            sources.len(),
-            m.counts.exchanges,
-            m.state
-        ),
         // A sealed snapshot is never replaced, not even by the merge that made it.
-        None => bail!(
+        session::SnapshotMerge::Before => bail!(
             "snapshot {into:?} exists already (this same merge, finished); pick another --into or `webfreeze snapshots rm {into}` first"
         ),
     }
     Ok(())
 }
 
-/// `merge --runs`: the task snapshots (`RUN/TASK`) of each recording, by task, in the order given.
-fn run_tasks(
-    names: &[String],
-    runs: &[String],
-) -> anyhow::Result<std::collections::BTreeMap<String, Vec<String>>> {
-    let mut tasks: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for run in runs {
-        let prefix = format!("{run}/");
-        let mut found = 0;
-        for name in names {
-            // Direct children only: `RUN/TASK/misses` (a replay's overlay) is merged by name.
-            let Some(task) = name.strip_prefix(&prefix).filter(|t| !t.is_empty() && !t.contains('/')) else {
-                continue;
-            };
-            tasks.entry(task.to_string()).or_default().push(name.clone());
-            found += 1;
-        }
-        if found == 0 {
-            anyhow::bail!(
-                "no recording {run:?} in the store: no snapshot is named {run}/TASK (`webfreeze snapshots list` shows what there is)"
-            );
-        }
-    }
-    Ok(tasks)
-}
-
+/// `merge --runs`: the recordings merged task by task (`session::merge_recordings`), with progress.
 fn merge_runs(cfg: &Config, runs: &[String], into: &str) -> anyhow::Result<()> {
-    if let Some(r) = runs.iter().find(|r| r.is_empty() || r.contains('/')) {
-        anyhow::bail!("--runs takes recording names (the RUN of RUN/TASK snapshots), not {r:?}");
-    }
-    if into.is_empty() || into.contains('/') {
-        anyhow::bail!(
-            "--into with --runs names the new recording (its tasks become {into}/TASK), not {into:?}"
-        );
-    }
     let store = open_rw(cfg)?;
-    let names: Vec<String> = store.manifests()?.into_iter().map(|m| m.name).collect();
-    let tasks = run_tasks(&names, runs)?;
-    // Every destination is checked before anything is written.
-    for (task, sources) in &tasks {
-        let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
-        store.merge_target(&refs, &format!("{into}/{task}"))?;
-    }
-    let (mut merged, mut done, n) = (0, 0, tasks.len());
-    for (i, (task, sources)) in tasks.iter().enumerate() {
-        let dest = format!("{into}/{task}");
-        match merge_into(&store, sources, &dest)? {
-            Some(m) => {
-                merged += 1;
-                eprintln!(
-                    "[{}/{n}] {dest}: {} of {} recording(s), {} exchanges",
-                    i + 1,
-                    sources.len(),
-                    runs.len(),
-                    m.counts.exchanges
-                );
+    let r = session::merge_recordings(&store, runs, into, &|i, n, dest, done, sources| match done {
+        session::SnapshotMerge::Now { manifest, replaced } => {
+            if let Some(k) = replaced {
+                eprintln!("note: replaced {dest:?}, left unfinished ({k} exchanges) by the same merge");
             }
-            None => {
-                done += 1;
-                eprintln!("[{}/{n}] {dest}: merged already", i + 1);
-            }
+            eprintln!(
+                "[{i}/{n}] {dest}: {sources} of {} recording(s), {} exchanges",
+                runs.len(),
+                manifest.counts.exchanges
+            )
         }
-    }
+        session::SnapshotMerge::Before => eprintln!("[{i}/{n}] {dest}: merged already"),
+    })?;
     eprintln!(
-        "merged {} recording(s) into {into:?}: {n} task(s) ({merged} merged now, {done} before)",
-        runs.len()
+        "merged {} recording(s) into {into:?}: {} task(s) ({} merged now, {} before)",
+        runs.len(),
+        r.merged + r.before,
+        r.merged,
+        r.before
     );
     Ok(())
 }

@@ -1,10 +1,84 @@
-//! The types of a run's settings as `run.json` ([`crate::RunConfig`]) keeps them. The proxy half (miss
+//! A run's settings as `run.json` keeps them ([`RunConfig`], its own room) and their types. The proxy half (miss
 //! policy, frozen web, search) is read back by a rescore, which serves what the run served; the agent half
 //! (action space, observation, early stops, model budget, exploration, warm browsers) by a re-execution
 //! (`agent::settings`). Their names and values are the ones every run has written, so old run files read as
 //! before.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+/// The settings that shape a run's trajectories, as `run.json` keeps them: written once by the run, read
+/// back once by whatever re-executes or re-scores it (`agent::settings::Settings::resolve`,
+/// `session::rescore::served_as_run`). The agent half: the step budget to `keep_screenshots`, the early
+/// stops to `warm_browsers`; the proxy half: `on_miss` to `locale`, and `guards`. Optional settings are
+/// written only when a run uses them, so a run without them writes what runs before them wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunConfig {
+    /// Step budget per task.
+    pub max_steps: u32,
+    /// Window and viewport.
+    pub window: [u32; 2],
+    /// Page-load and browser-call bound.
+    pub page_timeout_s: f64,
+    /// Quiet period that makes a page settled.
+    pub settle_ms: u64,
+    /// What `Wait` waits.
+    pub wait_ms: u64,
+    /// Where `Google` goes.
+    pub search_url: String,
+    /// Replay's miss policy.
+    pub on_miss: MissSetting,
+    /// Model temperature.
+    pub temperature: f64,
+    /// Screenshots kept in the model's context.
+    pub keep_screenshots: usize,
+    /// Replay runs: what besides the task's own snapshot answered (`--frozen-web`). None: not a replay,
+    /// or a run from before it was recorded (which served the task's own snapshot only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_web: Option<FrozenWebUnit>,
+    /// Replay runs: when the frozen search engine answered (`--search`). None as for `frozen_web`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<FrozenSearch>,
+    /// The time zone the browsers emulated (recorded since this field; the snapshots' own seeds say it
+    /// for a replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// The locale the browsers emulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// The guards of a live or recording run (None: none, or a replay that never dialled out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guards: Option<GuardsSetting>,
+    /// Stop after this many replies in a row that did not parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stop_parse_failures: Option<u32>,
+    /// Stop after this many repeats of one action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stop_repeats: Option<u32>,
+    /// The action space (None: WebVoyager's, as runs before this field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action_space: Option<ActionSpaceSetting>,
+    /// The observation (None: Set-of-Marks, as runs before this field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<ObservationSetting>,
+    /// The model's reply budget (model runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<MaxTokensSetting>,
+    /// Exploration while recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explore: Option<ExploreSetting>,
+    /// A fork's recorded steps re-executed before the model decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork_at: Option<u32>,
+    /// Warm browsers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_browsers: Option<WarmBrowsersSetting>,
+    /// Keys written by newer versions, kept as they were.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
 
 /// Replay's miss policy, as `run.json` names it (the names every run has written).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,181 @@
+//! Opening one snapshot for recording or for replay: what `webfreeze record` and `webfreeze replay` (one
+//! proxy, one snapshot, the user's options) and the task proxy (one per task, a run's options) share, so
+//! each rule is written once:
+//! - a replay's store is writable only when it records its misses ([`replay_store`]);
+//! - a replayed snapshot must resolve, and its misses go to `SNAPSHOT/misses` unless named
+//!   ([`open_replay`]);
+//! - a recording is seeded with its start and time zone, and the page gets the shim its replays will
+//!   inject, seeded by the snapshot's name and start ([`open_record`]).
+//!
+//! What each caller adds stays with it: the replay handler's configuration (layers, search, refresh) and
+//! how the proxy is served.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use clock::Clock;
+use recorder::{HostFilter, Recorder};
+use replay::{MissPolicy, OnMiss};
+use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store, StoreError};
+
+use crate::error::SessionError;
+
+/// The store a replay with miss policy `on_miss` opens: read-only unless it records its misses, so sealed
+/// replays (and a recorder) can share one store.
+pub fn replay_store(path: &Path, on_miss: MissPolicy) -> Result<Store, StoreError> {
+    match on_miss {
+        MissPolicy::Record => Store::open(path),
+        MissPolicy::NotFound | MissPolicy::Live => Store::open_read_only(path),
+    }
+}
+
+/// A snapshot opened for replay.
+pub struct OpenedReplay {
+    /// The replayed snapshot.
+    pub manifest: Manifest,
+    /// What a miss does.
+    pub on_miss: OnMiss,
+    /// The misses' recording (`--on-miss record`), sealed by the caller when the replay ends.
+    pub miss_writer: Option<Arc<SnapshotWriter>>,
+    /// Where misses are recorded.
+    pub misses: String,
+}
+
+/// How to open a snapshot for replay.
+pub struct ReplayOpening<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The snapshot, looked up by the caller (which says whose it is when it is missing).
+    pub manifest: Manifest,
+    /// What a miss does.
+    pub on_miss: MissPolicy,
+    /// Where recorded misses go (None: `SNAPSHOT/misses`).
+    pub misses: Option<String>,
+    /// An earlier misses snapshot of the same name is the caller's own, replaced (a run's task); when
+    /// false it is refused by the store, never replaced (a name the user gave).
+    pub replace_misses: bool,
+    /// The clock the misses' recording is seeded with.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Opens a snapshot for replay: it must resolve (a snapshot whose index does not would answer 404 to every
+/// page), and misses are set up as asked.
+pub fn open_replay(o: ReplayOpening<'_>) -> Result<OpenedReplay, SessionError> {
+    o.store.check_snapshot(&o.manifest)?;
+    let misses = o.misses.unwrap_or_else(|| crate::names::misses_name(&o.manifest.name));
+    if o.replace_misses && o.on_miss == MissPolicy::Record && o.store.manifest(&misses).is_ok() {
+        o.store.remove(&misses)?;
+    }
+    let (on_miss, miss_writer) = OnMiss::start(o.on_miss, o.store, &misses, &o.manifest, o.clock)?;
+    Ok(OpenedReplay { manifest: o.manifest, on_miss, miss_writer, misses })
+}
+
+/// A snapshot opened for recording.
+pub struct OpenedRecording {
+    /// Its writer, sealed (or marked interrupted) by the caller.
+    pub writer: Arc<SnapshotWriter>,
+    /// A recorder into it (wrap it in an `Arc` once configured).
+    pub recorder: Recorder,
+    /// The determinism shim its replays inject, seeded by the snapshot's name and start: the page gets
+    /// the same clock and random numbers now as in every replay.
+    pub shim_js: String,
+}
+
+/// How to open a snapshot for recording.
+pub struct RecordOpening<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The new snapshot.
+    pub name: &'a str,
+    /// The time zone the pages see.
+    pub time_zone: String,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Which hosts are recorded.
+    pub hosts: HostFilter,
+    /// The shim's clock step, ms.
+    pub shim_step_ms: u32,
+    /// The recording's clock (its start is the snapshot's seed).
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Opens a new snapshot for recording (the store refuses a name in use).
+pub fn open_record(o: RecordOpening<'_>) -> Result<OpenedRecording, StoreError> {
+    let started = o.clock.now_ms();
+    let writer = Arc::new(o.store.create_snapshot(NewSnapshot {
+        name: o.name.to_string(),
+        created_ms: started,
+        seed: Seed { start_ms: started, time_zone: o.time_zone },
+        source: SnapshotSource::Record,
+        labels: o.labels,
+    })?);
+    let recorder = Recorder::new(writer.clone(), o.clock, o.hosts);
+    let shim_js = replay::shim::for_snapshot(o.name, started, o.shim_step_ms);
+    Ok(OpenedRecording { writer, recorder, shim_js })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock() -> Arc<dyn Clock> {
+        Arc::new(clock::FixedClock::new(1_000))
+    }
+
+    #[test]
+    fn misses_go_where_asked_and_a_runs_own_are_replaced() {
+        let store = Store::in_memory();
+        let own = crate::union_sieve::tests::record_named(
+            &store,
+            "r/t",
+            Default::default(),
+            &["https://s.test/".into()],
+        );
+        let open = |misses: Option<&str>, replace: bool| {
+            open_replay(ReplayOpening {
+                store: &store,
+                manifest: own.clone(),
+                on_miss: MissPolicy::Record,
+                misses: misses.map(String::from),
+                replace_misses: replace,
+                clock: clock(),
+            })
+        };
+        let first = open(None, true).unwrap();
+        assert_eq!(first.misses, "r/t/misses");
+        first.miss_writer.unwrap().finalize(2).unwrap();
+        // A run's own misses are replaced; a name the user gave is never.
+        assert!(open(None, true).is_ok());
+        assert!(open(Some("r/t/misses"), false).is_err());
+        let sealed = open_replay(ReplayOpening {
+            store: &store,
+            manifest: own.clone(),
+            on_miss: MissPolicy::NotFound,
+            misses: None,
+            replace_misses: false,
+            clock: clock(),
+        })
+        .unwrap();
+        assert!(sealed.miss_writer.is_none());
+    }
+
+    #[test]
+    fn a_recording_is_seeded_and_its_shim_is_its_replays() {
+        let store = Store::in_memory();
+        let r = open_record(RecordOpening {
+            store: &store,
+            name: "rec",
+            time_zone: "Europe/Paris".into(),
+            labels: BTreeMap::from([("k".to_string(), "v".to_string())]),
+            hosts: HostFilter::new(&[], &[]),
+            shim_step_ms: 1,
+            clock: clock(),
+        })
+        .unwrap();
+        let m = r.writer.finalize(2).unwrap();
+        assert_eq!((m.seed.start_ms, m.seed.time_zone.as_str()), (1_000, "Europe/Paris"));
+        assert_eq!(m.labels["k"], "v");
+        assert_eq!(r.shim_js, replay::shim::for_snapshot("rec", 1_000, 1));
+    }
+}

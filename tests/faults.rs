@@ -107,8 +107,8 @@ fn record_shard(dir: &Path) {
     let task = agent::tasks::Task {
         web_name: "Site".into(),
         id: "Site--0".into(),
-        ques: "q".into(),
-        web: "https://site.test/p/0".into(),
+        question: "q".into(),
+        start_url: "https://site.test/p/0".into(),
         benchmark: Default::default(),
         setup: Default::default(),
     };

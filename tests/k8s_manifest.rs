@@ -75,8 +75,8 @@ fn the_indexed_job_runs_every_shard_once_and_the_merge_joins_them() {
         .map(|i| agent::tasks::Task {
             web_name: "S".into(),
             id: format!("S--{i}"),
-            ques: "q".into(),
-            web: "https://s.test/".into(),
+            question: "q".into(),
+            start_url: "https://s.test/".into(),
             benchmark: Default::default(),
             setup: Default::default(),
         })

@@ -127,7 +127,7 @@ pub fn user_text(task: &Task, step: u32, error: Option<&str>, elements: &str) ->
         let ques = crate::tasks::objective(task);
         s.push_str(&format!(
             "Now given a task: {ques}  Please interact with {} and get the answer.\n\n",
-            task.web
+            task.start_url
         ));
     }
     if let Some(e) = error {
@@ -367,8 +367,8 @@ pub fn write_script(dir: &Path, scripts: &[(Task, Vec<String>)]) -> Result<(), R
             v: TRAJECTORY_VERSION,
             task_id: task.id.clone(),
             web_name: task.web_name.clone(),
-            question: task.ques.clone(),
-            start_url: task.web.clone(),
+            question: task.question.clone(),
+            start_url: task.start_url.clone(),
             mode: RunMode::Script,
             policy: "script".into(),
             outcome: Outcome::Answered,

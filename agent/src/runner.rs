@@ -42,8 +42,8 @@ pub async fn run_task(
         v: TRAJECTORY_VERSION,
         task_id: task.id.clone(),
         web_name: task.web_name.clone(),
-        question: task.ques.clone(),
-        start_url: task.web.clone(),
+        question: task.question.clone(),
+        start_url: task.start_url.clone(),
         mode: env.mode,
         snapshot: env.snapshot.clone(),
         policy: policy.describe(),
@@ -188,7 +188,10 @@ enum StartError {
 /// loads the task's input images (VisualWebArena) through the browser, so they are recorded and replayed
 /// like the pages.
 async fn start(cfg: &AgentConfig, task: &Task, session: &Session) -> Result<Vec<Vec<u8>>, StartError> {
-    session.goto(&task.web).await.map_err(|source| StartError::Page { url: task.web.clone(), source })?;
+    session
+        .goto(&task.start_url)
+        .await
+        .map_err(|source| StartError::Page { url: task.start_url.clone(), source })?;
     if cfg.action_space == ActionSpace::WebArena && task.setup.start_urls.len() > 1 {
         for u in &task.setup.start_urls[1..] {
             session.open_tab(u).await.map_err(|source| StartError::Page { url: u.clone(), source })?;
@@ -222,7 +225,7 @@ async fn steps(
     let mut last_error: Option<String> = None;
     // Live and record: pages quoting the task with its answer are contamination evidence.
     let answer_check = (env.mode != RunMode::Replay)
-        .then(|| crate::contamination::AnswerCheck::new(&task.ques, &task.setup.reference_answers))
+        .then(|| crate::contamination::AnswerCheck::new(&task.question, &task.setup.reference_answers))
         .flatten();
     // WebArena's early stop: unparseable replies in a row, and the same action in a row.
     let mut parse_failures = 0u32;

@@ -89,8 +89,8 @@ mod tests {
         let mut t = Task {
             web_name: "S".into(),
             id: id.into(),
-            ques: "q".into(),
-            web: "https://a.test/".into(),
+            question: "q".into(),
+            start_url: "https://a.test/".into(),
             benchmark,
             setup: Default::default(),
         };

@@ -44,8 +44,8 @@ pub(crate) fn task_of(t: &Trajectory) -> Task {
     Task {
         web_name: t.web_name.clone(),
         id: t.task_id.clone(),
-        ques: t.question.clone(),
-        web: t.start_url.clone(),
+        question: t.question.clone(),
+        start_url: t.start_url.clone(),
         benchmark: t.benchmark(),
         setup,
     }

@@ -99,8 +99,8 @@ mod tests {
             .map(|id| Task {
                 web_name: "S".into(),
                 id: id.to_string(),
-                ques: "q".into(),
-                web: "https://s/".into(),
+                question: "q".into(),
+                start_url: "https://s/".into(),
                 benchmark: Default::default(),
                 setup: Default::default(),
             })

@@ -16,8 +16,8 @@ fn tasks(n: usize) -> Vec<Task> {
         .map(|i| Task {
             web_name: "Shop".into(),
             id: format!("Shop--{i}"),
-            ques: "q".into(),
-            web: "https://shop.test/".into(),
+            question: "q".into(),
+            start_url: "https://shop.test/".into(),
             benchmark: Default::default(),
             setup: Default::default(),
         })

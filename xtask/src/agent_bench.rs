@@ -131,8 +131,8 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
         .map(|id| agent::tasks::Task {
             web_name: "Demo Shop".into(),
             id: id.clone(),
-            ques: "How many reviews does the Red Mug have?".into(),
-            web: "https://shop.test/".into(),
+            question: "How many reviews does the Red Mug have?".into(),
+            start_url: "https://shop.test/".into(),
             benchmark: Default::default(),
             setup: Default::default(),
         })

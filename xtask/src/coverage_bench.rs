@@ -146,8 +146,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let task = |i: usize, site: &str, start: &str| agent::tasks::Task {
         web_name: site.to_string(),
         id: format!("path-{i:02}"),
-        ques: "Browse the site.".into(),
-        web: start.to_string(),
+        question: "Browse the site.".into(),
+        start_url: start.to_string(),
         benchmark: Default::default(),
         setup: Default::default(),
     };

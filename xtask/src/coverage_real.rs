@@ -243,8 +243,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         .map(|(i, (site, urls))| agent::tasks::Task {
             web_name: site.to_string(),
             id: format!("path-{i:02}"),
-            ques: "Browse the site.".into(),
-            web: urls[0].clone(),
+            question: "Browse the site.".into(),
+            start_url: urls[0].clone(),
             benchmark: Default::default(),
             setup: Default::default(),
         })

@@ -158,7 +158,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let jsonl: String = tasks
         .iter()
         .map(|t| {
-            serde_json::json!({"web_name": t.web_name, "id": t.id, "ques": t.ques, "web": t.web}).to_string()
+            serde_json::json!({"web_name": t.web_name, "id": t.id, "ques": t.question, "web": t.start_url})
+                .to_string()
                 + "\n"
         })
         .collect();

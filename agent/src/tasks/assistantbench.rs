@@ -27,7 +27,7 @@ one per line, several named values as a JSON object. If it cannot be found, give
 
 /// The task as the model is given it.
 pub fn objective(task: &Task) -> String {
-    format!("{}\n{ANSWER_FORM}", task.ques)
+    format!("{}\n{ANSWER_FORM}", task.question)
 }
 
 #[derive(Deserialize)]
@@ -96,8 +96,8 @@ pub fn parse(text: &str, path: &str, sites: &Sites) -> Result<Vec<Task>, TaskErr
         out.push(Task {
             web_name: SITE.into(),
             id,
-            ques,
-            web: start.clone(),
+            question: ques,
+            start_url: start.clone(),
             benchmark: trajectory::Benchmark::AssistantBench,
             setup: TaskSetup {
                 start_urls: vec![start.clone()],
@@ -125,7 +125,7 @@ mod tests {
         assert!(!looks_like("{\"id\": \"a\", \"ques\": \"q\", \"web\": \"https://a\", \"task\": \"x\"}"));
         let t = parse(DEV, "ab.jsonl", &Sites::default()).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].web.as_str(), t[0].web_name.as_str()), (DEFAULT_START, SITE));
+        assert_eq!((t[0].start_url.as_str(), t[0].web_name.as_str()), (DEFAULT_START, SITE));
         assert_eq!(t[0].benchmark, trajectory::Benchmark::AssistantBench);
         let Some(trajectory::TaskEvalSpec::AssistantBench(e)) = &t[0].setup.eval else { panic!() };
         assert_eq!(
@@ -136,7 +136,7 @@ mod tests {
         assert!(t[1].setup.eval.is_none(), "a withheld answer is no spec");
         assert!(objective(&t[1]).starts_with("How many?\n"));
         let local = Sites::from_pairs(&["SEARCH=http://127.0.0.1:9/search"]).unwrap();
-        assert_eq!(parse(DEV, "ab.jsonl", &local).unwrap()[0].web, "http://127.0.0.1:9/search");
+        assert_eq!(parse(DEV, "ab.jsonl", &local).unwrap()[0].start_url, "http://127.0.0.1:9/search");
     }
 
     #[test]

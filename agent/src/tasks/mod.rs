@@ -33,10 +33,10 @@ pub struct Task {
     pub web_name: String,
     /// Task id ("Allrecipes--3").
     pub id: String,
-    /// The question.
-    pub ques: String,
-    /// Start URL (of the first tab, for a task that opens several).
-    pub web: String,
+    /// The question (WebVoyager's `ques`, WebArena's `intent`, AssistantBench's `task`).
+    pub question: String,
+    /// Start URL (of the first tab, for a task that opens several; WebVoyager's `web`).
+    pub start_url: String,
     /// The benchmark whose file the task was read from.
     #[serde(default)]
     pub benchmark: Benchmark,
@@ -134,7 +134,7 @@ pub fn sniff(text: &str, path: &str) -> Result<(Benchmark, Option<serde_json::Va
 /// The task as the model is given it: the question, with what the task's benchmark asks of the answer.
 pub fn objective(task: &Task) -> std::borrow::Cow<'_, str> {
     match task.benchmark {
-        Benchmark::WebVoyager | Benchmark::WebArena => std::borrow::Cow::Borrowed(&task.ques),
+        Benchmark::WebVoyager | Benchmark::WebArena => std::borrow::Cow::Borrowed(&task.question),
         Benchmark::WebArenaVerified => verified::objective(task).into(),
         Benchmark::AssistantBench => assistantbench::objective(task).into(),
     }

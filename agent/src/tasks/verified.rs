@@ -23,7 +23,7 @@ a retrieve task, else null, \"error_details\": null on success, else a short rea
 
 /// The task as the model is given it: the intent, then the response format their evaluator reads.
 pub fn objective(task: &Task) -> String {
-    format!("{}\n{}", task.ques, RESPONSE_FORMAT)
+    format!("{}\n{}", task.question, RESPONSE_FORMAT)
 }
 
 /// Whether a task file's JSON is WebArena-Verified's: an array of tasks whose `eval` is a list.
@@ -117,8 +117,8 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
         out.push(Task {
             web_name,
             id: task_name,
-            ques: intent.to_string(),
-            web,
+            question: intent.to_string(),
+            start_url: web,
             benchmark: trajectory::Benchmark::WebArenaVerified,
             setup: TaskSetup {
                 start_urls,
@@ -170,7 +170,7 @@ mod tests {
         let sites = Sites::from_pairs(&["SHOPPING_ADMIN=http://admin:7780/admin"]).unwrap();
         let t = parse(&json(text), "v.json", Path::new("."), &sites).unwrap();
         assert_eq!(t[0].id, "0");
-        assert_eq!(t[0].web, "http://admin:7780/admin");
+        assert_eq!(t[0].start_url, "http://admin:7780/admin");
         assert_eq!(t[0].benchmark, trajectory::Benchmark::WebArenaVerified);
         assert_eq!(t[0].setup.reference_answers, ["Quest Lumaflex\u{2122} Band"]);
         let Some(trajectory::TaskEvalSpec::Verified(list)) = &t[0].setup.eval else {

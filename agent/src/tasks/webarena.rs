@@ -152,7 +152,7 @@ impl Sites {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct TaskSetup {
-    /// Every start page (one tab each); the first is also [`Task::web`].
+    /// Every start page (one tab each); the first is also [`Task::start_url`].
     pub start_urls: Vec<String>,
     /// Cookies and localStorage to load (Playwright's storage-state JSON), resolved against the task file.
     pub storage_state: Option<PathBuf>,
@@ -432,8 +432,8 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
     Ok(Task {
         web_name,
         id,
-        ques: intent,
-        web,
+        question: intent,
+        start_url: web,
         benchmark: trajectory::Benchmark::WebArena,
         setup: TaskSetup {
             start_urls,
@@ -510,7 +510,7 @@ mod tests {
         assert_eq!(t.len(), 1);
         let t = &t[0];
         assert_eq!(
-            (t.id.as_str(), t.web.as_str(), t.web_name.as_str()),
+            (t.id.as_str(), t.start_url.as_str(), t.web_name.as_str()),
             ("7", "http://shop.local:7770/", "shopping+reddit")
         );
         assert_eq!(t.setup.start_urls, vec!["http://shop.local:7770/", "http://forum.local:9999/forums"]);

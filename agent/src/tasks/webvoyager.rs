@@ -64,8 +64,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
         out.push(Task {
             web_name,
             id,
-            ques,
-            web,
+            question: ques,
+            start_url: web,
             benchmark: trajectory::Benchmark::WebVoyager,
             setup: TaskSetup {
                 reference_answers,
@@ -89,6 +89,10 @@ mod tests {
         assert_eq!(t.len(), 2);
         assert_eq!(t[0].id, "Allrecipes--0");
         assert_eq!(t[1].web_name, "www.google.com");
+        assert_eq!(
+            (t[0].question.as_str(), t[0].start_url.as_str()),
+            ("Find a lasagna.", "https://www.allrecipes.com/")
+        );
         assert_eq!(filter(t.clone(), "^Allrecipes").unwrap().len(), 1);
         assert_eq!(filter(t, "google").unwrap().len(), 1);
     }

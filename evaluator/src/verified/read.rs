@@ -1,10 +1,70 @@
 //! Reading one raw value the way WebArena-Verified's Python evaluator reads it: numbers with commas or in
 //! English words, currency and prices, durations, months, and Python's `str()` of a JSON value. Kept apart
-//! from `value.rs`, which decides kinds and compares normalized values.
+//! from `value.rs`, which decides kinds and compares normalized values; this file uses none of it.
 
 use serde_json::Value;
 
-use super::value::{normalize_text, truthy};
+use unicode_normalization::UnicodeNormalization as _;
+
+/// Their `is_regexp`: a string that starts with `^` and ends with `$`.
+pub fn is_regexp(s: &str) -> bool {
+    s.len() >= 2 && s.starts_with('^') && s.ends_with('$')
+}
+
+/// Python's truthiness of a JSON value.
+pub(super) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Their string pipeline (`NormalizedType._normalize_string`): trademark signs dropped, NFKC, a hyphen
+/// next to a letter becomes a space, control characters dropped (tab and newlines become spaces),
+/// transliterated to ASCII, spaces collapsed, case folded. A regular expression is kept as written.
+pub fn normalize_text(s: &str) -> String {
+    if s.is_empty() || is_regexp(s) {
+        return s.to_string();
+    }
+    let s: String =
+        s.chars().filter(|c| !matches!(c, '\u{2122}' | '\u{00AE}' | '\u{2120}' | '\u{00A9}')).collect();
+    let s: String = s.nfkc().collect();
+    let chars: Vec<char> = s.chars().collect();
+    let hyphen = |c: char| {
+        matches!(
+            c,
+            '\u{002D}'
+                | '\u{2010}'
+                | '\u{2011}'
+                | '\u{2012}'
+                | '\u{2013}'
+                | '\u{2014}'
+                | '\u{2015}'
+                | '\u{2212}'
+                | '\u{00AD}'
+        )
+    };
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let letter_before = i > 0 && chars[i - 1].is_ascii_alphabetic();
+        let letter_after = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
+        if hyphen(c) && (letter_before || letter_after) {
+            out.push(' ');
+        } else if c.is_control() {
+            if matches!(c, '\t' | '\n' | '\r') {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    let ascii: String = deunicode::deunicode(&out).chars().filter(char::is_ascii).collect();
+    ascii.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
 
 /// Python's `float()` of a number written with commas or spaces, or in English words.
 pub(super) fn parse_number(s: &str) -> Option<f64> {

@@ -17,10 +17,11 @@ use std::collections::BTreeMap;
 
 use super::VerifiedError;
 use serde_json::Value;
-use unicode_normalization::UnicodeNormalization as _;
 
 use super::formats;
+use super::read::truthy;
 use super::read::{currency, duration, month, parse_number, py_text};
+pub use super::read::{is_regexp, normalize_text};
 
 /// A schema type this module does not normalize yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,11 +90,6 @@ pub enum Norm {
     Null,
 }
 
-/// Their `is_regexp`: a string that starts with `^` and ends with `$`.
-pub fn is_regexp(s: &str) -> bool {
-    s.len() >= 2 && s.starts_with('^') && s.ends_with('$')
-}
-
 /// The kind a schema names (`format` first, then `type`; no schema: string).
 pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
     let Some(s) = schema else { return Ok(Kind::Str) };
@@ -114,61 +110,6 @@ pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
         "url" => Ok(Kind::Url),
         other => Err(Unsupported(other.to_string())),
     }
-}
-
-/// Python's truthiness of a JSON value.
-pub(super) fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
-/// Their string pipeline (`NormalizedType._normalize_string`): trademark signs dropped, NFKC, a hyphen
-/// next to a letter becomes a space, control characters dropped (tab and newlines become spaces),
-/// transliterated to ASCII, spaces collapsed, case folded. A regular expression is kept as written.
-pub fn normalize_text(s: &str) -> String {
-    if s.is_empty() || is_regexp(s) {
-        return s.to_string();
-    }
-    let s: String =
-        s.chars().filter(|c| !matches!(c, '\u{2122}' | '\u{00AE}' | '\u{2120}' | '\u{00A9}')).collect();
-    let s: String = s.nfkc().collect();
-    let chars: Vec<char> = s.chars().collect();
-    let hyphen = |c: char| {
-        matches!(
-            c,
-            '\u{002D}'
-                | '\u{2010}'
-                | '\u{2011}'
-                | '\u{2012}'
-                | '\u{2013}'
-                | '\u{2014}'
-                | '\u{2015}'
-                | '\u{2212}'
-                | '\u{00AD}'
-        )
-    };
-    let mut out = String::with_capacity(s.len());
-    for (i, &c) in chars.iter().enumerate() {
-        let letter_before = i > 0 && chars[i - 1].is_ascii_alphabetic();
-        let letter_after = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
-        if hyphen(c) && (letter_before || letter_after) {
-            out.push(' ');
-        } else if c.is_control() {
-            if matches!(c, '\t' | '\n' | '\r') {
-                out.push(' ');
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    let ascii: String = deunicode::deunicode(&out).chars().filter(char::is_ascii).collect();
-    ascii.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 /// An SSH clone URL (`ssh://git@host:port/path`, `git@host:path`) in their short form with the host

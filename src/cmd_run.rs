@@ -95,13 +95,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let given = given(&args)?; // a usage error (--window) before anything else is looked at
     let policy = policy_spec(&args)?;
     // Re-executing a run: its run.json, read once, supplies every setting not given here.
-    let recorded = match &policy {
-        PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. } => {
-            RunDir::new(dir).read_run_file().ok().map(|rf| rf.config)
-        }
-        PolicySpec::Llm { .. } => None,
-    };
-    let settings = agent::settings::Settings::resolve(&given, recorded.as_ref())
+    let settings = agent::settings::Settings::resolve(&given, policy.recorded_config().as_ref())
         .map_err(|e| UsageError(e.to_string()))?;
     let (action_space, observation) = (settings.action_space, settings.observation);
     let mut sites = match &args.sites_file {
@@ -109,8 +103,21 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         None => agent::tasks::Sites::default(),
     };
     sites.extend(agent::tasks::Sites::from_pairs(&args.sites).map_err(|e| UsageError(e.to_string()))?);
-    let mut tasks =
-        agent::tasks::load_with_sites(&args.tasks, &sites).map_err(|e| UsageError(e.to_string()))?;
+    let reference_answers = match &args.reference_file {
+        Some(f) => evaluator::reference::load_webvoyager(f)
+            .map_err(|e| UsageError(e.to_string()))?
+            .into_iter()
+            .map(|(id, a)| (id, a.ans))
+            .collect(),
+        None => Default::default(),
+    };
+    let tasks = session::task_list(&session::TaskListRequest {
+        path: &args.tasks,
+        sites: &sites,
+        reference_answers: &reference_answers,
+        filter: args.task_filter.as_deref(),
+    })
+    .map_err(|e| UsageError(e.to_string()))?;
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the
     // server's model listing says so.
     if let PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. } = &policy {
@@ -130,24 +137,8 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     for note in session::task_notes(&tasks, action_space) {
         eprintln!("{note}");
     }
-    if let Some(f) = &args.reference_file {
-        let answers = evaluator::reference::load_webvoyager(f).map_err(|e| UsageError(e.to_string()))?;
-        for t in &mut tasks {
-            if let Some(a) = answers.get(&t.id) {
-                t.setup.reference_answers.push(a.ans.clone());
-            }
-        }
-    }
-    if let Some(re) = &args.task_filter {
-        tasks = agent::tasks::filter(tasks, re).map_err(|e| UsageError(e.to_string()))?;
-    }
     if let PolicySpec::Fork { run, at, .. } = &policy {
         session::check_fork(run, *at, &tasks).map_err(|e| UsageError(e.to_string()))?;
-    }
-    if tasks.is_empty() {
-        return Err(
-            UsageError(format!("no tasks to run in {} (check --task-filter)", args.tasks.display())).into()
-        );
     }
     if args.out.file_name().and_then(|n| n.to_str()).is_none() {
         return Err(UsageError(format!("--out {}: needs a directory name", args.out.display())).into());

@@ -69,7 +69,7 @@ pub use open::{
     open_record, open_replay, replay_store, OpenedRecording, OpenedReplay, RecordOpening, ReplayOpening,
 };
 #[cfg(feature = "run")]
-pub use plan::{check_fork, task_notes, ForkTooLate};
+pub use plan::{check_fork, task_list, task_notes, ForkTooLate, TaskListError, TaskListRequest};
 pub use replay::search::SearchMode;
 #[cfg(feature = "run")]
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};

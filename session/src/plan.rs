@@ -1,12 +1,54 @@
-//! What `webfreeze run` decides about a task list before any browser starts: what to tell the user about
-//! it ([`task_notes`]) and whether a fork can start where it is asked to ([`check_fork`]). The binary
-//! parses the command line and prints; these decide.
+//! What `webfreeze run` decides about a task list before any browser starts: which tasks run
+//! ([`task_list`]), what to tell the user about them ([`task_notes`]) and whether a fork can start where
+//! it is asked to ([`check_fork`]). The binary parses the command line and prints; these decide.
 
 use std::path::Path;
 
 use agent::action::ActionSpace;
 use agent::tasks::Task;
 use trajectory::RunDir;
+
+/// A task list as `run` is asked for it.
+pub struct TaskListRequest<'a> {
+    /// The task file (or directory of WebArena configs).
+    pub path: &'a Path,
+    /// `--site` and `--sites-file`.
+    pub sites: &'a agent::tasks::Sites,
+    /// Reference answers given beside the file (`--reference-file`), by task id: the contamination check
+    /// looks for them too.
+    pub reference_answers: &'a std::collections::HashMap<String, String>,
+    /// `--task-filter`.
+    pub filter: Option<&'a str>,
+}
+
+/// Why a run has no task list.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskListError {
+    /// The file cannot be read as any benchmark's.
+    #[error(transparent)]
+    Tasks(#[from] agent::tasks::TaskError),
+    /// Nothing is left to run.
+    #[error("no tasks to run in {0} (check --task-filter)")]
+    Empty(String),
+}
+
+/// The tasks a run runs: read (the benchmark sniffed), given their reference answers, filtered; an empty
+/// list is an error.
+pub fn task_list(r: &TaskListRequest<'_>) -> Result<Vec<Task>, TaskListError> {
+    let mut tasks = agent::tasks::load_with_sites(r.path, r.sites)?;
+    for t in &mut tasks {
+        if let Some(a) = r.reference_answers.get(&t.id) {
+            t.setup.reference_answers.push(a.clone());
+        }
+    }
+    if let Some(re) = r.filter {
+        tasks = agent::tasks::filter(tasks, re)?;
+    }
+    if tasks.is_empty() {
+        return Err(TaskListError::Empty(r.path.display().to_string()));
+    }
+    Ok(tasks)
+}
 
 /// What a run should say about its task list before it starts, one line each: spec parts nobody scores
 /// (`warning: ...`), a benchmark run outside its own action space, tasks that open several pages in an
@@ -127,6 +169,25 @@ mod tests {
                 assert!(n.contains(w), "{n} lacks {w}");
             }
         }
+    }
+
+    #[test]
+    fn a_task_list_is_read_given_its_answers_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.jsonl");
+        std::fs::write(
+            &f,
+            "{\"web_name\": \"S\", \"id\": \"a\", \"ques\": \"q\", \"web\": \"https://a.test/\"}\n{\"web_name\": \"S\", \"id\": \"b\", \"ques\": \"q\", \"web\": \"https://a.test/\"}\n",
+        )
+        .unwrap();
+        let sites = agent::tasks::Sites::default();
+        let answers = std::collections::HashMap::from([("b".to_string(), "42".to_string())]);
+        let r = |filter| TaskListRequest { path: &f, sites: &sites, reference_answers: &answers, filter };
+        let all = task_list(&r(None)).unwrap();
+        assert_eq!(all[1].setup.reference_answers, ["42"]);
+        assert_eq!(task_list(&r(Some("^a$"))).unwrap().len(), 1);
+        assert!(matches!(task_list(&r(Some("^z$"))), Err(TaskListError::Empty(_))));
+        assert!(matches!(task_list(&r(Some("("))), Err(TaskListError::Tasks(_))));
     }
 
     #[test]

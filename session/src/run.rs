@@ -79,6 +79,17 @@ impl PolicySpec {
         })
     }
 
+    /// The settings of the run this policy re-executes (its run.json's), which supply every setting a
+    /// re-execution is not given; None for a model.
+    pub fn recorded_config(&self) -> Option<trajectory::RunConfig> {
+        match self {
+            PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. } => {
+                trajectory::RunDir::new(dir).read_run_file().ok().map(|rf| rf.config)
+            }
+            PolicySpec::Llm { .. } => None,
+        }
+    }
+
     /// Replay's default recording for a `trajectory:` re-run: the snapshots the re-executed run used
     /// (its run.json says), else that run directory's name.
     pub fn default_snapshots(&self) -> Option<String> {

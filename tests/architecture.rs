@@ -493,15 +493,23 @@ fn module_uses(src: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                     .collect();
                 if other != own && modules.contains(&other) {
-                    uses.entry(own.clone())
-                        .or_default()
-                        .entry(other)
-                        .or_insert_with(|| format!("{}:{}", rel(f), n + 1));
+                    add_use(&mut uses, &own, other, f, n);
                 }
             }
         }
     }
     uses
+}
+
+/// Notes that `own` uses `other`, first at line `n` (0-based) of `f`.
+fn add_use(
+    uses: &mut BTreeMap<String, BTreeMap<String, String>>,
+    own: &str,
+    other: String,
+    f: &Path,
+    n: usize,
+) {
+    uses.entry(own.to_string()).or_default().entry(other).or_insert_with(|| format!("{}:{}", rel(f), n + 1));
 }
 
 /// The circles in a module graph: each strongly connected group of two or more modules, sorted.
@@ -620,10 +628,7 @@ fn sibling_uses(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
                 };
                 for other in names {
                     if other != own && siblings.contains(&other) {
-                        uses.entry(own.clone())
-                            .or_default()
-                            .entry(other)
-                            .or_insert_with(|| format!("{}:{}", rel(f), n + 1));
+                        add_use(&mut uses, &own, other, f, n);
                     }
                 }
             }

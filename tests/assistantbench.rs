@@ -25,22 +25,9 @@ fn lib() -> PathBuf {
 
 /// Their scorer's verdicts on `cases` (answer, gold).
 fn theirs(lib: &Path, cases: &[(String, String)]) -> Vec<serde_json::Value> {
-    use std::io::Write as _;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/assistantbench.py");
-    let mut child = std::process::Command::new(test_python())
-        .arg(&script)
-        .arg(lib)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let _ = input.write_all(&serde_json::to_vec(cases).unwrap());
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "their scorer: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let out =
+        python_script("assistantbench.py", &[lib.to_str().unwrap()], &serde_json::to_vec(cases).unwrap());
+    serde_json::from_slice(&out).unwrap()
 }
 
 /// Gold answers of every type their scorer reads: numbers (with `$`, `%`, `,`), texts, lists (one item

@@ -40,23 +40,8 @@ const SITES: &[(&str, &str)] = &[
 ];
 
 fn python(mode: &str, lib: &Path, dataset: &Path, sites: &Path, stdin: Option<&[u8]>) -> Vec<u8> {
-    use std::io::Write as _;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/webarena_verified.py");
-    let mut child = std::process::Command::new(test_python())
-        .arg(&script)
-        .args([mode, lib.to_str().unwrap(), dataset.to_str().unwrap(), sites.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    // A script that fails before reading says why on stderr (checked below), not by a broken pipe.
-    let _ = input.write_all(stdin.unwrap_or_default());
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
+    let args = [mode, lib.to_str().unwrap(), dataset.to_str().unwrap(), sites.to_str().unwrap()];
+    python_script("webarena_verified.py", &args, stdin.unwrap_or_default())
 }
 
 /// A HAR entry as a network event (what webfreeze reads from a snapshot).

@@ -230,13 +230,18 @@ fn gc(cfg: &Config, as_json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says a merge replaced an unfinished snapshot of the same merge.
+fn note_replaced(dest: &str, replaced: Option<u64>) {
+    if let Some(n) = replaced {
+        eprintln!("note: replaced {dest:?}, left unfinished ({n} exchanges) by the same merge");
+    }
+}
+
 fn merge(cfg: &Config, sources: &[String], into: &str) -> anyhow::Result<()> {
     let store = open_rw(cfg)?;
     match session::merge_snapshots(&store, sources, into)? {
         session::SnapshotMerge::Now { manifest, replaced } => {
-            if let Some(n) = replaced {
-                eprintln!("note: replaced {into:?}, left unfinished ({n} exchanges) by the same merge");
-            }
+            note_replaced(into, replaced);
             eprintln!(
                 "merged {} snapshot(s) into {into:?}: {} exchanges, {}",
                 sources.len(),
@@ -257,9 +262,7 @@ fn merge_runs(cfg: &Config, runs: &[String], into: &str) -> anyhow::Result<()> {
     let store = open_rw(cfg)?;
     let r = session::merge_recordings(&store, runs, into, &|i, n, dest, done, sources| match done {
         session::SnapshotMerge::Now { manifest, replaced } => {
-            if let Some(k) = replaced {
-                eprintln!("note: replaced {dest:?}, left unfinished ({k} exchanges) by the same merge");
-            }
+            note_replaced(dest, *replaced);
             eprintln!(
                 "[{i}/{n}] {dest}: {sources} of {} recording(s), {} exchanges",
                 runs.len(),

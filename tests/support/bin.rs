@@ -179,6 +179,28 @@ pub(crate) fn test_python() -> PathBuf {
     })
 }
 
+/// Runs `tests/support/SCRIPT` under [`test_python`] with `args`, `stdin` written to it; its stdout. A
+/// script that fails fails the test with its stderr.
+pub(crate) fn python_script(script: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support").join(script);
+    let mut child = std::process::Command::new(test_python())
+        .arg(&path)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // A script that fails before reading says why on stderr (checked below), not by a broken pipe.
+    let _ = input.write_all(stdin);
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
 /// The environment that runs a program `offset` ahead of (or behind) the real clock: libfaketime
 /// (Debian's `faketime`), wall clock only (`CLOCK_MONOTONIC` stays real, so timers and timeouts do), with
 /// the setting Chromium needs to run under it (`FAKETIME_FORCE_MONOTONIC_FIX=0`; without it, Chromium 156

@@ -148,6 +148,23 @@ pub fn native_action_space(b: Benchmark) -> ActionSpace {
     }
 }
 
+/// The non-blank lines of a JSON Lines task file, with their 1-based numbers (a byte-order mark dropped).
+pub(crate) fn json_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim().trim_start_matches('\u{feff}')))
+        .filter(|(_, l)| !l.is_empty())
+}
+
+/// A task id as task files write it: a non-empty text, or a number.
+pub(crate) fn task_id(v: Option<serde_json::Value>) -> Option<String> {
+    match v {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Some(s),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 /// Keep the tasks whose id or site matches `pattern`.
 pub fn filter(tasks: Vec<Task>, pattern: &str) -> Result<Vec<Task>, TaskError> {
     let re = regex::Regex::new(pattern).map_err(|e| TaskError::Filter(pattern.to_string(), e.to_string()))?;

@@ -29,23 +29,14 @@ struct RawTask {
 pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
     let mut out: Vec<Task> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let l = line.trim().trim_start_matches('\u{feff}');
-        if l.is_empty() {
-            continue;
-        }
+    for (line_no, l) in super::json_lines(text) {
         let bad = |detail: String| TaskError::Bad {
             path: path.to_string(),
             line: line_no,
             detail: format!("{detail} (each line must be a JSON object with web_name, id, ques, web)"),
         };
         let raw: RawTask = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
-        let id = match raw.id {
-            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => s,
-            Some(serde_json::Value::Number(n)) => n.to_string(),
-            _ => return Err(bad("missing or empty \"id\"".into())),
-        };
+        let id = super::task_id(raw.id).ok_or_else(|| bad("missing or empty \"id\"".into()))?;
         let ques = raw.ques.filter(|q| !q.trim().is_empty()).ok_or_else(|| bad("missing \"ques\"".into()))?;
         let web = raw
             .web

@@ -9,9 +9,27 @@
 use std::path::Path;
 
 use serde_json::Value;
+use trajectory::task_eval::OneOrMany;
 
 use super::webarena::{Sites, TaskSetup};
 use super::{Task, TaskError};
+
+/// Their task record: what is read of it (the template fields and `revision` are left as they are).
+#[derive(serde::Deserialize)]
+struct RawTask {
+    #[serde(default)]
+    intent: Option<String>,
+    #[serde(default)]
+    start_urls: Option<OneOrMany>,
+    /// Typed once its placeholders are resolved.
+    #[serde(default)]
+    eval: Option<Value>,
+    #[serde(default)]
+    sites: Vec<String>,
+    /// Not in their files; a task file of ours may carry one (the demo's signed-in shop).
+    #[serde(default)]
+    storage_state: Option<String>,
+}
 
 /// What the agent is asked to put in `stop [...]`: their `FinalAgentResponse`, described in our words.
 pub const RESPONSE_FORMAT: &str = "When the task is done, or cannot be done, issue stop with a JSON object in the \
@@ -46,28 +64,29 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
         if task_name.starts_with('#') {
             return Err(err("task_id", "missing, or not a number or a string".into()));
         }
-        let intent = item
-            .get("intent")
-            .and_then(Value::as_str)
+        // Their task record, typed; the error names the field.
+        let raw: RawTask = serde_path_to_error::deserialize(item).map_err(|e| {
+            let field = e.path().to_string();
+            err(&field, e.into_inner().to_string())
+        })?;
+        let intent = raw
+            .intent
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| err("intent", "missing or empty".into()))?;
-        let start: Vec<&str> = match item.get("start_urls") {
-            Some(Value::Array(a)) if !a.is_empty() => a
-                .iter()
-                .map(|u| u.as_str().ok_or_else(|| err("start_urls", "expected strings".into())))
-                .collect::<Result<_, _>>()?,
-            Some(Value::String(s)) => vec![s.as_str()],
+        let start: Vec<String> = match raw.start_urls {
+            Some(OneOrMany::Many(a)) if !a.is_empty() => a,
+            Some(OneOrMany::One(s)) => vec![s],
             _ => return Err(err("start_urls", "expected a non-empty list of URLs".into())),
         };
         let mut start_urls = Vec::new();
-        for u in start {
+        for u in &start {
             let u = sites.resolve(u.trim()).map_err(|e| err("start_urls", e.to_string()))?;
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(err("start_urls", format!("{u:?} is not an http(s) URL")));
             }
             start_urls.push(u);
         }
-        let eval = match item.get("eval") {
+        let eval = match &raw.eval {
             Some(list @ Value::Array(_)) => {
                 let resolved = resolve(list, sites).map_err(|d| err("eval", d.to_string()))?;
                 let eval =
@@ -85,26 +104,18 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
             }
             _ => return Err(err("eval", "expected a list of evaluators".into())),
         };
-        let site_names: Vec<String> = item
-            .get("sites")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
+        let site_names = raw.sites;
         // Not in their files; a task file of ours may carry one (the demo's signed-in shop).
-        let storage_state =
-            match item.get("storage_state").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
-                None => None,
-                Some(s) => {
-                    let p = base.join(s);
-                    if !p.is_file() {
-                        return Err(err("storage_state", format!("{} does not exist", p.display())));
-                    }
-                    Some(p)
+        let storage_state = match raw.storage_state.as_deref().filter(|s| !s.trim().is_empty()) {
+            None => None,
+            Some(s) => {
+                let p = base.join(s);
+                if !p.is_file() {
+                    return Err(err("storage_state", format!("{} does not exist", p.display())));
                 }
-            };
+                Some(p)
+            }
+        };
         if !seen.insert(task_name.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: i + 1, id: task_name });
         }
@@ -183,6 +194,7 @@ mod tests {
             (text.replace("__SHOPPING_ADMIN__\"]", "__NOPE__\"]"), "--site NOPE=URL"),
             (text.replace("\"NetworkEventEvaluator\"", "\"Mystery\""), "unknown evaluator \"Mystery\""),
             (text.replace("\"intent\": \"Get", "\"intentx\": \"Get"), "intent: missing"),
+            (text.replace("\"sites\": [\"shopping_admin\"]", "\"sites\": [7]"), "sites[0]: invalid type"),
             (text.replace("\"http_method\": \"GET\"", "\"http_method\": 7"), "eval[1].expected.http_method"),
         ] {
             let e = parse(&json(&bad), "v.json", Path::new("."), &sites).unwrap_err().to_string();

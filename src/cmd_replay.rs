@@ -23,16 +23,16 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
     };
     let store = session::replay_store(&cfg.store, args.on_miss.into())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let opened = session::open_replay(session::ReplayOpening {
-        manifest: store.manifest(&args.snapshot)?,
-        store: &store,
+    let target = session::replay_target(&store, store.manifest(&args.snapshot)?)?;
+    // The layers first: a replay refused for them leaves no misses snapshot behind.
+    let overlays = union_of(&store, target.manifest(), &args)?;
+    let opened = target.open(session::MissesOpening {
         on_miss: args.on_miss.into(),
         misses: args.miss_snapshot.clone(),
         replace_misses: false,
         clock: clock.clone(),
     })?;
     let (manifest, on_miss, miss_writer) = (opened.manifest, opened.on_miss, opened.miss_writer);
-    let overlays = union_of(&store, &manifest, &args)?;
     let wire = match &args.wire_dir {
         Some(dir) => Some(Arc::new(
             session::EpisodeWire::create(dir, &manifest.name, clock.clone())

@@ -221,6 +221,35 @@ fn replay_refuses_a_snapshot_whose_index_no_longer_resolves() {
 }
 
 #[test]
+fn a_replay_refused_for_its_layers_records_no_misses_snapshot() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("site.har");
+    std::fs::write(&file, har(3)).unwrap();
+    ok(&run_cli(h, &["snapshots", "import", file.to_str().unwrap(), "--snapshot", "site"]));
+    // `site` is no RUN/<task> snapshot, so it has no site to share: refused before its misses are set up.
+    let out = run_cli(
+        h,
+        &[
+            "replay",
+            "--snapshot",
+            "site",
+            "--frozen-web",
+            "site",
+            "--on-miss",
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a RUN/<task> snapshot"), "{err}");
+    let list = ok(&run_cli(h, &["snapshots", "list"]));
+    assert!(!list.contains("site/misses"), "a refused replay left a misses snapshot: {list}");
+}
+
+#[test]
 fn sharding_and_limit_options_are_checked_before_anything_runs() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();

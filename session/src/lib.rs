@@ -66,7 +66,8 @@ pub use names::{
     site_union_name, site_union_of, snapshot_name, task_of, BadRecordingName, SnapshotName,
 };
 pub use open::{
-    open_record, open_replay, replay_store, OpenedRecording, OpenedReplay, RecordOpening, ReplayOpening,
+    open_record, replay_store, replay_target, MissesOpening, OpenedRecording, OpenedReplay, RecordOpening,
+    ReplayTarget,
 };
 #[cfg(feature = "run")]
 pub use plan::{check_fork, task_list, task_notes, ForkTooLate, TaskListError, TaskListRequest};

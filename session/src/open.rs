@@ -2,8 +2,8 @@
 //! proxy, one snapshot, the user's options) and the task proxy (one per task, a run's options) share, so
 //! each rule is written once:
 //! - a replay's store is writable only when it records its misses ([`replay_store`]);
-//! - a replayed snapshot must resolve, and its misses go to `SNAPSHOT/misses` unless named
-//!   ([`open_replay`]);
+//! - a replayed snapshot must resolve ([`replay_target`]), and its misses go to `SNAPSHOT/misses` unless
+//!   named ([`ReplayTarget::open`], after the caller has decided the replay's layers);
 //! - a recording is seeded with its start and time zone, and the page gets the shim its replays will
 //!   inject, seeded by the snapshot's name and start ([`open_record`]).
 //!
@@ -30,6 +30,34 @@ pub fn replay_store(path: &Path, on_miss: MissPolicy) -> Result<Store, StoreErro
     }
 }
 
+/// A snapshot checked for replay: its index resolves. What the caller decides from it (the layers of its
+/// frozen web) comes before [`ReplayTarget::open`], which is the first step that writes (a misses snapshot),
+/// so a refused replay leaves nothing behind.
+pub struct ReplayTarget<'a> {
+    store: &'a Store,
+    manifest: Manifest,
+}
+
+/// Checks a snapshot for replay: a snapshot whose index does not resolve would answer 404 to every page.
+/// The caller looks it up (and says whose it is when it is missing).
+pub fn replay_target(store: &Store, manifest: Manifest) -> Result<ReplayTarget<'_>, SessionError> {
+    store.check_snapshot(&manifest)?;
+    Ok(ReplayTarget { store, manifest })
+}
+
+/// What a replay does with its misses.
+pub struct MissesOpening {
+    /// What a miss does.
+    pub on_miss: MissPolicy,
+    /// Where recorded misses go (None: `SNAPSHOT/misses`).
+    pub misses: Option<String>,
+    /// An earlier misses snapshot of the same name is the caller's own, replaced (a run's task); when
+    /// false it is refused by the store, never replaced (a name the user gave).
+    pub replace_misses: bool,
+    /// The clock the misses' recording is seeded with.
+    pub clock: Arc<dyn Clock>,
+}
+
 /// A snapshot opened for replay.
 pub struct OpenedReplay {
     /// The replayed snapshot.
@@ -42,33 +70,21 @@ pub struct OpenedReplay {
     pub misses: String,
 }
 
-/// How to open a snapshot for replay.
-pub struct ReplayOpening<'a> {
-    /// The store.
-    pub store: &'a Store,
-    /// The snapshot, looked up by the caller (which says whose it is when it is missing).
-    pub manifest: Manifest,
-    /// What a miss does.
-    pub on_miss: MissPolicy,
-    /// Where recorded misses go (None: `SNAPSHOT/misses`).
-    pub misses: Option<String>,
-    /// An earlier misses snapshot of the same name is the caller's own, replaced (a run's task); when
-    /// false it is refused by the store, never replaced (a name the user gave).
-    pub replace_misses: bool,
-    /// The clock the misses' recording is seeded with.
-    pub clock: Arc<dyn Clock>,
-}
-
-/// Opens a snapshot for replay: it must resolve (a snapshot whose index does not would answer 404 to every
-/// page), and misses are set up as asked.
-pub fn open_replay(o: ReplayOpening<'_>) -> Result<OpenedReplay, SessionError> {
-    o.store.check_snapshot(&o.manifest)?;
-    let misses = o.misses.unwrap_or_else(|| crate::names::misses_name(&o.manifest.name));
-    if o.replace_misses && o.on_miss == MissPolicy::Record && o.store.manifest(&misses).is_ok() {
-        o.store.remove(&misses)?;
+impl ReplayTarget<'_> {
+    /// The checked snapshot.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
     }
-    let (on_miss, miss_writer) = OnMiss::start(o.on_miss, o.store, &misses, &o.manifest, o.clock)?;
-    Ok(OpenedReplay { manifest: o.manifest, on_miss, miss_writer, misses })
+
+    /// Sets up the misses as asked: the replay is open.
+    pub fn open(self, o: MissesOpening) -> Result<OpenedReplay, SessionError> {
+        let misses = o.misses.unwrap_or_else(|| crate::names::misses_name(&self.manifest.name));
+        if o.replace_misses && o.on_miss == MissPolicy::Record && self.store.manifest(&misses).is_ok() {
+            self.store.remove(&misses)?;
+        }
+        let (on_miss, miss_writer) = OnMiss::start(o.on_miss, self.store, &misses, &self.manifest, o.clock)?;
+        Ok(OpenedReplay { manifest: self.manifest, on_miss, miss_writer, misses })
+    }
 }
 
 /// A snapshot opened for recording.
@@ -132,32 +148,21 @@ mod tests {
             Default::default(),
             &["https://s.test/".into()],
         );
-        let open = |misses: Option<&str>, replace: bool| {
-            open_replay(ReplayOpening {
-                store: &store,
-                manifest: own.clone(),
-                on_miss: MissPolicy::Record,
+        let open = |on_miss: MissPolicy, misses: Option<&str>, replace: bool| {
+            replay_target(&store, own.clone()).unwrap().open(MissesOpening {
+                on_miss,
                 misses: misses.map(String::from),
                 replace_misses: replace,
                 clock: clock(),
             })
         };
-        let first = open(None, true).unwrap();
+        let first = open(MissPolicy::Record, None, true).unwrap();
         assert_eq!(first.misses, "r/t/misses");
         first.miss_writer.unwrap().finalize(2).unwrap();
         // A run's own misses are replaced; a name the user gave is never.
-        assert!(open(None, true).is_ok());
-        assert!(open(Some("r/t/misses"), false).is_err());
-        let sealed = open_replay(ReplayOpening {
-            store: &store,
-            manifest: own.clone(),
-            on_miss: MissPolicy::NotFound,
-            misses: None,
-            replace_misses: false,
-            clock: clock(),
-        })
-        .unwrap();
-        assert!(sealed.miss_writer.is_none());
+        assert!(open(MissPolicy::Record, None, true).is_ok());
+        assert!(open(MissPolicy::Record, Some("r/t/misses"), false).is_err());
+        assert!(open(MissPolicy::NotFound, None, false).unwrap().miss_writer.is_none());
     }
 
     #[test]

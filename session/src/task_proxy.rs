@@ -27,7 +27,7 @@ use trajectory::RunMode;
 
 use crate::error::SessionError;
 use crate::frozen_web::FrozenWeb;
-use crate::open::{open_record, open_replay, RecordOpening, ReplayOpening};
+use crate::open::{open_record, replay_target, MissesOpening, RecordOpening};
 use crate::probes::{LiveProbe, RecordProbe, ReplayProbe};
 
 /// How long a finishing task proxy may take to drain requests still waiting on an origin.
@@ -235,10 +235,17 @@ impl TaskProxy {
                     task: opts.task_id.clone(),
                     source,
                 })?;
-                // The run's own misses snapshot of an earlier attempt is replaced.
-                let opened = open_replay(ReplayOpening {
+                let target = replay_target(store, manifest)?;
+                let overlays = crate::frozen_web::overlays(
                     store,
-                    manifest,
+                    run,
+                    target.manifest(),
+                    &opts.web_name,
+                    frozen_web.unit,
+                    frozen_web.leave_out_own,
+                )?;
+                // The run's own misses snapshot of an earlier attempt is replaced.
+                let opened = target.open(MissesOpening {
                     on_miss: *on_miss,
                     misses: None,
                     replace_misses: true,
@@ -251,14 +258,6 @@ impl TaskProxy {
                 if let Some(l) = manifest.labels.get("locale") {
                     tp.locale = l.clone();
                 }
-                let overlays = crate::frozen_web::overlays(
-                    store,
-                    run,
-                    &manifest,
-                    &opts.web_name,
-                    frozen_web.unit,
-                    frozen_web.leave_out_own,
-                )?;
                 // The browser gets the shim through CDP, so the proxy does not inject it as well.
                 let rp = Arc::new(Replay::new(
                     store.clone(),

@@ -397,10 +397,10 @@ pub async fn evaluate_with_progress(
             (matches!(te.outcome, Outcome::Error | Outcome::Timeout), te.judge.as_ref().map(|j| j.std));
         sites.entry(te.web_name.clone()).or_default().add(te.success, errored, std);
         overall.add(te.success, errored, std);
-        // A task of a partial-credit benchmark that errored or gave no answer has credit 0.
-        let partial = te.reference.as_ref().and_then(|r| r.score);
-        if partial.is_some() || te.benchmark == Benchmark::AssistantBench {
-            let s = if te.outcome == Outcome::Answered { partial.unwrap_or(0.0) } else { 0.0 };
+        // Partial credit where the benchmark gives it (its scorer ran on every attempted task); a task that
+        // errored or ran out of steps has credit 0 whatever its last answer.
+        if let Some(score) = te.reference.as_ref().and_then(|r| r.score) {
+            let s = if te.outcome == Outcome::Answered { score } else { 0.0 };
             sites.entry(te.web_name.clone()).or_default().add_score(s);
             overall.add_score(s);
         }

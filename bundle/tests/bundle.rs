@@ -7,36 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bundle::{BundleError, BundleSource};
-use snapshots::{
-    request_key, Exchange, Header, NewSnapshot, RequestRecord, ResponseRecord, Seed, SnapshotSource, Store,
-};
+use snapshots::{Exchange, NewSnapshot, Seed, SnapshotSource, Store};
 use trajectory::{Outcome, RunDir, RunFile, RunMode, TaskStatus, Trajectory};
 
 fn exchange(store: &Store, url: &str, body: &[u8], seq: u64) -> Exchange {
-    Exchange {
-        seq,
-        started_ms: 1_000 + seq as i64,
-        key: request_key("GET", url, None, b"").unwrap().hex(),
-        request: RequestRecord {
-            method: "GET".into(),
-            url: url.into(),
-            version: "HTTP/1.1".into(),
-            headers: vec![],
-            body: None,
-        },
-        response: ResponseRecord {
-            status: 200,
-            version: "HTTP/1.1".into(),
-            headers: vec![Header::new("Content-Type", "text/html")],
-            body: Some(store.put_blob(body).unwrap()),
-            content_encoding: None,
-        },
-        timings: Default::default(),
-        alpn: None,
-        server_addr: None,
-        flags: Default::default(),
-        websocket: None,
-    }
+    snapshots::fixtures::exchange(store, seq, "GET", url, "text/html", body).unwrap()
 }
 
 fn snapshot(store: &Store, name: &str, pages: &[(&str, &[u8])]) {

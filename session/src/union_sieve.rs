@@ -123,10 +123,7 @@ fn path_sieve(
 pub(crate) mod tests {
     use std::collections::BTreeMap;
 
-    use snapshots::{
-        request_key, Exchange, ExchangeFlags, Header, NewSnapshot, RequestRecord, ResponseRecord, Seed,
-        SnapshotSource, Timings,
-    };
+    use snapshots::{NewSnapshot, Seed, SnapshotSource};
 
     use super::*;
     use crate::frozen_web::{union_layers, UnionLayers};
@@ -158,30 +155,10 @@ pub(crate) mod tests {
             })
             .unwrap();
         for (seq, url) in urls.iter().enumerate() {
-            w.append(Exchange {
-                seq: seq as u64,
-                started_ms: 1,
-                key: request_key("GET", url, None, b"").unwrap().hex(),
-                request: RequestRecord {
-                    method: "GET".into(),
-                    url: url.clone(),
-                    version: "HTTP/1.1".into(),
-                    headers: vec![],
-                    body: None,
-                },
-                response: ResponseRecord {
-                    status: 200,
-                    version: "HTTP/1.1".into(),
-                    headers: vec![Header::new("content-type", "text/plain")],
-                    body: Some(store.put_blob(url.as_bytes()).unwrap()),
-                    content_encoding: None,
-                },
-                timings: Timings::default(),
-                alpn: None,
-                server_addr: None,
-                flags: ExchangeFlags::default(),
-                websocket: None,
-            })
+            w.append(
+                snapshots::fixtures::exchange(store, seq as u64, "GET", url, "text/plain", url.as_bytes())
+                    .unwrap(),
+            )
             .unwrap();
         }
         w.finalize(2).unwrap()

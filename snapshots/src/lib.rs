@@ -12,6 +12,8 @@ mod blob;
 pub mod diff;
 mod error;
 mod fault;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 pub mod format;
 pub mod key;
 mod kv;

@@ -155,29 +155,5 @@ pub(crate) fn html_exchange(
     url: String,
     html: &[u8],
 ) -> anyhow::Result<snapshots::Exchange> {
-    use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-    Ok(snapshots::Exchange {
-        seq,
-        started_ms: 1,
-        key: snapshots::request_key("GET", &url, None, b"")?.hex(),
-        request: RequestRecord {
-            method: "GET".into(),
-            url,
-            version: "HTTP/1.1".into(),
-            headers: vec![Header::new("accept", "text/html")],
-            body: None,
-        },
-        response: ResponseRecord {
-            status: 200,
-            version: "HTTP/1.1".into(),
-            headers: vec![Header::new("content-type", "text/html; charset=utf-8")],
-            body: Some(store.put_blob(html)?),
-            content_encoding: None,
-        },
-        timings: Timings::default(),
-        alpn: None,
-        server_addr: None,
-        flags: ExchangeFlags::default(),
-        websocket: None,
-    })
+    Ok(snapshots::fixtures::exchange(store, seq, "GET", &url, "text/html; charset=utf-8", html)?)
 }

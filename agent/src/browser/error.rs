@@ -59,6 +59,19 @@ impl BrowserError {
                 | BrowserError::NotFound { .. }
         )
     }
+
+    /// True when a call failed because the page navigated under it: the JavaScript context it ran in is
+    /// gone (CDP's "Cannot find context with specified id", "Execution context was destroyed"). Looking
+    /// again, once the page has settled, sees the new page.
+    pub fn is_context_lost(&self) -> bool {
+        match self {
+            BrowserError::Cdp(m) => {
+                m.contains("Cannot find context with specified id")
+                    || m.contains("Execution context was destroyed")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Whether chromiumoxide's error says the DevTools link itself is gone (its socket, its channel, or no
@@ -115,6 +128,25 @@ mod tests {
         ];
         for (i, (e, fatal)) in cases.into_iter().enumerate() {
             assert_eq!(e.is_fatal(), fatal, "case {i}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_page_that_navigated_under_a_call_is_told_apart() {
+        use chromiumoxide::error::CdpError;
+        // (error, the page navigated under it)
+        let cases: Vec<(BrowserError, bool)> = vec![
+            (cdp(CdpError::msg("Error -32000: Cannot find context with specified id")), true),
+            (
+                cdp(CdpError::msg("Execution context was destroyed, most likely because of a navigation")),
+                true,
+            ),
+            (cdp(CdpError::msg("No node with given id found")), false),
+            (cdp(CdpError::NoResponse), false),
+            (BrowserError::Action("Cannot find context with specified id".into()), false),
+        ];
+        for (i, (e, lost)) in cases.into_iter().enumerate() {
+            assert_eq!(e.is_context_lost(), lost, "case {i}: {e}");
         }
     }
 }

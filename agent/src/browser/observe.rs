@@ -48,6 +48,18 @@ impl Session {
     /// Observe the active tab: with labels, label, screenshot, list, unlabel (the `data-wf-mark` tags
     /// stay for the actions); with the accessibility tree, read it and keep its ids for the actions.
     pub async fn observe(&self) -> Result<Observation, BrowserError> {
+        // A page that navigates while it is being observed (a late redirect, a script's location change)
+        // takes the observation's JavaScript context with it: settle and look again, twice at most.
+        let mut tries = 0;
+        loop {
+            match self.observe_once().await {
+                Err(e) if e.is_context_lost() && tries < 2 => tries += 1,
+                r => return r,
+            }
+        }
+    }
+
+    async fn observe_once(&self) -> Result<Observation, BrowserError> {
         let unsettled = (!self.settle(false).await).then(|| self.pending());
         let t0 = Instant::now();
         let url = self.url().await?;

@@ -59,7 +59,7 @@ pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshot
 pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use merge_recordings::{
-    merge_recordings, merge_snapshots, recording_tasks, MergeRecordingsError, RecordingsMerged, SnapshotMerge,
+    merge_recordings, merge_snapshots, MergeRecordingsError, RecordingsMerged, SnapshotMerge,
 };
 pub use names::{
     check_recording_name, crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots,

@@ -70,7 +70,7 @@ pub fn merge_snapshots(store: &Store, sources: &[String], into: &str) -> Result<
 }
 
 /// Each task's snapshots in the recordings `runs`, in the order the recordings are given.
-pub fn recording_tasks(
+fn recording_tasks(
     store: &Store,
     runs: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, MergeRecordingsError> {

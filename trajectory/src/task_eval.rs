@@ -139,18 +139,6 @@ impl TaskEvalSpec {
             | TaskEvalSpec::Unreadable { .. } => Vec::new(),
         }
     }
-
-    /// The reference answers' texts: what a page quoting the task must not reveal (the contamination
-    /// check's evidence).
-    pub fn answer_texts(&self) -> Vec<String> {
-        match self {
-            TaskEvalSpec::WebVoyager(w) => w.answer_texts(),
-            TaskEvalSpec::WebArena(w) => w.answer_texts(),
-            TaskEvalSpec::Verified(v) => v.answer_texts(),
-            TaskEvalSpec::AssistantBench(a) => a.answer_texts(),
-            TaskEvalSpec::Unreadable { .. } => Vec::new(),
-        }
-    }
 }
 
 /// A spec's object with its benchmark's tag.

@@ -32,7 +32,7 @@ use super::{BrowserError, BrowserOptions};
 pub(super) const NOWHERE: &str = "127.0.0.1:9";
 
 /// How warm browsers are kept (`webfreeze run --browser-recycle N --browser-memory-mib M`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolOptions {
     /// Replace a process after it has served this many tasks.
     pub recycle_after: u32,

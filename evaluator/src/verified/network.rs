@@ -318,7 +318,7 @@ pub fn evaluate(
         Some(p) => Some(fields(p, post_schema, true)?),
         None => None,
     };
-    let exp_status = Some(exp.status());
+    let exp_status = exp.status();
     let mut reasons = Vec::new();
     for e in &selected {
         let mut why = Vec::new();
@@ -329,10 +329,8 @@ pub fn evaluate(
         if e.method != method {
             why.push(format!("method {}", e.method));
         }
-        if let Some(s) = exp_status {
-            if e.status != s {
-                why.push(format!("status {}", e.status));
-            }
+        if e.status != exp_status {
+            why.push(format!("status {}", e.status));
         }
         if let Some(h) = exp_headers {
             for (name, want) in h {

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod abandoned;
 mod agent_run;
 mod architecture;
 mod assistantbench;

@@ -131,6 +131,16 @@ pub trait Handler: Send + Sync + 'static {
         false
     }
 
+    /// Whether a forwarded exchange the client leaves before its end (it navigated away, closed the tab,
+    /// reset the stream) is still read from the origin to its end, through [`Handler::response_chunk`] and
+    /// [`Handler::complete`], as if the client had stayed. The recorder says yes: a page an agent left
+    /// while it loaded keeps every subresource it asked for, which its replay, faster, will ask for
+    /// again. Bounded by the upstream timeout (for the head and between chunks) and
+    /// [`crate::ProxyConfig::abandoned_body_limit`]; a live pass-through has no reason to.
+    fn finishes_abandoned(&self) -> bool {
+        false
+    }
+
     /// A request addressed to the proxy itself (origin-form on the proxy port, e.g.
     /// `POST /__webfreeze/reset`). The default answers 400 explaining how to use a proxy.
     fn direct(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send {
@@ -174,7 +184,8 @@ impl Handler for PassThrough {
 ///     type Ctx = H::Ctx;
 ///     fn to_client(..) { .. }            // the phase it changes
 ///     proxy::forward_to_inner!(new_ctx, request, request_chunk, response_head, response_chunk,
-///         complete, forwards_to_origins, direct, observes_websocket, websocket_message);
+///         complete, forwards_to_origins, finishes_abandoned, direct, observes_websocket,
+///         websocket_message);
 /// }
 /// ```
 #[macro_export]
@@ -226,6 +237,11 @@ macro_rules! forward_to_inner {
     (@ forwards_to_origins) => {
         fn forwards_to_origins(&self) -> bool {
             self.inner.forwards_to_origins()
+        }
+    };
+    (@ finishes_abandoned) => {
+        fn finishes_abandoned(&self) -> bool {
+            self.inner.finishes_abandoned()
         }
     };
     (@ direct) => {

@@ -8,11 +8,13 @@
 //!
 //! Shutdown: when the shutdown future resolves the listener closes, every connection is told to finish
 //! its in-flight requests and close, open WebSockets are closed (1001) and their exchanges completed, and
-//! `serve` returns once all that is done (or after `shutdown_grace`).
+//! `serve` returns once all that is done (or after `shutdown_grace`), exchanges read on after their client
+//! left included.
 //!
 //! Size: the connection path kept in one file (accept, head deadline, CONNECT and TLS, h1/h2 serving,
-//! forwarding, WebSocket hand-off, the sink), each phase a method of `Shared`; completion guards and I/O
-//! wrappers are `server/completion.rs` and `server/io.rs`.
+//! forwarding, WebSocket hand-off, the sink), each phase a method of `Shared`; completion guards, I/O
+//! wrappers and exchanges read on after their client left are `server/completion.rs`, `server/io.rs` and
+//! `server/abandoned.rs`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -40,6 +42,7 @@ use crate::headers::{clean_response, is_websocket_upgrade, join_cookies, strip_h
 use crate::hello::{hello_needs, ClientHello, ClientProfile, H2Preface};
 use crate::upstream::{ConnectError, Upstream, UpstreamConfig};
 
+mod abandoned;
 mod completion;
 mod io;
 
@@ -68,6 +71,9 @@ pub struct ProxyConfig {
     /// Forward the browser's own background traffic ([`crate::live::BROWSER_BACKGROUND`]) in live and
     /// record modes; by default it is answered 204 here, never dialed (replay handlers answer it themselves).
     pub forward_browser_background: bool,
+    /// How much more of a response the proxy reads from the origin after its client went away, for a
+    /// handler that [finishes abandoned exchanges](crate::Handler::finishes_abandoned) (bytes).
+    pub abandoned_body_limit: u64,
 }
 
 impl Default for ProxyConfig {
@@ -81,6 +87,7 @@ impl Default for ProxyConfig {
             max_header_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
             forward_browser_background: false,
+            abandoned_body_limit: 64 << 20,
         }
     }
 }
@@ -104,6 +111,10 @@ struct Shared<H> {
     closing: tokio::sync::watch::Sender<bool>,
     /// Open WebSocket connections (hyper no longer tracks a connection once it is upgraded).
     websockets: tokio_util::task::TaskTracker,
+    /// Exchanges read on after their client went away (`server/abandoned.rs`), and what cuts them short
+    /// when shutdown has waited long enough.
+    abandoned: tokio_util::task::TaskTracker,
+    abandoned_cut: tokio_util::sync::CancellationToken,
     /// The label of the control the agent is clicking (`guard::CONTROL_PATH`).
     control: crate::guard::ControlSlot,
 }
@@ -126,6 +137,8 @@ impl<H: Handler> Proxy<H> {
                 next_id: AtomicU64::new(0),
                 closing: tokio::sync::watch::Sender::new(false),
                 websockets: tokio_util::task::TaskTracker::new(),
+                abandoned: tokio_util::task::TaskTracker::new(),
+                abandoned_cut: tokio_util::sync::CancellationToken::new(),
                 control: Default::default(),
             }),
         })
@@ -187,6 +200,7 @@ impl<H: Handler> Proxy<H> {
                 tracing::warn!("shutdown: some connections were still busy after {:?}; closing them", self.shared.cfg.shutdown_grace);
             }
         }
+        self.shared.finish_abandoned().await;
         Ok(())
     }
 }
@@ -647,6 +661,9 @@ impl<H: Handler> Shared<H> {
                 Response::from_parts(parts, boxed(body))
             }
             Decision::Forward(req) if crate::sink::is_sink(req.uri()) => self.sink(req, done).await,
+            Decision::Forward(req) if client_upgrade.is_none() && self.handler.finishes_abandoned() => {
+                self.forward_detached(req, done, host, conn.profile.clone()).await
+            }
             Decision::Forward(req) => self.forward(req, done, host, client_upgrade, &conn.profile).await,
         }
     }
@@ -701,7 +718,11 @@ impl<H: Handler> Shared<H> {
         parts.version = Version::HTTP_11;
         self.handler.response_head(&ctx, &up, &mut parts);
         let (h1, c1) = (self.handler.clone(), ctx.clone());
-        let body = Observed::new(boxed(body), move |chunk| h1.response_chunk(&c1, chunk), done.at_body_end());
+        let mut body =
+            Observed::new(boxed(body), move |chunk| h1.response_chunk(&c1, chunk), done.at_body_end());
+        if self.handler.finishes_abandoned() {
+            body = body.on_abandon(self.read_on_abandoned());
+        }
         self.handler.to_client(&ctx, Response::from_parts(parts, boxed(body))).await
     }
 

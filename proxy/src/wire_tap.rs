@@ -168,6 +168,10 @@ impl<H: Handler> Handler for WireTapped<H> {
         self.inner.forwards_to_origins()
     }
 
+    fn finishes_abandoned(&self) -> bool {
+        self.inner.finishes_abandoned()
+    }
+
     fn direct(&self, req: Request<Body>) -> impl Future<Output = http::Response<Body>> + Send {
         self.inner.direct(req)
     }

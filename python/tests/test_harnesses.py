@@ -25,6 +25,8 @@ Steps = list[tuple[str, str]]
 PRODUCT = "a[href^='/product/']"
 ADD_TO_CART = "form[action='/cart/add'] button"
 ARTICLE = "a[href^='/article/']"
+# Resolves once the page has loaded, its subresources included.
+LOADED = "() => document.readyState === 'complete' || new Promise(r => addEventListener('load', () => r(true)))"
 
 
 def record_then_replay(
@@ -171,6 +173,9 @@ def test_browser_use(sites, home, tmp_path, chrome):
                 await session.navigate_to(url)
                 page = await session.get_current_page()
                 assert page is not None
+                # navigate_to returns before the load event: a step is the loaded page, so each subresource is
+                # asked for in the recording as in the replay.
+                await page.evaluate(LOADED)
                 steps.append((await page.get_url(), await page.evaluate("() => document.body.innerText")))
         finally:
             await session.kill()

@@ -83,6 +83,10 @@ impl Handler for ExploreSplit {
         true
     }
 
+    fn finishes_abandoned(&self) -> bool {
+        true
+    }
+
     fn observes_websocket(&self) -> bool {
         true
     }

@@ -304,6 +304,10 @@ impl Handler for Recorder {
         true
     }
 
+    fn finishes_abandoned(&self) -> bool {
+        true
+    }
+
     fn observes_websocket(&self) -> bool {
         true
     }

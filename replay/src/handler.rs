@@ -61,6 +61,11 @@ impl Handler for Replay {
         matches!(self.cfg.on_miss, OnMiss::Record(_))
     }
 
+    fn finishes_abandoned(&self) -> bool {
+        // A recorded miss is recorded whole, as in `record`.
+        matches!(self.cfg.on_miss, OnMiss::Record(_))
+    }
+
     fn websocket_message(&self, ctx: &ReplayCtx, msg: &proxy::websocket::WsMessage) {
         if let OnMiss::Record(rec) = &self.cfg.on_miss {
             recorder::on_websocket_message(rec, &ctx.rec, msg);

@@ -57,6 +57,7 @@ impl<H: Handler> Handler for RecordShim<H> {
         response_chunk,
         complete,
         forwards_to_origins,
+        finishes_abandoned,
         direct,
         observes_websocket,
         websocket_message,

@@ -396,7 +396,32 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
         "/gate" => {
             stats.gate_arrived.notify_one();
             stats.release.notified().await;
-            Response::new(full("released"))
+            match query.strip_prefix("bytes=").and_then(|v| v.parse::<usize>().ok()) {
+                Some(n) => Response::new(full(vec![b'g'; n])),
+                None => Response::new(full("released")),
+            }
+        }
+        "/gate-body" => {
+            // The head and a first 64 KiB at once, then `bytes=N` more once `release` is notified.
+            let rest: usize = query.strip_prefix("bytes=").and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            let first = Bytes::from(vec![b'a'; 64 * 1024]);
+            let stats = stats.clone();
+            let frames = futures_util::stream::unfold(0u8, move |step| {
+                let (first, stats) = (first.clone(), stats.clone());
+                async move {
+                    match step {
+                        0 => Some((Ok::<_, std::io::Error>(Frame::data(first)), 1)),
+                        1 => {
+                            stats.release.notified().await;
+                            Some((Ok(Frame::data(Bytes::from(vec![b'b'; rest]))), 2))
+                        }
+                        _ => None,
+                    }
+                }
+            });
+            let mut r = Response::new(StreamBody::new(frames).boxed());
+            r.headers_mut().insert("content-length", (64 * 1024 + rest).to_string().parse().unwrap());
+            r
         }
         "/ws" => {
             let upgrade = hyper::upgrade::on(req);

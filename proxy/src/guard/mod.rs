@@ -310,6 +310,7 @@ impl<H: Handler> Handler for Guard<H> {
         to_client,
         complete,
         forwards_to_origins,
+        finishes_abandoned,
         direct,
         observes_websocket,
         websocket_message,

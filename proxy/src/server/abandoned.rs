@@ -1,0 +1,80 @@
+//! Exchanges read on after their client went away, for a handler that
+//! [finishes abandoned exchanges](crate::Handler::finishes_abandoned) (the recorder).
+//!
+//! Two ways a client leaves, both covered:
+//! - before the response head: hyper drops the request's future. The forward therefore runs as a task of
+//!   its own ([`Shared::forward_detached`]); the request's future only waits for its response, and when
+//!   nobody waits any more the response is dropped unread, which is the second case;
+//! - before the body's end: the observed body hands the rest over ([`crate::body::Observed::on_abandon`])
+//!   to a task that reads it through the handler's hooks ([`Shared::read_on_abandoned`]).
+//!
+//! Both run on the `abandoned` tracker. Shutdown waits for them, [`SHUTDOWN_WAIT`] at most after the
+//! connections are done, so an exchange read on is in the recording that shutdown seals; past that they
+//! are cut and end as their client left them (a long poll a closed browser left does not hold a run up).
+//! Reading is bounded: the upstream timeout for the head and between chunks, `abandoned_body_limit` bytes
+//! of body.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Request, Response, StatusCode};
+
+use super::completion::Completion;
+use super::{text_response, Shared};
+use crate::body::{Abandoned, Body};
+use crate::handler::Handler;
+use crate::hello::ClientProfile;
+
+/// How long shutdown waits for exchanges read on, once the connections are done.
+pub(super) const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
+impl<H: Handler> Shared<H> {
+    /// Forward `req` on a task of its own, which outlives the client: the response goes to the client if
+    /// it still waits, else it is dropped and its body read on.
+    pub(super) async fn forward_detached(
+        self: &Arc<Self>,
+        req: Request<Body>,
+        done: Completion<H>,
+        host: String,
+        profile: Arc<ClientProfile>,
+    ) -> Response<Body> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let shared = self.clone();
+        let cut = self.abandoned_cut.clone();
+        self.abandoned.spawn(cut.run_until_cancelled_owned(async move {
+            let res = shared.forward(req, done, host, None, &profile).await;
+            // Err: the client left; dropping the response hands its body to `read_on_abandoned`.
+            drop(tx.send(res));
+        }));
+        rx.await.unwrap_or_else(|_| {
+            text_response(
+                StatusCode::BAD_GATEWAY,
+                "webfreeze: the forwarding task ended without a response\n",
+            )
+        })
+    }
+
+    /// What an origin's body does when its client drops it before the end: read on, on the tracker.
+    pub(super) fn read_on_abandoned(&self) -> impl FnOnce(Abandoned) + Send + Sync + 'static {
+        let (tracker, cut) = (self.abandoned.clone(), self.abandoned_cut.clone());
+        let (idle, limit) = (self.cfg.upstream_timeout, self.cfg.abandoned_body_limit);
+        move |rest| match tokio::runtime::Handle::try_current() {
+            Ok(_) => drop(tracker.spawn(cut.run_until_cancelled_owned(rest.finish(idle, limit)))),
+            // No runtime to read on (dropped while the proxy shuts down): it ends as the client left it.
+            Err(_) => drop(rest),
+        }
+    }
+
+    /// At shutdown: wait for the exchanges read on, [`SHUTDOWN_WAIT`] at most, then cut the rest.
+    pub(super) async fn finish_abandoned(&self) {
+        self.abandoned.close();
+        if tokio::time::timeout(SHUTDOWN_WAIT, self.abandoned.wait()).await.is_err() {
+            tracing::info!(
+                "shutdown: {} exchange(s) whose client had left were still being read after {SHUTDOWN_WAIT:?}; cut",
+                self.abandoned.len()
+            );
+            self.abandoned_cut.cancel();
+            self.abandoned.wait().await;
+        }
+    }
+}

@@ -28,7 +28,7 @@ pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
     }
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     // The re-execution uses the run's own settings: action space, observation, window, budget.
-    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config))
+    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config), None)
         .map_err(|e| UsageError(e.to_string()))?;
     let mut agent = agent::runner::AgentConfig::new(chrome.clone());
     settings.apply(&mut agent);

@@ -72,7 +72,7 @@ fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     let ca = load_ca(cfg)?;
     // The re-execution uses the run's own settings: action space, observation, window, budget.
     let rf = trajectory::RunDir::new(&a.run).read_run_file()?;
-    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config))
+    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config), None)
         .map_err(|e| UsageError(e.to_string()))?;
     let mut agent = agent::runner::AgentConfig::new(chrome);
     settings.apply(&mut agent);

@@ -94,10 +94,6 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     };
     let given = given(&args)?; // a usage error (--window) before anything else is looked at
     let policy = policy_spec(&args)?;
-    // Re-executing a run: its run.json, read once, supplies every setting not given here.
-    let settings = agent::settings::Settings::resolve(&given, policy.recorded_config().as_ref())
-        .map_err(|e| UsageError(e.to_string()))?;
-    let (action_space, observation) = (settings.action_space, settings.observation);
     let mut sites = match &args.sites_file {
         Some(f) => agent::tasks::Sites::from_file(f).map_err(|e| UsageError(e.to_string()))?,
         None => agent::tasks::Sites::default(),
@@ -118,6 +114,12 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         filter: args.task_filter.as_deref(),
     })
     .map_err(|e| UsageError(e.to_string()))?;
+    // Re-executing a run: its run.json, read once, supplies every setting not given here; else the tasks'
+    // benchmark picks the action space its own harness uses.
+    let benchmark = tasks.first().map(|t| t.benchmark);
+    let settings = agent::settings::Settings::resolve(&given, policy.recorded_config().as_ref(), benchmark)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let (action_space, observation) = (settings.action_space, settings.observation);
     // A text-only model behind a vision observation cannot be told from its replies: warn once when the
     // server's model listing says so.
     if let PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. } = &policy {

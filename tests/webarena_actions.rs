@@ -236,11 +236,13 @@ async fn som_plus_axtree_labels_the_tree_with_the_screenshot_marks() {
     let t = RunDir::new(&out_dir).task("1").read_trajectory().unwrap().unwrap();
     assert_eq!((t.outcome, t.answer.as_deref()), (Outcome::Answered, Some("Red Mug")), "{t:?}");
 
-    // WebVoyager's actions name marks: an accessibility-tree observation needs WebArena's.
+    // WebVoyager's actions name marks: an accessibility-tree observation needs WebArena's (the default of
+    // WebArena's tasks, so asked for here).
     let out = run_cli_env(
         h,
         &RunArgs::new(&tasks, "live", &h.join("x"))
             .opt("--site", "SHOPPING=https://shop.test")
+            .opt("--action-space", "webvoyager")
             .opt("--observation", "axtree")
             .build()
             .iter()

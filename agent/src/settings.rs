@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use trajectory::{ActionSpaceSetting, ObservationSetting, RunConfig};
+use trajectory::{ActionSpaceSetting, Benchmark, ObservationSetting, RunConfig};
 
 use crate::action::ActionSpace;
 use crate::browser::ObservationKind;
@@ -117,18 +117,26 @@ impl From<ObservationSetting> for ObservationKind {
 }
 
 impl Settings {
-    /// Each setting as given, else as `recorded` (the re-executed run's `run.json`), else the default.
-    pub fn resolve(given: &Given, recorded: Option<&RunConfig>) -> Result<Settings, SettingsError> {
+    /// Each setting as given, else as `recorded` (the re-executed run's `run.json`), else the default. The
+    /// default action space is the one `benchmark`'s own harness gives its agents
+    /// ([`crate::tasks::native_action_space`]; WebVoyager's without one); a re-executed run that recorded
+    /// none ran WebVoyager's, every run's then.
+    pub fn resolve(
+        given: &Given,
+        recorded: Option<&RunConfig>,
+        benchmark: Option<Benchmark>,
+    ) -> Result<Settings, SettingsError> {
         // A run.json without a config section (older runs) reads as zeros: those are not settings.
         let rc = recorded.filter(|c| c.max_steps > 0);
         let window = given
             .window
             .or_else(|| rc.map(|c| (c.window[0], c.window[1])).filter(|(w, h)| *w >= 200 && *h >= 200))
             .unwrap_or(DEFAULT_WINDOW);
+        let native = benchmark.map_or(ActionSpace::WebVoyager, crate::tasks::native_action_space);
         let action_space = given
             .action_space
-            .or_else(|| recorded.and_then(|c| c.action_space).map(ActionSpace::from))
-            .unwrap_or(ActionSpace::WebVoyager);
+            .or_else(|| recorded.map(|c| c.action_space.map_or(ActionSpace::WebVoyager, ActionSpace::from)))
+            .unwrap_or(native);
         let observation = given
             .observation
             .or_else(|| recorded.and_then(|c| c.observation).map(ObservationKind::from))
@@ -256,9 +264,31 @@ mod tests {
             action_space: ActionSpace::WebArena,
             observation: ObservationKind::AxTree,
         };
-        let cases: Vec<(&str, Given, Option<&RunConfig>, Settings)> = vec![
-            ("nothing given, nothing recorded", Given::default(), None, defaults.clone()),
-            ("a re-execution takes the run's", Given::default(), Some(&rc), from_run.clone()),
+        let verified = Some(Benchmark::WebArenaVerified);
+        let cases: Vec<(&str, Given, Option<&RunConfig>, Option<Benchmark>, Settings)> = vec![
+            ("nothing given, nothing recorded", Given::default(), None, None, defaults.clone()),
+            (
+                "a benchmark's own action space by default",
+                Given::default(),
+                None,
+                verified,
+                Settings { action_space: ActionSpace::WebArena, ..defaults.clone() },
+            ),
+            (
+                "AssistantBench's harness is WebVoyager's",
+                Given::default(),
+                None,
+                Some(Benchmark::AssistantBench),
+                defaults.clone(),
+            ),
+            (
+                "a flag wins over the benchmark's",
+                Given { action_space: Some(ActionSpace::WebVoyager), ..Given::default() },
+                None,
+                verified,
+                defaults.clone(),
+            ),
+            ("a re-execution takes the run's", Given::default(), Some(&rc), verified, from_run.clone()),
             (
                 "flags win over the run's",
                 Given {
@@ -268,17 +298,20 @@ mod tests {
                     ..webarena.clone()
                 },
                 Some(&rc),
+                None,
                 Settings { max_steps: 2, window: (800, 600), settle_ms: 0, ..from_run.clone() },
             ),
             (
+                // It ran WebVoyager's action space, the only default then, whatever its benchmark.
                 "an old run.json's zeros are not settings",
                 Given { max_steps: Some(0), ..Given::default() },
                 Some(&old),
+                verified,
                 Settings { max_steps: 1, ..defaults.clone() },
             ),
         ];
-        for (name, given, rc, want) in cases {
-            assert_eq!(Settings::resolve(&given, rc).unwrap(), want, "{name}");
+        for (name, given, rc, benchmark, want) in cases {
+            assert_eq!(Settings::resolve(&given, rc, benchmark).unwrap(), want, "{name}");
         }
     }
 
@@ -289,7 +322,7 @@ mod tests {
             serde_json::from_value::<RunConfig>(serde_json::json!({"observation": "telepathy"})).unwrap_err();
         assert!(e.to_string().contains("telepathy"), "{e}");
         let axtree = Given { observation: Some(ObservationKind::AxTree), ..Given::default() };
-        let e = Settings::resolve(&axtree, None).unwrap_err();
+        let e = Settings::resolve(&axtree, None, None).unwrap_err();
         assert!(matches!(e, SettingsError::ObservationNeedsWebArena(ObservationKind::AxTree)), "{e}");
         assert!(e.to_string().contains("--action-space webarena"), "{e}");
     }
@@ -304,13 +337,13 @@ mod tests {
             observation: Some(ObservationKind::SomAxTree),
             ..Given::default()
         };
-        let s = Settings::resolve(&given, None).unwrap();
+        let s = Settings::resolve(&given, None, None).unwrap();
         let mut rc = RunConfig::default();
         s.record(&mut rc);
         // Through the file and back.
         let rc: RunConfig = serde_json::from_str(&serde_json::to_string(&rc).unwrap()).unwrap();
         assert!(rc.extra.is_empty(), "{:?}", rc.extra);
-        assert_eq!(Settings::resolve(&Given::default(), Some(&rc)).unwrap(), s);
+        assert_eq!(Settings::resolve(&Given::default(), Some(&rc), Some(Benchmark::WebArena)).unwrap(), s);
         let mut agent = AgentConfig::new(std::path::PathBuf::from("chromium"));
         s.apply(&mut agent);
         assert_eq!(Settings::of_agent(&agent), s);

@@ -244,7 +244,9 @@ pub(crate) struct RunArgs {
     /// The grammar of the model's actions: `webvoyager` (Click [n], Type [n]; text, ..., one tab) or
     /// `webarena` (click [id], type [id] [text] [1], hover, press, scroll, goto, go_back, go_forward,
     /// new_tab, tab_focus, close_tab, stop [answer], VWA's clear and upload; real tabs, one per
-    /// ` |AND| ` start page) [default: webvoyager; with --policy trajectory:RUN, RUN's].
+    /// ` |AND| ` start page) [default: the one the tasks' benchmark gives its agents: webarena for WebArena
+    /// and WebArena-Verified, webvoyager for WebVoyager and AssistantBench; with --policy trajectory:RUN,
+    /// RUN's].
     #[arg(long, value_name = "webvoyager|webarena")]
     pub action_space: Option<agent::action::ActionSpace>,
     /// What the model observes: `som` (the screenshot with numbered labels and the list of labelled

@@ -265,7 +265,9 @@ mod tests {
             observation: ObservationKind::AxTree,
         };
         let verified = Some(Benchmark::WebArenaVerified);
-        let cases: Vec<(&str, Given, Option<&RunConfig>, Option<Benchmark>, Settings)> = vec![
+        // Rows: name, flags, the re-executed run's settings, the tasks' benchmark, the settings used.
+        type Case<'a> = (&'a str, Given, Option<&'a RunConfig>, Option<Benchmark>, Settings);
+        let cases: Vec<Case> = vec![
             ("nothing given, nothing recorded", Given::default(), None, None, defaults.clone()),
             (
                 "a benchmark's own action space by default",

@@ -720,7 +720,9 @@ impl<H: Handler> Shared<H> {
         let (h1, c1) = (self.handler.clone(), ctx.clone());
         let mut body =
             Observed::new(boxed(body), move |chunk| h1.response_chunk(&c1, chunk), done.at_body_end());
-        if self.handler.finishes_abandoned() {
+        if self.handler.finishes_abandoned()
+            && abandoned::worth_reading_on(&parts, self.cfg.abandoned_body_limit)
+        {
             body = body.on_abandon(self.read_on_abandoned());
         }
         self.handler.to_client(&ctx, Response::from_parts(parts, boxed(body))).await

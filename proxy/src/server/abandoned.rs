@@ -12,18 +12,35 @@
 //! connections are done, so an exchange read on is in the recording that shutdown seals; past that they
 //! are cut and end as their client left them (a long poll a closed browser left does not hold a run up).
 //! Reading is bounded: the upstream timeout for the head and between chunks, `abandoned_body_limit` bytes
-//! of body.
+//! of body; and a body is read on only when it has an end worth waiting for ([`worth_reading_on`]): not an
+//! event stream, a media stream or a declared length past the limit.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Request, Response, StatusCode};
+use http::{header, Request, Response, StatusCode};
 
 use super::completion::Completion;
 use super::{text_response, Shared};
 use crate::body::{Abandoned, Body};
 use crate::handler::Handler;
 use crate::hello::ClientProfile;
+
+/// Whether a response whose client left is worth reading to its end: a page's document or subresource,
+/// not a stream that ends when its reader does (server-sent events, a multipart replace stream, audio and
+/// video, which browsers fetch in ranges they abandon as they seek) nor a body declared longer than
+/// `limit`.
+pub(super) fn worth_reading_on(res: &http::response::Parts, limit: u64) -> bool {
+    let ctype = res.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let ctype = ctype.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let streaming = ctype == "text/event-stream"
+        || ctype.starts_with("multipart/x-mixed-replace")
+        || ctype.starts_with("video/")
+        || ctype.starts_with("audio/")
+        || res.status == StatusCode::PARTIAL_CONTENT;
+    let length = res.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    !streaming && length.is_none_or(|n| n <= limit)
+}
 
 /// How long shutdown waits for exchanges read on, once the connections are done.
 pub(super) const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
@@ -75,6 +92,36 @@ impl<H: Handler> Shared<H> {
             );
             self.abandoned_cut.cancel();
             self.abandoned.wait().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_read_on_after_its_client_left() {
+        // Rows: status, content type, declared length, read on.
+        let rows: &[(u16, &str, Option<u64>, bool)] = &[
+            (200, "text/html; charset=utf-8", Some(1_000), true),
+            (200, "image/png", None, true),
+            (404, "text/html", Some(10), true),
+            (200, "application/javascript", Some(100 << 20), false),
+            (200, "text/event-stream", None, false),
+            (200, "Text/Event-Stream; charset=utf-8", None, false),
+            (200, "multipart/x-mixed-replace; boundary=frame", None, false),
+            (200, "video/mp4", Some(1_000), false),
+            (206, "application/octet-stream", Some(1_000), false),
+            (200, "audio/mpeg", None, false),
+        ];
+        for (status, ctype, length, want) in rows {
+            let mut r = http::Response::builder().status(*status).header(header::CONTENT_TYPE, *ctype);
+            if let Some(n) = length {
+                r = r.header(header::CONTENT_LENGTH, *n);
+            }
+            let (parts, ()) = r.body(()).unwrap().into_parts();
+            assert_eq!(worth_reading_on(&parts, 64 << 20), *want, "{status} {ctype} {length:?}");
         }
     }
 }

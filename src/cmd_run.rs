@@ -71,27 +71,83 @@ fn given(args: &RunArgs) -> anyhow::Result<agent::settings::Given> {
     })
 }
 
-pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
-    let jobs = match args.jobs.trim() {
-        "auto" => session::auto_jobs_here(),
+/// `--jobs N|auto`.
+fn jobs(args: &RunArgs) -> anyhow::Result<usize> {
+    match args.jobs.trim() {
+        "auto" => Ok(session::auto_jobs_here()),
         n => match n.parse::<usize>() {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                return Err(
-                    UsageError(format!("--jobs {n:?}: expected a number of at least 1, or `auto`")).into()
-                )
-            }
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(UsageError(format!("--jobs {n:?}: expected a number of at least 1, or `auto`")).into()),
         },
-    };
-    let task_timeout = match args.task_timeout {
+    }
+}
+
+/// `--task-timeout SECONDS`.
+fn task_timeout(args: &RunArgs) -> anyhow::Result<Option<Duration>> {
+    match args.task_timeout {
         Some(s) if !(s > 0.0 && s.is_finite()) => {
-            return Err(
-                UsageError(format!("--task-timeout {s}: expected a positive number of seconds")).into()
-            )
+            Err(UsageError(format!("--task-timeout {s}: expected a positive number of seconds")).into())
         }
-        Some(s) => Some(Duration::from_secs_f64(s)),
-        None => None,
-    };
+        Some(s) => Ok(Some(Duration::from_secs_f64(s))),
+        None => Ok(None),
+    }
+}
+
+/// A text-only model behind a vision observation cannot be told from its replies: warn once when the
+/// server's model listing says so.
+fn warn_if_blind(policy: &PolicySpec, observation: ObservationKind) -> anyhow::Result<()> {
+    let (PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. }) = policy else { return Ok(()) };
+    if observation == ObservationKind::AxTree {
+        return Ok(());
+    }
+    let llm = trajectory::llm::Llm::new(config.clone())?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    if rt.block_on(llm.vision_support()) == Some(false) {
+        eprintln!(
+            "warning: {}/models lists {:?} without image input: it will not see the screenshots the \
+             observation sends (for a text-only model use --action-space webarena --observation axtree)",
+            config.api_base, config.model
+        );
+    }
+    Ok(())
+}
+
+/// The proxy each task runs behind: live, recording into the store, or replaying `--snapshots RUN`.
+fn proxy_mode(
+    cfg: &Config,
+    args: &RunArgs,
+    policy: &PolicySpec,
+    search_url: &str,
+) -> anyhow::Result<ProxyMode> {
+    Ok(match args.mode {
+        RunMode::Live => ProxyMode::Live,
+        RunMode::Record => ProxyMode::record(Store::open(&cfg.store)?, &args.out)?,
+        RunMode::Replay => {
+            let run = args.snapshots.clone().or_else(|| policy.default_snapshots()).ok_or_else(|| {
+                UsageError(
+                    "--mode replay needs --snapshots RUN: the recording whose RUN/<task-id> snapshots to replay"
+                        .into(),
+                )
+            })?;
+            let on_miss: Miss = args.on_miss.into();
+            ProxyMode::Replay {
+                store: session::replay_store(&cfg.store, on_miss)?,
+                run,
+                on_miss,
+                frozen_web: session::FrozenWeb {
+                    unit: args.frozen_web.into(),
+                    search: args.search.into(),
+                    search_urls: vec![search_url.to_string()],
+                    ws_pacing: args.ws_pacing.into(),
+                    leave_out_own: false,
+                },
+            }
+        }
+    })
+}
+
+pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
+    let (jobs, task_timeout) = (jobs(&args)?, task_timeout(&args)?);
     let given = given(&args)?; // a usage error (--window) before anything else is looked at
     let policy = policy_spec(&args)?;
     let mut sites = match &args.sites_file {
@@ -120,21 +176,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let settings = agent::settings::Settings::resolve(&given, policy.recorded_config().as_ref(), benchmark)
         .map_err(|e| UsageError(e.to_string()))?;
     let (action_space, observation) = (settings.action_space, settings.observation);
-    // A text-only model behind a vision observation cannot be told from its replies: warn once when the
-    // server's model listing says so.
-    if let PolicySpec::Llm { config, .. } | PolicySpec::Fork { config, .. } = &policy {
-        if observation != ObservationKind::AxTree {
-            let llm = trajectory::llm::Llm::new(config.clone())?;
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            if rt.block_on(llm.vision_support()) == Some(false) {
-                eprintln!(
-                    "warning: {}/models lists {:?} without image input: it will not see the screenshots the \
-                     observation sends (for a text-only model use --action-space webarena --observation axtree)",
-                    config.api_base, config.model
-                );
-            }
-        }
-    }
+    warn_if_blind(&policy, observation)?;
     // What the run will not do as asked: said before running, not found out after.
     for note in session::task_notes(&tasks, action_space) {
         eprintln!("{note}");
@@ -145,38 +187,8 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     if args.out.file_name().and_then(|n| n.to_str()).is_none() {
         return Err(UsageError(format!("--out {}: needs a directory name", args.out.display())).into());
     }
-    let replay_of = match args.mode {
-        RunMode::Replay => {
-            Some(args.snapshots.clone().or_else(|| policy.default_snapshots()).ok_or_else(|| {
-                UsageError(
-                "--mode replay needs --snapshots RUN: the recording whose RUN/<task-id> snapshots to replay"
-                    .into(),
-            )
-            })?)
-        }
-        _ => None,
-    };
+    let mode = proxy_mode(cfg, &args, &policy, &settings.search_url)?;
     let chrome = find_chrome(args.chrome.as_deref())?;
-    let mode = match (args.mode, replay_of) {
-        (RunMode::Live, _) => ProxyMode::Live,
-        (RunMode::Record, _) => ProxyMode::record(Store::open(&cfg.store)?, &args.out)?,
-        (RunMode::Replay, run) => {
-            let on_miss: Miss = args.on_miss.into();
-            let store = session::replay_store(&cfg.store, on_miss)?;
-            ProxyMode::Replay {
-                store,
-                run: run.unwrap_or_default(),
-                on_miss,
-                frozen_web: session::FrozenWeb {
-                    unit: args.frozen_web.into(),
-                    search: args.search.into(),
-                    search_urls: vec![settings.search_url.clone()],
-                    ws_pacing: args.ws_pacing.into(),
-                    leave_out_own: false,
-                },
-            }
-        }
-    };
     let mut agent = AgentConfig::new(chrome.clone());
     settings.apply(&mut agent);
     agent.js_heap_mb = args.browser_js_heap_mb;

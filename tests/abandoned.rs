@@ -1,6 +1,7 @@
 //! A recording keeps what its client left: an exchange the client gave up on (before the response head, or
 //! in the middle of the body) is still read from the origin to its end and recorded whole, as a browser that
-//! navigates away mid-load leaves subresources its faster replay will ask for.
+//! navigates away mid-load leaves subresources its faster replay will ask for. Checked at the proxy with a
+//! raw client, then end to end in Chromium: a page left while its picture loaded replays with no miss.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::proxy_chromium::{launch, spki_of};
 use crate::support::*;
 
 const REST: usize = 4 << 20;
@@ -92,4 +94,71 @@ async fn a_recording_reads_on_what_its_client_left() {
         let body = store.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap();
         assert_eq!(body.len(), body_len, "{leave:?}");
     }
+}
+
+/// Resolves once the page has loaded, its subresources included.
+const LOADED: &str =
+    "document.readyState === 'complete' || new Promise(r => addEventListener('load', () => r(true)))";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picture_a_page_left_while_it_loaded_is_recorded_and_replays_without_a_miss() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = Origin::start(Some(origin_tls(&["shop.test"], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("shop.test:443:{}", origin.addr);
+    let mut rec = Webfreeze::spawn(
+        h,
+        &["record", "--snapshot", "left", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
+    );
+    let spki = spki_of(h);
+    let profile = tempfile::tempdir().unwrap();
+    let (mut browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    let page = browser.new_page("about:blank").await.unwrap();
+    // Navigate without waiting for the load event, which the held picture holds back (chromiumoxide's
+    // navigation commands wait for it).
+    page.evaluate("setTimeout(() => { location.href = 'https://shop.test/site/held' }, 0); true")
+        .await
+        .unwrap();
+    origin.stats.gate_arrived.notified().await;
+    // The agent moves on while the picture loads: Chromium cancels its request, then the origin answers.
+    page.goto("https://shop.test/site/p3").await.unwrap();
+    page.wait_for_navigation().await.unwrap();
+    origin.stats.release.notify_one();
+    browser.close().await.unwrap();
+    let _ = task.await;
+    assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+
+    let out = run_cli(h, &["snapshots", "show", "left", "--json", "--limit", "100"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let xs = shown["exchanges"].as_array().unwrap();
+    let urls: Vec<&str> = xs.iter().filter_map(|x| x["request"]["url"].as_str()).collect();
+    let picture = xs
+        .iter()
+        .find(|x| x["request"]["url"] == "https://shop.test/gate?bytes=4096")
+        .unwrap_or_else(|| panic!("the picture the page left is not in the recording: {urls:?}"));
+    assert_eq!(picture["response"]["status"], 200, "{picture}");
+    assert_eq!(picture["response"]["body"]["size"], 4096, "{picture}");
+    assert_ne!(picture["flags"]["truncated"], true, "{picture}");
+    drop(origin);
+
+    // Replayed, the page loads whole: its picture is answered from the recording.
+    let report = h.join("report.json");
+    let mut rep =
+        Webfreeze::spawn(h, &["replay", "--snapshot", "left", "--report", report.to_str().unwrap()]);
+    let profile = tempfile::tempdir().unwrap();
+    let (mut browser, task) = launch(rep.addr, Some(&spki), profile.path()).await;
+    let page = browser.new_page("about:blank").await.unwrap();
+    page.goto("https://shop.test/site/held").await.unwrap();
+    page.evaluate(LOADED).await.unwrap();
+    let text: String = page.evaluate("document.body.innerText").await.unwrap().into_value().unwrap();
+    assert!(text.contains("Held picture"), "{text}");
+    browser.close().await.unwrap();
+    let _ = task.await;
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!((r["missed"].as_u64(), r["render_misses"].as_u64()), (Some(0), Some(0)), "{r}");
+    assert!(r["exact"].as_u64().unwrap() >= 2, "{r}");
 }

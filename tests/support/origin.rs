@@ -133,6 +133,8 @@ async fn site_route(req: Request<Incoming>, stats: &OriginStats) -> Option<Respo
         }
         "/site/p2" => site_page("Page two", &format!("<p id=cookie>cookie {cookie}</p>"), stats),
         "/site/p3" => site_page("Page three", "", stats),
+        // A page whose picture the origin holds (`/gate`) until the test releases it.
+        "/site/held" => site_page("Held picture", "<img src=\"/gate?bytes=4096\" alt=held>", stats),
         "/site/p4" => site_page("Page four", "", stats),
         "/site/redirect" => {
             let mut r = Response::new(full(""));

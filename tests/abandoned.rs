@@ -4,7 +4,6 @@
 //! raw client, then end to end in Chromium: a page left while its picture loaded replays with no miss.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -32,33 +31,11 @@ async fn a_recording_reads_on_what_its_client_left() {
     ] {
         let home = tempfile::tempdir().unwrap();
         let origin = Origin::start(None).await;
-        let store = snapshots::Store::in_memory();
-        let clock: Arc<dyn clock::Clock> = Arc::new(clock::FixedClock::new(1_000));
-        let writer = Arc::new(
-            store
-                .create_snapshot(snapshots::NewSnapshot {
-                    name: "left".into(),
-                    created_ms: 1_000,
-                    seed: snapshots::Seed { start_ms: 1_000, time_zone: "UTC".into() },
-                    source: snapshots::SnapshotSource::Record,
-                    labels: Default::default(),
-                })
-                .unwrap(),
-        );
-        let rec =
-            Arc::new(recorder::Recorder::new(writer.clone(), clock, recorder::HostFilter::new(&[], &[])));
-        #[allow(clippy::disallowed_methods)]
-        let now = time::OffsetDateTime::now_utc();
-        let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let p = proxy::Proxy::new(rec.clone(), ca, proxy::ProxyConfig::default()).unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(p.serve(listener, async move {
-            let _ = stopped.await;
-        }));
+        let recording = MemoryRecording::new("left");
+        let rec = Arc::new(recording.recorder());
+        let served = ServedProxy::start(rec.clone(), &home.path().join("ca")).await;
 
-        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let mut tcp = TcpStream::connect(served.addr).await.unwrap();
         let head = format!("GET http://{}{path} HTTP/1.1\r\nHost: {}\r\n\r\n", origin.addr, origin.addr);
         tcp.write_all(head.as_bytes()).await.unwrap();
         match leave {
@@ -80,18 +57,16 @@ async fn a_recording_reads_on_what_its_client_left() {
         origin.stats.release.notify_one();
 
         // Shutdown waits for exchanges read on after their client left.
-        let _ = stop.send(());
-        tokio::time::timeout(Duration::from_secs(30), server).await.expect("shutdown").unwrap().unwrap();
+        served.stop().await;
         let stats = rec.stats();
         assert_eq!((stats.recorded, stats.failed, stats.truncated), (1, 0, 0), "{leave:?}: {stats:?}");
-        let m = writer.finalize(2_000).unwrap();
-        let xs: Vec<_> = store.exchanges(&m).map(Result::unwrap).collect();
+        let xs = recording.exchanges();
         assert_eq!(xs.len(), 1, "{leave:?}");
         let x = &xs[0];
         assert!(x.request.url.ends_with(&path), "{leave:?}: {}", x.request.url);
         assert_eq!(x.response.status, 200, "{leave:?}");
         assert!(!x.flags.truncated, "{leave:?}: recorded truncated");
-        let body = store.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap();
+        let body = recording.store.blob_bytes(&x.response.body.as_ref().unwrap().hash).unwrap();
         assert_eq!(body.len(), body_len, "{leave:?}");
     }
 }

@@ -344,40 +344,21 @@ impl proxy::Handler for Told {
     }
 }
 
-/// Issue 10: `complete` runs exactly once even when the client leaves before the origin's response head.
+/// Issue 10: `complete` runs exactly once even when the client leaves before the origin's response head
+/// (for a handler that does not read abandoned exchanges on; the recorder does: `tests/abandoned.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_10_client_gone_before_the_head_still_completes_once() {
     use std::sync::Arc;
     let home = tempfile::tempdir().unwrap();
     let origin = Origin::start(None).await;
-    let store = snapshots::Store::in_memory();
-    let clock: Arc<dyn clock::Clock> = Arc::new(clock::FixedClock::new(1_000));
-    let writer = Arc::new(
-        store
-            .create_snapshot(snapshots::NewSnapshot {
-                name: "gone".into(),
-                created_ms: 1_000,
-                seed: snapshots::Seed { start_ms: 1_000, time_zone: "UTC".into() },
-                source: snapshots::SnapshotSource::Record,
-                labels: Default::default(),
-            })
-            .unwrap(),
-    );
+    let recording = MemoryRecording::new("gone");
     let told = Arc::new(Told {
-        rec: recorder::Recorder::new(writer.clone(), clock, recorder::HostFilter::new(&[], &[])),
+        rec: recording.recorder(),
         completed: Default::default(),
         notify: tokio::sync::Notify::new(),
     });
-    #[allow(clippy::disallowed_methods)]
-    let now = time::OffsetDateTime::now_utc();
-    let ca = Arc::new(proxy::CertificateAuthority::init(&home.path().join("ca"), true, now).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let p = proxy::Proxy::new(told.clone(), ca, proxy::ProxyConfig::default()).unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(p.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let served = ServedProxy::start(told.clone(), &home.path().join("ca")).await;
+    let addr = served.addr;
     let url = format!("http://{}/gate", origin.addr);
     let o = origin.addr;
     let client =
@@ -396,11 +377,9 @@ async fn issue_10_client_gone_before_the_head_still_completes_once() {
     let stats = told.rec.stats();
     assert_eq!((stats.failed, stats.recorded), (1, 0), "{stats:?}");
     origin.stats.release.notify_one();
-    let m = writer.finalize(2_000).unwrap();
-    assert_eq!(store.exchanges(&m).count(), 0);
+    assert_eq!(recording.exchanges().len(), 0);
     assert_eq!(told.completed.lock().unwrap().len(), 1, "complete ran more than once");
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
+    served.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,8 @@
 //! - [`guard_origin`]: an origin for the guards (an order form, a search form, a leaked answer, a link to
 //!   published answers);
 //! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them;
-//! - [`scripted`]: a one-task file, a script of replies for it, and the `webfreeze run` arguments.
+//! - [`scripted`]: a one-task file, a script of replies for it, and the `webfreeze run` arguments;
+//! - [`in_process`]: a recording into an in-memory store and a proxy served in the test's process.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,6 +26,7 @@ pub(crate) mod demo_sites;
 pub(crate) mod dokuwiki;
 pub(crate) mod fingerprint;
 pub(crate) mod guard_origin;
+pub(crate) mod in_process;
 pub(crate) mod llama;
 pub(crate) mod llm;
 pub(crate) mod login_app;
@@ -42,6 +44,7 @@ pub(crate) use demo_sites::*;
 pub(crate) use dokuwiki::*;
 pub(crate) use fingerprint::*;
 pub(crate) use guard_origin::*;
+pub(crate) use in_process::*;
 pub(crate) use llama::*;
 pub(crate) use llm::*;
 pub(crate) use login_app::*;

@@ -66,7 +66,8 @@ pub struct ProxyConfig {
     pub max_connections: usize,
     /// Largest request head accepted (bytes); larger gets 431.
     pub max_header_bytes: usize,
-    /// How long shutdown waits for in-flight requests.
+    /// How long shutdown waits for in-flight requests (and exchanges read on after their client left, 2 s
+    /// of it at most): `serve` returns within it.
     pub shutdown_grace: Duration,
     /// Forward the browser's own background traffic ([`crate::live::BROWSER_BACKGROUND`]) in live and
     /// record modes; by default it is answered 204 here, never dialed (replay handlers answer it themselves).
@@ -188,6 +189,7 @@ impl<H: Handler> Proxy<H> {
             });
         }
         drop(listener);
+        let deadline = tokio::time::Instant::now() + self.shared.cfg.shutdown_grace;
         self.shared.closing.send_replace(true);
         self.shared.websockets.close();
         let drained = async {
@@ -196,11 +198,11 @@ impl<H: Handler> Proxy<H> {
         };
         tokio::select! {
             _ = drained => {}
-            _ = tokio::time::sleep(self.shared.cfg.shutdown_grace) => {
+            _ = tokio::time::sleep_until(deadline) => {
                 tracing::warn!("shutdown: some connections were still busy after {:?}; closing them", self.shared.cfg.shutdown_grace);
             }
         }
-        self.shared.finish_abandoned().await;
+        self.shared.finish_abandoned(deadline).await;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@
 //!   to a task that reads it through the handler's hooks ([`Shared::read_on_abandoned`]).
 //!
 //! Both run on the `abandoned` tracker. Shutdown waits for them, [`SHUTDOWN_WAIT`] at most after the
-//! connections are done, so an exchange read on is in the recording that shutdown seals; past that they
+//! connections are done and never past `shutdown_grace`, so an exchange read on is in the recording that shutdown seals; past that they
 //! are cut and end as their client left them (a long poll a closed browser left does not hold a run up).
 //! Reading is bounded: the upstream timeout for the head and between chunks, `abandoned_body_limit` bytes
 //! of body; and a body is read on only when it has an end worth waiting for ([`worth_reading_on`]): not an
@@ -82,12 +82,14 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    /// At shutdown: wait for the exchanges read on, [`SHUTDOWN_WAIT`] at most, then cut the rest.
-    pub(super) async fn finish_abandoned(&self) {
+    /// At shutdown: wait for the exchanges read on, [`SHUTDOWN_WAIT`] at most and not past `deadline` (the
+    /// end of `shutdown_grace`, which callers bound their own waits by), then cut the rest.
+    pub(super) async fn finish_abandoned(&self, deadline: tokio::time::Instant) {
         self.abandoned.close();
-        if tokio::time::timeout(SHUTDOWN_WAIT, self.abandoned.wait()).await.is_err() {
+        let wait = SHUTDOWN_WAIT.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+        if tokio::time::timeout(wait, self.abandoned.wait()).await.is_err() {
             tracing::info!(
-                "shutdown: {} exchange(s) whose client had left were still being read after {SHUTDOWN_WAIT:?}; cut",
+                "shutdown: {} exchange(s) whose client had left were still being read after {wait:?}; cut",
                 self.abandoned.len()
             );
             self.abandoned_cut.cancel();

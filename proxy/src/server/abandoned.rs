@@ -9,8 +9,9 @@
 //!   to a task that reads it through the handler's hooks ([`Shared::read_on_abandoned`]).
 //!
 //! Both run on the `abandoned` tracker. Shutdown waits for them, [`SHUTDOWN_WAIT`] at most after the
-//! connections are done and never past `shutdown_grace`, so an exchange read on is in the recording that shutdown seals; past that they
-//! are cut and end as their client left them (a long poll a closed browser left does not hold a run up).
+//! connections are done and never past `shutdown_grace`, so an exchange read on is in the recording that
+//! shutdown seals; past that they are cut and end as their client left them (a long poll a closed browser
+//! left does not hold a run up).
 //! Reading is bounded: the upstream timeout for the head and between chunks, `abandoned_body_limit` bytes
 //! of body; and a body is read on only when it has an end worth waiting for ([`worth_reading_on`]): not an
 //! event stream, a media stream or a declared length past the limit.

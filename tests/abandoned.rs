@@ -79,14 +79,8 @@ const LOADED: &str =
 async fn a_picture_a_page_left_while_it_loaded_is_recorded_and_replays_without_a_miss() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let origin = Origin::start(Some(origin_tls(&["shop.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = h.join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("shop.test:443:{}", origin.addr);
-    let mut rec = Webfreeze::spawn(
-        h,
-        &["record", "--snapshot", "left", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
+    let (origin, reach) = https_origin(h, "shop.test").await;
+    let mut rec = Webfreeze::spawn_with(h, &["record", "--snapshot", "left"], &reach);
     let spki = spki_of(h);
     let profile = tempfile::tempdir().unwrap();
     let (mut browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;

@@ -13,7 +13,8 @@ use crate::error::ProxyError;
 use crate::handler::{Decision, Handler, RequestInfo};
 
 /// Hosts a headless Chromium contacts on its own, whatever page it shows (PLATFORM.md lists what
-/// Chromium 156 contacts). Not page traffic: never recorded, never counted as a miss.
+/// Chromium 156 contacts), and hosts a harness driving it draws on the browser's own blank tabs. Not page
+/// traffic: never recorded, never counted as a miss.
 pub const BROWSER_BACKGROUND: &[&str] = &[
     "start.duckduckgo.com",
     "accounts.google.com",
@@ -26,6 +27,9 @@ pub const BROWSER_BACKGROUND: &[&str] = &[
     "content-autofill.googleapis.com",
     "clientservices.googleapis.com",
     "android.clients.google.com",
+    // browser-use's loading screen: its about:blank tabs get a bouncing logo from here, fetched or not
+    // depending on how soon the first page replaces it.
+    "cf.browser-use.com",
 ];
 
 /// Whether `host` matches `pattern`: a host name, or `*.suffix` for the suffix and every subdomain.
@@ -116,6 +120,9 @@ mod tests {
             ("shop.test", false),
             ("notgvt1.com", false),
             ("google.com", false),
+            ("cf.browser-use.com", true),
+            ("browser-use.com", false),
+            ("docs.browser-use.com", false),
         ] {
             assert_eq!(is_browser_background(host), bg, "{host}");
         }

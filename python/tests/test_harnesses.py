@@ -179,8 +179,8 @@ def test_browser_use(sites, home, tmp_path, chrome):
         try:
             # Whether browser-use's loading screen gets to ask for its logo before the first page replaces
             # it is a race, so a blank tab asks for it here, in every run. It is the harness's, not the
-            # site's: the proxy answers it itself (204, never dialed, never recorded), and the replay does
-            # not count it as a page's miss.
+            # site's: the proxy answers it itself (never dialed, never recorded), and the replay does not
+            # count it as a page's miss.
             await session.navigate_to("about:blank", new_tab=True)
             blank = await session.get_current_page()
             assert blank is not None

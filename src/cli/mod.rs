@@ -224,8 +224,8 @@ pub(crate) struct UpstreamArgs {
     #[arg(long, value_enum, default_value_t = UpstreamTls::Boring, value_name = "STACK")]
     pub upstream_tls: UpstreamTls,
     /// Forward the browser's own background traffic (Google account, component updates, safe browsing,
-    /// optimization hints, browser-use's loading-screen logo) to the network. By default the proxy answers it locally (204) in every mode,
-    /// so a recording makes no request and no DNS lookup the page did not ask for.
+    /// optimization hints, browser-use's loading-screen logo) to the network. By default the proxy answers
+    /// it locally in every mode, so a recording makes no request and no DNS lookup the page did not ask for.
     #[arg(long)]
     pub forward_browser_background: bool,
 }

@@ -102,14 +102,9 @@ status=${PIPESTATUS[0]}
 bash "$ROOT/scripts/python-test.sh" 2>&1 | tee -a "$out"
 py_status=${PIPESTATUS[0]}
 [ "$status" -ne 0 ] || status=$py_status
-# Every parser webfreeze runs on strangers' input, fuzzed for a few seconds each (scripts/fuzz.sh --long for
-# the long runs whose figures are in docs/BENCHMARKS.md).
-FUZZ_SECS="${FUZZ_SECS:-5}" bash "$ROOT/scripts/fuzz.sh" 2>&1 | tee -a "$out"
-fuzz_status=${PIPESTATUS[0]}
-if [ "$fuzz_status" -ne 0 ]; then
-    echo "fuzzing found a crash, timeout or out-of-memory (see above)" | tee -a "$out"
-    [ "$status" -ne 0 ] || status=$fuzz_status
-fi
+# The fuzz targets are not built here: their instrumented release build alone took 22 minutes on a fresh CI
+# machine. `bash scripts/fuzz.sh` (smoke) and `bash scripts/fuzz.sh --long` run them before a release; the
+# figures are in docs/BENCHMARKS.md.
 set -e
 # Nothing left behind: untracked files the run made in the checkout (build output, caches not in .gitignore).
 untracked_after="$(git -C "$ROOT" status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)"

@@ -13,6 +13,7 @@
 
 pub mod answers;
 pub mod cases;
+pub mod heldout;
 pub mod platforms;
 pub mod writes;
 

@@ -1,0 +1,178 @@
+//! The side-effect guard's held-out table (issue 60): requests built from public API references, OpenAPI
+//! specs, platform documentation and the request shapes of real sites' pages (`heldout/requests.json`, each
+//! row with its source and the reason for its verdict), written before the rules that judge them and never
+//! by looking at them.
+//!
+//! The table is split in two halves, stratified by verdict: each class sorted by a hash of the row
+//! ([`row_hash`]: FNV-1a over method, URL, content type, body and label), alternate rows to each half. The
+//! split was computed and committed before any rule was written; each row keeps its half (`"half"`:
+//! `tune` or `held`) and a test checks that the stored halves are the hash's. Rules are written from the
+//! `tune` half's failures only; the `held` half gives the figures (`cargo xtask bench guard`).
+
+use serde::Deserialize;
+
+/// The table, as committed.
+pub const TABLE_JSON: &str = include_str!("heldout/requests.json");
+
+/// One request of the table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// Method, upper case.
+    pub method: String,
+    /// The whole URL.
+    pub url: String,
+    /// Content type of the body ("" for none).
+    pub content_type: String,
+    /// Body.
+    pub body: String,
+    /// The label of the control the agent used ("" for none).
+    pub label: String,
+    /// `harmful` or `ordinary`.
+    pub expect: String,
+    /// Where its shape comes from: a documentation page, a spec, or the page or HAR it was read from.
+    pub source: String,
+    /// What the request does: the reason for its verdict.
+    pub reason: String,
+    /// `tune` (rules may be written from it) or `held` (figures only).
+    pub half: String,
+}
+
+impl Row {
+    /// Whether the row must be refused.
+    pub fn harmful(&self) -> bool {
+        self.expect == "harmful"
+    }
+}
+
+/// The table's rows.
+pub fn rows() -> Vec<Row> {
+    // The table is a constant checked by the tests; a broken one reads as empty here.
+    serde_json::from_str(TABLE_JSON).unwrap_or_default()
+}
+
+/// The hash the split is made by: FNV-1a 64 over the row's request.
+pub fn row_hash(r: &Row) -> u64 {
+    let text = format!("{} {}\n{}\n{}\n{}", r.method, r.url, r.content_type, r.body, r.label);
+    text.bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// The halves the hash gives: for each class, rows sorted by [`row_hash`], the even ones to `tune`.
+pub fn split(rows: &[Row]) -> Vec<&'static str> {
+    let mut halves = vec![""; rows.len()];
+    for class in ["harmful", "ordinary"] {
+        let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].expect == class).collect();
+        idx.sort_by_key(|&i| row_hash(&rows[i]));
+        for (n, i) in idx.into_iter().enumerate() {
+            halves[i] = if n % 2 == 0 { "tune" } else { "held" };
+        }
+    }
+    halves
+}
+
+/// Whether `rules` refuse a row, judged as the proxy judges a request (its whole URL, content type, body
+/// and the control's label), and the rule that did.
+pub fn verdict(rules: &super::WriteRules, r: &Row) -> Option<String> {
+    let uri: http::Uri = r.url.parse().ok()?;
+    let cfg = super::GuardConfig { writes: Some(rules.clone()), answers: None, own_hosts: Vec::new() };
+    let ct = Some(r.content_type.as_str()).filter(|t| !t.is_empty());
+    let label = Some(r.label.as_str()).filter(|l| !l.is_empty());
+    cfg.judge(&r.method, &uri, ct, Some(r.body.as_bytes()), label).map(|b| b.rule)
+}
+
+/// A half's figures.
+#[derive(Debug, Clone, Default)]
+pub struct Score {
+    /// Harmful rows refused.
+    pub harmful_blocked: usize,
+    /// Harmful rows passed (misses).
+    pub harmful_passed: usize,
+    /// Ordinary rows refused (false positives).
+    pub ordinary_blocked: usize,
+    /// Ordinary rows passed.
+    pub ordinary_passed: usize,
+    /// Each row judged wrong: (method, URL, expected, the rule that refused it or "").
+    pub wrong: Vec<(String, String, String, String)>,
+}
+
+impl Score {
+    /// Refused requests that were harmful / all refused.
+    pub fn precision(&self) -> f64 {
+        let b = self.harmful_blocked + self.ordinary_blocked;
+        if b == 0 {
+            1.0
+        } else {
+            self.harmful_blocked as f64 / b as f64
+        }
+    }
+
+    /// Harmful requests refused / all harmful.
+    pub fn recall(&self) -> f64 {
+        let h = self.harmful_blocked + self.harmful_passed;
+        if h == 0 {
+            1.0
+        } else {
+            self.harmful_blocked as f64 / h as f64
+        }
+    }
+}
+
+/// The figures of one half (`tune` or `held`) under `rules`.
+pub fn score(rules: &super::WriteRules, half: &str) -> Score {
+    let mut s = Score::default();
+    for r in rows().iter().filter(|r| r.half == half) {
+        let got = verdict(rules, r);
+        match (r.harmful(), got.is_some()) {
+            (true, true) => s.harmful_blocked += 1,
+            (true, false) => s.harmful_passed += 1,
+            (false, true) => s.ordinary_blocked += 1,
+            (false, false) => s.ordinary_passed += 1,
+        }
+        if r.harmful() != got.is_some() {
+            s.wrong.push((r.method.clone(), r.url.clone(), r.expect.clone(), got.unwrap_or_default()));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_whole_and_split_by_its_hash() {
+        let rows: Vec<Row> = serde_json::from_str(TABLE_JSON).expect("heldout/requests.json parses");
+        assert!(rows.len() >= 300, "{} rows", rows.len());
+        let api = rows
+            .iter()
+            .filter(|r| {
+                r.content_type.contains("json")
+                    || matches!(r.method.as_str(), "PUT" | "PATCH" | "DELETE")
+                    || r.url.contains("graphql")
+            })
+            .count();
+        assert!(api >= 100, "{api} API-shaped rows");
+        for r in &rows {
+            assert!(matches!(r.expect.as_str(), "harmful" | "ordinary"), "{}", r.url);
+            assert!(!r.source.is_empty() && !r.reason.is_empty(), "{}", r.url);
+            assert!(r.url.parse::<http::Uri>().is_ok(), "{}", r.url);
+        }
+        let halves = split(&rows);
+        for (r, h) in rows.iter().zip(halves) {
+            assert_eq!(r.half, h, "{} {}: stored half is not the hash's", r.method, r.url);
+        }
+    }
+
+    /// The tuning half's failures, for whoever writes rules (`cargo test -p webfreeze-proxy --lib
+    /// tuning_half -- --ignored --nocapture`); the held-out half is never printed here.
+    #[test]
+    #[ignore]
+    fn tuning_half() {
+        let s = score(&crate::guard::WriteRules::builtin(), "tune");
+        for w in &s.wrong {
+            println!("{w:?}");
+        }
+        println!("tune: precision {:.3} recall {:.3} {s:?}", s.precision(), s.recall());
+    }
+}

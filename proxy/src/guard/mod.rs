@@ -11,6 +11,7 @@
 //! [`BLOCKED_HEADER`]); the wrapped handler sees it as the exchange's response, so a recording stores it
 //! and a replay answers the same. Every refusal is kept in the [`GuardLog`] with its evidence.
 
+pub mod acts;
 pub mod answers;
 pub mod cases;
 pub mod heldout;
@@ -181,7 +182,7 @@ impl GuardConfig {
             return None;
         }
         let rules = self.writes.as_ref().filter(|_| !self.owns(host))?;
-        let facts = WriteFacts::of(method, path, content_type, body, label);
+        let facts = WriteFacts::of_request(method, host, path, content_type, body, label);
         rules.judge(&facts).map(|hit| Blocked {
             kind: BlockedKind::Write,
             method: m,

@@ -204,6 +204,84 @@ pub const ROWS: &[Row] = &[
     ("postmill", W, r"^/(user/[^/]+/)?message(s)?/|^/send_message", "message", "sends a private message"),
 ];
 
+/// Payment processors, known by host: (name, host suffix, path pattern of their acts). Their other
+/// routes (configuration, sessions, telemetry, fraud signals, previews) are harmless.
+const PROCESSORS: &[(&str, &str, &str)] = &[
+    (
+        "stripe",
+        "stripe.com",
+        r"^/v1/(payment_intents/[^/]+/(confirm|capture)|payment_pages/[^/]+/confirm|charges|refunds|subscriptions|payment_methods|tokens|sources|setup_intents/[^/]+/confirm|checkout/sessions)(/|\?|$)",
+    ),
+    (
+        "paypal",
+        "paypal.com",
+        r"/(capture|authorize|refund|payouts|billing/subscriptions|checkout/orders)(/|\?|$)",
+    ),
+    ("adyen", "adyen.com", r"/(payments|payments/details|refunds|captures|cancels|reversals)(/|\?|$)"),
+    ("braintree", "braintreegateway.com", r"/payment_methods/|/transactions"),
+    ("square", "squareup.com", r"^/v2/(payments|refunds)(/|\?|$)"),
+    ("checkout.com", "api.checkout.com", r"^/(payments|tokens|instruments)(/|\?|$)"),
+    ("klarna", "klarna.com", r"/authorizations/[^/]+/order|/orders(/|\?|$)"),
+    ("mollie", "mollie.com", r"^/v2/(payments|orders|refunds)(/|\?|$)"),
+    ("razorpay", "razorpay.com", r"/payments"),
+    ("bigcommerce payments", "payments.bigcommerce.com", r"/payments"),
+];
+
+/// A payment processor's verdict on a request to `host`: (processor, rule or "" for harmless, why).
+/// None when the host is no processor's (or a processor's GraphQL, judged by its operations).
+pub fn processor(host: &str, method: &str, path: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    let host = host.to_ascii_lowercase();
+    let (name, _, acts) =
+        PROCESSORS.iter().find(|(_, h, _)| host == *h || host.ends_with(&format!(".{h}")))?;
+    if path.contains("graphql") {
+        return None;
+    }
+    let act = method != "GET"
+        && RegexBuilder::new(acts).case_insensitive(true).build().is_ok_and(|r| r.is_match(path));
+    Some(if act {
+        (name, "payment", "pays, charges, refunds or submits card details")
+    } else {
+        (name, "", "")
+    })
+}
+
+/// MediaWiki's `api.php`, routed by `action` in its query or its body: (rule or "" for harmless, why).
+pub fn mediawiki_api<'f>(
+    path: &str,
+    field: &dyn Fn(&str) -> Option<&'f str>,
+) -> Option<(&'static str, &'static str)> {
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    if !route.ends_with("/api.php") {
+        return None;
+    }
+    let q =
+        |k: &str| form_urlencoded::parse(query.as_bytes()).find(|(n, _)| n == k).map(|(_, v)| v.into_owned());
+    let action = q("action").or_else(|| field("action").map(str::to_string))?.to_ascii_lowercase();
+    let paction = q("paction").or_else(|| field("paction").map(str::to_string)).unwrap_or_default();
+    Some(match action.as_str() {
+        "visualeditoredit" if paction == "save" => ("post", "saves a page edit"),
+        "edit"
+        | "visualeditoredit"
+        | "discussiontoolsedit"
+        | "upload"
+        | "move"
+        | "rollback"
+        | "undelete"
+        | "protect"
+        | "import"
+        | "createaccount"
+        | "emailuser"
+        | "delete"
+        | "watch"
+        | "thank"
+        | "review"
+        | "flowthank"
+        | "wbeditentity" => ("post", "changes the wiki"),
+        // Reads, log-ins, parses and previews, diffs, the editor's edit stash: nothing is saved.
+        _ => ("", ""),
+    })
+}
+
 /// A compiled platform row.
 #[derive(Debug, Clone)]
 pub struct PlatformRule {

@@ -39,7 +39,7 @@ use serde::Deserialize;
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
 
 /// Paths of harmless writes, checked before any rule.
-pub const SAFE_PATH: &str = r"(?i)(^|[/_.-])(search|searches|find|filter|filters|query|queries|results|result|lookup|quote|quotes|estimate|calculate|calculator|convert|translate|translation|availability|fares|flights|autocomplete|suggest|login|log-in|signin|sign-in|authenticate|logout|log-out|signout|sign-out|auth|oauth|oauth2|session|sessions|token|csrf|cart|cart/add|add-?to-?cart|addtocart|cart/update|basket|wishlist|compare|collect|beacon|analytics|track|telemetry|log|logs|metrics|rum|graphql/query|jobs)([/_.?-]|$)";
+pub const SAFE_PATH: &str = r"(?i)(^|[/_.-])(search|searches|find|filter|filters|query|queries|results|result|lookup|quote|quotes|estimate|calculate|calculator|convert|translate|translation|availability|fares|flights|autocomplete|suggest|login|log-in|signin|sign-in|authenticate|logout|log-out|signout|sign-out|auth|oauth|oauth2|session|sessions|token|csrf|cart|cart/add|add-?to-?cart|addtocart|cart/update|basket|wishlist|compare|collect|beacon|analytics|track|telemetry|log|logs|metrics|rum|graphql/query|jobs|sign_out|sign_in|rates|rating|markdown|preview|preview_markdown|transform|drafts|autosaves|notifications|validate)([/_.?-]|$)";
 
 /// Field names only an act carries: (rule, why, pattern).
 const ACT_FIELDS: &[(&str, &str, &str)] = &[
@@ -58,11 +58,11 @@ const ACT_FIELDS: &[(&str, &str, &str)] = &[
         "sends a message or email",
         r"^(recipient|recipients|to_?email|to_?address|to_?user(name)?|cc|bcc|send_?to|message\[to\])$",
     ),
-    ("post", "saves a page edit", r"^(do\[save\]|wptextbox1|wikitext)$"),
+    ("post", "saves a page edit", r"^(do\[save\]|wptextbox1)$"),
     (
         "account",
         "creates or changes an account",
-        r"^(password_?(confirm|confirmation|again|repeat|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
+        r"^(password[-_]?(confirm|confirmation|again|repeat|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
     ),
 ];
 
@@ -116,7 +116,7 @@ pub const RULES: &[Row] = &[
         "vote",
         "votes, likes, follows or subscribes",
         &["POST", "PUT"],
-        r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star|rate)(/|$|\.)",
+        r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
         "",
         r"^(upvote|downvote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star)$",
     ),
@@ -188,6 +188,12 @@ pub struct WriteFacts<'a> {
     pub long_fields: Vec<String>,
     /// The label of the control the agent used, when it said.
     pub label: Option<&'a str>,
+    /// The request's host ("" when unknown): payment processors are known by theirs.
+    pub host: &'a str,
+    /// The body's leaves at every depth: (keys joined by `.`, lower case; value).
+    pub leaves: Vec<(String, String)>,
+    /// The GraphQL operations the request carries.
+    pub graphql: Vec<super::acts::GqlOp>,
 }
 
 /// Why a request was judged a write that acts in the world.
@@ -372,19 +378,48 @@ impl WriteRules {
 
     /// The rule a request breaks, if any (see the module docs for the order).
     pub fn judge(&self, f: &WriteFacts<'_>) -> Option<WriteHit> {
-        if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
-            return None;
-        }
+        use super::acts::{classify, judge_graphql, Says};
         let hit = |rule: &str, why: &str, matched: String| WriteHit {
             rule: rule.to_string(),
             why: why.to_string(),
             matched,
         };
+        let why_of =
+            |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
+        if matches!(f.method, "GET" | "HEAD") {
+            // A link that acts and carries its token: a vote, an unsubscribe, a confirmation.
+            return super::acts::judge_get(f.path).map(|(rule, m)| hit(rule, why_of(rule), m));
+        }
+        if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
+            return None;
+        }
+        // 2a. Payment processors, by host.
+        if let Some((p, rule, why)) = super::platforms::processor(f.host, f.method, f.path) {
+            return (!rule.is_empty()).then(|| hit(rule, why, format!("{p} route")));
+        }
+        // 2b. A form's pressed button: a preview or a diff saves nothing (MediaWiki's wpPreview/wpDiff,
+        // phpBB's preview, WordPress's wp-preview), a save button saves.
+        let field = |n: &str| f.leaves.iter().find(|(k, v)| k == n && !v.is_empty()).map(|(_, v)| v.as_str());
+        let previewed = ["wppreview", "wpdiff", "preview", "wp-preview"].iter().any(|n| field(n).is_some());
+        let saved = ["wpsave", "post", "publish", "save", "submit"].iter().any(|n| field(n).is_some());
+        if previewed && !saved {
+            return None;
+        }
+        // 2c. MediaWiki's API routes by its `action`, in the query or the body.
+        if let Some(h) = super::platforms::mediawiki_api(f.path, &field) {
+            return (!h.0.is_empty()).then(|| hit(h.0, h.1, "mediawiki action".into()));
+        }
         // 2. The platform's own routes.
         if let Some(p) = super::platforms::find(&self.platforms, f.method, f.path) {
             return (!p.rule.is_empty()).then(|| hit(p.rule, p.why, format!("{} route", p.platform)));
         }
         let path = f.path.split('?').next().unwrap_or(f.path);
+        // 2d. GraphQL: the operation's type from its document, a persisted operation's name.
+        match judge_graphql(&f.graphql) {
+            Says::Act(rule) => return Some(hit(rule, why_of(rule), "graphql operation".into())),
+            Says::Harmless => return None,
+            Says::Nothing => {}
+        }
         // 3. The user's file.
         if self.user_safe.iter().any(|s| s.is_match(path)) {
             return None;
@@ -398,13 +433,72 @@ impl WriteRules {
                 return Some(hit(id, why, format!("field {name}")));
             }
         }
+        if let Some((k, _)) = f.leaves.iter().find(|(k, v)| {
+            let leaf = k.rsplit('.').next().unwrap_or(k);
+            let parent = k.rsplit('.').nth(1).unwrap_or("");
+            let _ = v;
+            (matches!(leaf, "number" | "cvc" | "cvv") && parent.contains("card"))
+                || matches!(
+                    leaf,
+                    "verification_value" | "encryptedcardnumber" | "encryptedsecuritycode" | "cardnumber"
+                )
+        }) {
+            return Some(hit("payment", why_of("payment"), format!("field {k}")));
+        }
         if f.fields.iter().any(|n| self.password.is_match(n)) {
             return None;
+        }
+        // 4b. What the request names its action: an act word in its last path words, its `action`, its
+        // RPC method, outranks any harmless segment before it.
+        // The control's label, when it names an act, before the words of the path.
+        if let Some(h) = Self::by_rules(
+            &self.rules,
+            &WriteFacts { label: f.label, method: f.method, ..Default::default() },
+            "",
+        ) {
+            return Some(h);
+        }
+        let idents = action_idents(f.path, &f.leaves);
+        if f.method == "POST" {
+            if let Some(rule) = idents.first().and_then(|i| super::acts::collection(i)) {
+                return Some(hit(rule, why_of(rule), format!("POST to {}", idents[0])));
+            }
+        }
+        for ident in &idents {
+            match classify(ident) {
+                Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
+                Says::Harmless => return None,
+                Says::Nothing => {}
+            }
+        }
+        // 4c. Recipients at any depth: an address or a number under `to`, `recipients`, `attendees`.
+        if let Some((k, _)) = f.leaves.iter().find(|(k, v)| {
+            let leaf = k.rsplit('.').next().unwrap_or(k);
+            matches!(leaf, "to" | "_to" | "cc" | "bcc" | "address" | "email") && parent_is_recipient(k, v)
+        }) {
+            return Some(hit("message", why_of("message"), format!("field {k}")));
+        }
+        // 4c. The verb: DELETE, PUT and PATCH on a resource write, unless it is the session's own.
+        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && !path_words(path).any(|p| VERB_SAFE.contains(&p))
+        {
+            if let Some(h) = Self::by_rules(&self.rules, f, path) {
+                return Some(h);
+            }
+            let rule = if f.method == "DELETE" { "delete" } else { "post" };
+            return Some(hit(rule, "changes or deletes content", format!("{} on a resource", f.method)));
+        }
+        // 4d. Resumes and cover letters: a job application.
+        if let Some(n) = f.fields.iter().find(|n| {
+            let leaf = n.rsplit(['.', '[']).next().unwrap_or(n).trim_end_matches(']');
+            RESUME.iter().any(|r| leaf.eq_ignore_ascii_case(r))
+        }) {
+            return Some(hit("booking", "applies, books or enrols", format!("field {n}")));
         }
         // 5. An action that says what it is: a search, results, a translation, the session's cart.
         if self.safe.iter().any(|s| s.is_match(path)) {
             return None;
         }
+
         // 6-7. The control's label, the action's path.
         if let Some(h) = Self::by_rules(&self.rules, f, path) {
             return Some(h);
@@ -449,6 +543,85 @@ impl WriteRules {
     }
 }
 
+/// Field names of a job application's attachments.
+const RESUME: &[&str] = &["resume", "cv", "cover_letter", "coverletter", "resume_1", "resume_text"];
+
+/// Path words under which DELETE, PUT and PATCH change only the session's own state.
+const VERB_SAFE: &[&str] = &[
+    "cart",
+    "carts",
+    "basket",
+    "items",
+    "logout",
+    "sign_out",
+    "signout",
+    "session",
+    "sessions",
+    "notifications",
+    "notification",
+    "drafts",
+    "draft",
+    "preferences",
+    "prefs",
+    "player",
+    "markers",
+    "search",
+    "mark-read",
+];
+
+fn path_words(path: &str) -> impl Iterator<Item = &str> {
+    path.split(['/', '?', '&', '=']).filter(|s| !s.is_empty())
+}
+
+/// A recipient's field: its value is an address or a phone number, or its parent names recipients.
+fn parent_is_recipient(parent: &str, value: &str) -> bool {
+    let v = value.trim();
+    let addressy = v.contains('@') || (v.starts_with('+') && v.len() > 7);
+    let leaf = parent.rsplit('.').next().unwrap_or(parent);
+    addressy
+        && (parent.contains("recipient")
+            || parent.contains("attendee")
+            || parent.contains("personalizations")
+            || matches!(leaf, "to" | "_to" | "cc" | "bcc"))
+}
+
+/// The identifier a request names its action with: the `action` (or RPC method) in its query or body,
+/// else its path's last word that is not an id.
+fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -> Vec<String> {
+    const KEYS: &[&str] =
+        &["action", "_action", "do", "wsfunction", "methodname", "method", "rating", "paction"];
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    let from_query = form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
+        .map(|(_, v)| v.into_owned());
+    let from_body = leaves
+        .iter()
+        .find(|(k, v)| KEYS.contains(&k.rsplit('.').next().unwrap_or(k)) && v.len() < 80 && !v.contains(' '))
+        .map(|(_, v)| v.clone());
+    if let Some(a) = from_query.or(from_body).filter(|a| !a.is_empty()) {
+        return vec![a];
+    }
+    // The last two words of the path that are not ids (numbers, hashes, UUIDs, versions), and both
+    // together (`dm/new`).
+    let segs: Vec<String> = path
+        .split('/')
+        .rev()
+        .filter(|s| {
+            let digits = s.chars().filter(|c| c.is_ascii_digit()).count();
+            !(s.is_empty()
+                || digits >= 3
+                || s.len() > 24 && !s.contains(['.', '-', '_'])
+                || s.len() <= 2 && (digits > 0 || s.len() == 1))
+        })
+        .take(2)
+        .map(|s| s.trim_end_matches(".json").trim_end_matches(".php").to_string())
+        .collect();
+    match segs.as_slice() {
+        [last, prev] => vec![last.clone(), prev.clone(), format!("{prev}/{last}")],
+        _ => segs,
+    }
+}
+
 /// The facts of a request's body: its top-level field names, and those whose value is a text someone
 /// wrote (long or multi-line).
 pub fn body_fields(content_type: Option<&str>, body: &[u8]) -> (Vec<String>, Vec<String>) {
@@ -483,8 +656,38 @@ impl<'a> WriteFacts<'a> {
         body: Option<&[u8]>,
         label: Option<&'a str>,
     ) -> Self {
-        let (fields, long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
-        WriteFacts { method, path, fields, long_fields, label }
+        Self::of_request(method, "", path, content_type, body, label)
+    }
+
+    /// [`WriteFacts::of`] for a request to `host`.
+    pub fn of_request(
+        method: &'a str,
+        host: &'a str,
+        path: &'a str,
+        content_type: Option<&str>,
+        body: Option<&[u8]>,
+        label: Option<&'a str>,
+    ) -> Self {
+        let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
+        let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
+        let graphql = super::acts::graphql_ops(path, json.as_ref());
+        let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
+        for (k, v) in &leaves {
+            if !k.contains('.') {
+                continue;
+            }
+            let leaf = k.rsplit('.').next().unwrap_or(k).to_string();
+            if k.contains("address") {
+                continue;
+            }
+            if graphql.is_empty() && long(v) && !long_fields.contains(&leaf) {
+                long_fields.push(leaf.clone());
+            }
+            if !fields.contains(&leaf) {
+                fields.push(leaf);
+            }
+        }
+        WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql }
     }
 }
 

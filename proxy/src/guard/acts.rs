@@ -1,0 +1,645 @@
+//! What a request *does*, read from the words it names its action with (issue 60): a GraphQL operation
+//! (its type from the parsed document, its name and root fields), a persisted operation's name, an RPC
+//! method (`chat.postMessage`, `wsfunction=enrol_self_enrol_user`), the last word of a REST path, a
+//! query's `action`; the verb a REST request uses; a GET that acts and carries a token; and a body's
+//! fields at every depth (JSON objects and arrays, bracketed form names, multipart parts).
+//!
+//! Identifiers are split into words (`createOrderFromCart` -> create, order, from, cart) and judged by
+//! [`classify`]: an act word (place, pay, book, subscribe, follow, vote, delete, ...) or a write verb on
+//! an act noun (create + order, add + comment) is an act; a word of the session's own state (cart,
+//! coupon, draft, token, log-in) or of a read (search, get, list, estimate, preview) is harmless; nothing
+//! either way says nothing.
+
+/// What an identifier says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Says {
+    /// An act: the rule it breaks.
+    Act(&'static str),
+    /// Harmless: a read, or the session's own state.
+    Harmless,
+    /// Nothing either way.
+    Nothing,
+}
+
+/// Words that are acts wherever they stand, with the rule each breaks.
+const ACT_WORDS: &[(&str, &str)] = &[
+    ("place", "purchase"),
+    ("purchase", "purchase"),
+    ("buy", "purchase"),
+    ("submit", "post"),
+    ("complete", "purchase"),
+    ("bind", "purchase"),
+    ("accept", "purchase"),
+    ("pay", "payment"),
+    ("charge", "payment"),
+    ("capture", "payment"),
+    ("authorize", "payment"),
+    ("tokenize", "payment"),
+    ("refund", "payment"),
+    ("refunds", "payment"),
+    ("payouts", "payment"),
+    ("donate", "payment"),
+    ("book", "booking"),
+    ("reserve", "booking"),
+    ("rsvp", "booking"),
+    ("enroll", "booking"),
+    ("enrol", "booking"),
+    ("apply", "booking"),
+    ("register", "account"),
+    ("signup", "account"),
+    ("publish", "post"),
+    ("reply", "post"),
+    ("comment", "post"),
+    ("retweet", "post"),
+    ("reblog", "post"),
+    ("approve", "post"),
+    ("merge", "post"),
+    ("fork", "post"),
+    ("report", "message"),
+    ("send", "message"),
+    ("contact", "message"),
+    ("invite", "message"),
+    ("compose", "message"),
+    ("subscribe", "vote"),
+    ("unsubscribe", "vote"),
+    ("follow", "vote"),
+    ("unfollow", "vote"),
+    ("like", "vote"),
+    ("unlike", "vote"),
+    ("favorite", "vote"),
+    ("favourite", "vote"),
+    ("fave", "vote"),
+    ("star", "vote"),
+    ("unstar", "vote"),
+    ("vote", "vote"),
+    ("upvote", "vote"),
+    ("downvote", "vote"),
+    ("clap", "vote"),
+    ("join", "vote"),
+    ("thank", "vote"),
+    ("watch", "vote"),
+    ("reaction", "vote"),
+    ("reactions", "vote"),
+    ("invites", "message"),
+    ("booking", "booking"),
+    ("bookings", "booking"),
+    ("reservation", "booking"),
+    ("reservations", "booking"),
+    ("edit", "post"),
+    ("ship", "purchase"),
+    ("delete", "delete"),
+    ("del", "delete"),
+    ("destroy", "delete"),
+    ("remove", "delete"),
+    ("cancel", "delete"),
+    ("confirm", "booking"),
+    ("verify", "account"),
+];
+
+/// Verbs that write; an act when their object is an act noun.
+const WRITE_WORDS: &[&str] =
+    &["create", "add", "update", "set", "edit", "make", "save", "new", "insert", "upsert", "post", "put"];
+
+/// Objects whose creation or change is an act.
+const ACT_NOUNS: &[(&str, &str)] = &[
+    ("order", "purchase"),
+    ("payment", "payment"),
+    ("booking", "booking"),
+    ("reservation", "booking"),
+    ("comment", "post"),
+    ("review", "post"),
+    ("post", "post"),
+    ("tweet", "post"),
+    ("status", "post"),
+    ("issue", "post"),
+    ("note", "post"),
+    ("ticket", "post"),
+    ("gist", "post"),
+    ("discussion", "post"),
+    ("topic", "post"),
+    ("reaction", "vote"),
+    ("message", "message"),
+    ("dm", "message"),
+    ("email", "message"),
+    ("mail", "message"),
+    ("application", "booking"),
+    ("subscription", "vote"),
+    ("donation", "payment"),
+    ("account", "account"),
+    ("customer", "account"),
+    ("user", "account"),
+    ("invitee", "booking"),
+];
+
+/// Words of the session's own state or of a read: harmless.
+const HARMLESS_WORDS: &[&str] = &[
+    "cart",
+    "basket",
+    "bag",
+    "coupon",
+    "promo",
+    "discount",
+    "draft",
+    "drafts",
+    "wishlist",
+    "token",
+    "login",
+    "logout",
+    "signin",
+    "signout",
+    "session",
+    "reset",
+    "recover",
+    "preview",
+    "translate",
+    "estimate",
+    "quote",
+    "calculate",
+    "track",
+    "tracking",
+    "log",
+    "impression",
+    "seen",
+    "search",
+    "autocomplete",
+    "suggest",
+    "suggestions",
+    "availability",
+    "stash",
+    "stashedit",
+    "parse",
+    "compare",
+    "render",
+    "markdown",
+    "validate",
+    "lookup",
+];
+
+/// Words of a read.
+const READ_WORDS: &[&str] = &[
+    "query",
+    "get",
+    "fetch",
+    "find",
+    "list",
+    "read",
+    "view",
+    "feed",
+    "timeline",
+    "history",
+    "details",
+    "rates",
+    "poll",
+    "by",
+    "config",
+    "configuration",
+    "info",
+    "results",
+    "status",
+    "elements",
+];
+
+/// Split an identifier into lower-case words: camelCase, snake_case, kebab-case, dotted, coloned.
+pub fn words(ident: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for ch in ident.chars() {
+        if !ch.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if ch.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
+        cur.push(ch.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    // Digits are versions or counters (`new2`, `getFeedV1`): keep the letters.
+    out.into_iter()
+        .map(|w| w.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+        .filter(|w| !w.is_empty() && w != "v")
+        .collect()
+}
+
+fn singular(w: &str) -> &str {
+    w.strip_suffix("es")
+        .filter(|s| s.ends_with("ss") || s.ends_with("sh"))
+        .unwrap_or_else(|| w.strip_suffix('s').filter(|s| s.len() > 2 && !s.ends_with('s')).unwrap_or(w))
+}
+
+/// What an identifier (an operation name, an RPC method, a path's last word) says it does.
+pub fn classify(ident: &str) -> Says {
+    let ws = words(ident);
+    if ws.is_empty() {
+        return Says::Nothing;
+    }
+    let has = |set: &[&str]| ws.iter().any(|w| set.contains(&w.as_str()) || set.contains(&singular(w)));
+    let cartish = has(&["cart", "basket", "bag", "wishlist"]);
+    let write = ws.iter().any(|w| WRITE_WORDS.contains(&w.as_str()));
+    // Joined pairs: signUp, checkOut.
+    let joined: Vec<String> = ws.windows(2).map(|p| format!("{}{}", p[0], p[1])).collect();
+    // Creating an order is an act even from a cart (a draft order is the basket).
+    if write && ws.iter().any(|w| singular(w) == "order") && !has(&["draft"]) {
+        return Says::Act("purchase");
+    }
+    // A checkout named first with no write verb last acts (checkoutOrders...); Saleor's and Shopify's
+    // `checkoutCreate`, `checkoutLinesAdd` build the cart.
+    let cart_steps =
+        ["shipping", "billing", "address", "email", "delivery", "lines", "line", "promo", "query"];
+    if ws[0] == "checkout"
+        && ws.len() > 1
+        && !WRITE_WORDS.contains(&ws[ws.len() - 1].as_str())
+        && !has(&cart_steps)
+    {
+        return Says::Act("purchase");
+    }
+    if ws[0] == "checkout" && ws.len() > 1 && !has(&["complete", "submit", "pay", "place", "confirm"]) {
+        return Says::Harmless;
+    }
+    if ws.len() == 1 && ws[0] == "checkout" {
+        return Says::Act("purchase");
+    }
+    let act = ws
+        .iter()
+        .chain(joined.iter())
+        .find_map(|w| ACT_WORDS.iter().find(|(a, _)| *a == w.as_str()).map(|(_, r)| *r));
+    if let Some(rule) = act {
+        // Removing from a cart, applying a coupon: the session's own state.
+        let soft = ws.iter().any(|w| matches!(w.as_str(), "apply" | "remove" | "delete" | "del" | "cancel"));
+        let own = cartish || has(&["coupon", "promo", "discount", "draft", "token", "code", "notification"]);
+        if !(soft && own) {
+            let account = has(&["account", "profile", "membership"]);
+            return Says::Act(if rule == "delete" && account { "delete-account" } else { rule });
+        }
+    }
+    if has(HARMLESS_WORDS) {
+        return Says::Harmless;
+    }
+    if write {
+        if let Some(rule) = ws
+            .iter()
+            .filter(|w| !WRITE_WORDS.contains(&w.as_str()))
+            .find_map(|w| ACT_NOUNS.iter().find(|(n, _)| *n == singular(w)).map(|(_, r)| *r))
+        {
+            return Says::Act(rule);
+        }
+    }
+    if has(READ_WORDS) {
+        return Says::Harmless;
+    }
+    Says::Nothing
+}
+
+/// One GraphQL operation of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GqlOp {
+    /// `query`, `mutation`, `subscription`, or "" when only a name was sent (a persisted operation).
+    pub kind: String,
+    /// Its name, if any.
+    pub name: String,
+    /// The root fields it selects (`placeOrder`, `cartLinesAdd`).
+    pub fields: Vec<String>,
+}
+
+/// Collections a POST to creates an act: `POST /tweets`, `/gists`, `/invitees`, `/orders`.
+const COLLECTIONS: &[(&str, &str)] = &[
+    ("tweet", "post"),
+    ("gist", "post"),
+    ("project", "post"),
+    ("pipeline", "post"),
+    ("comment", "post"),
+    ("status", "post"),
+    ("post", "post"),
+    ("feed", "post"),
+    ("issue", "post"),
+    ("note", "post"),
+    ("ticket", "post"),
+    ("review", "post"),
+    ("message", "message"),
+    ("email", "message"),
+    ("report", "message"),
+    ("invitee", "booking"),
+    ("enrollment", "booking"),
+    ("application", "booking"),
+    ("order", "purchase"),
+    ("subscription", "vote"),
+    ("following", "vote"),
+    ("like", "vote"),
+    ("donation", "payment"),
+    ("registration", "account"),
+    ("account", "account"),
+];
+
+/// What a POST to `segment` (a path's last word) creates, when it is a collection of acts.
+pub fn collection(segment: &str) -> Option<&'static str> {
+    let ws = words(segment);
+    let [w] = ws.as_slice() else { return None };
+    COLLECTIONS.iter().find(|(c, _)| *c == singular(w) || *c == w.as_str()).map(|(_, r)| *r)
+}
+
+/// Parse a GraphQL document: its operations, each with its type, name and root fields. None when the
+/// text is not a document.
+pub fn parse_graphql(doc: &str) -> Option<Vec<GqlOp>> {
+    use apollo_parser::cst::{CstNode, Definition, Selection};
+    let tree = apollo_parser::Parser::new(doc).parse();
+    let mut ops = Vec::new();
+    for def in tree.document().definitions() {
+        let Definition::OperationDefinition(op) = def else { continue };
+        let kind = match op.operation_type() {
+            Some(t) if t.mutation_token().is_some() => "mutation",
+            Some(t) if t.subscription_token().is_some() => "subscription",
+            _ => "query",
+        };
+        let name = op.name().map(|n| n.text().to_string()).unwrap_or_default();
+        let fields = op
+            .selection_set()
+            .map(|s| {
+                s.selections()
+                    .filter_map(|sel| match sel {
+                        Selection::Field(f) => f.name().map(|n| n.text().to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = op.syntax();
+        ops.push(GqlOp { kind: kind.to_string(), name, fields });
+    }
+    (!ops.is_empty()).then_some(ops)
+}
+
+/// The GraphQL operations a request carries: a JSON body (`query`, or a persisted `operationName` /
+/// `id` / `extensions.persistedQuery`), a batch of them, or the query string of a GET; the operation
+/// named in the URL (`?operationName=`, `?opname=`, `/graphql/<id>/<Name>`) when the body names none.
+pub fn graphql_ops(path_and_query: &str, json: Option<&serde_json::Value>) -> Vec<GqlOp> {
+    let mut ops = Vec::new();
+    let mut one = |o: &serde_json::Map<String, serde_json::Value>| {
+        let name = o.get("operationName").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        match o.get("query").and_then(|q| q.as_str()).and_then(parse_graphql) {
+            Some(parsed) => {
+                for mut p in parsed {
+                    if p.name.is_empty() {
+                        p.name = name.clone();
+                    }
+                    ops.push(p);
+                }
+            }
+            None => {
+                let persisted = o.contains_key("extensions")
+                    || o.contains_key("id")
+                    || o.contains_key("queryId")
+                    || o.contains_key("documentId")
+                    || o.contains_key("variables");
+                if persisted && (o.contains_key("operationName") || o.contains_key("queryId")) {
+                    ops.push(GqlOp { kind: String::new(), name, fields: Vec::new() });
+                } else if let Some(kind) =
+                    o.get("extensions").and_then(|e| e.get("operationType")).and_then(|t| t.as_str())
+                {
+                    ops.push(GqlOp { kind: kind.to_string(), name, fields: Vec::new() });
+                }
+            }
+        }
+    };
+    match json {
+        Some(serde_json::Value::Object(o)) => one(o),
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|v| v.as_object()).for_each(&mut one),
+        _ => {}
+    }
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    let params: Vec<(String, String)> =
+        form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let param = |k: &str| params.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v.clone());
+    if ops.is_empty() {
+        if let Some(parsed) = param("query").and_then(|q| parse_graphql(&q)) {
+            ops.extend(parsed);
+        }
+    }
+    let graphql_path = path.to_ascii_lowercase().contains("graphql") || path.contains("/gql");
+    let url_name = param("operationName").or_else(|| param("opname")).or_else(|| {
+        // `/graphql/<hash>/<Name>` (X), `/graphql/<name>` (DoorDash), `/api/v3/<Name>/<hash>` (Airbnb).
+        graphql_path.then(|| path.rsplit('/').next().unwrap_or_default().to_string()).filter(|n| {
+            !n.is_empty()
+                && n.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && !n.contains("graphql")
+        })
+    });
+    if let Some(n) = url_name {
+        if ops.is_empty() {
+            if graphql_path {
+                let kind = param("optype").unwrap_or_default();
+                ops.push(GqlOp { kind, name: n, fields: Vec::new() });
+            }
+        } else if let Some(o) = ops.iter_mut().find(|o| o.name.is_empty()) {
+            o.name = n;
+        }
+    }
+    ops
+}
+
+/// What a request's GraphQL operations say: an act if any operation acts; harmless when every
+/// operation is a query or a harmless mutation; nothing when they name nothing.
+pub fn judge_graphql(ops: &[GqlOp]) -> Says {
+    if ops.is_empty() {
+        return Says::Nothing;
+    }
+    let mut all_harmless = true;
+    for op in ops {
+        let says = match op.kind.as_str() {
+            "query" | "subscription" => Says::Harmless,
+            "mutation" => {
+                let mut s = Says::Nothing;
+                for ident in op.fields.iter().chain(std::iter::once(&op.name)) {
+                    match classify(ident) {
+                        Says::Act(r) => {
+                            s = Says::Act(r);
+                            break;
+                        }
+                        Says::Harmless => s = Says::Harmless,
+                        Says::Nothing => {}
+                    }
+                }
+                // A mutation that says nothing harmless is a write.
+                if s == Says::Nothing {
+                    Says::Act("post")
+                } else {
+                    s
+                }
+            }
+            _ => classify(&op.name),
+        };
+        match says {
+            Says::Act(r) => return Says::Act(r),
+            Says::Harmless => {}
+            Says::Nothing => all_harmless = false,
+        }
+    }
+    if all_harmless {
+        Says::Harmless
+    } else {
+        Says::Nothing
+    }
+}
+
+/// A request's body as leaves: (path of keys joined by `.`, lower case; the value as text). JSON at every
+/// depth, form names with brackets (`card[number]` -> `card.number`), multipart parts.
+pub fn leaves(content_type: Option<&str>, body: &[u8]) -> (Vec<(String, String)>, Option<serde_json::Value>) {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let mut out = Vec::new();
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if ct.contains("json") || matches!(first, Some(b'{') | Some(b'[')) {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+            walk(&v, String::new(), &mut out, 0);
+            return (out, Some(v));
+        }
+    }
+    if ct.contains("multipart/form-data") {
+        let text = String::from_utf8_lossy(body);
+        for part in text.split("name=\"").skip(1) {
+            let Some((name, rest)) = part.split_once('"') else { continue };
+            let value = rest.split_once("\r\n\r\n").map(|(_, v)| v).unwrap_or("");
+            let value = value.split("\r\n--").next().unwrap_or("");
+            out.push((bracket_path(name), value.to_string()));
+        }
+        return (out, None);
+    }
+    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
+        for (k, v) in form_urlencoded::parse(body) {
+            if !k.is_empty() {
+                out.push((bracket_path(&k), v.into_owned()));
+            }
+        }
+    }
+    (out, None)
+}
+
+fn bracket_path(name: &str) -> String {
+    name.replace("][", ".").replace(['[', ']'], ".").trim_matches('.').to_ascii_lowercase()
+}
+
+fn walk(v: &serde_json::Value, path: String, out: &mut Vec<(String, String)>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_ascii_lowercase()
+        } else {
+            format!("{path}.{}", k.to_ascii_lowercase())
+        }
+    };
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                walk(x, join(k), out, depth + 1);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                walk(x, path.clone(), out, depth + 1);
+            }
+        }
+        serde_json::Value::String(s) => out.push((path, s.clone())),
+        other => out.push((path, other.to_string())),
+    }
+}
+
+/// A GET (or HEAD) that acts: an act word in its path's last words or its `action`, with a token or an
+/// address in its query (a vote link with its `auth`, an unsubscribe or confirmation link, a JSONP
+/// subscription).
+pub fn judge_get(path_and_query: &str) -> Option<(&'static str, String)> {
+    let (path, query) = path_and_query.split_once('?')?;
+    let params: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
+        .collect();
+    let tokenish = params.iter().any(|(k, v)| {
+        let k = k.trim_start_matches('_');
+        (matches!(k, "token" | "auth" | "csrf" | "hmac" | "sig" | "signature" | "nonce" | "fkey")
+            || k.ends_with("token")
+            || k.contains("email")
+            || k == "e")
+            && !v.is_empty()
+    });
+    if !tokenish {
+        return None;
+    }
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let tail = segs.iter().rev().take(2).copied().collect::<Vec<_>>();
+    let action =
+        params.iter().find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how")).map(|(_, v)| v.as_str());
+    for ident in tail.into_iter().chain(action) {
+        for w in words(ident) {
+            let w = w.as_str();
+            if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| *a == w) {
+                // A confirmation of a purchase word on GET (`/complete`) is a page; only these act.
+                if matches!(
+                    w,
+                    "vote"
+                        | "upvote"
+                        | "downvote"
+                        | "unsubscribe"
+                        | "subscribe"
+                        | "confirm"
+                        | "verify"
+                        | "delete"
+                        | "remove"
+                        | "fave"
+                        | "favorite"
+                        | "favourite"
+                        | "like"
+                        | "follow"
+                        | "unfollow"
+                        | "cancel"
+                ) {
+                    return Some((rule, format!("GET {ident} with a token")));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers() {
+        let check = |ident: &str, want: Says| assert_eq!(classify(ident), want, "{ident}");
+        check("createOrderFromCart", Says::Act("purchase"));
+        check("addProductsToCart", Says::Harmless);
+        check("checkoutLinesAdd", Says::Harmless);
+        check("checkoutComplete", Says::Act("purchase"));
+        check("FavoriteTweet", Says::Act("vote"));
+        check("SearchTimeline", Says::Harmless);
+        check("chat.postMessage", Says::Act("message"));
+        check("enrol_self_enrol_user", Says::Act("booking"));
+        check("users.info", Says::Harmless);
+        check("ClientConfiguration", Says::Harmless);
+        check("AddComment", Says::Act("post"));
+    }
+
+    #[test]
+    fn graphql_documents() {
+        let ops =
+            parse_graphql("mutation { placeOrder(input: {cart_id: \"x\"}) { orderV2 { number } } }").unwrap();
+        assert_eq!(ops[0].kind, "mutation");
+        assert_eq!(ops[0].fields, vec!["placeOrder".to_string()]);
+        assert_eq!(judge_graphql(&ops), Says::Act("purchase"));
+        let ops = parse_graphql("{ products(search: \"bag\") { items { name } } }").unwrap();
+        assert_eq!(judge_graphql(&ops), Says::Harmless);
+    }
+
+    #[test]
+    fn get_links() {
+        assert!(judge_get("/vote?id=1&how=up&auth=abc").is_some());
+        assert!(judge_get("/reset-password?token=abc").is_none());
+        assert!(judge_get("/search?q=how+to+unsubscribe").is_none());
+    }
+}

@@ -1,24 +1,45 @@
-//! `cargo xtask bench guard`: the side-effect guard over its table of real sites' requests
-//! (`proxy::guard::cases`): precision and recall, ordinary requests blocked, harmful requests passed,
+//! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
+//! rules were first written against (`proxy::guard::cases`), and the held-out table of issue 60
+//! (`proxy::guard::heldout`) in its two halves: the tuning half the rules were written from, and the
+//! held-out half, which the rules never saw and which gives the figures. Precision and recall of each,
 //! and the time per judgement.
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
-    use proxy::guard::WriteRules;
+    use proxy::guard::{heldout, WriteRules};
     let rules = WriteRules::builtin();
     let s = score(&rules);
     let ordinary = s.ordinary_blocked + s.ordinary_passed;
     let harmful = s.harmful_blocked + s.harmful_passed;
+    let tune = heldout::score(&rules, "tune");
+    let held = heldout::score(&rules, "held");
+    let n =
+        |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
-        "side-effect guard over {} requests from real sites' forms ({ordinary} ordinary, {harmful} harmful)",
-        CASES.len()
+        "side-effect guard: precision (refused that were harmful) and recall (harmful that were refused)"
     );
-    println!("| figure | value |\n|---|---:|");
-    println!("| ordinary requests blocked (false positives) | {} |", s.ordinary_blocked);
-    println!("| harmful requests passed (misses) | {} |", s.harmful_passed);
-    println!("| precision (blocked that were harmful) | {:.3} |", s.precision());
-    println!("| recall (harmful that were blocked) | {:.3} |", s.recall());
-    println!("| harmful blocked under another rule than expected | {} |", s.wrong_rule);
+    println!(
+        "| table | requests (ordinary / harmful) | ordinary refused | harmful passed | precision | recall |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| written against (cases.rs) | {ordinary} / {harmful} | {} | {} | {:.3} | {:.3} |",
+        s.ordinary_blocked,
+        s.harmful_passed,
+        s.precision(),
+        s.recall()
+    );
+    for (name, h) in [("issue 60, tuning half", &tune), ("issue 60, held-out half", &held)] {
+        let (o, m) = n(h);
+        println!(
+            "| {name} | {o} / {m} | {} | {} | {:.3} | {:.3} |",
+            h.ordinary_blocked,
+            h.harmful_passed,
+            h.precision(),
+            h.recall()
+        );
+    }
+    println!("| harmful blocked under another rule than expected (cases.rs) | {} |", s.wrong_rule);
     // Time per judgement: the table judged repeatedly, median of 5 rounds.
     let rounds = 200;
     let mut per = Vec::new();
@@ -34,10 +55,18 @@ pub(crate) fn run() -> anyhow::Result<()> {
     per.sort_by(f64::total_cmp);
     println!("| time per judgement (median of 5 rounds, body parsed included) | {:.1} us |", per[2]);
     for (src, got, want) in &s.wrong {
-        println!("wrong: {src}: got {got:?}, want {want:?}");
+        println!("wrong (cases.rs): {src}: got {got:?}, want {want:?}");
+    }
+    for (half, h) in [("tuning", &tune), ("held-out", &held)] {
+        for (m, url, want, got) in &h.wrong {
+            println!("wrong ({half} half): {m} {url}: want {want}, refused by {got:?}");
+        }
     }
     if s.ordinary_blocked + s.harmful_passed > 0 {
-        anyhow::bail!("target missed: 0 ordinary blocked and 0 harmful passed");
+        anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
+    }
+    if held.precision() < 0.97 || held.recall() < 0.97 {
+        println!("target missed on the held-out half: precision and recall >= 0.97");
     }
     Ok(())
 }

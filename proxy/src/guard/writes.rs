@@ -2,16 +2,22 @@
 //! message, delete an account) and must not reach a site the user does not own.
 //!
 //! A request is judged by what it *does*, strongest evidence first:
-//! 1. only writes are judged (POST, PUT, PATCH, DELETE); GET, HEAD and OPTIONS always pass;
-//! 2. the site's own semantics, where its platform is known ([`super::platforms`]: Magento, WooCommerce,
-//!    Shopify, MediaWiki, WordPress, Discourse, GitLab, Reddit-like forums): the first row that matches
-//!    decides, harmless or not;
+//! 1. GET and HEAD only when they name an act and carry a token ([`super::acts::judge_get`]: a vote link,
+//!    an unsubscribe or confirmation link); OPTIONS never;
+//! 2. payment processors by host ([`super::platforms::processor`]); the pressed button (a preview or a
+//!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
+//!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
+//!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
+//!    parsed operations or a persisted operation's name ([`super::acts::judge_graphql`]);
 //! 3. the user's rules file (its harmless paths, then its rules), which knows the user's sites;
-//! 4. the form as the browser submitted it: fields that only an act carries (a card number, an order
-//!    confirmation, a recipient, a new password and its confirmation) block; a log-in form (a password
-//!    without its confirmation) passes;
+//! 4. the body at every depth: fields that only an act carries (a card number, an order confirmation, a
+//!    recipient, a new password and its confirmation) block; a log-in form (a password without its
+//!    confirmation) passes; then the control's label when it names an act; then the words the request
+//!    names its action with (a query or body `action`, an RPC method, the path's last words:
+//!    [`super::acts::classify`]), a POST to a collection of acts, recipients at any depth, and the verb
+//!    (DELETE, PUT, PATCH write unless on the session's own state); a resume attached applies;
 //! 5. what the form's action says it is ([`SAFE_PATH`]: a search, results, a filter, a translation, a
-//!    quote, a log-in, the session's cart, telemetry) passes;
+//!    quote, a log-in, the session's cart, a preview, telemetry) passes;
 //! 6. the control the agent used (its text, value or aria-label, handed over by the agent as
 //!    [`CONTROL_HEADER`]): "Place order", "Pay now", "Send message", "Post comment" block, a neutral label
 //!    ("Submit", "Go", "Continue") says nothing;

@@ -128,58 +128,9 @@ pub fn identity_conflict(
     None
 }
 
-/// Query parameters that name the content (a search term, an id, a page of results): part of the resource
-/// whatever their value looks like. A fuzzy candidate never drops, adds or replaces one.
-pub const CONTENT_PARAMS: &[&str] = &[
-    // search terms (single letters only where a platform names its search or page so: a `v=` or `t=` is as
-    // often a cache-buster)
-    "q",
-    "s",
-    "query",
-    "search",
-    "search_query",
-    "term",
-    "keyword",
-    "keywords",
-    "wd",
-    "text",
-    "searchterm",
-    "search_term",
-    "find",
-    // ids and names of a page or item
-    "id",
-    "p",
-    "page_id",
-    "pageid",
-    "curid",
-    "post",
-    "post_id",
-    "product",
-    "product_id",
-    "pid",
-    "item",
-    "item_id",
-    "article",
-    "title",
-    "slug",
-    "name",
-    "cat",
-    "category",
-    "category_id",
-    "tag",
-    "topic",
-    "user",
-    // pages of results
-    "page",
-    "paged",
-    "pg",
-    "start",
-    "offset",
-    "first",
-    "skip",
-];
+pub use crate::rules::{is_content_param, CONTENT_PARAMS};
 
-/// The first content-naming parameter ([`CONTENT_PARAMS`]) on which the two sides differ (present on one
+/// The first content-naming parameter ([`is_content_param`]) on which the two sides differ (present on one
 /// only, or with other values): such a candidate is another resource, never a fuzzy answer.
 pub fn content_conflict(
     mine: &BTreeSet<(String, Option<String>)>,
@@ -188,8 +139,12 @@ pub fn content_conflict(
     let of = |set: &BTreeSet<(String, Option<String>)>, k: &str| -> BTreeSet<Option<String>> {
         set.iter().filter(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v.clone()).collect()
     };
-    let names: BTreeSet<String> = mine.iter().chain(theirs).map(|(k, _)| k.to_ascii_lowercase()).collect();
-    names.into_iter().find(|k| CONTENT_PARAMS.contains(&k.as_str()) && of(mine, k) != of(theirs, k))
+    // The name as written decides (`productId` is an id, `productid` is not).
+    let names: BTreeSet<&String> = mine.iter().chain(theirs).map(|(k, _)| k).collect();
+    names
+        .into_iter()
+        .find(|k| is_content_param(k) && of(mine, k) != of(theirs, k))
+        .map(|k| k.to_ascii_lowercase())
 }
 
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {

@@ -165,6 +165,40 @@ async fn matching_layers_table() {
     assert_eq!(rep.fuzzy_min_score, 0.0);
 }
 
+/// Issue 61, part 3: a long number is not a timestamp when its parameter names the content. The normalised
+/// layer stripped any 10-16-digit value (`?id=1234567890` served for `?id=9876543210`); a content
+/// parameter now keeps its value in every layer, and only a cache buster's token or a value that reads as
+/// a Unix time now is stripped.
+#[tokio::test]
+async fn issue_61_long_ids_are_never_the_wrong_page() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://a.test/item?id=1234567890", "item 1234567890"),
+        ("GET", "https://a.test/book?isbn=9781234567897", "book 978"),
+        ("GET", "https://a.test/browse?node=16225007011", "node 16225007011"),
+        ("GET", "https://a.test/p?productId=1712345678", "product 1712345678"),
+        ("GET", "https://a.test/shelf?book=9781234567897", "shelf 978"),
+        ("GET", "https://a.test/feed?since=1712345678&_dc=1712345678901", "feed"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    for (url, status, body) in [
+        ("https://a.test/item?id=1234567890", 200, "item 1234567890"),
+        ("https://a.test/item?id=9876543210", 404, ""),
+        ("https://a.test/book?isbn=9780000000002", 404, ""),
+        ("https://a.test/browse?node=16225008011", 404, ""),
+        ("https://a.test/p?productId=1712345679", 404, ""),
+        // An unknown name whose value is no time now (an ISBN-13 in ms is the year 2279): kept.
+        ("https://a.test/shelf?book=9780000000002", 404, ""),
+        // A time now and a cache buster's token: stripped, as before.
+        ("https://a.test/feed?since=1712349999&_dc=1712349999999", 200, "feed"),
+    ] {
+        let (s, b, _) = ask(&r, "GET", url, &[]).await;
+        assert_eq!(s, status, "{url}");
+        if status == 200 {
+            assert_eq!(b, body, "{url}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn fuzzy_candidates_under_the_threshold_are_misses() {
     let (store, m) = snapshot(&[("GET", "https://a.test/list?a=1&b=2&c=3", "list")]);
@@ -825,6 +859,49 @@ async fn a_search_an_opensearch_description_declares_is_answered() {
     );
     let cfg = ReplayConfig {
         inject_shim: false,
+        search: search::SearchConfig { mode: search::SearchMode::Site, urls: Vec::new() },
+        ..Default::default()
+    };
+    let r = Replay::new(store, own, cfg);
+    let (s, body, h) = ask(&r, "GET", "https://w.test/find?query=shade", &[]).await;
+    assert_eq!(
+        (s, h.get(overlay::LAYER_HEADER).map(|v| v.to_str().unwrap())),
+        (200, Some("frozen-search")),
+        "{body}"
+    );
+    assert!(body.contains("href=\"https://w.test/ferns\""), "{body}");
+}
+
+/// Issue 61, part 1: the OpenSearch description the crawl fetched into its part is read when the first page
+/// that links it is the task's own (another layer). The set of descriptions already read was shared across
+/// layers and each was looked up only in the linking page's layer: the search was never declared, and an
+/// unrecorded query on it answered 404.
+#[tokio::test]
+async fn issue_61_an_opensearch_description_in_another_layer_is_read() {
+    let store = Store::in_memory();
+    let page = |t: &str| {
+        format!(
+            "<html><head><title>{t}</title><link rel=\"search\" type=\"application/opensearchdescription+xml\" \
+             href=\"/osd.xml\"></head><body><p>{t}</p></body></html>"
+        )
+    };
+    let osd = "<OpenSearchDescription><Url type=\"text/html\" template=\"https://w.test/find?query={searchTerms}\"/></OpenSearchDescription>";
+    let own = add_snapshot(&store, "run/a", &[("GET", "https://w.test/", &page("Plant Wiki"))]);
+    let crawl = add_snapshot(
+        &store,
+        "run/crawl/w/001",
+        &[
+            ("GET", "https://w.test/ferns", &page("Ferns grow in shade")),
+            ("GET", "https://w.test/osd.xml", osd),
+        ],
+    );
+    let cfg = ReplayConfig {
+        inject_shim: false,
+        overlays: overlay::Overlays {
+            layers: vec![overlay::Overlay { kind: overlay::OverlayKind::Crawl, manifest: crawl }],
+            writes: false,
+            sieve: None,
+        },
         search: search::SearchConfig { mode: search::SearchMode::Site, urls: Vec::new() },
         ..Default::default()
     };

@@ -244,9 +244,10 @@ impl crate::Replay {
                 let mut out: Vec<DeclaredSearch> = Vec::new();
                 // A site links its description from every page: each is read once.
                 let mut read = std::collections::BTreeSet::new();
-                for m in std::iter::once(&self.manifest)
+                let layers: Vec<&Manifest> = std::iter::once(&self.manifest)
                     .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
-                {
+                    .collect();
+                for m in layers.iter().copied() {
                     // One exchange at a time: a large snapshot is never held whole.
                     for x in self.store.exchanges(m).filter_map(Result::ok).filter(is_document) {
                         let Some(b) = x.response.body.as_ref().filter(|b| b.size <= DOC_MAX) else {
@@ -260,11 +261,20 @@ impl crate::Replay {
                             if !read.insert(link.clone()) {
                                 continue;
                             }
-                            let Ok(docs) = self.store.scan_host_path(m, &link) else { continue };
-                            for d in docs.iter().filter(|d| d.request.url == link) {
-                                let Some(b) = &d.response.body else { continue };
-                                let Ok(xml) = self.store.blob_bytes(&b.hash) else { continue };
-                                found.extend(opensearch_search(&String::from_utf8_lossy(&xml)));
+                            // Any layer may hold it, not only the page's: the crawl fetches a site's
+                            // description into its part while the first page that links it is often the
+                            // task's own (issue 61). The first layer that holds it answers.
+                            for holder in layers.iter().copied() {
+                                let Ok(docs) = self.store.scan_host_path(holder, &link) else { continue };
+                                let before = found.len();
+                                for d in docs.iter().filter(|d| d.request.url == link) {
+                                    let Some(b) = &d.response.body else { continue };
+                                    let Ok(xml) = self.store.blob_bytes(&b.hash) else { continue };
+                                    found.extend(opensearch_search(&String::from_utf8_lossy(&xml)));
+                                }
+                                if found.len() > before {
+                                    break;
+                                }
                             }
                         }
                         for d in found {

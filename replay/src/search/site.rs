@@ -38,10 +38,24 @@ const QUERY_NAMES: &[&str] = &[
     "p",
 ];
 
+/// Search-box names that are as often a page's or a post's id (WordPress's `?p=123` is post 123, Yahoo's
+/// `?p=kettle` a search): their value is a query only when it is not id-shaped ([`id_shaped`]).
+const ID_OR_QUERY: &[&str] = &["p"];
+
+/// Whether a value looks like an id rather than words: no space, and digits only (with `-`, `_`, `.`,
+/// `:` between them) or letters and digits mixed (`B07XJ8C8F5`, `post-42`).
+pub fn id_shaped(v: &str) -> bool {
+    let v = v.trim();
+    !v.is_empty()
+        && v.bytes().any(|b| b.is_ascii_digit())
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
 /// The site search `url` is, given the URLs of the documents recorded at its host and path: a query
 /// parameter whose value none of them had while some had another value for it, named like a search box
-/// ([`QUERY_NAMES`]) or holding free text (several words). Anything else (a product id, a page number) is
-/// not taken for a search: guessing would serve a results page where the site serves an item.
+/// ([`QUERY_NAMES`]) or holding free text (several words). Anything else (a product id, a page number, an
+/// id-shaped `p`: [`ID_OR_QUERY`]) is not taken for a search: guessing would serve a results page where the
+/// site serves an item.
 pub fn site_search(url: &str, recorded: &[String]) -> Option<SiteSearch> {
     let u = url::Url::parse(url).ok()?;
     let pairs: Vec<(String, String)> =
@@ -61,8 +75,12 @@ pub fn site_search(url: &str, recorded: &[String]) -> Option<SiteSearch> {
             .collect();
         !values.is_empty() && !values.contains(&v)
     };
-    let candidates: Vec<&(String, String)> =
-        pairs.iter().filter(|(k, v)| k != "start" && !v.trim().is_empty() && unseen_value(k, v)).collect();
+    let id_not_query =
+        |k: &str, v: &str| ID_OR_QUERY.iter().any(|n| k.eq_ignore_ascii_case(n)) && id_shaped(v);
+    let candidates: Vec<&(String, String)> = pairs
+        .iter()
+        .filter(|(k, v)| k != "start" && !v.trim().is_empty() && unseen_value(k, v) && !id_not_query(k, v))
+        .collect();
     let known =
         QUERY_NAMES.iter().find_map(|name| candidates.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)));
     let (field, query) = match (known, candidates.as_slice()) {
@@ -318,6 +336,14 @@ mod tests {
             // ... and without one it is not a search.
             ("https://s.test/item?id=7&v=2", &rec(&["https://s.test/item?id=1&v=1"]), None),
             ("https://s.test/item?id=7", &rec(&["https://s.test/item?id=1"]), None),
+            // Issue 61: WordPress's `?p=123` is post 123, not a search for "123"; words under `p` are.
+            ("https://blog.test/?p=123", &rec(&["https://blog.test/?p=45"]), None),
+            ("https://blog.test/?p=post-9", &rec(&["https://blog.test/?p=45"]), None),
+            (
+                "https://y.test/search?p=kettle",
+                &rec(&["https://y.test/search?p=mug"]),
+                ss("p", "kettle", 0, &[]),
+            ),
             // Free text under another name is.
             (
                 "https://s.test/look?phrase=blue+kettle",

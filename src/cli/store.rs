@@ -96,6 +96,7 @@ pub(crate) enum SnapshotsCmd {
     },
     /// Crawl a recorded site in Chromium into its crawl layer, so paths no task recorded stay on the frozen
     /// web. Breadth-first from every document the recording RUN recorded on site SITE (and --start URLs),
+    /// on the site's own hosts only (--host adds one),
     /// the page as an agent sees it (scripts run), its links in the order an agent meets them (main content
     /// first, the site's chrome once, tool and account pages last); never a form, never a link that would
     /// act (add to cart, delete, log out, ...); robots.txt honoured (--ignore-robots for sites you own); a
@@ -110,9 +111,14 @@ pub(crate) enum SnapshotsCmd {
         /// The site (its tasks' `web_name`); `snapshots list` shows the labels.
         #[arg(long)]
         site: String,
-        /// More URLs to start from. Repeatable.
+        /// More URLs to start from (their hosts are the site's). Repeatable.
         #[arg(long = "start", value_name = "URL")]
         starts: Vec<String>,
+        /// Another host whose pages the crawl may load. Without it the crawl keeps to the site's own hosts:
+        /// those of the pages its tasks started on, of --start URLs, and their recorded subdomains; never
+        /// the frames the pages embed (ads, widgets) or sites a task left for. Repeatable.
+        #[arg(long = "host", value_name = "HOST")]
+        hosts: Vec<String>,
         /// Pages loaded for the site, over every call.
         #[arg(long, default_value_t = 200, value_name = "N")]
         pages: usize,

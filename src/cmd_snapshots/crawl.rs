@@ -18,6 +18,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         run,
         site,
         starts,
+        hosts,
         pages,
         depth,
         pace_ms,
@@ -43,6 +44,18 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
             _ => return Err(UsageError(format!("--start {s:?} is not an http(s) URL")).into()),
         }
     }
+    for h in &hosts {
+        let ok = !h.is_empty()
+            && url::Url::parse(&format!("https://{h}/"))
+                .ok()
+                .and_then(|u| u.host_str().map(|x| x == h.to_ascii_lowercase()))
+                .unwrap_or(false);
+        if !ok {
+            return Err(
+                UsageError(format!("--host {h:?} is not a host name (give `shop.test`, not a URL)")).into()
+            );
+        }
+    }
     let store = Store::open(&cfg.store)?;
     let mut agent = AgentConfig::new(agent::browser::find_chrome(chrome.as_deref())?);
     agent.settle_quiet = Duration::from_millis(settle_ms);
@@ -58,6 +71,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
             per_host,
         },
         starts,
+        hosts,
         ca: load_ca(cfg)?,
         proxy: upstream_config(&upstream)?,
         clock,
@@ -87,7 +101,8 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
     let s = &r.state;
     eprintln!(
         "crawled {} page(s) in {:.1} s into {:?}: {} exchanges, {} body bytes; over all calls {} page(s), {} queued, \
-         {} link(s) left out as acting or in forms, {} disallowed by robots.txt, {} failed{}",
+         {} link(s) left out as acting or in forms, {} disallowed by robots.txt, {} failed, {} navigation(s) \
+         refused by the gate (off the site's hosts or disallowed){}",
         r.pages_now,
         r.secs,
         r.part.name,
@@ -98,6 +113,7 @@ pub(crate) fn run(cfg: &Config, cmd: SnapshotsCmd) -> anyhow::Result<()> {
         s.skipped_acting,
         s.skipped_robots,
         s.failed,
+        r.refused,
         if s.stopped_hosts.is_empty() {
             String::new()
         } else {

@@ -349,6 +349,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
                 ..Default::default()
             },
             starts: vec![home],
+            hosts: Vec::new(),
             ca: ca.clone(),
             proxy: proxy.clone(),
             clock: clock.clone(),

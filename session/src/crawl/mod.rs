@@ -10,7 +10,13 @@
 //! (`frozen_web::layers`): a page a task of the benchmark recorded carries the state and the moment that
 //! task saw, which is closer to what another agent on the same task would have seen than a crawl's; the
 //! crawl is the widest and most generic layer, so it comes last.
+//!
+//! The crawl keeps to the site's own hosts (`site::site_hosts`: where its tasks started, `--start`, their
+//! recorded subdomains, and `--host`), and its proxy's gate (`gate`) checks every navigation, a redirect's
+//! target too, against those hosts and robots.txt (RFC 9309: 5xx or unreachable is disallow all).
 
+#[cfg(feature = "run")]
+mod gate;
 #[cfg(feature = "run")]
 mod site;
 #[cfg(feature = "run")]

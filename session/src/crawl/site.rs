@@ -21,8 +21,10 @@ pub struct CrawlSiteOptions {
     pub agent: AgentConfig,
     /// Budgets, pacing, robots.txt.
     pub crawl: CrawlOptions,
-    /// More URLs to start from.
+    /// More URLs to start from (their hosts are the site's).
     pub starts: Vec<String>,
+    /// More hosts the crawl may load pages of (`--host`), besides the site's own ([`site_hosts`]).
+    pub hosts: Vec<String>,
     /// The proxy CA.
     pub ca: Arc<CertificateAuthority>,
     /// How the recording proxy reaches origins.
@@ -57,6 +59,9 @@ pub struct CrawlReport {
     pub pages_now: usize,
     /// Wall time of this invocation.
     pub secs: f64,
+    /// Navigations of this invocation the crawl's gate refused (a redirect off the site's hosts or to a
+    /// path robots.txt disallows: `gate.rs`).
+    pub refused: u64,
 }
 
 fn state_path(dir: &Path, run: &str, web_name: &str) -> PathBuf {
@@ -74,6 +79,55 @@ fn read_state(path: &Path) -> Result<Option<CrawlState>, SessionError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(SessionError::Crawl(format!("{}: {e}", path.display()))),
     }
+}
+
+/// Whether a recorded exchange is a page the browser showed in its tab: a document ([`replay::search::
+/// is_document`]) fetched as the top-level document (`Sec-Fetch-Dest: document`, or no such header: a HAR
+/// or an older recording), not a frame's (an iframe, an ad frame, a third party's widget).
+fn top_level_document(x: &snapshots::Exchange) -> bool {
+    replay::search::is_document(x)
+        && x.request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("sec-fetch-dest"))
+            .is_none_or(|h| h.value.eq_ignore_ascii_case("document"))
+}
+
+/// The hosts a crawl of the site loads pages of (`www.` ignored, as `agent::crawl` compares them): the host
+/// of the first top-level page each of the site's task snapshots recorded (the benchmark's start page, where
+/// it landed), the hosts of `starts`, each of `extra` (`--host`), and the hosts of the recorded top-level
+/// pages that are subdomains of one of these (`docs.shop.test` for `shop.test`). Not the hosts of the frames
+/// the pages embed (ads, third parties' widgets), nor those a task navigated away to: a crawl that spread
+/// to them spent its budget off the site (issue 61).
+pub(crate) fn site_hosts(
+    store: &Store,
+    members: &[Manifest],
+    starts: &[String],
+    extra: &[String],
+) -> Result<BTreeSet<String>, SessionError> {
+    let host_of = agent::explore::host_of;
+    let mut own: BTreeSet<String> = starts.iter().filter_map(|u| host_of(u)).collect();
+    own.extend(extra.iter().map(|h| h.trim().trim_start_matches("www.").to_ascii_lowercase()));
+    let mut seen = BTreeSet::new();
+    for m in members {
+        let mut first = true;
+        for x in store.exchanges(m) {
+            let x = x?;
+            if !top_level_document(&x) {
+                continue;
+            }
+            let Some(h) = host_of(&x.request.url) else { continue };
+            if std::mem::take(&mut first) {
+                own.insert(h.clone());
+            }
+            seen.insert(h);
+        }
+    }
+    let sub = |h: &String| own.iter().any(|o| h.ends_with(&format!(".{o}")));
+    let subdomains: Vec<String> = seen.into_iter().filter(|h| sub(h)).collect();
+    own.extend(subdomains);
+    own.retain(|h| !h.is_empty());
+    Ok(own)
 }
 
 /// Crawl site `web_name` of recording `run` into its next part (see the module docs).
@@ -95,7 +149,7 @@ pub async fn crawl_site(
             "no recorded document of site {web_name:?} in recording {run:?}, and no --start URL: nothing to crawl from"
         )));
     }
-    let sites: BTreeSet<String> = starts.iter().filter_map(|u| agent::explore::host_of(u)).collect();
+    let sites = site_hosts(store, &members, &o.starts, &o.hosts)?;
     let path = state_path(&o.state_dir, run, web_name);
     let mut state = match read_state(&path)? {
         Some(s) => s,
@@ -138,7 +192,13 @@ pub async fn crawl_site(
         Arc::new(proxy::guard::GuardConfig::standard(Vec::new())),
         guard_log,
     ));
-    let server = crate::loopback::Loopback::start(guarded, o.ca.clone(), o.proxy.clone()).await?;
+    // Every navigation, a redirect's target too, is checked against the site's hosts and robots.txt.
+    let gate = Arc::new(super::gate::CrawlGate::new(
+        guarded,
+        sites.clone(),
+        o.crawl.robots.then(|| state.robots.clone()),
+    ));
+    let server = crate::loopback::Loopback::start(gate.clone(), o.ca.clone(), o.proxy.clone()).await?;
     let env = TaskEnv {
         proxy: server.addr,
         ca_spki: o.ca.info().spki_sha256.clone(),
@@ -182,11 +242,96 @@ pub async fn crawl_site(
                 pages_now: state.pages - before,
                 state,
                 secs: t0.elapsed().as_secs_f64(),
+                refused: gate.refused(),
             })
         }
         Err(e) => {
             let _ = writer.interrupt(now);
             Err(SessionError::Crawl(format!("{e} (the crawl's state is kept: run it again to resume)")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
+    use snapshots::{request_key, Exchange};
+
+    /// A task snapshot of `(url, Sec-Fetch-Dest)` rows, each an HTML page answered 200.
+    fn task(store: &Store, name: &str, rows: &[(&str, Option<&str>)]) -> Manifest {
+        let w = store
+            .create_snapshot(NewSnapshot {
+                name: name.into(),
+                created_ms: 1,
+                seed: Seed { start_ms: 1, time_zone: "UTC".into() },
+                source: SnapshotSource::Record,
+                labels: BTreeMap::new(),
+            })
+            .unwrap();
+        for (i, (url, dest)) in rows.iter().enumerate() {
+            let mut headers = vec![Header::new("accept", "text/html")];
+            headers.extend(dest.map(|d| Header::new("sec-fetch-dest", d)));
+            w.append(Exchange {
+                seq: i as u64,
+                started_ms: 1,
+                key: request_key("GET", url, None, b"").unwrap().hex(),
+                request: RequestRecord {
+                    method: "GET".into(),
+                    url: url.to_string(),
+                    version: "HTTP/1.1".into(),
+                    headers,
+                    body: None,
+                },
+                response: ResponseRecord {
+                    status: 200,
+                    version: "HTTP/1.1".into(),
+                    headers: vec![Header::new("content-type", "text/html")],
+                    body: Some(store.put_blob(b"<html></html>").unwrap()),
+                    content_encoding: None,
+                },
+                timings: Timings::default(),
+                alpn: None,
+                server_addr: None,
+                flags: ExchangeFlags::default(),
+                websocket: None,
+            })
+            .unwrap();
+        }
+        w.finalize(2).unwrap()
+    }
+
+    /// Issue 61, part 3: a crawl keeps to the site's own hosts. It took the hosts of every document the
+    /// site's tasks recorded: the ad frames, third parties' widgets and sites a task left for.
+    #[test]
+    fn issue_61_a_crawl_keeps_to_the_sites_own_hosts() {
+        let store = Store::in_memory();
+        let a = task(
+            &store,
+            "run/t1",
+            &[
+                ("https://www.shop.test/", Some("document")),
+                ("https://ads.example/frame.html", Some("iframe")),
+                ("https://widgets.other.test/embed", Some("iframe")),
+                ("https://docs.shop.test/help", Some("document")),
+                ("https://en.wikipedia.test/wiki/Kettle", Some("document")),
+            ],
+        );
+        // An older recording without Sec-Fetch headers: its first page is the site's.
+        let b = task(&store, "run/t2", &[("https://shop.test/cart", None)]);
+        let hosts = |starts: &[&str], extra: &[&str]| {
+            let s: Vec<String> = starts.iter().map(|s| s.to_string()).collect();
+            let e: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+            site_hosts(&store, &[a.clone(), b.clone()], &s, &e).unwrap().into_iter().collect::<Vec<_>>()
+        };
+        for (starts, extra, want) in [
+            (&[][..], &[][..], &["docs.shop.test", "shop.test"][..]),
+            (&["https://blog.shop.test/"], &[], &["blog.shop.test", "docs.shop.test", "shop.test"]),
+            (&[], &["www.cdn-pages.test"], &["cdn-pages.test", "docs.shop.test", "shop.test"]),
+        ] {
+            assert_eq!(hosts(starts, extra), want, "{starts:?} {extra:?}");
         }
     }
 }

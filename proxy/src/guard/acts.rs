@@ -94,6 +94,51 @@ const ACT_WORDS: &[(&str, &str)] = &[
     ("cancel", "delete"),
     ("confirm", "booking"),
     ("verify", "account"),
+    ("bookmark", "vote"),
+    ("react", "vote"),
+    ("transition", "post"),
+    ("close", "post"),
+    ("reopen", "post"),
+    ("archive", "delete"),
+    ("redact", "delete"),
+    ("yank", "delete"),
+    ("ban", "delete"),
+    ("rollback", "post"),
+    ("revert", "post"),
+    ("assign", "post"),
+    ("reject", "post"),
+    ("forward", "message"),
+    ("broadcast", "message"),
+    ("pledge", "payment"),
+    ("tip", "payment"),
+    ("withdraw", "payment"),
+    ("deposit", "payment"),
+];
+
+/// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
+/// `ships`, `watches`): their plural is not read as the act.
+const NO_PLURAL: &[&str] = &["place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban"];
+
+/// Words that name the request as the browser's or the site's own machinery (a CSP or network-error
+/// report, a beacon, telemetry): harmless before any act word they contain (`csp-report`).
+const MACHINERY_WORDS: &[&str] =
+    &["csp", "beacon", "telemetry", "analytics", "metrics", "rum", "nel", "envelope", "pixel"];
+
+/// Credentials the user asks for themselves (a reset email, a one-time code, a log-in link): sending
+/// one of these is not a message.
+const OWN_CREDENTIALS: &[&str] = &[
+    "password",
+    "passwordless",
+    "reset",
+    "forgot",
+    "recover",
+    "recovery",
+    "oob",
+    "otp",
+    "code",
+    "magic",
+    "verification",
+    "mfa",
 ];
 
 /// Verbs that write; an act when their object is an act noun.
@@ -228,10 +273,34 @@ pub fn words(ident: &str) -> Vec<String> {
         .collect()
 }
 
-fn singular(w: &str) -> &str {
-    w.strip_suffix("es")
-        .filter(|s| s.ends_with("ss") || s.ends_with("sh"))
-        .unwrap_or_else(|| w.strip_suffix('s').filter(|s| s.len() > 2 && !s.ends_with('s')).unwrap_or(w))
+/// The singular of an English plural, as far as identifiers need it: `statuses` -> `status`, `boxes` ->
+/// `box`, `replies` -> `reply`, `votes` -> `vote`; a word that is not a plural (`status`, `class`,
+/// `analysis`, `news`) stays as it is.
+pub(crate) fn singular(w: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if let Some(stem) = w.strip_suffix("ies").filter(|s| s.len() > 1) {
+        return Cow::Owned(format!("{stem}y"));
+    }
+    if let Some(stem) = w.strip_suffix("es") {
+        if ["ss", "sh", "ch", "x", "z", "us"].iter().any(|e| stem.ends_with(e)) {
+            return Cow::Borrowed(stem);
+        }
+    }
+    match w.strip_suffix('s') {
+        Some(stem) if stem.len() > 2 && !["s", "u", "i"].iter().any(|e| stem.ends_with(e)) => {
+            Cow::Borrowed(stem)
+        }
+        _ => Cow::Borrowed(w),
+    }
+}
+
+/// The act an identifier's word names, in the singular or (unless it is also a plain noun) the plural.
+fn act_word(w: &str) -> Option<&'static str> {
+    let find = |x: &str| ACT_WORDS.iter().find(|(a, _)| *a == x).map(|(_, r)| *r);
+    find(w).or_else(|| {
+        let s = singular(w);
+        (s != w && !NO_PLURAL.contains(&s.as_ref())).then(|| find(&s)).flatten()
+    })
 }
 
 /// What an identifier (an operation name, an RPC method, a path's last word) says it does.
@@ -240,7 +309,19 @@ pub fn classify(ident: &str) -> Says {
     if ws.is_empty() {
         return Says::Nothing;
     }
-    let has = |set: &[&str]| ws.iter().any(|w| set.contains(&w.as_str()) || set.contains(&singular(w)));
+    let has =
+        |set: &[&str]| ws.iter().any(|w| set.contains(&w.as_str()) || set.contains(&singular(w).as_ref()));
+    // The browser's and the site's machinery: a CSP report, a beacon.
+    if has(MACHINERY_WORDS) {
+        return Says::Harmless;
+    }
+    // Asking a reset email, a one-time code or a log-in link for oneself.
+    if has(&["send", "request", "start", "resend", "forgot", "reset"])
+        && has(OWN_CREDENTIALS)
+        && !has(&["message", "invite", "invitation", "newsletter"])
+    {
+        return Says::Harmless;
+    }
     let cartish = has(&["cart", "basket", "bag", "wishlist"]);
     let write = ws.iter().any(|w| WRITE_WORDS.contains(&w.as_str()));
     // Joined pairs: signUp, checkOut.
@@ -266,14 +347,14 @@ pub fn classify(ident: &str) -> Says {
     if ws.len() == 1 && ws[0] == "checkout" {
         return Says::Act("purchase");
     }
-    let act = ws
-        .iter()
-        .chain(joined.iter())
-        .find_map(|w| ACT_WORDS.iter().find(|(a, _)| *a == w.as_str()).map(|(_, r)| *r));
+    let act = ws.iter().chain(joined.iter()).find_map(|w| act_word(w));
     if let Some(rule) = act {
-        // Removing from a cart, applying a coupon: the session's own state.
-        let soft = ws.iter().any(|w| matches!(w.as_str(), "apply" | "remove" | "delete" | "del" | "cancel"));
-        let own = cartish || has(&["coupon", "promo", "discount", "draft", "token", "code", "notification"]);
+        // Removing from a cart, applying a coupon, closing a session: the session's own state.
+        let soft = ws.iter().any(|w| {
+            matches!(w.as_str(), "apply" | "remove" | "delete" | "del" | "cancel" | "close" | "archive")
+        });
+        let own = cartish
+            || has(&["coupon", "promo", "discount", "draft", "token", "code", "notification", "session"]);
         if !(soft && own) {
             let account = has(&["account", "profile", "membership"]);
             return Says::Act(if rule == "delete" && account { "delete-account" } else { rule });
@@ -286,12 +367,13 @@ pub fn classify(ident: &str) -> Says {
         if let Some(rule) = ws
             .iter()
             .filter(|w| !WRITE_WORDS.contains(&w.as_str()))
-            .find_map(|w| ACT_NOUNS.iter().find(|(n, _)| *n == singular(w)).map(|(_, r)| *r))
+            .find_map(|w| ACT_NOUNS.iter().find(|(n, _)| *n == singular(w).as_ref()).map(|(_, r)| *r))
         {
             return Says::Act(rule);
         }
     }
-    if has(READ_WORDS) {
+    // Read words as they stand (`GetStatus`), not as plurals (`statuses` are the objects themselves).
+    if ws.iter().any(|w| READ_WORDS.contains(&w.as_str())) {
         return Says::Harmless;
     }
     Says::Nothing
@@ -335,13 +417,70 @@ const COLLECTIONS: &[(&str, &str)] = &[
     ("donation", "payment"),
     ("registration", "account"),
     ("account", "account"),
+    ("fork", "post"),
+    ("reply", "post"),
+    ("thread", "post"),
+    ("topic", "post"),
+    ("article", "post"),
+    ("story", "post"),
+    ("release", "post"),
+    ("pull", "post"),
+    ("pullrequest", "post"),
+    ("repo", "post"),
+    ("repository", "post"),
+    ("task", "post"),
+    ("card", "post"),
+    ("submission", "post"),
+    ("response", "post"),
+    ("vote", "vote"),
+    ("bookmark", "vote"),
+    ("favourite", "vote"),
+    ("favorite", "vote"),
+    ("reblog", "post"),
+    ("repost", "post"),
+    ("member", "vote"),
+    ("subscriber", "vote"),
+    ("follower", "vote"),
+    ("follow", "vote"),
+    ("candidate", "booking"),
+    ("applicant", "booking"),
+    ("registrant", "booking"),
+    ("attendee", "booking"),
+    ("participant", "booking"),
+    ("meeting", "booking"),
+    ("invitation", "message"),
+    ("transaction", "purchase"),
+    ("transfer", "payment"),
+    ("payment", "payment"),
+    ("charge", "payment"),
+    ("pledge", "payment"),
+    ("user", "account"),
+    ("customer", "account"),
 ];
 
 /// What a POST to `segment` (a path's last word) creates, when it is a collection of acts.
 pub fn collection(segment: &str) -> Option<&'static str> {
     let ws = words(segment);
-    let [w] = ws.as_slice() else { return None };
-    COLLECTIONS.iter().find(|(c, _)| *c == singular(w) || *c == w.as_str()).map(|(_, r)| *r)
+    let w = match ws.as_slice() {
+        [w] => w.clone(),
+        // `pullrequests`, `pull_requests`: one noun in two words.
+        [a, b] => format!("{a}{b}"),
+        _ => return None,
+    };
+    COLLECTIONS.iter().find(|(c, _)| *c == singular(&w).as_ref() || *c == w.as_str()).map(|(_, r)| *r)
+}
+
+/// The kind of record a generic create names in its body (AT Protocol's `collection` or `$type`
+/// `app.bsky.feed.like`, a `type` or `kind`): what creating one does, when it is a collection of acts.
+pub fn created_kind(leaves: &[(String, String)]) -> Option<(&'static str, String)> {
+    leaves.iter().find_map(|(k, v)| {
+        let leaf = k.rsplit('.').next().unwrap_or(k);
+        if !matches!(leaf, "collection" | "$type" | "type" | "kind") || k.contains('.') && leaf != "$type" {
+            return None;
+        }
+        let last = v.rsplit(['.', '/', ':']).next().unwrap_or(v);
+        collection(last).or_else(|| act_word(&last.to_ascii_lowercase())).map(|r| (r, v.clone()))
+    })
 }
 
 /// Parse a GraphQL document: its operations, each with its type, name and root fields. None when the
@@ -623,6 +762,15 @@ mod tests {
         check("users.info", Says::Harmless);
         check("ClientConfiguration", Says::Harmless);
         check("AddComment", Says::Act("post"));
+        check("csp-report", Says::Harmless);
+        check("accounts:sendOobCode", Says::Harmless);
+        check("votes", Says::Act("vote"));
+        check("places:searchText", Says::Harmless);
+        assert_eq!(singular("statuses"), "status");
+        assert_eq!(singular("status"), "status");
+        assert_eq!(singular("replies"), "reply");
+        assert_eq!(collection("statuses"), Some("post"));
+        assert_eq!(collection("forks"), Some("post"));
     }
 
     #[test]

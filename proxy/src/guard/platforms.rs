@@ -90,7 +90,21 @@ pub const ROWS: &[Row] = &[
         "",
         "keeps the session alive",
     ),
+    (
+        "wordpress",
+        W,
+        r"^/wp-json/wp/v2/(posts|pages)/[0-9]+/autosaves(/|\?|$)",
+        "",
+        "the editor's autosave: a private revision",
+    ),
     ("wordpress", W, r"^/wp-json/wp/v2/(posts|pages|comments|media)(/|\?|$)", "post", "publishes content"),
+    (
+        "google forms",
+        W,
+        r"^/forms/(u/[0-9]+/)?d/(e/)?[^/]+/formresponse(\?|$)",
+        "post",
+        "submits a form response",
+    ),
     // Shopify.
     ("shopify", ALL, r"^/cart(/(add|change|update|clear))?(\.js)?(\?|$)", "", "changes the session's cart"),
     ("shopify", W, r"^/(localization|search)(\?|/|$)", "", "sets the locale or searches"),
@@ -260,6 +274,10 @@ pub fn mediawiki_api<'f>(
     let paction = q("paction").or_else(|| field("paction").map(str::to_string)).unwrap_or_default();
     Some(match action.as_str() {
         "visualeditoredit" if paction == "save" => ("post", "saves a page edit"),
+        // VisualEditor's "review your changes" and its serialisations save nothing.
+        "visualeditoredit" if matches!(paction.as_str(), "diff" | "serialize" | "serializeforcache") => {
+            ("", "")
+        }
         "edit"
         | "visualeditoredit"
         | "discussiontoolsedit"

@@ -130,7 +130,7 @@ pub const RULES: &[Row] = &[
         "message",
         "sends a message or email",
         &["POST", "PUT"],
-        r"(^|/)(message|messages|send|sendmail|contact|compose|mail|chat|inbox|share/email)(/|$|\.)",
+        r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
         "",
         r"^(send|send message|send email|send now|email this|share by email)$",
     ),
@@ -200,6 +200,8 @@ pub struct WriteFacts<'a> {
     pub leaves: Vec<(String, String)>,
     /// The GraphQL operations the request carries.
     pub graphql: Vec<super::acts::GqlOp>,
+    /// The body's content type, when it said.
+    pub content_type: Option<&'a str>,
 }
 
 /// Why a request was judged a write that acts in the world.
@@ -399,6 +401,11 @@ impl WriteRules {
         if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
             return None;
         }
+        // 1b. The browser's own reports (CSP violations, the Reporting API, network errors) never act.
+        let ct = f.content_type.unwrap_or("").to_ascii_lowercase();
+        if ct.starts_with("application/csp-report") || ct.starts_with("application/reports+json") {
+            return None;
+        }
         // 2a. Payment processors, by host.
         if let Some((p, rule, why)) = super::platforms::processor(f.host, f.method, f.path) {
             return (!rule.is_empty()).then(|| hit(rule, why, format!("{p} route")));
@@ -451,7 +458,32 @@ impl WriteRules {
         }) {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
         }
+        let idents = action_idents(f.path, &f.leaves);
+        let ident_words: Vec<String> = idents.iter().flat_map(|i| super::acts::words(i)).collect();
+        let names = |set: &[&str]| ident_words.iter().any(|w| set.contains(&w.as_str()));
+        let joined_names = |set: &[&str]| {
+            ident_words.windows(2).any(|p| set.contains(&format!("{}{}", p[0], p[1]).as_str()))
+        };
+        // A password with no confirmation: a log-in, unless the request names an account's creation
+        // (a sign-up, a registration, a POST to the users or accounts) or its change (an update).
         if f.fields.iter().any(|n| self.password.is_match(n)) {
+            let creates = names(&["signup", "register", "registration", "join", "enroll", "createaccount"])
+                || joined_names(&["signup", "createaccount", "newaccount"])
+                || (f.method == "POST"
+                    && idents.first().and_then(|i| super::acts::collection(i)) == Some("account"))
+                || matches!(idents.first().map(|i| classify(i)), Some(Says::Act("account")));
+            let logs_in = names(&["login", "signin", "session", "sessions", "token", "authenticate"])
+                || joined_names(&["login", "signin"]);
+            if creates && !logs_in {
+                return Some(hit("account", why_of("account"), format!("password sent to {}", idents[0])));
+            }
+            return None;
+        }
+        // Asking a reset email for oneself: the request names a password (reset, forgot, change) and
+        // carries none.
+        if names(&["password", "passwd"])
+            && names(&["change", "reset", "forgot", "forgotten", "lost", "recover"])
+        {
             return None;
         }
         // 4b. What the request names its action: an act word in its last path words, its `action`, its
@@ -464,7 +496,6 @@ impl WriteRules {
         ) {
             return Some(h);
         }
-        let idents = action_idents(f.path, &f.leaves);
         if f.method == "POST" {
             if let Some(rule) = idents.first().and_then(|i| super::acts::collection(i)) {
                 return Some(hit(rule, why_of(rule), format!("POST to {}", idents[0])));
@@ -475,6 +506,15 @@ impl WriteRules {
                 Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
                 Says::Harmless => return None,
                 Says::Nothing => {}
+            }
+        }
+        // A generic create (`createRecord`, `POST /records`) of a kind the body names (AT Protocol's
+        // `collection`: `app.bsky.feed.like`).
+        if matches!(f.method, "POST" | "PUT")
+            && names(&["create", "put", "add", "new", "apply", "records", "record"])
+        {
+            if let Some((rule, kind)) = super::acts::created_kind(&f.leaves) {
+                return Some(hit(rule, why_of(rule), format!("creates a {kind}")));
             }
         }
         // 4c. Recipients at any depth: an address or a number under `to`, `recipients`, `attendees`.
@@ -594,8 +634,18 @@ fn parent_is_recipient(parent: &str, value: &str) -> bool {
 /// The identifier a request names its action with: the `action` (or RPC method) in its query or body,
 /// else its path's last word that is not an id.
 fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -> Vec<String> {
-    const KEYS: &[&str] =
-        &["action", "_action", "do", "wsfunction", "methodname", "method", "rating", "paction"];
+    const KEYS: &[&str] = &[
+        "action",
+        "_action",
+        "do",
+        "wsfunction",
+        "methodname",
+        "method",
+        "rating",
+        "paction",
+        "route",
+        "methodcalls",
+    ];
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let from_query = form_urlencoded::parse(query.as_bytes())
         .find(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
@@ -658,7 +708,7 @@ impl<'a> WriteFacts<'a> {
     pub fn of(
         method: &'a str,
         path: &'a str,
-        content_type: Option<&str>,
+        content_type: Option<&'a str>,
         body: Option<&[u8]>,
         label: Option<&'a str>,
     ) -> Self {
@@ -670,7 +720,7 @@ impl<'a> WriteFacts<'a> {
         method: &'a str,
         host: &'a str,
         path: &'a str,
-        content_type: Option<&str>,
+        content_type: Option<&'a str>,
         body: Option<&[u8]>,
         label: Option<&'a str>,
     ) -> Self {
@@ -693,7 +743,7 @@ impl<'a> WriteFacts<'a> {
                 fields.push(leaf);
             }
         }
-        WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql }
+        WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql, content_type }
     }
 }
 

@@ -1,8 +1,9 @@
 //! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
-//! rules were first written against (`proxy::guard::cases`), and the held-out table of issue 60
-//! (`proxy::guard::heldout`) in its two halves: the tuning half the rules were written from, and the
-//! held-out half, which the rules never saw and which gives the figures. Precision and recall of each,
-//! and the time per judgement.
+//! rules were first written against (`proxy::guard::cases`); the first table of issue 60
+//! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
+//! half was spent once its failures were read); and the fresh held-out table (`fresh.json`), written
+//! before the rules that followed, which gives the figures. Precision and recall of each, and the time
+//! per judgement.
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -13,6 +14,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let harmful = s.harmful_blocked + s.harmful_passed;
     let tune = heldout::score(&rules, "tune");
     let held = heldout::score(&rules, "held");
+    let fresh = heldout::score_rows(&rules, &heldout::fresh_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -29,7 +31,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
         s.precision(),
         s.recall()
     );
-    for (name, h) in [("issue 60, tuning half", &tune), ("issue 60, held-out half", &held)] {
+    for (name, h) in [
+        ("requests.json, first tuning half", &tune),
+        ("requests.json, first held-out half (spent: now tuning)", &held),
+        ("fresh.json, held out", &fresh),
+    ] {
         let (o, m) = n(h);
         println!(
             "| {name} | {o} / {m} | {} | {} | {:.3} | {:.3} |",
@@ -57,16 +63,18 @@ pub(crate) fn run() -> anyhow::Result<()> {
     for (src, got, want) in &s.wrong {
         println!("wrong (cases.rs): {src}: got {got:?}, want {want:?}");
     }
-    for (half, h) in [("tuning", &tune), ("held-out", &held)] {
+    for (half, h) in
+        [("requests.json tuning", &tune), ("requests.json spent", &held), ("fresh held-out", &fresh)]
+    {
         for (m, url, want, got) in &h.wrong {
-            println!("wrong ({half} half): {m} {url}: want {want}, refused by {got:?}");
+            println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
         }
     }
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if held.precision() < 0.97 || held.recall() < 0.97 {
-        println!("target missed on the held-out half: precision and recall >= 0.97");
+    if fresh.precision() < 0.97 || fresh.recall() < 0.97 {
+        println!("target missed on the fresh held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

@@ -157,10 +157,12 @@ pub fn score_rows(rules: &super::WriteRules, rows: &[Row]) -> Score {
     s
 }
 
-/// The held-out half's precision when the rules were last measured (0.961), less a margin of about one row.
-pub const PRECISION_FLOOR: f64 = 0.95;
-/// The held-out half's recall when the rules were last measured (0.886), less a margin of one row.
-pub const RECALL_FLOOR: f64 = 0.878;
+/// The fresh held-out table's precision when it was first measured (0.951: 11 of 223 ordinary refused),
+/// less about one row.
+pub const PRECISION_FLOOR: f64 = 0.945;
+/// The fresh held-out table's recall when it was first measured (0.838: 41 of 253 harmful passed), less
+/// about one row.
+pub const RECALL_FLOOR: f64 = 0.833;
 
 #[cfg(test)]
 mod tests {
@@ -214,18 +216,45 @@ mod tests {
         }
     }
 
-    /// The held-out half keeps what it measured when the rules were written (issue 60): a regression
+    /// The fresh held-out table keeps what it measured when it was first run (issue 60): a regression
     /// below these floors fails. Raise them when the rules get better; never lower them to pass.
     #[test]
-    fn the_held_out_half_stays_above_its_floor() {
-        let s = score(&crate::guard::WriteRules::builtin(), "held");
-        let wrong: Vec<String> = s.wrong.iter().map(|w| format!("{w:?}")).collect();
+    fn the_fresh_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fresh_rows());
         assert!(
             s.precision() >= PRECISION_FLOOR && s.recall() >= RECALL_FLOOR,
-            "held-out half: precision {:.3} recall {:.3}; judged wrong:\n{}",
+            "fresh held-out table: precision {:.3} recall {:.3} ({} judged wrong; \
+             `cargo test -p webfreeze-proxy --lib fresh_report -- --ignored --nocapture` lists them)",
             s.precision(),
             s.recall(),
-            wrong.join("\n")
+            s.wrong.len()
+        );
+    }
+
+    /// The first table, whole (both halves are tuning material now), stays where the rules brought it:
+    /// precision 1.000, recall 0.993 (2 of 280 harmful pass).
+    #[test]
+    fn the_tuning_material_stays_where_it_is() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &rows());
+        assert!(s.ordinary_blocked == 0 && s.harmful_passed <= 2, "{:?}", s.wrong);
+    }
+
+    /// The fresh table's figures and failures (held out: for the report, never for writing rules).
+    #[test]
+    #[ignore]
+    fn fresh_report() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fresh_rows());
+        for w in &s.wrong {
+            println!("{w:?}");
+        }
+        println!(
+            "fresh: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
+            s.precision(),
+            s.recall(),
+            s.ordinary_blocked,
+            s.ordinary_blocked + s.ordinary_passed,
+            s.harmful_passed,
+            s.harmful_passed + s.harmful_blocked
         );
     }
 

@@ -141,9 +141,20 @@ pub fn content_conflict(
     };
     // The name as written decides (`productId` is an id, `productid` is not).
     let names: BTreeSet<&String> = mine.iter().chain(theirs).map(|(k, _)| k).collect();
+    // A long number that is no time now names a thing (an ISBN, a catalogue node) whatever its
+    // parameter is called: another one is another resource.
+    let id_like = |vs: &BTreeSet<Option<String>>| {
+        vs.iter()
+            .flatten()
+            .any(|v| v.len() >= 8 && v.bytes().all(|b| b.is_ascii_digit()) && !crate::rules::unix_time_now(v))
+    };
     names
         .into_iter()
-        .find(|k| is_content_param(k) && of(mine, k) != of(theirs, k))
+        .find(|k| {
+            let (a, b) = (of(mine, k), of(theirs, k));
+            a != b
+                && (is_content_param(k) || (!a.is_empty() && !b.is_empty() && (id_like(&a) || id_like(&b))))
+        })
         .map(|k| k.to_ascii_lowercase())
 }
 

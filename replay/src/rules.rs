@@ -139,7 +139,7 @@ pub fn is_content_param(name: &str) -> bool {
 
 /// Whether a value reads as a Unix time now (2000 to 2040): 10 digits in seconds, 13 in milliseconds, 16
 /// in microseconds.
-fn unix_time_now(v: &str) -> bool {
+pub(crate) fn unix_time_now(v: &str) -> bool {
     const FROM_S: u64 = 946_684_800; // 2000-01-01
     const TO_S: u64 = 2_208_988_800; // 2040-01-01
     if !v.bytes().all(|b| b.is_ascii_digit()) {

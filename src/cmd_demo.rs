@@ -48,7 +48,7 @@ fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
         rescored: Default::default(),
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
         network: Default::default(),
-        state_diverged: Default::default(),
+        state_unknown: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =

@@ -7,7 +7,10 @@
 //!    in WebArena's action space while recording, with their
 //!    scripted replies; 2. score them with their own eval specs; 3. stop the sites and re-score offline
 //!    (`eval --rescore`: each task re-executed against its snapshot, its checks run again); 4. replay
-//!    the recorded run and score it. The three must agree task by task.
+//!    the recorded run and score it. The three must agree task by task. 5. replay it with other agents,
+//!    each scored at its own write epoch: one that only answers (on the cart task it never adds, so its
+//!    cart check reads the state probe's empty cart and fails, scored) and one that adds another product
+//!    (a write the recording never made: its state is unknown, counted apart with the write named).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,7 +39,7 @@ fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Resul
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
         network: crate::network_events::for_run(store, run),
-        state_diverged: crate::network_events::state_diverged(store, run),
+        state_unknown: session::frozen_verdict::counted_apart(store, run),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =
@@ -63,6 +66,43 @@ fn another_agent(
     }
     agent::policy::write_script(dir, &pairs)?;
     Ok(session::PolicySpec::Trajectory(dir.to_path_buf()))
+}
+
+/// The task another agent puts another product in the cart for, and its replies: it opens the Red Mug
+/// (a page the site's other recordings hold) and adds it, a write the recording never made.
+const ANOTHER_PRODUCT_TASK: &str = "demo-wa-2";
+const ANOTHER_PRODUCT: &[&str] = &[
+    "The shop is in the second tab. In summary, the next action I will perform is ```tab_focus [1]```",
+    "I pick the mug. In summary, the next action I will perform is ```goto [https://shop.test/product/red-mug]```",
+    "I add it to the cart. In summary, the next action I will perform is ```click [2]```",
+    "The cart holds the mug. In summary, the next action I will perform is ```stop [Red Mug]```",
+];
+
+/// A third scripted agent: [`ANOTHER_PRODUCT`] for [`ANOTHER_PRODUCT_TASK`], written at `dir`; returns
+/// its policy and the one task.
+fn another_product_agent(
+    dir: &Path,
+    tasks: &[agent::tasks::Task],
+) -> anyhow::Result<(session::PolicySpec, Vec<agent::tasks::Task>)> {
+    let task = tasks
+        .iter()
+        .find(|t| t.id == ANOTHER_PRODUCT_TASK)
+        .with_context(|| format!("the demo has no task {ANOTHER_PRODUCT_TASK}"))?
+        .clone();
+    let replies = ANOTHER_PRODUCT.iter().map(|r| r.to_string()).collect();
+    agent::policy::write_script(dir, &[(task.clone(), replies)])?;
+    Ok((session::PolicySpec::Trajectory(dir.to_path_buf()), vec![task]))
+}
+
+/// How another agent's run of a task came out: its verdict, "state unknown" when the frozen web cannot
+/// score it, "not scored", or "-".
+fn other_verdict(r: &EvalReport, id: &str) -> String {
+    match r.tasks.iter().find(|t| t.id == id) {
+        Some(t) if t.state_unknown.is_some() => "state unknown (apart)".to_string(),
+        Some(t) if !t.scored => "not scored".to_string(),
+        Some(t) => if t.success { "success" } else { "FAIL" }.to_string(),
+        None => "-".to_string(),
+    }
 }
 
 /// Task id -> success.
@@ -206,39 +246,46 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     crate::demo_runs::replay_recorded(base.clone(), &store_dir, &recorded, &replayed, tasks.clone())?;
     let replay = score(&replayed, &store_dir, Default::default())?;
     eprintln!(
-        "== 5/5 replaying with another agent (it only gives each task's final answer, acting on nothing) and \
-         scoring it on its own wire"
+        "== 5/5 replaying with other agents, each scored on its own wire at its own write epoch: one only \
+         gives each task's final answer, acting on nothing; one adds another product to {ANOTHER_PRODUCT_TASK}'s cart"
     );
     let another = runs.join("another");
     let answers_only = another_agent(&recorded, &dir.join("runs").join("another-script"), &tasks)?;
-    crate::demo_runs::replay_with(base, &store_dir, &recorded, &another, tasks, answers_only)?;
+    crate::demo_runs::replay_with(
+        base.clone(),
+        &store_dir,
+        &recorded,
+        &another,
+        tasks.clone(),
+        answers_only,
+    )?;
     let other = score(&another, &store_dir, Default::default())?;
+    let product = runs.join("another-product");
+    let (policy, one) = another_product_agent(&dir.join("runs").join("another-product-script"), &tasks)?;
+    crate::demo_runs::replay_with(base, &store_dir, &recorded, &product, one, policy)?;
+    let other_product = score(&product, &store_dir, Default::default())?;
 
-    println!("| task | recorded live | re-scored offline | replayed | replayed by another agent |\n|---|---|---|---|---|");
+    println!("| task | recorded live | re-scored offline | replayed | replayed by an answer-only agent | by an agent adding another product |\n|---|---|---|---|---|---|");
     let (l, o, r) = (verdicts(&live), verdicts(&offline), verdicts(&replay));
     let mark = |v: Option<&bool>| match v {
         Some(true) => "success",
         Some(false) => "FAIL",
         None => "-",
     };
-    let by_another = |id: &str| match other.tasks.iter().find(|t| t.id == id) {
-        Some(t) if t.state_diverged.is_some() => "not scorable frozen".to_string(),
-        Some(t) if !t.scored => "not scored".to_string(),
-        Some(t) => mark(Some(&t.success)).to_string(),
-        None => "-".to_string(),
-    };
     for id in l.keys() {
         println!(
-            "| {id} | {} | {} | {} | {} |",
+            "| {id} | {} | {} | {} | {} | {} |",
             mark(l.get(id)),
             mark(o.get(id)),
             mark(r.get(id)),
-            by_another(id)
+            other_verdict(&other, id),
+            other_verdict(&other_product, id)
         );
     }
-    if !other.not_scorable_frozen.is_empty() {
-        println!("\nnot scorable frozen (the other agent's writes are not the recording's, and the task's checks read the site's state):");
-        for n in &other.not_scorable_frozen {
+    let apart: Vec<&String> = other.state_unknown.iter().chain(&other_product.state_unknown).collect();
+    if !apart.is_empty() {
+        println!("\nstate unknown on the frozen web (counted apart, the write or page named):");
+        for n in apart {
             println!("  {n}");
         }
     }
@@ -254,6 +301,14 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     );
     if l != o || l != r {
         anyhow::bail!("the frozen verdicts differ from the live ones (see the table)");
+    }
+    let (answer_only, product) =
+        (other_verdict(&other, ANOTHER_PRODUCT_TASK), other_verdict(&other_product, ANOTHER_PRODUCT_TASK));
+    if answer_only != "FAIL" || !product.starts_with("state unknown") {
+        anyhow::bail!(
+            "{ANOTHER_PRODUCT_TASK}: the answer-only agent should fail, scored (got {answer_only}), and the agent \
+             adding another product should be counted apart (got {product})"
+        );
     }
     Ok(())
 }

@@ -39,7 +39,7 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         rescored,
         ssim_threshold: a.ssim_threshold,
         network: crate::network_events::for_run(&cfg.store, &a.run),
-        state_diverged: crate::network_events::state_diverged(&cfg.store, &a.run),
+        state_unknown: session::frozen_verdict::counted_apart(&cfg.store, &a.run),
     };
     let bar = crate::output::progress_bar(0, "tasks judged");
     let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {

@@ -12,6 +12,7 @@ fn keeps_wire_log(mode: trajectory::RunMode) -> bool {
 
 use evaluator::verified::network::{Event, EventsError, RunEvents, WireSource};
 use std::sync::Arc;
+use trajectory::proxy_report::wire::Answer;
 
 type Events = std::collections::BTreeMap<String, Result<RunEvents, EventsError>>;
 
@@ -83,7 +84,13 @@ fn events_of_wire(
             url: e.url.clone(),
             request_headers: e.request_headers.clone(),
             post: e.request_body.as_ref().map(|b| (content_type(&e.request_headers), b.clone())),
-            status: if e.status == 0 { -1 } else { i64::from(e.status) },
+            // A request replay missed got replay's own 404, not the site's answer: no response, as far as
+            // the checks know (a missed write also puts a Verified run apart, `session::frozen_verdict`).
+            status: if e.status == 0 || matches!(e.answer, Answer::Miss | Answer::StateUnknown) {
+                -1
+            } else {
+                i64::from(e.status)
+            },
             response_headers: e.response_headers.clone(),
             response,
         });
@@ -103,6 +110,10 @@ fn events_of(store: &snapshots::Store, name: &str) -> Result<Vec<Event>, snapsho
     let mut out = Vec::new();
     for x in store.exchanges(&m) {
         let x = x?;
+        if x.flags.probe {
+            // A state probe's read: the recorder's, never the agent's request.
+            continue;
+        }
         let text = |hash: &str| -> Result<String, snapshots::StoreError> {
             Ok(String::from_utf8_lossy(&store.blob_bytes(hash)?).into_owned())
         };
@@ -127,114 +138,6 @@ fn events_of(store: &snapshots::Store, name: &str) -> Result<Vec<Event>, snapsho
         });
     }
     Ok(out)
-}
-
-use replay::epochs::is_state_write;
-
-/// For each replayed task whose checks read the site's state (`program_html`, `page_image_query`): a
-/// difference between its writes (its wire log) and the writes its recording made, when they differ. The
-/// frozen pages show the state the recording's writes made; a run that wrote otherwise (or nothing) cannot
-/// be scored on them. Writes are compared as multisets (the evaluator's own requests, such as a REST
-/// helper's token, may come at another point), telemetry left out, and only on the hosts the recording
-/// talked to (the browser's own background writes are not the task's).
-pub(crate) fn state_diverged(
-    store: &std::path::Path,
-    run: &std::path::Path,
-) -> std::collections::BTreeMap<String, String> {
-    let mut out = std::collections::BTreeMap::new();
-    let Ok(trajs) = trajectory::RunDir::new(run).trajectories() else { return out };
-    let todo: Vec<_> = trajs
-        .into_iter()
-        .filter(|(_, t)| {
-            t.mode == trajectory::RunMode::Replay
-                && t.task_eval
-                    .as_ref()
-                    .and_then(trajectory::TaskEvalSpec::webarena)
-                    .is_some_and(|w| w.has_browser_checks())
-        })
-        .collect();
-    if todo.is_empty() {
-        return out;
-    }
-    let Ok(store) = snapshots::Store::open_read_only(store) else { return out };
-    for (dir, t) in todo {
-        let why = match (dir.read_wire(&t), t.snapshot.as_deref()) {
-            (Ok(None), _) => Some("no wire log (made by an older webfreeze)".to_string()),
-            (Err(e), _) => Some(e.to_string()),
-            (_, None) => Some("no recording named".to_string()),
-            (Ok(Some(log)), Some(name)) => match recorded_writes(&store, name) {
-                Err(e) => Some(format!("{name}: {e}")),
-                Ok((theirs, hosts)) => {
-                    let mine: Vec<Write> = log
-                        .entries
-                        .iter()
-                        .filter(|e| is_state_write(&e.method, &e.url) && hosts.contains(&host_of(&e.url)))
-                        .map(|e| {
-                            (e.method.clone(), e.url.clone(), e.request_body.clone().unwrap_or_default())
-                        })
-                        .collect();
-                    first_difference(&mine, &theirs)
-                }
-            },
-        };
-        if let Some(why) = why {
-            out.insert(t.task_id.clone(), why);
-        }
-    }
-    out
-}
-
-type Write = (String, String, String);
-
-fn host_of(url: &str) -> String {
-    url.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_ascii_lowercase)).unwrap_or_default()
-}
-
-/// The writes a recording made, and the hosts it talked to.
-fn recorded_writes(
-    store: &snapshots::Store,
-    name: &str,
-) -> Result<(Vec<Write>, std::collections::BTreeSet<String>), snapshots::StoreError> {
-    let m = store.manifest(name)?;
-    let mut out = Vec::new();
-    let mut hosts = std::collections::BTreeSet::new();
-    for x in store.exchanges(&m) {
-        let x = x?;
-        hosts.insert(host_of(&x.request.url));
-        if !is_state_write(&x.request.method, &x.request.url) {
-            continue;
-        }
-        let body = match &x.request.body {
-            Some(b) => String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned(),
-            None => String::new(),
-        };
-        out.push((x.request.method.clone(), x.request.url.clone(), body));
-    }
-    Ok((out, hosts))
-}
-
-/// A write the run and its recording do not share (compared as multisets), in words; None when they made
-/// the same writes.
-fn first_difference(mine: &[Write], theirs: &[Write]) -> Option<String> {
-    let show = |w: &Write| format!("{} {}", w.0, w.1);
-    let mut left: Vec<&Write> = theirs.iter().collect();
-    let mut extra: Vec<&Write> = Vec::new();
-    for w in mine {
-        match left.iter().position(|t| *t == w) {
-            Some(i) => {
-                left.remove(i);
-            }
-            None => extra.push(w),
-        }
-    }
-    match (extra.first(), left.first()) {
-        (None, None) => None,
-        (Some(a), Some(b)) if a.0 == b.0 && a.1 == b.1 => {
-            Some(format!("{} sent another body than the recording's", show(a)))
-        }
-        (Some(a), _) => Some(format!("wrote {}, which the recording never did", show(a))),
-        (None, Some(b)) => Some(format!("never wrote {}, which the recording did", show(b))),
-    }
 }
 
 /// Each task's own requests as HAR 1.2 in `dir/<task-id>.har`: a replayed task's from its wire log, a
@@ -294,35 +197,4 @@ pub(crate) fn export_har(
         }
     }
     Ok((written, skipped))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn writes_compared() {
-        let w = |m: &str, u: &str, b: &str| (m.to_string(), u.to_string(), b.to_string());
-        let add = w("POST", "https://s.test/cart/add", "slug=jar");
-        let other = w("POST", "https://s.test/cart/add", "slug=mug");
-        let pay = w("POST", "https://s.test/checkout", "");
-        for (mine, theirs, want) in [
-            (vec![add.clone(), pay.clone()], vec![add.clone(), pay.clone()], None),
-            (vec![], vec![add.clone()], Some("never wrote POST https://s.test/cart/add")),
-            (vec![other.clone()], vec![add.clone()], Some("sent another body")),
-            (vec![add.clone(), pay.clone()], vec![add.clone()], Some("which the recording never did")),
-            (vec![pay.clone()], vec![add.clone()], Some("which the recording never did")),
-            // The same writes in another order are the same state.
-            (vec![pay.clone(), add.clone()], vec![add.clone(), pay.clone()], None),
-        ] {
-            let got = first_difference(&mine, &theirs);
-            match want {
-                None => assert_eq!(got, None),
-                Some(w) => assert!(got.as_deref().is_some_and(|g| g.contains(w)), "{got:?} / {w}"),
-            }
-        }
-        assert!(!is_state_write("POST", "https://s.test/g/collect?v=2"));
-        assert!(!is_state_write("GET", "https://s.test/cart"));
-        assert!(is_state_write("POST", "https://s.test/cart/add"));
-    }
 }

@@ -18,6 +18,8 @@ pub use trajectory::task_env::{ProxyProbe, TaskEnv};
 mod checks;
 mod config;
 mod files;
+mod state_probes;
+pub use state_probes::PROBE_HEADER;
 mod stats;
 
 use crate::browser::ProfileGuard;
@@ -107,9 +109,17 @@ pub async fn run_task(
                 .clone()
                 .filter(|_| env.mode == trajectory::RunMode::Record)
                 .map(crate::explore::Explorer::new);
-            steps(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files, explorer.as_mut())
-                .await;
+            let shop = task
+                .setup
+                .shop_api
+                .as_deref()
+                .and_then(|base| ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).ok());
+            let eval = task.setup.eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena);
+            let mut probes = state_probes::StateProbes::of(eval, &env, shop);
+            let extras = Extras { explorer: explorer.as_mut(), probes: probes.as_mut() };
+            steps(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files, extras).await;
             t.exploration = explorer.map(|e| e.stats().clone());
+            t.state_probes = probes.map(|p| p.stats);
         }
     }
     t.final_url = session
@@ -210,6 +220,12 @@ async fn start(cfg: &AgentConfig, task: &Task, session: &Session) -> Result<Vec<
     Ok(images)
 }
 
+/// What runs beside the agent's steps while recording: exploration, and the task's state probes.
+struct Extras<'a> {
+    explorer: Option<&'a mut crate::explore::Explorer>,
+    probes: Option<&'a mut state_probes::StateProbes>,
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn steps(
     cfg: &AgentConfig,
@@ -220,8 +236,9 @@ async fn steps(
     session: &Session,
     t: &mut Trajectory,
     files: &mut Files,
-    mut explorer: Option<&mut crate::explore::Explorer>,
+    extras: Extras<'_>,
 ) {
+    let Extras { mut explorer, mut probes } = extras;
     let mut last_error: Option<String> = None;
     // Live and record: pages quoting the task with its answer are contamination evidence.
     let answer_check = (env.mode != RunMode::Replay)
@@ -237,6 +254,11 @@ async fn steps(
             t.error = Some(why);
             return;
         }
+        // Recording a state task: its checked pages at this write epoch, before the step is observed.
+        let probe_notes = match probes.as_deref_mut() {
+            Some(p) => p.before_step(session, env).await,
+            None => Vec::new(),
+        };
         let before = env.probe.as_ref().map(|p| p.counters()).unwrap_or_default();
         let obs = match session.observe().await {
             Ok(o) => o,
@@ -247,7 +269,7 @@ async fn steps(
             }
         };
         let png_name = TaskDir::step_png(n);
-        let mut notes = Vec::new();
+        let mut notes = probe_notes;
         if let Some(pending) = &obs.unsettled {
             notes.push(format!(
                 "the page had not settled within {:.0}s; still loading: {}",

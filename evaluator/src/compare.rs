@@ -182,8 +182,12 @@ pub struct Comparison {
     pub mcnemar_p: f64,
     /// Flipped tasks.
     pub flips: Vec<Flip>,
-    /// Tasks evaluated in one run only.
+    /// Tasks evaluated in one run only (left out of the paired statistics).
     pub unpaired: Vec<String>,
+    /// Replayed state tasks counted apart for an unknown state: (task, run "A"/"B", why). They are in
+    /// their run's rate bounds ([`GroupStats::bounds`]) and out of the paired statistics.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub state_unknown: Vec<(String, String, String)>,
     /// Per site: tasks the site blocked in (A, B), counted apart (not in the rates).
     pub blocked: BTreeMap<String, (u64, u64)>,
     /// The blocked tasks with their evidence: (task, run "A"/"B", `host: marker`).
@@ -320,6 +324,19 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
             unpaired.push(y.id.clone());
         }
     }
+    // The runs counted apart for an unknown state: in their side's bounds, never paired.
+    let mut state_unknown = Vec::new();
+    for (run, report) in [("A", &ea), ("B", &eb)] {
+        for t in &report.tasks {
+            let Some(why) = &t.state_unknown else { continue };
+            let site = sites.entry(t.web_name.clone()).or_default();
+            let (g, all) =
+                if run == "A" { (&mut site.0, &mut overall.0) } else { (&mut site.1, &mut overall.1) };
+            g.state_unknown += 1;
+            all.state_unknown += 1;
+            state_unknown.push((t.id.clone(), run.to_string(), why.clone()));
+        }
+    }
     let mut blocked: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut blocked_tasks = Vec::new();
     for (run, report) in [("A", &ea), ("B", &eb)] {
@@ -367,6 +384,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<Comparison, EvalError> {
         pairs: p,
         flips,
         unpaired,
+        state_unknown,
     })
 }
 

@@ -57,10 +57,10 @@ pub struct EvalOptions {
     /// why a task has none. Tasks missing here have none either.
     pub network:
         BTreeMap<String, Result<crate::verified::network::RunEvents, crate::verified::network::EventsError>>,
-    /// Replayed tasks whose writes are not the recording's (by task id, the first difference): the frozen
-    /// pages show the state the recording's writes made, not this run's, so their state checks
-    /// (`program_html`, `page_image_query`) are not scorable frozen.
-    pub state_diverged: BTreeMap<String, String>,
+    /// Replayed state tasks the frozen web cannot score, by task id, with why
+    /// (`session::frozen_verdict`: a write the recording did not make, named; a page whose state at the
+    /// run's write epoch is unknown). Counted apart: in each rate's bounds, never in `n`.
+    pub state_unknown: BTreeMap<String, String>,
 }
 
 /// Reference-matcher result of one task.
@@ -131,10 +131,11 @@ pub struct TaskEval {
     /// judged, shown, and counted apart, with its evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<trajectory::GuardFlags>,
-    /// Replay: the run's writes are not the recording's (the first difference) and the task's checks read
-    /// the site's state, so it is not scorable frozen: shown, counted apart, never a failure or a success.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state_diverged: Option<String>,
+    /// Replay: the state the task's checks read is unknown on the frozen web (the run made a write the
+    /// recording did not make, named here; or read a page no recording knows at its write epoch): shown,
+    /// counted apart, never a failure or a success; in the rate's bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "state_diverged")]
+    pub state_unknown: Option<String>,
     /// The requests its network checks were scored on (its own wire log, or its recording), when it has
     /// network checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +171,10 @@ pub struct GroupStats {
     /// Live and record: tasks some of whose writes the side-effect guard refused (counted in `n`).
     #[serde(default)]
     pub writes_blocked: u64,
+    /// Replay: state tasks whose state is unknown on the frozen web (a write the recording did not make):
+    /// not in `n`, in [`GroupStats::bounds`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub state_unknown: u64,
     /// The mean of the scored tasks' partial credit, where their benchmark gives one (AssistantBench's
     /// accuracy, the figure of its leaderboard); a task without an answer counts 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +197,26 @@ impl GroupStats {
         if let Some(s) = judge_std {
             self.judged += 1;
             self.judge_std += (s - self.judge_std) / self.judged as f64;
+        }
+    }
+
+    /// The success rate's bounds once the tasks counted apart for an unknown state are counted too: all of
+    /// them failures (low), all of them successes (high). Both equal `rate` when none is apart.
+    pub fn bounds(&self) -> (f64, f64) {
+        let all = self.n + self.state_unknown;
+        if all == 0 {
+            return (0.0, 0.0);
+        }
+        (self.success as f64 / all as f64, (self.success + self.state_unknown) as f64 / all as f64)
+    }
+
+    /// The share of the runs the frozen web could have scored that it counted apart (unknown state).
+    pub fn unknown_share(&self) -> f64 {
+        let all = self.n + self.state_unknown;
+        if all == 0 {
+            0.0
+        } else {
+            self.state_unknown as f64 / all as f64
         }
     }
 
@@ -231,10 +256,10 @@ pub struct EvalReport {
     /// Tasks with contamination evidence (not counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contaminated: Vec<String>,
-    /// Replayed tasks whose state checks are not scorable frozen (their writes are not the recording's),
-    /// with the first difference (not counted).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_scorable_frozen: Vec<String>,
+    /// Replayed state tasks whose state is unknown on the frozen web, with why (not in `n`; in the
+    /// bounds of each rate, [`GroupStats::bounds`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "not_scorable_frozen")]
+    pub state_unknown: Vec<String>,
     /// Tasks some of whose writes the side-effect guard refused (counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes_blocked: Vec<String>,
@@ -314,7 +339,7 @@ pub async fn evaluate_with_progress(
             judge: None,
             judge_error: None,
             reference_error: None,
-            state_diverged: None,
+            state_unknown: None,
             wire: None,
             unknown_spec_parts: t.task_eval.as_ref().map(TaskEvalSpec::unknown_parts).unwrap_or_default(),
             rescored: false,
@@ -358,11 +383,9 @@ pub async fn evaluate_with_progress(
         // A task that errored is a failure whatever its answer; it is still scored.
         te.scored = verdict.is_some() || matches!(t.outcome, Outcome::Error | Outcome::Timeout);
         te.success = verdict.unwrap_or(false) && t.outcome == Outcome::Answered;
-        let state_checks =
-            t.task_eval.as_ref().and_then(TaskEvalSpec::webarena).is_some_and(|w| w.has_browser_checks());
-        if let Some(why) = opts.state_diverged.get(&t.task_id).filter(|_| state_checks) {
-            // Not the model's failure nor its success: the frozen pages show another run's state.
-            te.state_diverged = Some(why.clone());
+        if let Some(why) = opts.state_unknown.get(&t.task_id) {
+            // Not the model's failure nor its success: nobody knows the state its checks would read.
+            te.state_unknown = Some(why.clone());
             te.scored = false;
             te.success = false;
         }
@@ -387,6 +410,10 @@ pub async fn evaluate_with_progress(
     for te in tasks.iter().filter(|t| contaminated(t)) {
         sites.entry(te.web_name.clone()).or_default().contaminated += 1;
         overall.contaminated += 1;
+    }
+    for te in tasks.iter().filter(|t| t.state_unknown.is_some()) {
+        sites.entry(te.web_name.clone()).or_default().state_unknown += 1;
+        overall.state_unknown += 1;
     }
     for te in tasks.iter().filter(|t| writes_blocked(t)) {
         sites.entry(te.web_name.clone()).or_default().writes_blocked += 1;
@@ -421,16 +448,16 @@ pub async fn evaluate_with_progress(
                     && t.outcome != Outcome::Blocked
                     && !off_snapshot(t)
                     && !contaminated(t)
-                    && t.state_diverged.is_none()
+                    && t.state_unknown.is_none()
             })
             .map(|t| t.id.clone())
             .collect(),
         blocked: tasks.iter().filter(|t| t.outcome == Outcome::Blocked).map(|t| t.id.clone()).collect(),
         off_snapshot: tasks.iter().filter(|t| off_snapshot(t)).map(|t| t.id.clone()).collect(),
         contaminated: tasks.iter().filter(|t| contaminated(t)).map(|t| t.id.clone()).collect(),
-        not_scorable_frozen: tasks
+        state_unknown: tasks
             .iter()
-            .filter_map(|t| Some(format!("{} ({})", t.id, t.state_diverged.as_deref()?)))
+            .filter_map(|t| Some(format!("{} ({})", t.id, t.state_unknown.as_deref()?)))
             .collect(),
         writes_blocked: tasks.iter().filter(|t| writes_blocked(t)).map(|t| t.id.clone()).collect(),
         tasks,
@@ -483,4 +510,8 @@ pub fn guard_evidence(t: &TaskEval) -> Vec<String> {
         }),
     );
     out
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

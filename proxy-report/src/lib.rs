@@ -1,7 +1,7 @@
 //! What a task's proxy reports at the end of the task, as data: written by the proxy side (replay,
 //! recording, a live pass-through, the guards), kept in the task's trajectory
 //! (`trajectory::Trajectory::proxy_report`) and read back without depending on any of them. A leaf crate
-//! (serde and `wall` only), so `trajectory` can name the type and `replay` need not know trajectories.
+//! (serde, form_urlencoded and `wall` only), so `trajectory` can name the type and `replay` need not know trajectories.
 //!
 //! In JSON the mode's fields are at the top level (a replay report's `walls`, a recording's `recorded`),
 //! with the guards' refusals beside them under `blocked`: the shape trajectories have always had. A
@@ -10,6 +10,7 @@
 pub mod guard;
 pub mod replay;
 pub mod wire;
+pub mod writes;
 
 use serde::{Deserialize, Serialize};
 

@@ -12,7 +12,9 @@ pub struct MissEntry {
     pub method: String,
     /// Requested URL.
     pub url: String,
-    /// What was done: "404", "live", "record".
+    /// What was done: "404", "live", "record", or "state-unknown" (a page that carries state, recorded only
+    /// after writes the run has not made: answered 404, marked, whatever the miss policy; see
+    /// `replay::epochs`).
     pub action: String,
     /// What the browser wanted it for (`Sec-Fetch-Dest`: document, style, script, font, image, empty for
     /// fetch/XHR, manifest ...), when it said.
@@ -102,6 +104,10 @@ pub struct ReplayReport {
     pub misses: Vec<MissEntry>,
     /// Misses the page's rendering needed (see [`MissEntry::render`]).
     pub render_misses: u64,
+    /// Misses marked `state-unknown` (counted in `missed` too): pages whose state at the run's write epoch
+    /// no recording knows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub state_unknown: u64,
     /// Client WebSocket messages no recorded one matched (not counted in `requests` or `missed`).
     pub websocket_missed: u64,
     /// Those messages.
@@ -204,4 +210,8 @@ pub struct WsMissEntry {
     pub url: String,
     /// The message (its first 200 characters; binary as `<N bytes>`).
     pub message: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -32,6 +32,9 @@ pub enum Answer {
     Synthetic,
     /// Nothing recorded matched: the miss policy answered (404, or the live site).
     Miss,
+    /// A page that carries state, recorded only after writes the run has not made: replay answered 404,
+    /// marked (`replay::epochs`).
+    StateUnknown,
     /// A recorded exchange without its body (not a fidelity hit).
     WithoutBody,
     /// Refused by a guard.
@@ -54,6 +57,7 @@ impl Answer {
             Answer::SiteSearch => "site-search",
             Answer::Synthetic => "synthetic",
             Answer::Miss => "miss",
+            Answer::StateUnknown => "state-unknown",
             Answer::WithoutBody => "without-body",
             Answer::Blocked => "blocked",
             Answer::Live => "live",

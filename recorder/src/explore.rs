@@ -60,6 +60,7 @@ impl Handler for ExploreSplit {
         let marked = req.headers_mut().remove(EXPLORE_HEADER).is_some();
         ctx.explore.store(marked, Ordering::Relaxed);
         self.of(ctx).begin(&ctx.rec, &req);
+        req.headers_mut().remove(crate::PROBE_HEADER);
         std::future::ready(Decision::Forward(req))
     }
 

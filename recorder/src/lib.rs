@@ -62,7 +62,14 @@ pub struct RecordStats {
     pub store_errors: u64,
     /// Decoded response-body bytes of the exchanges stored.
     pub body_bytes: u64,
+    /// Writes stored that changed state (`proxy_report::writes`: a write method, answered 2xx or 3xx),
+    /// state probes left out: a driver that sees this grow runs the task's state probes.
+    pub writes: u64,
 }
+
+/// The request header a state probe's requests carry (never forwarded, never stored): the exchange is
+/// recorded flagged [`ExchangeFlags::probe`].
+pub const PROBE_HEADER: &str = "x-webfreeze-probe";
 
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +103,8 @@ struct RecState {
     first_byte: Option<Instant>,
     /// The messages of a WebSocket this request opened (a 101 answer).
     ws: Option<WebSocketLog>,
+    /// A state probe's request ([`PROBE_HEADER`]).
+    probe: bool,
 }
 
 struct ResponseHead {
@@ -174,7 +183,10 @@ impl Recorder {
             method: req.method().as_str().to_string(),
             url: req.uri().to_string(),
             version: version_str(req.version()).to_string(),
-            headers: headers_of(req.headers()),
+            headers: headers_of(req.headers())
+                .into_iter()
+                .filter(|h| !h.name.eq_ignore_ascii_case(PROBE_HEADER))
+                .collect(),
             req_body: self.writer.store().blob_writer(),
             req_failed: None,
             key: KeyBuilder::new(
@@ -186,6 +198,7 @@ impl Recorder {
             resp_body: None,
             first_byte: None,
             ws: None,
+            probe: req.headers().contains_key(PROBE_HEADER),
         };
         if let Ok(mut g) = ctx.state.lock() {
             *g = Some(st);
@@ -211,6 +224,8 @@ impl Recorder {
             return;
         };
         let truncated = outcome.is_err();
+        let (probe, status) = (st.probe, head.status);
+        let write = !probe && proxy_report::writes::is_state_write(&st.method, &st.url);
         let result = (|| -> Result<Exchange, snapshots::StoreError> {
             if let Some(e) = st.req_failed {
                 return Err(e);
@@ -250,7 +265,7 @@ impl Recorder {
                 },
                 alpn: head.upstream.alpn.clone(),
                 server_addr: head.upstream.server_addr.map(|a| a.to_string()),
-                flags: ExchangeFlags { truncated, body_not_captured: false, decode_failed },
+                flags: ExchangeFlags { truncated, body_not_captured: false, decode_failed, probe },
                 websocket: st.ws,
             })
         })();
@@ -259,6 +274,9 @@ impl Recorder {
             Ok(_) => self.bump(|s| {
                 s.recorded += 1;
                 s.body_bytes += size;
+                if write && proxy_report::writes::counts(status) {
+                    s.writes += 1;
+                }
                 if truncated {
                     s.truncated += 1;
                 }
@@ -278,9 +296,10 @@ impl Handler for Recorder {
     fn request(
         &self,
         ctx: &RecCtx,
-        req: Request<Body>,
+        mut req: Request<Body>,
     ) -> impl std::future::Future<Output = Decision> + Send {
         self.begin(ctx, &req);
+        req.headers_mut().remove(PROBE_HEADER);
         std::future::ready(Decision::Forward(req))
     }
 

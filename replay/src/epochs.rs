@@ -1,43 +1,61 @@
 //! A frozen web that follows the run's writes: each recorded exchange belongs to a *write epoch*, the number
-//! of state-changing writes the recording had made before it (POST, PUT, PATCH, DELETE answered 2xx or 3xx,
-//! telemetry left out). Replay keeps the run's own epoch: a write of the run that matches a recorded write
-//! (exact or normalised: same request, same body) moves it to just after that write. A page recorded several
-//! times (the cart before and after "add to cart") is then answered from the recording of the run's epoch,
-//! (only the recording's *next* write moves it: a later one out of order would carry the effects of the
-//! writes the run skipped)
-//! not by position: an agent that opens the cart twice without adding anything sees it empty twice; one that
-//! adds sees the item after its add. A write the recording never made is answered by the miss policy (never
-//! by the fuzzy layer, which would hand it another write's answer) and leaves the epoch where it was; `eval`
-//! then counts the task's state checks as not scorable frozen.
+//! of the recording's writes before it (what a write is, and which count, is `proxy_report::writes`: one
+//! rule for replay, the recorder's state probes and scoring). Replay keeps the run's own epoch: a write of
+//! the run that matches the recording's *next* write (exact or normalised: same request, same body) moves
+//! it to just after that write; a later one out of order would carry the effects of the writes the run
+//! skipped, so it leaves the epoch where it is. A page recorded several times (the cart before and after
+//! "add to cart", or a state probe's reading at each epoch) is answered from the recording of the run's
+//! epoch, not by position: an agent that opens the cart twice without adding anything sees it empty
+//! twice; one that adds sees the item after its add.
 //!
-//! The recorded writes are read from the snapshot once, when a page recorded several times is first asked
-//! for, or on the run's first write.
+//! **Exactly**: a page that carries state (HTML, JSON, XML) whose recordings are all from *later* epochs
+//! than the run's is not served: nobody knows what it showed before those writes. It is a miss marked
+//! `state-unknown` (report, wire log), for the agent and the end-of-task checks alike, and the run's
+//! verdict is counted apart. A page recorded at or before the run's epoch is served as the last state the
+//! recording saw (the state probes record the checked pages at every epoch). Scripts, styles, images and
+//! fonts are served at any epoch. A write the recording never made is answered by the miss policy (never
+//! by the fuzzy layer, which would hand it another write's answer) and leaves the epoch where it was.
+//!
+//! The recorded writes are read from the snapshot once, on the first request that needs them.
 
+use proxy_report::writes::{counts, is_write};
 use snapshots::{Manifest, Store, StoreError};
 
-/// Path pieces of telemetry writes, which change no state a page shows.
-const TELEMETRY: &[&str] =
-    &["collect", "beacon", "analytics", "track", "telemetry", "metrics", "rum", "log", "logs"];
+pub use proxy_report::writes::is_state_write;
 
-/// Whether a request with this method and URL changes state (a write that is not telemetry).
-pub fn is_state_write(method: &str, url: &str) -> bool {
-    if !matches!(method.to_ascii_uppercase().as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
-        return false;
-    }
-    let path = url.split('?').next().unwrap_or(url).to_ascii_lowercase();
-    !path.split(['/', '.', '-', '_']).any(|seg| TELEMETRY.contains(&seg))
-}
-
-/// The sequence numbers of a snapshot's state-changing writes that succeeded, in order.
+/// The sequence numbers of a snapshot's writes that count (`proxy_report::writes`), in order.
 pub(crate) fn recorded_writes(store: &Store, m: &Manifest) -> Result<Vec<u64>, StoreError> {
     let mut out = Vec::new();
     for x in store.exchanges(m) {
         let x = x?;
-        if is_state_write(&x.request.method, &x.request.url) && (200..400).contains(&x.response.status) {
+        if !is_state_write(&x.request.method, &x.request.url) || !counts(x.response.status) {
+            continue;
+        }
+        let ct = x.request.header("content-type").unwrap_or_default().to_string();
+        let body = match &x.request.body {
+            Some(b) if ct.contains("json") => {
+                String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned()
+            }
+            _ => String::new(),
+        };
+        if is_write(&x.request.method, &x.request.url, &ct, &body) {
             out.push(x.seq);
         }
     }
     Ok(out)
+}
+
+/// Whether every recording of a page (`seqs`) is from a later epoch than `epoch`: the page's state at
+/// `epoch` is unknown.
+pub(crate) fn all_later(writes: &[u64], seqs: &[u64], epoch: usize) -> bool {
+    !writes.is_empty() && seqs.iter().min().is_some_and(|s| epoch_of(writes, *s) > epoch)
+}
+
+/// Whether a response of this content type shows state (a page, an API's data), as opposed to a script,
+/// a style, an image or a font, which are served at any epoch.
+pub(crate) fn bears_state(content_type: &str) -> bool {
+    let ct = content_type.to_ascii_lowercase();
+    ct.contains("html") || ct.contains("json") || ct.contains("xml")
 }
 
 /// The epoch of the exchange recorded at `seq`: how many of `writes` came before it.
@@ -74,8 +92,14 @@ mod tests {
         assert_eq!(pick(&writes, &[1, 5], 1, 0), 0);
         // Several recordings in one epoch (a poll): in order, then the last.
         assert_eq!([0, 1, 2].map(|n| pick(&[], &[7, 8], 0, n)), [0, 1, 1]);
-        assert!(is_state_write("POST", "https://s.test/cart/add"));
-        assert!(!is_state_write("POST", "https://s.test/g/collect?v=2"));
-        assert!(!is_state_write("GET", "https://s.test/cart"));
+        // The page's recordings all after the run's epoch: its state is unknown; at or before: known.
+        assert!(all_later(&writes, &[3, 5], 0));
+        assert!(!all_later(&writes, &[3, 5], 1));
+        assert!(!all_later(&writes, &cart, 0));
+        assert!(!all_later(&[], &[3], 0), "a recording without writes has one state");
+        assert!(bears_state("text/html; charset=utf-8") && bears_state("application/json"));
+        assert!(
+            !bears_state("text/css") && !bears_state("image/png") && !bears_state("application/javascript")
+        );
     }
 }

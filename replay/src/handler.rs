@@ -242,7 +242,12 @@ impl Replay {
             };
             // A write the recording never made is the miss policy's: a fuzzy answer would hand it the state
             // of another write (`epochs`).
-            let is_write = crate::epochs::is_state_write(&method, &url);
+            let is_write = proxy_report::writes::is_write(
+                &method,
+                &url,
+                ct.as_deref().unwrap_or_default(),
+                &String::from_utf8_lossy(&body),
+            );
             let found = found.filter(|m| !(is_write && m.layer == Layer::Fuzzy));
             let dest = parts.headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()).map(str::to_string);
             // What the snapshot lacks (no answer, or only a fuzzy one) the overlays may have: the order is
@@ -341,7 +346,7 @@ impl Replay {
             // store outside it.
             // A page recorded several times, or a write: the recording's writes decide (`epochs`).
             let safe = matches!(method.as_str(), "GET" | "HEAD");
-            let writes: &[u64] = if (safe && m.len() > 1) || is_write {
+            let writes: &[u64] = if safe || is_write {
                 match self.writes.get() {
                     Some(w) => w,
                     None => self.offload.run(|| self.recorded_writes()).await,
@@ -349,6 +354,9 @@ impl Replay {
             } else {
                 &[]
             };
+            // Every recording of this page is from after writes the run has not made: its state now is
+            // unknown if it carries state (decided once the candidate's content type is read).
+            let mut later = None;
             let i = {
                 let Ok(mut s) = self.state.lock().map_err(poisoned) else {
                     return Decision::Respond(text_response(
@@ -356,7 +364,10 @@ impl Replay {
                         "replay state lost\n",
                     ));
                 };
-                if safe && m.len() > 1 && !writes.is_empty() {
+                if safe && crate::epochs::all_later(writes, &m.seqs, s.epoch) {
+                    later = Some(s.epoch);
+                    0
+                } else if safe && m.len() > 1 && !writes.is_empty() {
                     let epoch = s.epoch;
                     let nth = s.epoch_cursors.entry((m.group, epoch)).or_insert(0);
                     let i = crate::epochs::pick(writes, &m.seqs, epoch, *nth);
@@ -395,6 +406,20 @@ impl Replay {
                     ));
                 }
             };
+            if let Some(epoch) = later {
+                let ct = x.response.header("content-type").unwrap_or_default();
+                if crate::epochs::bears_state(ct) {
+                    self.record_state_unknown(&method, &url, dest.as_deref());
+                    self.wire_answer(ctx, Answered::bare(Answer::StateUnknown));
+                    tracing::debug!("replay {method} {url}: state unknown at write epoch {epoch}");
+                    return Decision::Respond(crate::serving::state_unknown_response(
+                        &self.manifest.name,
+                        &method,
+                        &url,
+                        epoch,
+                    ));
+                }
+            }
             let chosen = {
                 let Ok(mut s) = self.state.lock().map_err(poisoned) else {
                     return Decision::Respond(text_response(

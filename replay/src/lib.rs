@@ -332,6 +332,7 @@ impl Replay {
             background: s.background,
             misses: s.misses.clone(),
             render_misses: s.misses.iter().filter(|m| m.render).count() as u64,
+            state_unknown: s.misses.iter().filter(|m| m.action == STATE_UNKNOWN).count() as u64,
             websocket_missed: ws_misses.len() as u64,
             websocket_misses: ws_misses,
             fuzzy_matches: s.fuzzy_matches.clone(),
@@ -376,6 +377,17 @@ impl Replay {
             OnMiss::Live => "live",
             OnMiss::Record(_) => "record",
         };
+        self.note_miss(action, method, url, dest);
+    }
+
+    /// Count a page whose state at the run's epoch no recording knows (`epochs`): a miss marked
+    /// [`STATE_UNKNOWN`], answered 404 whatever the miss policy (the live site shows today's state, not
+    /// the one the run's writes left).
+    fn record_state_unknown(&self, method: &str, url: &str, dest: Option<&str>) {
+        self.note_miss(STATE_UNKNOWN, method, url, dest);
+    }
+
+    fn note_miss(&self, action: &str, method: &str, url: &str, dest: Option<&str>) {
         if let Ok(mut s) = self.state.lock() {
             s.missed += 1;
             let episode = s.episode;
@@ -393,6 +405,9 @@ impl Replay {
 }
 
 pub mod epochs;
+
+/// A miss's action when the page's state at the run's write epoch is unknown (`epochs`).
+pub const STATE_UNKNOWN: &str = "state-unknown";
 mod handler;
 mod serving;
 pub mod wire;

@@ -302,6 +302,24 @@ pub(crate) fn miss_response(snapshot: &str, method: &str, url: &str) -> Response
     r
 }
 
+/// The answer to a page whose state at the run's write epoch no recording knows (`epochs`): 404, marked
+/// `x-webfreeze-miss: state-unknown`.
+pub(crate) fn state_unknown_response(
+    snapshot: &str,
+    method: &str,
+    url: &str,
+    epoch: usize,
+) -> Response<Body> {
+    let mut r = text_response(
+        StatusCode::NOT_FOUND,
+        &format!(
+            "webfreeze replay: snapshot {snapshot:?} recorded {method} {url} only after writes this run has              not made (the run is at write epoch {epoch}): its state here is unknown\n"
+        ),
+    );
+    r.headers_mut().insert("x-webfreeze-miss", HeaderValue::from_static("state-unknown"));
+    r
+}
+
 /// Stream a large blob chunk by chunk, each read on the blocking pool; two chunks in flight at most, so
 /// memory stays bounded whatever the body size.
 fn stream_blob(store: Store, hash: String) -> Body {

@@ -49,7 +49,11 @@ pub(crate) fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)
                 headers: vec![
                     Header::new(
                         "content-type",
-                        if body.starts_with('<') { "text/html" } else { "text/plain" },
+                        match body.as_bytes().first() {
+                            Some(b'<') => "text/html",
+                            Some(b'/') => "text/css",
+                            _ => "text/plain",
+                        },
                     ),
                     Header::new("content-encoding", "gzip"),
                     Header::new("alt-svc", "h3=\":443\""),
@@ -949,12 +953,40 @@ async fn a_later_write_out_of_order_leaves_the_state_where_it_is() {
         ("GET", "https://s.test/cart", "empty cart"),
         ("POST", "https://s.test/cart/add?slug=jar", "added"),
         ("GET", "https://s.test/cart", "cart: jar"),
-        ("POST", "https://s.test/token", "token"),
-        ("GET", "https://s.test/cart", "cart: jar, token"),
+        ("POST", "https://s.test/wishlist/add?slug=jar", "wished"),
+        ("GET", "https://s.test/cart", "cart: jar, wished"),
     ]);
     let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
-    assert_eq!(ask(&r, "POST", "https://s.test/token", &[]).await.1, "token");
+    assert_eq!(ask(&r, "POST", "https://s.test/wishlist/add?slug=jar", &[]).await.1, "wished");
     assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "empty cart");
+}
+
+/// Issue 59, part 2: served by epoch, exactly. A page that carries state, recorded only after a write the
+/// run has not made, is a `state-unknown` miss (marked, counted in the report) for the agent and the
+/// end-of-task checks alike, never the state after that write; a stylesheet recorded after it is served
+/// at any epoch; once the run makes the write, the page is served.
+#[tokio::test]
+async fn issue_59_a_page_recorded_only_after_a_write_is_state_unknown_before_it() {
+    let (store, m) = snapshot(&[
+        ("GET", "https://s.test/product/jar", "<p>jar</p>"),
+        ("POST", "https://s.test/cart/add?slug=jar", "added"),
+        ("GET", "https://s.test/cart", "<p>cart: jar</p>"),
+        ("GET", "https://s.test/static/cart.css", "/* cart */"),
+    ]);
+    let r = Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
+    // Epoch 0: the product page (recorded then) is served; the cart is not known before the add.
+    assert_eq!(ask(&r, "GET", "https://s.test/product/jar", &[]).await.1, "<p>jar</p>");
+    let (status, body, headers) = ask(&r, "GET", "https://s.test/cart", &[]).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(headers["x-webfreeze-miss"], "state-unknown");
+    assert!(body.contains("write epoch 0"), "{body}");
+    assert_eq!(ask(&r, "GET", "https://s.test/static/cart.css", &[]).await.1, "/* cart */");
+    let report = r.report();
+    assert_eq!((report.state_unknown, report.missed), (1, 1), "{report:?}");
+    assert_eq!(report.misses[0].action, crate::STATE_UNKNOWN);
+    // The recording's add: the cart is the one recorded after it.
+    assert_eq!(ask(&r, "POST", "https://s.test/cart/add?slug=jar", &[]).await.1, "added");
+    assert_eq!(ask(&r, "GET", "https://s.test/cart", &[]).await.1, "<p>cart: jar</p>");
 }
 
 /// Bodies above the in-memory limit stream from the store chunk by chunk (each read on the blocking pool,

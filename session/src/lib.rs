@@ -25,6 +25,7 @@ mod episode_wire;
 mod error;
 #[cfg(feature = "run")]
 mod explore_snapshot;
+pub mod frozen_verdict;
 mod frozen_web;
 #[cfg(feature = "run")]
 mod loopback;

@@ -15,7 +15,12 @@ pub(crate) struct RecordProbe(pub(crate) Arc<Recorder>, pub(crate) Arc<Mutex<sna
 impl ProxyProbe for RecordProbe {
     fn counters(&self) -> ProxyStats {
         let s = self.0.stats();
-        ProxyStats { requests: s.recorded + s.skipped + s.failed, recorded: s.recorded, ..Default::default() }
+        ProxyStats {
+            requests: s.recorded + s.skipped + s.failed,
+            recorded: s.recorded,
+            writes: s.writes,
+            ..Default::default()
+        }
     }
     fn report(&self) -> Option<ProxyReport> {
         let s = self.0.stats();
@@ -141,5 +146,7 @@ mod tests {
         assert_eq!(agent::browser::CONTROL_HEADER, proxy::guard::CONTROL_HEADER);
         // And the wall classifier knows the guards' pages for what they are.
         assert_eq!(wall::GUARD_HEADER, proxy::guard::BLOCKED_HEADER);
+        // State probes: the mark the agent's background tab sends is the one the recorder strips and flags.
+        assert_eq!(agent::runner::PROBE_HEADER, recorder::PROBE_HEADER);
     }
 }

@@ -94,6 +94,25 @@ pub struct Timings {
     pub total_ms: Option<f64>,
 }
 
+/// The first value of header `name` (any case) among `headers`: the one header lookup on a record.
+pub fn header_value<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
+}
+
+impl RequestRecord {
+    /// The first value of request header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_value(&self.headers, name)
+    }
+}
+
+impl ResponseRecord {
+    /// The first value of response header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_value(&self.headers, name)
+    }
+}
+
 /// What went wrong while capturing an exchange.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExchangeFlags {
@@ -106,6 +125,10 @@ pub struct ExchangeFlags {
     /// Decoding the content-encoding failed: the stored body is the raw wire bytes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub decode_failed: bool,
+    /// A state probe's request (`recorder::PROBE_HEADER`): the recorder read a page the task's checks
+    /// read, after a write, to know its state at that epoch; never the agent's own request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probe: bool,
 }
 
 /// One recorded request/response pair.

@@ -39,6 +39,6 @@ pub use task_eval::{
 };
 pub use types::{
     CheckEvidence, Coverage, Exploration, Fork, GuardFlags, HtmlCheck, ImageCheck, ImageFile, Outcome,
-    ProxyStats, Reproduction, RescoreError, RunMode, Step, StepFlag, TextFlag, Timings, Trajectory,
-    TRAJECTORY_VERSION,
+    ProbeStats, ProxyStats, Reproduction, RescoreError, RunMode, Step, StepFlag, TextFlag, Timings,
+    Trajectory, TRAJECTORY_VERSION,
 };

@@ -67,6 +67,10 @@ pub enum Outcome {
 pub struct ProxyStats {
     /// Requests the proxy handled.
     pub requests: u64,
+    /// Record: writes stored that changed state (`proxy_report::writes`); when it grows, the runner runs
+    /// the task's state probes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub writes: u64,
     /// Replay: exact-key answers.
     pub exact: u64,
     /// Replay: normalised answers.
@@ -316,6 +320,21 @@ pub struct Step {
     pub reproduced: Option<Reproduction>,
 }
 
+/// A recorded task's state probes (`agent`'s runner): before the first action and after each write, the
+/// pages and REST reads its checks will read were fetched in the background, so the recording knows the
+/// checked state at every write epoch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeStats {
+    /// Rounds (1 + the writes that started one).
+    pub rounds: u32,
+    /// Pages loaded in a background tab.
+    pub pages: u32,
+    /// Shop REST reads made.
+    pub rest_reads: u32,
+    /// Wall-clock time spent probing.
+    pub ms: u64,
+}
+
 /// One task's record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
@@ -343,6 +362,9 @@ pub struct Trajectory {
     /// Record mode with `--explore`: what exploration did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration: Option<Exploration>,
+    /// Record mode, a task whose checks read the site's state: its state probes (not steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_probes: Option<ProbeStats>,
     /// A forked trajectory: the run whose first steps it re-executed before the model took over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked: Option<Fork>,

@@ -11,6 +11,8 @@
 //! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded on real applications
 //!   (DokuWiki with 220 pages, Python's documentation), leave-one-out: the site union, + exploration, + the
 //!   frozen search engine, + the site's crawl; each layer's cost.
+//! - `cargo xtask bench agreement`: live and frozen verdicts of state tasks side by side on a real
+//!   application (DokuWiki), run by agents other than the recording one (issue 59).
 //! - `cargo xtask bench coverage-demo`: the same on the demo sites and a 6-page DokuWiki (the last wave's).
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
 //!   on the demo sites, browser start time per task.
@@ -37,6 +39,7 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a developer tool that prints
 
 mod agent_bench;
+mod agreement_bench;
 mod bundle_bench;
 mod coverage_bench;
 mod coverage_real;
@@ -95,6 +98,7 @@ fn main() -> anyhow::Result<()> {
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
         ),
         ["bench", "coverage", ..] => coverage_real::run(),
+        ["bench", "agreement", ..] => agreement_bench::run(),
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),
         ["bench", "wire", ..] => wire_bench::run(&args),

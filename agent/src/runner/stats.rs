@@ -6,6 +6,7 @@ use trajectory::{ProxyStats, Trajectory};
 pub(super) fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
     ProxyStats {
         requests: after.requests.saturating_sub(before.requests),
+        writes: after.writes.saturating_sub(before.writes),
         exact: after.exact.saturating_sub(before.exact),
         normalised: after.normalised.saturating_sub(before.normalised),
         fuzzy: after.fuzzy.saturating_sub(before.fuzzy),

@@ -382,6 +382,7 @@ fn entry_to_exchange(store: &Store, e: &Value, seq: u64) -> Result<Result<Entry,
         truncated: ours.and_then(|o| o.get("truncated")).and_then(Value::as_bool).unwrap_or(false),
         decode_failed: ours.and_then(|o| o.get("decode_failed")).and_then(Value::as_bool).unwrap_or(false),
         body_not_captured: false,
+        probe: ours.and_then(|o| o.get("probe")).and_then(Value::as_bool).unwrap_or(false),
     };
     let body_bytes: Option<Vec<u8>> = match (text, encoding) {
         (Some(t), Some("base64")) => match base64::engine::general_purpose::STANDARD.decode(t.trim()) {
@@ -612,6 +613,9 @@ pub fn export<W: Write>(store: &Store, name: &str, out: W, file: &str) -> Result
                 "body_not_captured": x.flags.body_not_captured,
             },
         });
+        if x.flags.probe {
+            entry["_webfreeze"]["probe"] = true.into();
+        }
         websocket::export_fields(store, &x, &mut entry)?;
         serde_json::to_writer(&mut out, &entry).map_err(|e| io(e.into()))?;
         n += 1;

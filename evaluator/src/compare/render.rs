@@ -22,7 +22,18 @@ fn cause_name(k: CauseKind) -> &'static str {
 }
 
 fn pct(g: &GroupStats) -> String {
-    format!("{:.1}% ({}/{})", g.rate * 100.0, g.success, g.n)
+    let mut s = format!("{:.1}% ({}/{})", g.rate * 100.0, g.success, g.n);
+    if g.state_unknown > 0 {
+        let (low, high) = g.bounds();
+        s.push_str(&format!(
+            ", {} state unknown ({:.0}%): {:.1}-{:.1}%",
+            g.state_unknown,
+            g.unknown_share() * 100.0,
+            low * 100.0,
+            high * 100.0
+        ));
+    }
+    s
 }
 
 /// Markdown report.
@@ -94,7 +105,17 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     if !c.unpaired.is_empty() {
-        s.push_str(&format!("\nEvaluated in one run only (not compared): {}\n", c.unpaired.join(", ")));
+        s.push_str(&format!(
+            "\nLeft out of the paired statistics ({} task(s) scored in one run only): {}\n",
+            c.unpaired.len(),
+            c.unpaired.join(", ")
+        ));
+    }
+    if !c.state_unknown.is_empty() {
+        s.push_str("\nState unknown on the frozen web (counted apart: in each rate's bounds, as failures / as successes; not paired):\n\n");
+        for (id, run, why) in &c.state_unknown {
+            s.push_str(&format!("- {id} in {run}: {why}\n"));
+        }
     }
     s
 }
@@ -418,6 +439,7 @@ mod tests {
             mcnemar_p: 1.0,
             flips: vec![flip],
             unpaired: vec![],
+            state_unknown: vec![],
             blocked: [(HOSTILE.to_string(), (1, 0))].into_iter().collect(),
             blocked_tasks: vec![(HOSTILE.into(), "A".into(), HOSTILE.into())],
             beyond_snapshot: vec![],

@@ -13,13 +13,18 @@ fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
 /// The per-site table as Markdown.
 pub fn site_table(r: &EvalReport) -> String {
     let mut s = String::from(
-        "| site | success rate | n | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| site | success rate | n | state unknown | bounds | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
+        let (low, high) = g.bounds();
         s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} | {} | {} | {} | {} | {:.2} |\n",
+            "| {name} | {:.1}% | {} | {} ({:.0}%) | {:.1}-{:.1}% | {} | {} | {} | {} | {} | {:.2} |\n",
             g.rate * 100.0,
             g.n,
+            g.state_unknown,
+            g.unknown_share() * 100.0,
+            low * 100.0,
+            high * 100.0,
             g.errored,
             g.blocked,
             g.off_snapshot,
@@ -141,8 +146,8 @@ pub fn site_table(r: &EvalReport) -> String {
     note(&mut s, "Not scored (their eval spec could not be run)", &unscorable, "; ");
     note(
         &mut s,
-        "Not scorable frozen (their writes are not the recording's, and their checks read the site's state; not counted)",
-        &r.not_scorable_frozen,
+        "State unknown on the frozen web (counted apart, not in n; each rate's bounds count them as failures / as successes)",
+        &r.state_unknown,
         "; ",
     );
     let wires: Vec<String> =

@@ -369,11 +369,13 @@ async fn issue_59_state_tasks_are_scored_at_their_write_epoch() {
     let goto = |p: &str| act(&format!("goto [https://shop.test{p}]"));
     let answer = act("stop [Glass Jar]");
     // On a product page, element 2 is its "Add to cart" button.
-    let adds = script("adds", vec![goto("/product/glass-jar"), act("click [2]"), answer.clone()]);
+    let adds = script(
+        "adds",
+        vec![goto("/product/red-mug"), goto("/product/glass-jar"), act("click [2]"), answer.clone()],
+    );
     let answers = script("answers", vec![answer.clone()]);
     let looks = script("looks", vec![goto("/product/glass-jar"), answer.clone()]);
-    let other =
-        script("other", vec![goto("/product/glass-jar"), goto("/product/red-mug"), act("click [2]"), answer]);
+    let other = script("other", vec![goto("/product/red-mug"), act("click [2]"), answer]);
     let reach = sites.reach.clone();
     let run = |mode: &str, out: &Path, policy: &Path| shop_run(&tasks_file, mode, out, policy, &reach);
     let rec = h.join("rec");
@@ -385,7 +387,7 @@ async fn issue_59_state_tasks_are_scored_at_their_write_epoch() {
     let t = trajectory::RunDir::new(&rec).task("1").read_trajectory().unwrap().unwrap();
     let probes = t.state_probes.clone().expect("the recording probed the cart");
     assert_eq!((probes.rounds, probes.pages), (2, 2), "{probes:?}");
-    assert_eq!(t.steps.len(), 3);
+    assert_eq!(t.steps.len(), 4);
     drop(sites);
     {
         let store = snapshots::Store::open_read_only(&h.join("store")).unwrap();

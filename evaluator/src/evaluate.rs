@@ -484,7 +484,10 @@ pub fn read_report(run: &Path) -> Result<EvalReport, EvalError> {
 
 /// A replayed task that asked for a page the snapshot never recorded.
 pub fn off_snapshot(t: &TaskEval) -> bool {
-    t.outcome != Outcome::Blocked && t.coverage.as_ref().is_some_and(|c| c.off_snapshot)
+    // A task whose state is unknown is counted there (its missed page is often its unknown write's answer).
+    t.outcome != Outcome::Blocked
+        && t.state_unknown.is_none()
+        && t.coverage.as_ref().is_some_and(|c| c.off_snapshot)
 }
 
 /// A live or recording task with contamination evidence (not a `blocked` one: it was not attempted).

@@ -9,6 +9,10 @@
 //! an act noun (create + order, add + comment) is an act; a word of the session's own state (cart,
 //! coupon, draft, token, log-in) or of a read (search, get, list, estimate, preview) is harmless; nothing
 //! either way says nothing.
+//!
+//! Size: one room for the act vocabulary and the readers that find its words (GraphQL, RPC names, paths,
+//! bodies at every depth); the word lists are most of its length, and splitting them from their readers
+//! would put each rule's words and its reasoning in two files.
 
 /// What an identifier says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

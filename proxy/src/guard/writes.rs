@@ -35,6 +35,9 @@
 //!                "fields": "^tip_amount$", "label": "^leave a tip$" } ],
 //!   "safe_paths": ["/api/preview"] }
 //! ```
+//!
+//! Size: the rule table and its table test; the rows are most of its length and are read top to bottom as
+//! one ordered list (strongest evidence first), which a split would cut in two.
 
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;

@@ -69,7 +69,8 @@ fn another_agent(
 }
 
 /// The task another agent puts another product in the cart for, and its replies: it opens the Red Mug
-/// (a page the site's other recordings hold) and adds it, a write the recording never made.
+/// (which the recording agent looked at before choosing the jar) and adds it, a write the recording never
+/// made.
 const ANOTHER_PRODUCT_TASK: &str = "demo-wa-2";
 const ANOTHER_PRODUCT: &[&str] = &[
     "The shop is in the second tab. In summary, the next action I will perform is ```tab_focus [1]```",

@@ -266,16 +266,18 @@ async fn the_webarena_demo_scores_the_same_live_rescored_offline_and_replayed() 
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("11/11 tasks succeed live, 11/11 re-scored offline, 11/11 replayed"), "{stdout}");
-    // Replayed by another agent that only answers, each task is scored on what it did: the purchase's
-    // network checks fail on its own wire, the tasks whose checks read the site's state are counted apart,
-    // and an information task its answer alone settles still passes.
+    // Replayed by another agent that only answers, each task is scored on what it did, at its own write
+    // epoch (issue 59): the purchase's network checks fail on its own wire, the cart task's check reads the
+    // state probe's empty cart and fails, scored, and an information task its answer alone settles still
+    // passes. An agent that adds another product to the cart is counted apart, its write named.
     for row in [
-        "| demo-wav-2 | success | success | success | FAIL |",
-        "| demo-wa-2 | success | success | success | not scorable frozen |",
-        "| demo-wa-4 | success | success | success | success |",
+        "| demo-wav-2 | success | success | success | FAIL | - |",
+        "| demo-wa-2 | success | success | success | FAIL | state unknown (apart) |",
+        "| demo-wa-4 | success | success | success | success | - |",
     ] {
         assert!(stdout.contains(row), "{row}\n{stdout}");
     }
+    assert!(stdout.contains("demo-wa-2 (wrote POST https://shop.test/cart/add (slug=red-mug)"), "{stdout}");
     // The forum's state came from the agent: the vote and the post are in the recorded pages.
     let t =
         RunDir::new(dir.join("webarena/runs/recorded")).task("demo-wa-0").read_trajectory().unwrap().unwrap();

@@ -51,6 +51,17 @@ pub(crate) fn all_later(writes: &[u64], seqs: &[u64], epoch: usize) -> bool {
     !writes.is_empty() && seqs.iter().min().is_some_and(|s| epoch_of(writes, *s) > epoch)
 }
 
+/// Whether a recorded answer shows the site's state: a successful page or API answer ([`bears_state`]),
+/// not an error page, and not asked for as a picture, a script, a style or a font (a favicon recorded as
+/// a 404 page is no state).
+pub(crate) fn shows_state(x: &snapshots::Exchange, dest: Option<&str>) -> bool {
+    let sub = matches!(
+        dest.map(str::to_ascii_lowercase).as_deref(),
+        Some("image" | "script" | "style" | "font" | "audio" | "video" | "track" | "manifest" | "worker")
+    );
+    !sub && (200..300).contains(&x.response.status) && bears_state(x.response.header("content-type").unwrap_or_default())
+}
+
 /// Whether a response of this content type shows state (a page, an API's data), as opposed to a script,
 /// a style, an image or a font, which are served at any epoch.
 pub(crate) fn bears_state(content_type: &str) -> bool {

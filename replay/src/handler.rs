@@ -407,8 +407,7 @@ impl Replay {
                 }
             };
             if let Some(epoch) = later {
-                let ct = x.response.header("content-type").unwrap_or_default();
-                if crate::epochs::bears_state(ct) {
+                if crate::epochs::shows_state(&x, dest.as_deref()) {
                     self.record_state_unknown(&method, &url, dest.as_deref());
                     self.wire_answer(ctx, Answered::bare(Answer::StateUnknown));
                     tracing::debug!("replay {method} {url}: state unknown at write epoch {epoch}");

@@ -10,21 +10,33 @@ fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
     }
 }
 
-/// The per-site table as Markdown.
-pub fn site_table(r: &EvalReport) -> String {
-    let mut s = String::from(
-        "| site | success rate | n | state unknown | bounds | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
+/// A success rate, and beside it, when runs were counted apart for an unknown state, how many, their share
+/// and the bounds they leave (all failures - all successes): `50.0% (1 state unknown, 20%: 40.0-60.0%)`.
+pub fn rate_cell(g: &super::GroupStats) -> String {
+    let mut s = format!("{:.1}%", g.rate * 100.0);
+    if g.state_unknown > 0 {
         let (low, high) = g.bounds();
         s.push_str(&format!(
-            "| {name} | {:.1}% | {} | {} ({:.0}%) | {:.1}-{:.1}% | {} | {} | {} | {} | {} | {:.2} |\n",
-            g.rate * 100.0,
-            g.n,
+            " ({} state unknown, {:.0}%: {:.1}-{:.1}%)",
             g.state_unknown,
             g.unknown_share() * 100.0,
             low * 100.0,
-            high * 100.0,
+            high * 100.0
+        ));
+    }
+    s
+}
+
+/// The per-site table as Markdown.
+pub fn site_table(r: &EvalReport) -> String {
+    let mut s = String::from(
+        "| site | success rate | n | errored | blocked | off snapshot | contaminated | writes blocked | judge spread |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (name, g) in r.sites.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &r.overall)]) {
+        s.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.2} |\n",
+            rate_cell(g),
+            g.n,
             g.errored,
             g.blocked,
             g.off_snapshot,
@@ -175,4 +187,22 @@ pub fn site_table(r: &EvalReport) -> String {
     note(&mut s, "The model judge failed on (see judge_error in eval.json)", &judge_failed, ", ");
     note(&mut s, "Not scored (no reference for them; not counted)", &r.unscored, ", ");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 59, part 4: beside each rate, the runs counted apart for an unknown state and the bounds.
+    #[test]
+    fn a_rate_says_how_much_of_it_is_unknown() {
+        let mut g = super::super::GroupStats::default();
+        for ok in [true, true, false, false] {
+            g.add(ok, false, None);
+        }
+        assert_eq!(rate_cell(&g), "50.0%");
+        g.state_unknown = 1;
+        assert_eq!(g.bounds(), (0.4, 0.6));
+        assert_eq!(rate_cell(&g), "50.0% (1 state unknown, 20%: 40.0-60.0%)");
+    }
 }

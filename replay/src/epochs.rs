@@ -59,7 +59,8 @@ pub(crate) fn shows_state(x: &snapshots::Exchange, dest: Option<&str>) -> bool {
         dest.map(str::to_ascii_lowercase).as_deref(),
         Some("image" | "script" | "style" | "font" | "audio" | "video" | "track" | "manifest" | "worker")
     );
-    !sub && (200..300).contains(&x.response.status) && bears_state(x.response.header("content-type").unwrap_or_default())
+    !sub && (200..300).contains(&x.response.status)
+        && bears_state(x.response.header("content-type").unwrap_or_default())
 }
 
 /// Whether a response of this content type shows state (a page, an API's data), as opposed to a script,

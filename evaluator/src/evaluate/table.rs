@@ -12,7 +12,7 @@ fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
 
 /// A success rate, and beside it, when runs were counted apart for an unknown state, how many, their share
 /// and the bounds they leave (all failures - all successes): `50.0% (1 state unknown, 20%: 40.0-60.0%)`.
-pub fn rate_cell(g: &super::GroupStats) -> String {
+fn rate_cell(g: &super::GroupStats) -> String {
     let mut s = format!("{:.1}%", g.rate * 100.0);
     if g.state_unknown > 0 {
         let (low, high) = g.bounds();

@@ -220,6 +220,22 @@ impl GroupStats {
         }
     }
 
+    /// What to print beside the success rate when runs were counted apart for an unknown state: how many,
+    /// their share and the bounds they leave (` (1 state unknown, 20%: 40.0-60.0%)`); empty when none was.
+    pub fn unknown_note(&self) -> String {
+        if self.state_unknown == 0 {
+            return String::new();
+        }
+        let (low, high) = self.bounds();
+        format!(
+            " ({} state unknown, {:.0}%: {:.1}-{:.1}%)",
+            self.state_unknown,
+            self.unknown_share() * 100.0,
+            low * 100.0,
+            high * 100.0
+        )
+    }
+
     /// Count one scored task's partial credit.
     pub fn add_score(&mut self, score: f64) {
         self.with_score += 1;

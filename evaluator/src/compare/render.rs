@@ -22,18 +22,7 @@ fn cause_name(k: CauseKind) -> &'static str {
 }
 
 fn pct(g: &GroupStats) -> String {
-    let mut s = format!("{:.1}% ({}/{})", g.rate * 100.0, g.success, g.n);
-    if g.state_unknown > 0 {
-        let (low, high) = g.bounds();
-        s.push_str(&format!(
-            ", {} state unknown ({:.0}%): {:.1}-{:.1}%",
-            g.state_unknown,
-            g.unknown_share() * 100.0,
-            low * 100.0,
-            high * 100.0
-        ));
-    }
-    s
+    format!("{:.1}% ({}/{}){}", g.rate * 100.0, g.success, g.n, g.unknown_note())
 }
 
 /// Markdown report.

@@ -13,18 +13,7 @@ fn note<T: AsRef<str>>(s: &mut String, heading: &str, items: &[T], sep: &str) {
 /// A success rate, and beside it, when runs were counted apart for an unknown state, how many, their share
 /// and the bounds they leave (all failures - all successes): `50.0% (1 state unknown, 20%: 40.0-60.0%)`.
 fn rate_cell(g: &super::GroupStats) -> String {
-    let mut s = format!("{:.1}%", g.rate * 100.0);
-    if g.state_unknown > 0 {
-        let (low, high) = g.bounds();
-        s.push_str(&format!(
-            " ({} state unknown, {:.0}%: {:.1}-{:.1}%)",
-            g.state_unknown,
-            g.unknown_share() * 100.0,
-            low * 100.0,
-            high * 100.0
-        ));
-    }
-    s
+    format!("{:.1}%{}", g.rate * 100.0, g.unknown_note())
 }
 
 /// The per-site table as Markdown.

@@ -154,14 +154,6 @@ pub enum RunWrite {
     Missed(Write),
 }
 
-impl RunWrite {
-    fn write(&self) -> &Write {
-        match self {
-            RunWrite::Answered { write, .. } | RunWrite::Missed(write) => write,
-        }
-    }
-}
-
 /// Where a run's writes leave it against its recording's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -219,11 +211,6 @@ pub fn classify(run: &[RunWrite], recorded: &[Write]) -> FrozenState {
         }
     }
     FrozenState::Epoch(k)
-}
-
-/// The writes of `run` that the epoch counts (for reports): the run's attempts, in order.
-pub fn attempted(run: &[RunWrite]) -> Vec<&Write> {
-    run.iter().map(RunWrite::write).collect()
 }
 
 #[cfg(test)]

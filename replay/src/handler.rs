@@ -242,12 +242,14 @@ impl Replay {
             };
             // A write the recording never made is the miss policy's: a fuzzy answer would hand it the state
             // of another write (`epochs`).
-            let is_write = proxy_report::writes::is_write(
-                &method,
-                &url,
-                ct.as_deref().unwrap_or_default(),
-                &String::from_utf8_lossy(&body),
-            );
+            // The body is read only for a write method (a GraphQL query or a preview is a read).
+            let is_write = crate::epochs::is_state_write(&method, &url)
+                && proxy_report::writes::is_write(
+                    &method,
+                    &url,
+                    ct.as_deref().unwrap_or_default(),
+                    &String::from_utf8_lossy(&body),
+                );
             let found = found.filter(|m| !(is_write && m.layer == Layer::Fuzzy));
             let dest = parts.headers.get("sec-fetch-dest").and_then(|v| v.to_str().ok()).map(str::to_string);
             // What the snapshot lacks (no answer, or only a fuzzy one) the overlays may have: the order is

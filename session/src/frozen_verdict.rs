@@ -117,21 +117,12 @@ fn run_writes(entries: &[WireEntry], hosts: &BTreeSet<String>) -> Vec<RunWrite> 
     entries
         .iter()
         .filter(|e| hosts.contains(&host_of(&e.url)))
-        .filter(|e| {
-            is_write(
-                &e.method,
-                &e.url,
-                content_type(&e.request_headers),
-                e.request_body.as_deref().unwrap_or(""),
-            )
-        })
         .filter_map(|e| {
-            let write = Write::new(
-                &e.method,
-                &e.url,
-                content_type(&e.request_headers),
-                e.request_body.as_deref().unwrap_or(""),
-            );
+            let (ct, body) = (content_type(&e.request_headers), e.request_body.as_deref().unwrap_or(""));
+            if !is_write(&e.method, &e.url, ct, body) {
+                return None;
+            }
+            let write = Write::new(&e.method, &e.url, ct, body);
             match e.answer {
                 Answer::Exact | Answer::Normalised | Answer::WithoutBody => {
                     Some(RunWrite::Answered { write, status: e.status })

@@ -49,31 +49,27 @@ impl StateProbes {
         let eval = eval.filter(|_| env.mode == trajectory::RunMode::Record)?;
         let mut urls: Vec<String> = Vec::new();
         let mut shop_calls: Vec<ShopApiCall> = Vec::new();
+        // A REST helper named by a URL or a locator (None: not one).
+        let shop_call = |s: &str| match helper(s.trim(), "") {
+            Helper::ShopApi(c) if s.trim().starts_with("func:") => Some(c),
+            _ => None,
+        };
         let mut add_url = |u: &str, calls: &mut Vec<ShopApiCall>| {
             let u = u.trim();
             if u.is_empty() || u == "last" {
                 return;
             }
-            if u.starts_with("func:") {
-                if let Helper::ShopApi(c) = helper(u, "") {
-                    if !calls.contains(&c) {
-                        calls.push(c);
-                    }
-                    return;
-                }
-            }
-            if !urls.iter().any(|x| x == u) {
-                urls.push(u.to_string());
+            match shop_call(u) {
+                Some(c) if !calls.contains(&c) => calls.push(c),
+                Some(_) => {}
+                None if !urls.iter().any(|x| x == u) => urls.push(u.to_string()),
+                None => {}
             }
         };
         for c in &eval.program_html {
             add_url(&c.url, &mut shop_calls);
-            if c.locator.trim().starts_with("func:") {
-                if let Helper::ShopApi(call) = helper(&c.locator, "") {
-                    if !shop_calls.contains(&call) {
-                        shop_calls.push(call);
-                    }
-                }
+            if let Some(call) = shop_call(&c.locator).filter(|call| !shop_calls.contains(call)) {
+                shop_calls.push(call);
             }
         }
         for q in &eval.page_image_query {

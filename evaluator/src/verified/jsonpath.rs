@@ -11,7 +11,8 @@
 use super::VerifiedError;
 use serde_json::{Map, Value};
 
-use super::value::{self, py_re};
+use super::py_re;
+use super::value;
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,8 +15,10 @@ use trajectory::{VerifiedEval, VerifiedEvaluator};
 pub mod formats;
 pub mod jsonpath;
 pub mod network;
+pub mod py_re;
 mod read;
 pub mod response;
+pub mod schema;
 pub mod url;
 pub mod value;
 

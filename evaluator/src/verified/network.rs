@@ -26,8 +26,10 @@ use super::VerifiedError;
 use serde_json::{Map, Value};
 use trajectory::task_eval::NetworkEventSpec;
 
+use super::py_re;
+use super::schema::Schema;
 use super::url::{NormUrl, UrlRules};
-use super::value::{self, py_re, Norm};
+use super::value::{self, Norm};
 
 /// One request and its response, as the proxy saw them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -149,9 +151,24 @@ fn is_jsonpath_key(k: &str) -> bool {
 
 /// A dict of fields normalized as their `ValueNormalizer.normalize(dict, schema)` does: each field by its
 /// property schema, a string when it has none; None stays None.
-fn fields(dict: &Map<String, Value>, schema: Option<&Value>, strict: bool) -> Result<Norm, VerifiedError> {
-    let schema = schema.cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
-    Ok(value::object(&Value::Object(dict.clone()), &schema, strict)?.unwrap_or(Norm::Null))
+fn fields(dict: &Map<String, Value>, schema: &Schema, strict: bool) -> Result<Norm, VerifiedError> {
+    Ok(value::object(&Value::Object(dict.clone()), schema, strict)?.unwrap_or(Norm::Null))
+}
+
+/// One evaluator's URL rules and its typed query parameters (`query_params_schema`, whose properties'
+/// types normalize the parameters they name: [`value::param_text`]).
+struct Urls {
+    rules: UrlRules,
+    params: Schema,
+}
+
+impl Urls {
+    fn normalize(&self, raw: &str, query_params: Option<&Value>) -> Result<NormUrl, VerifiedError> {
+        Ok(self.rules.normalize(raw, query_params)?.type_query(|k, v| match self.params.property(k) {
+            Some(prop) => value::param_text(prop, v),
+            None => v,
+        }))
+    }
 }
 
 /// A task's network events and which wire they are: what its network checks are scored on.
@@ -228,29 +245,24 @@ pub fn evaluate(
     navigate: bool,
 ) -> Result<Vec<String>, VerifiedError> {
     let exp = &spec.expected;
-    if let Some(u) = spec
-        .query_params_schema
-        .as_ref()
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .and_then(|p| {
-            p.values().find_map(|prop| {
-                let items = if prop.get("type").and_then(Value::as_str) == Some("array") {
-                    prop.get("items")
-                } else {
-                    Some(prop)
-                };
-                value::kind_of(items).err()
-            })
-        })
+    // The spec's schemas, read once.
+    let params = spec.query_params_schema.as_ref().map(Schema::read).unwrap_or_default();
+    let post_schema = spec.post_data_schema.as_ref().map(Schema::read).unwrap_or_else(Schema::object);
+    if let Some(u) = params
+        .properties
+        .iter()
+        .flat_map(|p| p.values())
+        .find_map(|prop| value::kind_of(prop.element()).err())
     {
         return Err(u.into());
     }
-    let rules = UrlRules {
-        ignored: spec.ignored_query_params.clone(),
-        ignored_patterns: spec.ignored_query_params_patterns.clone(),
-        decode_base64: spec.decode_base64_query,
-        schema: spec.query_params_schema.clone(),
+    let rules = Urls {
+        rules: UrlRules {
+            ignored: spec.ignored_query_params.clone(),
+            ignored_patterns: spec.ignored_query_params_patterns.clone(),
+            decode_base64: spec.decode_base64_query,
+        },
+        params,
     };
     let ignored_post = &spec.ignored_post_data_params_patterns;
     let should_not_exist = spec.should_not_exist;
@@ -313,9 +325,8 @@ pub fn evaluate(
         .iter()
         .map(|u| rules.normalize(u, exp.query_params.as_ref()))
         .collect::<Result<_, _>>()?;
-    let post_schema = spec.post_data_schema.as_ref();
     let exp_post = match &exp.post_data {
-        Some(p) => Some(fields(p, post_schema, true)?),
+        Some(p) => Some(fields(p, &post_schema, true)?),
         None => None,
     };
     let exp_status = exp.status();
@@ -368,7 +379,7 @@ pub fn evaluate(
                         };
                         flat.insert(k.to_string(), v.unwrap_or(Value::Null));
                     }
-                    let an = fields(&flat, post_schema, false)?;
+                    let an = fields(&flat, &post_schema, false)?;
                     if !value::equal(ep, &an, false, true) {
                         why.push(format!("body {}", Value::Object(flat)));
                     }

@@ -9,6 +9,7 @@ use super::VerifiedError;
 use serde_json::Value;
 use trajectory::task_eval::AgentResponseSpec;
 
+use super::schema::Schema;
 use super::value::{self, Norm};
 
 /// The agent's answer as their evaluator reads it: the JSON inside a code fence if there is one, parsed
@@ -35,7 +36,9 @@ fn fence(s: &str) -> Option<&str> {
 /// The result of one `AgentResponseEvaluator`: what failed (empty: it passed).
 pub fn evaluate(spec: &AgentResponseSpec, answer: &str) -> Result<Vec<String>, VerifiedError> {
     let expected = &spec.expected;
-    let schema = spec.results_schema.as_ref();
+    // The results schema, read once.
+    let schema = spec.results_schema.as_ref().map(Schema::read);
+    let schema = schema.as_ref();
     let ordered = spec.ordered;
     let exp_type = expected.task_type().map(|t| Value::String(t.to_string()));
     let is_retrieve = expected.task_type().is_some_and(|t| t.eq_ignore_ascii_case("retrieve"));
@@ -121,7 +124,7 @@ pub fn evaluate(spec: &AgentResponseSpec, answer: &str) -> Result<Vec<String>, V
 }
 
 /// `retrieved_data` normalized by the results schema: empty is None; a single value is a list of one.
-fn retrieved(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Norm, VerifiedError> {
+fn retrieved(v: &Value, schema: Option<&Schema>, strict: bool) -> Result<Norm, VerifiedError> {
     let empty = match v {
         Value::Null => true,
         Value::String(s) => s.is_empty(),

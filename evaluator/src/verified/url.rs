@@ -2,7 +2,8 @@
 //! for the network evaluator's requests and for the `url` schema format of an agent's answer. HTTP(S):
 //! scheme and host lower-cased, default port dropped, no trailing `/`, base64 query text in path
 //! segments decoded (`decode_base64_query`), query parameters sorted and lower-cased, ignored ones
-//! dropped, typed ones normalized by `query_params_schema`; a `^...$` value is a regular expression.
+//! dropped (typed ones are then normalized by `query_params_schema`, [`NormUrl::type_query`], by the
+//! network rules: a value's type is `super::value`'s); a `^...$` value is a regular expression.
 //! SSH (`ssh://git@host:port/path`, `git@host:path`): `USER@__SSH_HOST__:path`, lower case, host and port
 //! gone.
 
@@ -12,7 +13,8 @@ use super::VerifiedError;
 use serde_json::Value;
 use trajectory::task_eval::python_str as py_str;
 
-use super::value::{self, py_re};
+use super::py_re;
+use super::read::is_regexp;
 
 fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
@@ -37,9 +39,6 @@ pub struct UrlRules {
     pub ignored_patterns: Vec<String>,
     /// `decode_base64_query`.
     pub decode_base64: bool,
-    /// `query_params_schema`: the listed parameters' values normalized by their type (a `date` to
-    /// `YYYY-MM-DD`), as their `normalize_query_params_fct` does.
-    pub schema: Option<Value>,
 }
 
 impl UrlRules {
@@ -69,7 +68,7 @@ impl UrlRules {
         if let Some(base) = ssh(raw) {
             return Ok(NormUrl { base, regex: false, query: BTreeMap::new() });
         }
-        if value::is_regexp(raw) {
+        if is_regexp(raw) {
             let q = self.clean(given_query(query_params));
             return Ok(NormUrl { base: raw.trim_end_matches('/').to_string(), regex: true, query: q });
         }
@@ -115,35 +114,9 @@ impl UrlRules {
             .map(|(k, v)| {
                 let mut v: Vec<String> = v.iter().map(|s| s.trim().to_lowercase()).collect();
                 v.sort();
-                let v = match self.schema.as_ref().and_then(|s| s.get("properties")).and_then(|p| p.get(&k)) {
-                    Some(prop) => v.into_iter().map(|x| typed_param(prop, x)).collect(),
-                    None => v,
-                };
                 (k, v)
             })
             .collect()
-    }
-}
-
-/// A query parameter's value normalized by its property schema (an array's `items`), compared as text:
-/// a regular expression, or a value its type cannot read, is kept as it is.
-fn typed_param(prop: &Value, v: String) -> String {
-    let schema = if prop.get("type").and_then(Value::as_str) == Some("array") {
-        prop.get("items")
-    } else {
-        Some(prop)
-    };
-    if value::is_regexp(&v) {
-        return v;
-    }
-    let Ok(kind) = value::kind_of(schema) else { return v };
-    match value::scalar(kind, &Value::String(v.clone()), false) {
-        Ok(value::Norm::Typed(_, alts)) => match alts.as_slice() {
-            [value::Alt::Str(s)] => s.clone(),
-            [value::Alt::Number(n)] => n.to_string(),
-            _ => v,
-        },
-        _ => v,
     }
 }
 
@@ -195,6 +168,17 @@ fn extract_base64_query(path: &str) -> (String, Vec<String>) {
 }
 
 impl NormUrl {
+    /// Each query parameter's values through `typed(name, value)`: their typed parameters
+    /// (`normalize_query_params_fct`), which the caller reads by `query_params_schema`.
+    pub fn type_query(mut self, typed: impl Fn(&str, String) -> String) -> NormUrl {
+        for (k, values) in &mut self.query {
+            for v in values.iter_mut() {
+                *v = typed(k, std::mem::take(v));
+            }
+        }
+        self
+    }
+
     /// Their `matches_base_path`: a regular expression (anchored at the start) on either side, or the
     /// bases equal ignoring case and a trailing `/`.
     pub fn same_base(&self, other: &NormUrl) -> bool {
@@ -220,7 +204,7 @@ impl NormUrl {
             self.query.keys().chain(actual.query.keys()).collect();
         keys.into_iter().all(|k| {
             let (e, a) = (first(&self.query, k), first(&actual.query, k));
-            if value::is_regexp(&e) {
+            if is_regexp(&e) {
                 py_re::match_start(&e, &a, false)
             } else {
                 e == a

@@ -19,9 +19,11 @@ use super::VerifiedError;
 use serde_json::Value;
 
 use super::formats;
+use super::py_re;
 use super::read::truthy;
 use super::read::{currency, duration, month, parse_number, py_text};
 pub use super::read::{is_regexp, normalize_text};
+pub use super::schema::Schema;
 
 /// A schema type this module does not normalize yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,9 +93,9 @@ pub enum Norm {
 }
 
 /// The kind a schema names (`format` first, then `type`; no schema: string).
-pub fn kind_of(schema: Option<&Value>) -> Result<Kind, Unsupported> {
+pub fn kind_of(schema: Option<&Schema>) -> Result<Kind, Unsupported> {
     let Some(s) = schema else { return Ok(Kind::Str) };
-    let name = s.get("format").and_then(Value::as_str).or_else(|| s.get("type").and_then(Value::as_str));
+    let name = s.format.as_deref().or(s.ty.as_deref());
     match name.unwrap_or("string") {
         "string" => Ok(Kind::Str),
         "number" | "integer" => Ok(Kind::Number),
@@ -261,19 +263,22 @@ pub fn scalar(kind: Kind, v: &Value, strict: bool) -> Result<Norm, VerifiedError
 
 /// What a property schema holds: a scalar kind, an array of something, or an object schema (their
 /// `_extract_type_from_schema`).
-enum Shape {
+enum Shape<'a> {
     Scalar(Kind),
-    Array(Box<Shape>),
-    Object(Value),
+    Array(Box<Shape<'a>>),
+    Object(&'a Schema),
 }
 
-fn shape_of(schema: &Value) -> Result<Shape, Unsupported> {
-    match schema.get("type").and_then(Value::as_str) {
+fn shape_of(schema: &Schema) -> Result<Shape<'_>, Unsupported> {
+    match schema.ty.as_deref() {
         Some("array") => {
-            let items = schema.get("items").cloned().unwrap_or(Value::Object(Default::default()));
-            Ok(Shape::Array(Box::new(shape_of(&items)?)))
+            let items = match &schema.items {
+                Some(items) => shape_of(items)?,
+                None => Shape::Scalar(Kind::Str),
+            };
+            Ok(Shape::Array(Box::new(items)))
         }
-        Some("object") => Ok(Shape::Object(schema.clone())),
+        Some("object") => Ok(Shape::Object(schema)),
         _ => kind_of(Some(schema)).map(Shape::Scalar),
     }
 }
@@ -281,7 +286,7 @@ fn shape_of(schema: &Value) -> Result<Shape, Unsupported> {
 /// An object as their `_normalize_object` does it: each of its own properties by the schema's type for
 /// it (a string when the schema has none); None stays None. Not an object: an error when `strict`, else
 /// kept raw. A string holding a JSON object is read as the object.
-pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, VerifiedError> {
+pub fn object(v: &Value, schema: &Schema, strict: bool) -> Result<Option<Norm>, VerifiedError> {
     let parsed;
     let mut v = v;
     if let Value::String(s) = v {
@@ -297,14 +302,13 @@ pub fn object(v: &Value, schema: &Value, strict: bool) -> Result<Option<Norm>, V
             Ok(Some(Norm::Raw(v.clone())))
         };
     };
-    let props = schema.get("properties").and_then(Value::as_object);
     let mut out = BTreeMap::new();
     for (name, pv) in o {
         if pv.is_null() {
             out.insert(name.clone(), Norm::Null);
             continue;
         }
-        let shape = match props.and_then(|p| p.get(name)) {
+        let shape = match schema.property(name) {
             None => Shape::Scalar(Kind::Str),
             Some(ps) => shape_of(ps)?,
         };
@@ -333,9 +337,27 @@ fn by_shape(v: &Value, shape: &Shape, strict: bool) -> Result<Norm, VerifiedErro
     }
 }
 
+/// A URL's query parameter value normalized by its property schema (an array's `items`), compared as
+/// text (their `normalize_query_params_fct`): a regular expression, or a value its type cannot read, is
+/// kept as it is.
+pub fn param_text(prop: &Schema, v: String) -> String {
+    if is_regexp(&v) {
+        return v;
+    }
+    let Ok(kind) = kind_of(prop.element()) else { return v };
+    match scalar(kind, &Value::String(v.clone()), false) {
+        Ok(Norm::Typed(_, alts)) => match alts.as_slice() {
+            [Alt::Str(s)] => s.clone(),
+            [Alt::Number(n)] => n.to_string(),
+            _ => v,
+        },
+        _ => v,
+    }
+}
+
 /// An array by its schema (`items`); not strict: a string holding a JSON list is read, anything else is
 /// one item.
-pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<Norm>, VerifiedError> {
+pub fn array(v: &Value, schema: Option<&Schema>, strict: bool) -> Result<Option<Norm>, VerifiedError> {
     let mut items: Vec<Value> = match v {
         Value::Array(a) => a.clone(),
         Value::String(s) if !strict => match serde_json::from_str::<Value>(s) {
@@ -345,63 +367,38 @@ pub fn array(v: &Value, schema: Option<&Value>, strict: bool) -> Result<Option<N
         other if !strict => vec![other.clone()],
         other => return Err(VerifiedError::Value(format!("{other} is not an array"))),
     };
+    let empty = Schema::default();
     let items_schema = match schema {
         None => None,
         Some(s) => {
-            let ty = s.get("type").and_then(Value::as_str).unwrap_or("array");
+            let ty = s.ty.as_deref().unwrap_or("array");
             if ty != "array" {
                 return Err(VerifiedError::Spec(format!("schema type must be 'array', got {ty:?}")));
             }
-            Some(s.get("items").cloned().unwrap_or(Value::Object(Default::default())))
+            Some(s.items.as_deref().unwrap_or(&empty))
         }
     };
-    let item_type =
-        items_schema.as_ref().and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("string");
+    let item_type = items_schema.and_then(|s| s.ty.as_deref()).unwrap_or("string");
     let mut out = Vec::with_capacity(items.len());
     for item in items.drain(..) {
         if item_type == "object" {
-            let schema = items_schema.clone().unwrap_or(Value::Null);
+            let schema = items_schema.unwrap_or(&empty);
             match &item {
                 Value::Array(objs) => {
                     let mut list = Vec::new();
                     for o in objs {
-                        list.push(object(o, &schema, strict)?.unwrap_or(Norm::Null));
+                        list.push(object(o, schema, strict)?.unwrap_or(Norm::Null));
                     }
                     out.push(Norm::Array(list));
                 }
-                o => out.push(object(o, &schema, strict)?.unwrap_or(Norm::Null)),
+                o => out.push(object(o, schema, strict)?.unwrap_or(Norm::Null)),
             }
         } else {
-            let kind = kind_of(items_schema.as_ref())?;
+            let kind = kind_of(items_schema)?;
             out.push(scalar(kind, &item, strict)?);
         }
     }
     Ok(Some(Norm::Array(out)))
-}
-
-/// Python's `re` semantics over a pattern from a spec (their patterns use lookahead, so fancy-regex): a
-/// pattern that does not compile matches nothing, as their `except re.error: pass` does.
-pub mod py_re {
-    use fancy_regex::Regex;
-
-    fn build(pattern: &str, ignore_case: bool) -> Option<Regex> {
-        Regex::new(&if ignore_case { format!("(?i){pattern}") } else { pattern.to_string() }).ok()
-    }
-
-    /// `re.fullmatch`.
-    pub fn full_match(pattern: &str, text: &str, ignore_case: bool) -> bool {
-        build(&format!("^(?:{pattern})\\z"), ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
-    }
-
-    /// `re.match`: a match starting at the beginning.
-    pub fn match_start(pattern: &str, text: &str, ignore_case: bool) -> bool {
-        build(&format!("^(?:{pattern})"), ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
-    }
-
-    /// `re.search`.
-    pub fn search(pattern: &str, text: &str, ignore_case: bool) -> bool {
-        build(pattern, ignore_case).is_some_and(|r| r.is_match(text).unwrap_or(false))
-    }
 }
 
 fn regex_full_match(pattern: &str, text: &str) -> bool {
@@ -573,7 +570,9 @@ mod tests {
         }
         // Arrays: unordered by greedy matching, duplicates counted; ordered when asked.
         let arr = |v: Value, strict| {
-            array(&v, Some(&json!({"type": "array", "items": {"type": "string"}})), strict).unwrap().unwrap()
+            array(&v, Some(&Schema::read(&json!({"type": "array", "items": {"type": "string"}}))), strict)
+                .unwrap()
+                .unwrap()
         };
         assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!(["B", "a"]), false), false, false));
         assert!(!equal(&arr(json!(["a", "b"]), true), &arr(json!(["B", "a"]), false), true, false));
@@ -581,9 +580,12 @@ mod tests {
         assert!(!equal(&arr(json!(["a"]), true), &arr(json!(["a", "b"]), false), false, false));
         // A string holding a JSON list is read as the list (the agent's side only).
         assert!(equal(&arr(json!(["a", "b"]), true), &arr(json!("[\"a\", \"b\"]"), false), false, false));
-        assert_eq!(kind_of(Some(&json!({"type": "string", "format": "date"}))), Ok(Kind::Date));
         assert_eq!(
-            kind_of(Some(&json!({"type": "string", "format": "markdown"}))),
+            kind_of(Some(&Schema::read(&json!({"type": "string", "format": "date"})))),
+            Ok(Kind::Date)
+        );
+        assert_eq!(
+            kind_of(Some(&Schema::read(&json!({"type": "string", "format": "markdown"})))),
             Err(Unsupported("markdown".into()))
         );
         // The formats of `super::formats`, through the normalizer and the comparison.

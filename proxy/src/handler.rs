@@ -30,7 +30,7 @@ use http::{Request, Response, Version};
 
 use crate::body::Body;
 use crate::error::ProxyError;
-use crate::websocket::WsMessage;
+use crate::websocket::{WsMessage, WsVerdict};
 
 /// Facts about the request's connection.
 #[derive(Debug, Clone)]
@@ -119,6 +119,18 @@ pub trait Handler: Send + Sync + 'static {
     /// A message of a forwarded WebSocket connection, before it is passed on (only when
     /// [`Handler::observes_websocket`]). Runs inline on the relay: keep it short.
     fn websocket_message(&self, _ctx: &Self::Ctx, _msg: &WsMessage) {}
+
+    /// A relayed WebSocket message, before it is passed on: whether it goes. What the relay calls; the
+    /// default shows the message to [`Handler::websocket_message`] and lets it go. The guards refuse a
+    /// client message that acts (`crate::guard::socket`).
+    fn websocket_verdict(&self, ctx: &Self::Ctx, msg: &WsMessage) -> WsVerdict {
+        self.websocket_message(ctx, msg);
+        WsVerdict::Pass
+    }
+
+    /// A client message a guard refused (never passed on), and why: the run's wire log keeps it
+    /// (`crate::wire_tap`). The default does nothing.
+    fn websocket_refused(&self, _ctx: &Self::Ctx, _msg: &WsMessage, _why: &proxy_report::guard::Blocked) {}
 
     /// Whether this handler forwards requests to the origins (live, record) or never dials out (replay).
     /// The server derives two behaviours from it, for forwarding handlers only:
@@ -260,6 +272,25 @@ macro_rules! forward_to_inner {
     (@ websocket_message) => {
         fn websocket_message(&self, ctx: &Self::Ctx, msg: &$crate::websocket::WsMessage) {
             self.inner.websocket_message(ctx, msg)
+        }
+    };
+    (@ websocket_verdict) => {
+        fn websocket_verdict(
+            &self,
+            ctx: &Self::Ctx,
+            msg: &$crate::websocket::WsMessage,
+        ) -> $crate::websocket::WsVerdict {
+            self.inner.websocket_verdict(ctx, msg)
+        }
+    };
+    (@ websocket_refused) => {
+        fn websocket_refused(
+            &self,
+            ctx: &Self::Ctx,
+            msg: &$crate::websocket::WsMessage,
+            why: &$crate::guard::Blocked,
+        ) {
+            self.inner.websocket_refused(ctx, msg, why)
         }
     };
 }

@@ -747,7 +747,7 @@ impl<H: Handler> Shared<H> {
             let outcome = match tokio::try_join!(client_up, origin_up) {
                 Ok((c, o)) if observe => {
                     let ctx = done.ctx.clone();
-                    crate::websocket::relay(c, o, |m| handler.websocket_message(&ctx, m), closing)
+                    crate::websocket::relay(c, o, |m| handler.websocket_verdict(&ctx, m), closing)
                         .await
                         .map_err(|e| {
                             let side = if e.side == "client" { Side::Client } else { Side::Origin };

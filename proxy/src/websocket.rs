@@ -7,6 +7,8 @@
 //!   pongs are answered on each side by the proxy and not relayed. Compression (`permessage-deflate`) is
 //!   not negotiated: the handshake's `Sec-WebSocket-Extensions` is dropped before it reaches the origin, so
 //!   what is recorded is the payload. A handler that does not observe gets the bytes copied unchanged.
+//!   A message the handler refuses ([`crate::Handler::websocket_verdict`]: the guards refuse a client
+//!   message that acts, `crate::guard::socket`) is dropped; the connection stays open.
 //! - **Scripted server** (replay): a handler answers the handshake itself with a 101 carrying a
 //!   [`Scripted`] extension; the proxy accepts the upgrade and plays the [`WsScript`]: what it sends at open,
 //!   and what it sends after each client message, each after its delay.
@@ -64,6 +66,22 @@ pub struct WsMessage {
     pub close_code: Option<u16>,
     /// Time since the connection opened.
     pub at: Duration,
+}
+
+/// Whether a relayed message goes on ([`crate::Handler::websocket_verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WsVerdict {
+    /// Passed on.
+    Pass,
+    /// Refused by a guard: never passed on (the connection stays open).
+    Refuse,
+}
+
+/// A handler hook that says nothing lets the message go.
+impl From<()> for WsVerdict {
+    fn from(_: ()) -> Self {
+        WsVerdict::Pass
+    }
 }
 
 /// A message the scripted server sends, `after` the event that released it (the connection opening, or
@@ -184,11 +202,12 @@ fn is_departure(e: &tokio_tungstenite::tungstenite::Error) -> bool {
 }
 
 /// Relay messages between the browser's and the origin's upgraded connections until either side closes
-/// or `shutdown` turns true; each relayed message goes to `observe` first.
-pub(crate) async fn relay(
+/// or `shutdown` turns true; each message goes to `observe` first, and one it refuses
+/// ([`WsVerdict::Refuse`]: a guard's) is not passed on.
+pub(crate) async fn relay<V: Into<WsVerdict>>(
     client: Upgraded,
     origin: Upgraded,
-    observe: impl Fn(&WsMessage),
+    observe: impl Fn(&WsMessage) -> V,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), WsError> {
     let opened = Instant::now();
@@ -212,7 +231,9 @@ pub(crate) async fn relay(
             Some(Ok(m)) => m,
         };
         let Some(msg) = message_of(&m, from, opened.elapsed()) else { continue };
-        observe(&msg);
+        if observe(&msg).into() == WsVerdict::Refuse {
+            continue;
+        }
         let to = if from == WsFrom::Client { &mut o_tx } else { &mut c_tx };
         let closing = msg.kind == WsKind::Close;
         if let Err(e) = to.send(m).await {

@@ -4,7 +4,8 @@
 //!
 //! Placed inside the guards (`Guard<WireTapped<H>>`), it sees a refused request too: the guard shows its
 //! wrapped handler the request and the refusal page as the exchange, and the page's
-//! [`crate::guard::BLOCKED_HEADER`] marks the entry [`Answer::Blocked`].
+//! [`crate::guard::BLOCKED_HEADER`] marks the entry [`Answer::Blocked`]. A WebSocket message the guards
+//! refused gets an entry of its own (method `WS`, the socket's URL, the message as the body, blocked).
 //!
 //! No store holds a live response, so the bodies the network checks read (JSON and form bodies,
 //! [`proxy_report::wire::readable_body`]) are kept in the entry as text, bounded like request bodies.
@@ -162,6 +163,30 @@ impl<H: Handler> Handler for WireTapped<H> {
 
     fn websocket_message(&self, ctx: &Self::Ctx, msg: &WsMessage) {
         self.inner.websocket_message(&ctx.inner, msg)
+    }
+
+    /// A socket message a guard refused: an entry of its own, method `WS`, the socket's URL, the message
+    /// as its body, answered [`Answer::Blocked`] with no status (nothing answered it).
+    fn websocket_refused(&self, ctx: &Self::Ctx, msg: &WsMessage, why: &crate::guard::Blocked) {
+        self.inner.websocket_refused(&ctx.inner, msg, why);
+        let headers =
+            ctx.pending.lock().ok().and_then(|p| p.entry.as_ref().map(|e| e.request_headers.clone()));
+        let body = &msg.payload[..msg.payload.len().min(MAX_WIRE_BODY)];
+        self.tap.record(WireEntry {
+            n: self.seq.fetch_add(1, Ordering::Relaxed),
+            method: why.method.clone(),
+            url: why.url.clone(),
+            request_headers: headers.unwrap_or_default(),
+            request_body: Some(String::from_utf8_lossy(body).into_owned()),
+            request_body_cut: (msg.payload.len() > MAX_WIRE_BODY).then_some(msg.payload.len() as u64),
+            status: 0,
+            response_headers: Vec::new(),
+            answer: Answer::Blocked,
+            overlay: None,
+            recorded: None,
+            response_body: None,
+            response_text: None,
+        });
     }
 
     fn forwards_to_origins(&self) -> bool {

@@ -16,10 +16,12 @@
 //! go into `_webfreeze` so that export -> import reproduces the same exchanges and bodies.
 //!
 //! WebSocket connections go both ways as Chromium writes them (`_webSocketMessages`, [`websocket`]).
+//! Where a HAR carries the label of the control that sent a request: [`labels`].
 //!
 //! Size: import and export of one format, each the mirror of the other (what export writes, import
 //! reads back).
 
+pub mod labels;
 mod websocket;
 
 use std::collections::BTreeMap;

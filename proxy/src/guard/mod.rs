@@ -10,12 +10,18 @@
 //! A refused request gets a page saying what was refused and why (status 403, header
 //! [`BLOCKED_HEADER`]); the wrapped handler sees it as the exchange's response, so a recording stores it
 //! and a replay answers the same. Every refusal is kept in the [`GuardLog`] with its evidence.
+//!
+//! A WebSocket's client messages are judged too ([`socket`]): while the write guard is on, forwarded
+//! sockets are relayed message by message, and a JSON message that acts is judged as the request it stands
+//! for and dropped (never reaching the origin), kept in the [`GuardLog`] (method `WS`, the socket's URL) and
+//! shown to the wrapped handler's [`Handler::websocket_refused`] (the run's wire log).
 
 pub mod acts;
 pub mod answers;
 pub mod cases;
 pub mod heldout;
 pub mod platforms;
+pub mod socket;
 pub mod writes;
 
 use std::sync::{Arc, Mutex};
@@ -25,7 +31,8 @@ use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 
 use crate::body::{full, Body};
-use crate::handler::{Decision, Handler, UpstreamInfo};
+use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
+use crate::websocket::{WsFrom, WsKind, WsMessage, WsVerdict};
 
 pub use answers::{AnswerHit, AnswerPlaces};
 pub use writes::{
@@ -259,19 +266,41 @@ fn refusal_page(b: &Blocked) -> Response<Body> {
     r
 }
 
-impl<H: Handler> Handler for Guard<H> {
-    type Ctx = H::Ctx;
+/// The wrapped handler's context, and the URL of the WebSocket this exchange opened (if it is one).
+#[derive(Debug)]
+pub struct GuardCtx<C> {
+    inner: C,
+    socket: std::sync::OnceLock<http::Uri>,
+}
 
-    crate::forward_to_inner!(new_ctx);
+impl<H: Handler> Guard<H> {
+    /// Why a client message of the socket must not go, if it must not (the write guard judges it).
+    fn judge_message(&self, ctx: &GuardCtx<H::Ctx>, msg: &WsMessage) -> Option<Blocked> {
+        if msg.from != WsFrom::Client || msg.kind == WsKind::Close || self.cfg.writes.is_none() {
+            return None;
+        }
+        socket::judge_message(&self.cfg, ctx.socket.get()?, &msg.payload)
+    }
+}
+
+impl<H: Handler> Handler for Guard<H> {
+    type Ctx = GuardCtx<H::Ctx>;
+
+    fn new_ctx(&self, info: &RequestInfo) -> Self::Ctx {
+        GuardCtx { inner: self.inner.new_ctx(info), socket: std::sync::OnceLock::new() }
+    }
 
     #[allow(clippy::manual_async_fn)]
     fn request(
         &self,
-        ctx: &H::Ctx,
+        ctx: &Self::Ctx,
         req: Request<Body>,
     ) -> impl std::future::Future<Output = Decision> + Send {
         async move {
             let (parts, body) = req.into_parts();
+            if crate::headers::is_websocket_upgrade(&parts.headers) {
+                let _ = ctx.socket.set(parts.uri.clone());
+            }
             let label =
                 parts.extensions.get::<ControlLabel>().map(|l| l.0.clone()).filter(|l| !l.trim().is_empty());
             let writes = self.cfg.writes.is_some()
@@ -280,13 +309,14 @@ impl<H: Handler> Handler for Guard<H> {
             let (read, body, whole) = if writes { peek(body).await } else { (Vec::new(), body, false) };
             let req = Request::from_parts(parts, body);
             let Some(blocked) = self.judge(&req, whole.then_some(read.as_slice()), label.as_deref()) else {
-                return self.inner.request(ctx, req).await;
+                return self.inner.request(&ctx.inner, req).await;
             };
             // The wrapped handler sees the exchange as it happened: the request, then the refusal as its
             // response (a recording stores it; replay answers the same).
             let (parts, _) = req.into_parts();
             let req = Request::from_parts(parts, full(read.clone()));
             let page = refusal_page(&blocked);
+            let ctx = &ctx.inner;
             match self.inner.request(ctx, req).await {
                 // The wrapped handler answers it itself (replay, from its snapshot): nothing goes out.
                 Decision::Respond(r) => Decision::Respond(r),
@@ -305,16 +335,51 @@ impl<H: Handler> Handler for Guard<H> {
         }
     }
 
-    crate::forward_to_inner!(
-        request_chunk,
-        response_head,
-        response_chunk,
-        to_client,
-        complete,
-        forwards_to_origins,
-        finishes_abandoned,
-        direct,
-        observes_websocket,
-        websocket_message,
-    );
+    fn request_chunk(&self, ctx: &Self::Ctx, chunk: &Bytes) {
+        self.inner.request_chunk(&ctx.inner, chunk)
+    }
+
+    fn response_head(&self, ctx: &Self::Ctx, up: &UpstreamInfo, res: &mut http::response::Parts) {
+        self.inner.response_head(&ctx.inner, up, res)
+    }
+
+    fn response_chunk(&self, ctx: &Self::Ctx, chunk: &Bytes) {
+        self.inner.response_chunk(&ctx.inner, chunk)
+    }
+
+    fn to_client(
+        &self,
+        ctx: &Self::Ctx,
+        res: Response<Body>,
+    ) -> impl std::future::Future<Output = Response<Body>> + Send {
+        self.inner.to_client(&ctx.inner, res)
+    }
+
+    fn complete(&self, ctx: &Self::Ctx, outcome: Result<(), crate::error::ProxyError>) {
+        self.inner.complete(&ctx.inner, outcome)
+    }
+
+    /// With the write guard on, sockets are relayed message by message so their messages can be judged.
+    fn observes_websocket(&self) -> bool {
+        self.cfg.writes.is_some() || self.inner.observes_websocket()
+    }
+
+    fn websocket_message(&self, ctx: &Self::Ctx, msg: &WsMessage) {
+        self.inner.websocket_message(&ctx.inner, msg)
+    }
+
+    fn websocket_verdict(&self, ctx: &Self::Ctx, msg: &WsMessage) -> WsVerdict {
+        let Some(blocked) = self.judge_message(ctx, msg) else {
+            return self.inner.websocket_verdict(&ctx.inner, msg);
+        };
+        self.inner.websocket_refused(&ctx.inner, msg, &blocked);
+        self.log.push(blocked);
+        WsVerdict::Refuse
+    }
+
+    fn websocket_refused(&self, ctx: &Self::Ctx, msg: &WsMessage, why: &Blocked) {
+        self.inner.websocket_refused(&ctx.inner, msg, why)
+    }
+
+    crate::forward_to_inner!(forwards_to_origins, finishes_abandoned, direct);
 }

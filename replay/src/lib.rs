@@ -25,14 +25,10 @@ pub mod websocket;
 
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use http::{header, HeaderName, HeaderValue, Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use proxy::{text_response, Body, Decision, Handler, ProxyError, RequestInfo, UpstreamInfo};
+use proxy::ProxyError;
 use recorder::{HostFilter, RecCtx, Recorder};
-use snapshots::{Exchange, Manifest, Store};
+use snapshots::{Manifest, Store};
 
-use crate::matcher::{Incoming, Layer};
 use crate::rules::Rules;
 
 /// What replay does when no recorded exchange matches: the setting (`--on-miss`, a task proxy's option);
@@ -181,17 +177,8 @@ pub struct Replay {
     cfg: ReplayConfig,
     shim_js: String,
     state: Mutex<State>,
-    /// Hot bodies (up to [`CACHE_BODY_MAX`] each), so repeated requests skip the store; bounded by count.
-    bodies: Mutex<lru::LruCache<String, Bytes>>,
-    /// Exact-key matches already looked up (the snapshot is immutable while replayed), bounded by count.
-    exact: Mutex<lru::LruCache<[u8; 32], matcher::Match>>,
-    /// Exact-key answers of the overlays already looked up (overlays are immutable and keep no sequence
-    /// state, so the same key gets the same overlay's answer), bounded by count.
-    overlay_exact: Mutex<lru::LruCache<[u8; 32], overlay::OverlayMatch>>,
-    /// Keys of GET requests without a body already derived, by URL.
-    keys: Mutex<lru::LruCache<String, Keyed>>,
-    /// Response heads already built, by snapshot id and exchange number (`serving::Head`).
-    heads: Mutex<lru::LruCache<(u64, u64), std::sync::Arc<serving::Head>>>,
+    /// The hot caches every connection shares (keys, exact matches, heads, bodies).
+    caches: caches::Caches,
     /// The frozen search engine's index, built on the first search.
     search_index: search::LazyIndex,
     /// Bounds the store work (lookups, candidate reads) blocking at once; see [`proxy::offload`].
@@ -208,13 +195,6 @@ pub struct Replay {
 
 /// A request's key and its digest, derived once.
 pub(crate) type Keyed = std::sync::Arc<(snapshots::RequestKey, [u8; 32])>;
-
-/// Exact-key match results kept in memory.
-const CACHE_MATCHES: usize = 4096;
-/// Bodies up to this size are kept in the in-memory LRU.
-const CACHE_BODY_MAX: u64 = 256 << 10;
-/// Entries in the body LRU (at most 256 KiB each: <= 128 MiB, typically far less).
-const CACHE_BODIES: usize = 512;
 
 impl std::fmt::Debug for Replay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -245,26 +225,13 @@ impl Replay {
         // The same shim the recording installed: every replay of it reads the same clock and numbers
         // (seeded from the name it was recorded under, also when it was copied under another name).
         let shim_js = shim::for_snapshot(manifest.recorded_as(), manifest.seed.start_ms, cfg.shim_step_ms);
-        let cap = std::num::NonZeroUsize::new(CACHE_BODIES).unwrap_or(std::num::NonZeroUsize::MIN);
         Self {
             store,
             manifest,
             cfg,
             shim_js,
             state: Mutex::new(State { episode: 1, ..Default::default() }),
-            bodies: Mutex::new(lru::LruCache::new(cap)),
-            exact: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
-            overlay_exact: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
-            keys: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
-            heads: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(CACHE_MATCHES).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
+            caches: caches::Caches::default(),
             search_index: search::LazyIndex::default(),
             offload: proxy::Offload::per_core(),
             ws_misses: websocket::WsMisses::default(),
@@ -408,7 +375,11 @@ pub mod epochs;
 
 /// A miss's action when the page's state at the run's write epoch is unknown (`epochs`).
 pub const STATE_UNKNOWN: &str = "state-unknown";
+mod answer;
+mod caches;
+mod classify;
 mod handler;
+mod lookup;
 mod serving;
 pub mod wire;
 

@@ -43,3 +43,40 @@ pub(crate) struct State {
     /// Per page and epoch, how many of its recordings in that epoch were served.
     pub(crate) epoch_cursors: HashMap<([u8; 32], usize), usize>,
 }
+
+impl crate::Replay {
+    /// A document served from the snapshot that was recorded as a bot wall, denial or rate limit: the
+    /// snapshot froze the wall, not the site; the report says so.
+    pub(crate) fn note_wall(&self, x: &snapshots::Exchange) {
+        let headers: Vec<(String, String)> =
+            x.response.headers.iter().map(|h| (h.name.to_ascii_lowercase(), h.value.clone())).collect();
+        let html = x
+            .response
+            .body
+            .as_ref()
+            .and_then(|b| self.store.read_blob(&b.hash).ok()?.next_chunk().ok().flatten())
+            .map(|c| String::from_utf8_lossy(&c[..c.len().min(64 * 1024)]).into_owned())
+            .unwrap_or_default();
+        let doc = wall::DocumentResponse {
+            url: &x.request.url,
+            status: x.response.status,
+            headers: &headers,
+            title: wall::html_title(&html),
+            html: &html,
+            text_len: wall::visible_text_len(&html),
+        };
+        if let Some(b) = wall::classify(&doc) {
+            if let Ok(mut s) = self.state.lock() {
+                if !s.walls.iter().any(|w| w.url == b.url) {
+                    tracing::warn!(
+                        "{}: the snapshot recorded a {:?} here ({}), not the site",
+                        b.url,
+                        b.kind,
+                        b.marker
+                    );
+                    s.walls.push(b);
+                }
+            }
+        }
+    }
+}

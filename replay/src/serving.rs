@@ -2,7 +2,14 @@
 //! chunk for large bodies; Range requests (206/416); JSONP callback renaming; the shim injected into HTML
 //! when asked. Also the request-body reader and the miss answer.
 
-use super::*;
+use bytes::Bytes;
+use http::{header, HeaderName, HeaderValue, Response, StatusCode};
+use http_body_util::BodyExt;
+use proxy::{text_response, Body, Decision, ProxyError};
+use snapshots::{Exchange, Store};
+
+use crate::caches::CACHE_BODY_MAX;
+use crate::{refresh, shim, websocket, Replay, MAX_REQUEST_BODY, STREAM_ABOVE};
 
 /// A recorded response's head as replay serves it, before the freshness headers of the moment
 /// (`refresh`) and the body's length: built once per exchange ([`Replay::head_of`]), since parsing and
@@ -18,13 +25,11 @@ impl Replay {
     /// `x`'s head (of snapshot `snapshot`), from the cache or built and kept.
     fn head_of(&self, snapshot: u64, x: &Exchange) -> std::sync::Arc<Head> {
         let key = (snapshot, x.seq);
-        if let Some(h) = self.heads.lock().ok().and_then(|mut c| c.get(&key).cloned()) {
+        if let Some(h) = self.caches.heads.get(&key) {
             return h;
         }
         let head = std::sync::Arc::new(self.build_head(x));
-        if let Ok(mut c) = self.heads.lock() {
-            c.put(key, head.clone());
-        }
+        self.caches.heads.insert(key, head.clone());
         head
     }
 
@@ -160,7 +165,7 @@ impl Replay {
                 ProxyError::new(proxy::Side::Handler, proxy::ErrorKind::Other, "", e.to_string())
             });
         }
-        let cached = self.bodies.lock().ok().and_then(|mut c| c.get(&body_ref.hash).cloned());
+        let cached = self.caches.bodies.get(body_ref.hash.as_str());
         let stored = match cached {
             Some(b) => b,
             None => {
@@ -168,9 +173,7 @@ impl Replay {
                 let b =
                     Bytes::from(proxy::offload(|| self.store.blob_bytes(&body_ref.hash)).map_err(store_err)?);
                 if body_ref.size <= CACHE_BODY_MAX {
-                    if let Ok(mut c) = self.bodies.lock() {
-                        c.put(body_ref.hash.clone(), b.clone());
-                    }
+                    self.caches.bodies.insert(body_ref.hash.clone(), b.clone());
                 }
                 b
             }

@@ -9,7 +9,14 @@ use std::collections::BTreeMap;
 use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
 use snapshots::{request_key, NewSnapshot, Seed, SnapshotSource};
 
-use super::*;
+use http::{header, Request};
+use http_body_util::BodyExt;
+use proxy::{Decision, Handler, RequestInfo};
+use snapshots::{Exchange, Manifest, Store};
+
+use crate::{
+    matcher, overlay, search, NotCaptured, OnMiss, Replay, ReplayConfig, ReplayReport, STREAM_ABOVE,
+};
 
 /// A row body that stands for "recorded without its body" (`body_not_captured`).
 const NOT_CAPTURED: &str = "\u{0}not captured";
@@ -250,8 +257,7 @@ async fn a_key_recorded_thousands_of_times_replays_in_order_without_holding_ever
     for want in bodies.iter().chain(std::iter::repeat_n(&bodies[n - 1], 2)) {
         assert_eq!(&ask(&r, "GET", "https://a.test/poll", &[]).await.1, want);
     }
-    let cached =
-        r.exact.lock().unwrap().iter().map(|(_, m)| (m.exchanges.len(), m.len())).collect::<Vec<_>>();
+    let cached = r.caches.exact.iter().map(|(_, m)| (m.exchanges.len(), m.len())).collect::<Vec<_>>();
     assert_eq!(cached, [(0, n)], "only the sequence numbers are held");
     r.reset();
     assert_eq!(ask(&r, "GET", "https://a.test/poll", &[]).await.1, "poll 0");
@@ -1003,4 +1009,56 @@ async fn large_bodies_stream_whole_from_the_blocking_pool() {
     assert_eq!(a.0, 200);
     assert_eq!(a.2[header::CONTENT_LENGTH], big.len().to_string().as_str());
     assert!(a.1 == big && b.1 == big[16..], "bodies differ: {} and {} bytes", a.1.len(), b.1.len());
+}
+
+/// Issue 61: the frozen search index is loaded once per process and set of snapshots, not per replay: two
+/// tasks' replays (each its own snapshot first, the other as an overlay) share one load, each still answering
+/// a URL both hold with its own snapshot's page; once no replay holds it, the memory is released and the
+/// next replay loads it again.
+#[tokio::test]
+async fn replays_of_the_same_snapshots_share_one_search_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let page =
+        |t: &str| format!("<html><head><title>{t}</title></head><body><p>{t} for tea</p></body></html>");
+    add_snapshot(&store, "run/a", &[("GET", "https://s.test/kettle", &page("Blue Kettle"))]);
+    add_snapshot(
+        &store,
+        "run/b",
+        &[
+            ("GET", "https://s.test/teapot", &page("Teapot")),
+            ("GET", "https://s.test/kettle", &page("Old Kettle")),
+        ],
+    );
+    let replay = |own: &str, other: &str| {
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            overlays: overlay::Overlays {
+                layers: vec![overlay::Overlay {
+                    kind: overlay::OverlayKind::SiteUnion,
+                    manifest: store.manifest(other).unwrap(),
+                }],
+                writes: false,
+                sieve: None,
+            },
+            search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
+            ..Default::default()
+        };
+        Replay::new(store.clone(), store.manifest(own).unwrap(), cfg)
+    };
+    async fn search(r: &Replay) -> String {
+        ask(r, "GET", "https://www.google.com/search?q=kettle+tea", &[]).await.1
+    }
+    let (a, b) = (replay("run/a", "run/b"), replay("run/b", "run/a"));
+    let (page_a, page_b) = (search(&a).await, search(&b).await);
+    let first = a.search_index.load();
+    assert!(first.is_some(), "{page_a}");
+    assert_eq!(b.search_index.load(), first, "the second task's replay shares the first's index");
+    // The same files, each replay's own copy of the URL both hold.
+    assert!(page_a.contains("Blue Kettle") && !page_a.contains("Old Kettle"), "{page_a}");
+    assert!(page_b.contains("Old Kettle") && !page_b.contains("Blue Kettle"), "{page_b}");
+    drop((a, b));
+    let c = replay("run/a", "run/b");
+    assert_eq!(search(&c).await, page_a);
+    assert!(c.search_index.load().is_some_and(|n| Some(n) != first), "released, then loaded again");
 }

@@ -98,6 +98,14 @@ impl Replay {
         }
     }
 
+    /// Note what answered the request, made only when a tap keeps it (an answer from a recorded exchange
+    /// copies its snapshot's name and body hash).
+    pub(crate) fn wire_answer_with(&self, ctx: &ReplayCtx, a: impl FnOnce() -> Answered) {
+        if self.cfg.wire.is_some() {
+            self.wire_answer(ctx, a());
+        }
+    }
+
     /// The request got its status: hand its entry to the tap (once; later calls find nothing pending).
     pub(crate) fn wire_finish(&self, ctx: &ReplayCtx, status: u16, headers: &http::HeaderMap) {
         let Some(tap) = &self.cfg.wire else { return };

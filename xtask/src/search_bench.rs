@@ -6,7 +6,8 @@
 //! vocabulary and its distribution are real text's. Measured in one run:
 //! - build: `snapshots search-index`'s path (every page read from the store, its text extracted, indexed,
 //!   packed and stored), its time, the stored index's bytes and the process's peak memory;
-//! - load: a replay's first search (the blob read, checked and opened);
+//! - load: a replay's first search (the blob read, checked and opened), and a second replay's of the same
+//!   snapshots while the first holds it (shared: `replay::search::shared`);
 //! - query latency p50/p99 over 300 queries (one-, two- and three-word queries of the corpus's words and
 //!   quoted phrases), the first page of ten;
 //! - determinism: the index built a second time answers every query with the same URLs in the same order
@@ -196,6 +197,22 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         );
         answers.push(results);
     }
+    // Issue 61: a second task's replay over the same snapshots shares the first's index (one load per
+    // process and set of snapshots), instead of loading and joining its own.
+    let m = store.manifest(SNAPSHOT)?;
+    let t = Instant::now();
+    let first = replay::search::shared_index(&store, &[&m]);
+    first.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
+    let first_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let t = Instant::now();
+    let second = replay::search::shared_index(&store, &[&m]);
+    second.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
+    let second_ms = t.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "shared index: the first task's load {first_ms:.0} ms, the second task's {second_ms:.3} ms (one load: {})",
+        first.load().is_some() && first.load() == second.load()
+    );
+    drop((first, second));
     let same = answers[0] == answers[1];
     println!(
         "same results across the two builds: {same} ({} queries); same stored blob: {}",

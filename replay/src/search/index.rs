@@ -98,14 +98,20 @@ fn schema() -> (Schema, Fields) {
     (b.build(), Fields { url, host, title, text })
 }
 
-/// The full-text index of some documents.
+/// The full-text index of some documents: an opened index ([`Core`], shared by every view of a joined
+/// index) and the documents this view hides.
 pub struct SearchIndex {
+    core: Arc<Core>,
+    hidden: Hidden,
+    docs: usize,
+}
+
+/// An index's files, opened.
+struct Core {
     index: Index,
     dir: RamDirectory,
     reader: IndexReader,
     fields: Fields,
-    hidden: Hidden,
-    docs: usize,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -159,11 +165,14 @@ impl SearchIndex {
     }
 
     fn open(index: Index, dir: RamDirectory, hidden: Hidden) -> Result<Self, TantivyError> {
-        let (_, fields) = schema();
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        let all = reader.searcher().num_docs() as usize;
+        Ok(Self::view(Arc::new(Core::open(index, dir)?), hidden))
+    }
+
+    /// `core` with `hidden`'s documents hidden.
+    fn view(core: Arc<Core>, hidden: Hidden) -> Self {
+        let all = core.reader.searcher().num_docs() as usize;
         let docs = all - hidden.values().map(|h| h.len()).sum::<usize>();
-        Ok(SearchIndex { index, dir, reader, fields, hidden, docs })
+        SearchIndex { core, hidden, docs }
     }
 
     /// The index's files (name, bytes), by name: what [`SearchIndex::from_files`] opens again. A segment is
@@ -174,7 +183,7 @@ impl SearchIndex {
             return Err(TantivyError::InvalidArgument("a joined index is not stored".into()));
         }
         let mut files = self.raw_files()?;
-        for m in &self.index.searchable_segment_metas()? {
+        for m in &self.core.index.searchable_segment_metas()? {
             let old = m.id().uuid_string();
             let mut h = blake3::Hasher::new();
             for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(&old)) {
@@ -192,7 +201,8 @@ impl SearchIndex {
     fn raw_files(&self) -> Result<BTreeMap<String, Vec<u8>>, TantivyError> {
         let mut names: BTreeSet<String> = BTreeSet::from([META.to_string()]);
         names.extend(
-            self.index
+            self.core
+                .index
                 .load_metas()?
                 .list_segment_files()
                 .into_iter()
@@ -201,10 +211,11 @@ impl SearchIndex {
         let mut files = BTreeMap::new();
         for name in names {
             // A segment lists components it may not have (deletes, a temporary store).
-            if !self.dir.exists(Path::new(&name)).map_err(|e| io_err(&name, e))? {
+            if !self.core.dir.exists(Path::new(&name)).map_err(|e| io_err(&name, e))? {
                 continue;
             }
-            let bytes = self.dir.open_read(Path::new(&name))?.read_bytes().map_err(|e| io_err(&name, e))?;
+            let bytes =
+                self.core.dir.open_read(Path::new(&name))?.read_bytes().map_err(|e| io_err(&name, e))?;
             files.insert(name, bytes.as_slice().to_vec());
         }
         Ok(files)
@@ -236,71 +247,13 @@ impl SearchIndex {
     /// One index of several (each snapshot's, the replayed one first), without re-indexing: their segments
     /// listed together, a document hidden when an earlier part holds its URL.
     pub fn join(parts: Vec<SearchIndex>) -> Result<Self, TantivyError> {
-        if parts.len() <= 1 {
-            return match parts.into_iter().next() {
-                Some(p) => Ok(p),
-                None => Self::build([]),
-            };
-        }
-        let dir = RamDirectory::create();
-        let mut meta: Option<serde_json::Value> = None;
-        let mut order: Vec<SegmentId> = Vec::new();
-        for (n, p) in parts.iter().enumerate() {
-            // Two parts of the same documents have segments of the same name: each part's get its own.
-            let mut files = p.raw_files()?;
-            let ids = segment_ids(&files);
-            for (k, old) in ids.iter().enumerate() {
-                let new = format!("{n:016x}{k:016x}");
-                files = rename_segment(files, old, &new);
-                order.push(
-                    SegmentId::from_uuid_string(&new)
-                        .map_err(|e| io_err("a segment id", format!("{e:?}")))?,
-                );
-            }
-            for (name, bytes) in files {
-                if name == META {
-                    let m: serde_json::Value =
-                        serde_json::from_slice(&bytes).map_err(|e| io_err("an index's meta.json", e))?;
-                    let segs = m.get("segments").and_then(|s| s.as_array()).cloned().unwrap_or_default();
-                    match meta.as_mut().and_then(|all| all.get_mut("segments")).and_then(|s| s.as_array_mut())
-                    {
-                        Some(all) => all.extend(segs),
-                        None => meta = Some(m),
-                    }
-                    continue;
-                }
-                dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
-            }
-        }
-        let meta = meta.ok_or_else(|| io_err("joining indexes", "no meta.json"))?;
-        let bytes = serde_json::to_vec(&meta).map_err(|e| io_err("joining indexes", e))?;
-        dir.atomic_write(Path::new(META), &bytes).map_err(|e| io_err(META, e))?;
-        let index = Index::open(dir.clone())?;
-        index.tokenizers().register(TOKENIZER, words::analyzer());
-        // Hide, part by part in order, every document whose URL an earlier one holds.
-        let searcher = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?.searcher();
-        let by_id: HashMap<SegmentId, &SegmentReader> =
-            searcher.segment_readers().iter().map(|r| (r.segment_id(), r)).collect();
-        let (mut seen, mut hidden) = (HashSet::new(), HashMap::new());
-        for id in order {
-            let Some(r) = by_id.get(&id) else { continue };
-            let urls =
-                r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
-            let mut url = String::new();
-            let mut hide = HashSet::new();
-            for doc in 0..r.max_doc() {
-                url.clear();
-                let Some(ord) = urls.term_ords(doc).next() else { continue };
-                urls.ord_to_str(ord, &mut url).map_err(|e| io_err("reading a URL column", e))?;
-                if !seen.insert(url.clone()) {
-                    hide.insert(doc);
-                }
-            }
-            if !hide.is_empty() {
-                hidden.insert(id, Arc::new(hide));
-            }
-        }
-        Self::open(index, dir, hidden)
+        let order: Vec<usize> = (0..parts.len()).collect();
+        Ok(Joined::new(parts)?.view(&order))
+    }
+
+    /// Whether two indexes read the same opened files (views of one [`Joined`]).
+    pub fn same_files(&self, other: &SearchIndex) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
     }
 
     /// Documents indexed (a joined index: those not hidden).
@@ -322,8 +275,8 @@ impl SearchIndex {
         limit: usize,
         host: Option<&str>,
     ) -> Result<(usize, Vec<Hit>), TantivyError> {
-        let f = self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.text]);
+        let f = self.core.fields;
+        let mut parser = QueryParser::for_index(&self.core.index, vec![f.title, f.text]);
         parser.set_field_boost(f.title, TITLE_BOOST);
         let (q, _dropped) = parser.parse_query_lenient(query);
         let q: Box<dyn Query> = match host {
@@ -341,7 +294,7 @@ impl SearchIndex {
             ])),
             None => q,
         };
-        let searcher = self.reader.searcher();
+        let searcher = self.core.reader.searcher();
         let mut ranked = searcher.search(&q, &Matches { hidden: &self.hidden })?;
         // Best first; equal scores in document order for now, by URL below.
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -379,6 +332,135 @@ impl SearchIndex {
             })
             .collect();
         Ok((total, hits))
+    }
+}
+
+impl Core {
+    fn open(index: Index, dir: RamDirectory) -> Result<Self, TantivyError> {
+        let (_, fields) = schema();
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(Core { index, dir, reader, fields })
+    }
+}
+
+/// Several indexes' segments listed in one index, before any document is hidden: what every replay over
+/// the same snapshots shares whatever its order of them ([`Joined::view`]). A document whose URL another
+/// part holds too is hidden only in a view, where the part first in the view's order keeps it.
+pub struct Joined {
+    core: Arc<Core>,
+    /// Parts joined.
+    parts: usize,
+    /// Per URL held by more than one document, its documents: (part, position of the document's segment
+    /// in its part, segment, document).
+    repeated: Vec<Vec<(usize, usize, SegmentId, DocId)>>,
+}
+
+impl std::fmt::Debug for Joined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Joined").field("parts", &self.parts).finish_non_exhaustive()
+    }
+}
+
+impl Joined {
+    /// The segments of `parts` (each an index of its own, none hidden) in one index.
+    pub fn new(parts: Vec<SearchIndex>) -> Result<Self, TantivyError> {
+        let n = parts.len();
+        if n <= 1 {
+            let core = match parts.into_iter().next() {
+                Some(p) => p.core,
+                None => SearchIndex::build([])?.core,
+            };
+            return Ok(Joined { core, parts: n, repeated: Vec::new() });
+        }
+        let dir = RamDirectory::create();
+        let mut meta: Option<serde_json::Value> = None;
+        // Every segment: (part, position in the part, id).
+        let mut order: Vec<(usize, usize, SegmentId)> = Vec::new();
+        for (p, part) in parts.iter().enumerate() {
+            // Two parts of the same documents have segments of the same name: each part's get its own.
+            let mut files = part.raw_files()?;
+            let ids = segment_ids(&files);
+            for (k, old) in ids.iter().enumerate() {
+                let new = format!("{p:016x}{k:016x}");
+                files = rename_segment(files, old, &new);
+                let id = SegmentId::from_uuid_string(&new)
+                    .map_err(|e| io_err("a segment id", format!("{e:?}")))?;
+                order.push((p, k, id));
+            }
+            for (name, bytes) in files {
+                if name == META {
+                    let m: serde_json::Value =
+                        serde_json::from_slice(&bytes).map_err(|e| io_err("an index's meta.json", e))?;
+                    let segs = m.get("segments").and_then(|s| s.as_array()).cloned().unwrap_or_default();
+                    match meta.as_mut().and_then(|all| all.get_mut("segments")).and_then(|s| s.as_array_mut())
+                    {
+                        Some(all) => all.extend(segs),
+                        None => meta = Some(m),
+                    }
+                    continue;
+                }
+                dir.atomic_write(Path::new(&name), &bytes).map_err(|e| io_err(&name, e))?;
+            }
+        }
+        drop(parts);
+        let meta = meta.ok_or_else(|| io_err("joining indexes", "no meta.json"))?;
+        let bytes = serde_json::to_vec(&meta).map_err(|e| io_err("joining indexes", e))?;
+        dir.atomic_write(Path::new(META), &bytes).map_err(|e| io_err(META, e))?;
+        let index = Index::open(dir.clone())?;
+        index.tokenizers().register(TOKENIZER, words::analyzer());
+        let core = Core::open(index, dir)?;
+        // Each URL's documents, in join order; those of URLs held once are dropped.
+        let searcher = core.reader.searcher();
+        let by_id: HashMap<SegmentId, &SegmentReader> =
+            searcher.segment_readers().iter().map(|r| (r.segment_id(), r)).collect();
+        let mut by_url: HashMap<String, Vec<(usize, usize, SegmentId, DocId)>> = HashMap::new();
+        for (p, k, id) in order {
+            let Some(r) = by_id.get(&id) else { continue };
+            let urls =
+                r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
+            let mut url = String::new();
+            for doc in 0..r.max_doc() {
+                url.clear();
+                let Some(ord) = urls.term_ords(doc).next() else { continue };
+                urls.ord_to_str(ord, &mut url).map_err(|e| io_err("reading a URL column", e))?;
+                let held = (p, k, id, doc);
+                match by_url.get_mut(url.as_str()) {
+                    Some(docs) => docs.push(held),
+                    None => {
+                        by_url.insert(url.clone(), vec![held]);
+                    }
+                }
+            }
+        }
+        let repeated = by_url.into_values().filter(|d| d.len() > 1).collect();
+        drop(searcher);
+        Ok(Joined { core: Arc::new(core), parts: n, repeated })
+    }
+
+    /// Parts joined.
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// The joined index as a replay reads it: `order` lists the parts (by their index in [`Joined::new`])
+    /// first to last, and a URL's document is the first part's in that order (then its segments' and
+    /// documents' order); the others are hidden. The files are shared, not copied.
+    pub fn view(&self, order: &[usize]) -> SearchIndex {
+        let mut rank = vec![usize::MAX; self.parts];
+        for (r, &p) in order.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(p) {
+                *slot = (*slot).min(r);
+            }
+        }
+        let mut hidden: HashMap<SegmentId, HashSet<DocId>> = HashMap::new();
+        for docs in &self.repeated {
+            let first = docs.iter().min_by_key(|(p, k, _, doc)| (rank[*p], *k, *doc));
+            for held in docs.iter().filter(|d| Some(*d) != first) {
+                hidden.entry(held.2).or_default().insert(held.3);
+            }
+        }
+        let hidden = hidden.into_iter().map(|(id, docs)| (id, Arc::new(docs))).collect();
+        SearchIndex::view(self.core.clone(), hidden)
     }
 }
 

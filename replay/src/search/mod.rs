@@ -7,13 +7,16 @@
 //! Each snapshot's index (`index`, on tantivy, with its own tokenizer `words`) is built when the recording
 //! is sealed or imported and stored beside it (`stored`); the first search of a replay loads the stored
 //! indexes of its snapshots (deriving in memory any that is missing or of another version) and joins them
-//! (a replay that never searches pays nothing). A document's text is what the browser rendered when the
+//! (a replay that never searches pays nothing), once per process for every replay of the same snapshots
+//! (`shared`). A document's text is what the browser rendered when the
 //! recording observed the page (`Store::rendered_text`), else the recorded HTML's visible text with its entities
 //! decoded. `--search site` (`site`) answers a site's own search the same way.
 
 pub mod engines;
 pub mod index;
+mod markup;
 pub mod page;
+pub mod shared;
 pub mod site;
 pub mod stored;
 pub mod words;
@@ -23,10 +26,11 @@ use std::sync::OnceLock;
 use snapshots::{Manifest, Store, StoreError};
 
 pub use engines::{search_request, SearchRequest};
-pub use index::{Doc, Hit, SearchIndex, INDEX_VERSION};
+pub use index::{Doc, Hit, Joined, SearchIndex, INDEX_VERSION};
+pub use shared::{shared_index, SharedIndex};
 pub use site::{
-    declared_search, declared_searches, opensearch_links, opensearch_search, site_search, DeclaredSearch,
-    SiteSearch,
+    declared_search, declared_searches, opensearch_links, opensearch_search, page_searches, site_search,
+    DeclaredSearch, SiteSearch,
 };
 pub use stored::{load_index, store_index, SearchIndexError, StoredIndex};
 
@@ -95,36 +99,25 @@ pub fn documents(store: &Store, m: &Manifest) -> Result<Vec<Doc>, StoreError> {
     Ok(out)
 }
 
-/// The index of a replay, built once on first use.
+/// The index of a replay, loaded on its first search: its view of the index it shares with the other
+/// replays of the same snapshots ([`shared`]).
 #[derive(Default)]
-pub(crate) struct LazyIndex(OnceLock<Result<SearchIndex, SearchIndexError>>);
+pub(crate) struct LazyIndex(OnceLock<SharedIndex>);
 
 impl LazyIndex {
-    /// The index, or why it could not be built (kept: every later search gets the same answer).
+    /// The index, or why it could not be loaded (kept: every later search gets the same answer).
     pub(crate) fn get(
         &self,
         store: &Store,
         snapshots: &[&Manifest],
     ) -> Result<&SearchIndex, &SearchIndexError> {
-        self.0
-            .get_or_init(|| {
-                let mut parts = Vec::new();
-                for m in snapshots {
-                    let engine = |source| SearchIndexError::Engine { snapshot: m.name.clone(), source };
-                    match load_index(store, m)? {
-                        Some(ix) => parts.push(ix),
-                        None => parts.push(
-                            SearchIndex::build(documents(store, m).map_err(|source| {
-                                SearchIndexError::Read { snapshot: m.name.clone(), source }
-                            })?)
-                            .map_err(engine)?,
-                        ),
-                    }
-                }
-                let name = snapshots.first().map(|m| m.name.clone()).unwrap_or_default();
-                SearchIndex::join(parts).map_err(|source| SearchIndexError::Engine { snapshot: name, source })
-            })
-            .as_ref()
+        self.0.get_or_init(|| shared_index(store, snapshots)).get()
+    }
+
+    /// The shared index's load number, once loaded (replays sharing one index have the same).
+    #[cfg(test)]
+    pub(crate) fn load(&self) -> Option<u64> {
+        self.0.get().and_then(SharedIndex::load)
     }
 }
 
@@ -255,9 +248,9 @@ impl crate::Replay {
                         };
                         let Ok(bytes) = self.store.blob_bytes(&b.hash) else { continue };
                         let html = String::from_utf8_lossy(&bytes);
-                        let mut found = declared_searches(&html, &x.request.url);
+                        let (mut found, links) = page_searches(&html, &x.request.url);
                         // An OpenSearch description the page links, when the recording holds it.
-                        for link in opensearch_links(&html, &x.request.url) {
+                        for link in links {
                             if !read.insert(link.clone()) {
                                 continue;
                             }

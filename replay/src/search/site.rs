@@ -5,7 +5,9 @@
 //! [`declared_searches`]) or an OpenSearch description a recorded page links and the recording holds
 //! ([`opensearch_search`]), whether or not any recording searched. The frozen search engine answers it with the site's recorded documents that
 //! match, on a page shaped like its own (the same path, the same parameter, the request's other parameters
-//! kept), marked as frozen search like an engine's.
+//! kept), marked as frozen search like an engine's. The markup is read by crates (`markup`).
+
+use super::markup::{self, attr};
 
 /// A request recognised as a site search.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,114 +111,66 @@ pub struct DeclaredSearch {
 /// search box (`type` search, text or none), the first such box's name as the field. A form with a
 /// password box is a log-in, not a search.
 pub fn declared_searches(html: &str, page_url: &str) -> Vec<DeclaredSearch> {
-    use std::sync::OnceLock;
-    static FORM: OnceLock<Option<(regex::Regex, regex::Regex, regex::Regex)>> = OnceLock::new();
-    let Some((form, input, attr)) = FORM
-        .get_or_init(|| {
-            Some((
-                regex::Regex::new(r"(?is)<form\b([^>]*)>(.*?)</form>").ok()?,
-                regex::Regex::new(r"(?is)<input\b([^>]*)>").ok()?,
-                regex::Regex::new(r#"(?is)\b([a-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))"#).ok()?,
-            ))
-        })
-        .as_ref()
-    else {
-        return Vec::new();
-    };
-    let attrs = |s: &str| -> Vec<(String, String)> {
-        attr.captures_iter(s)
-            .map(|c| {
-                let v = c.get(2).or(c.get(3)).or(c.get(4)).map(|m| m.as_str()).unwrap_or("");
-                (c[1].to_ascii_lowercase(), v.replace("&amp;", "&"))
-            })
-            .collect()
-    };
-    let Ok(base) = url::Url::parse(page_url) else { return Vec::new() };
-    let mut out = Vec::new();
-    for f in form.captures_iter(html) {
-        let fa = attrs(&f[1]);
-        let get = |k: &str| fa.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        if get("method").is_some_and(|m| !m.eq_ignore_ascii_case("get")) {
-            continue;
-        }
-        let inputs: Vec<Vec<(String, String)>> = input.captures_iter(&f[2]).map(|i| attrs(&i[1])).collect();
-        let ty = |i: &Vec<(String, String)>| {
-            i.iter().find(|(n, _)| n == "type").map(|(_, v)| v.to_ascii_lowercase()).unwrap_or_default()
-        };
-        if inputs.iter().any(|i| ty(i) == "password") {
-            continue;
-        }
-        let Some(field) = inputs
-            .iter()
-            .filter(|i| matches!(ty(i).as_str(), "" | "text" | "search"))
-            .find_map(|i| i.iter().find(|(n, _)| n == "name").map(|(_, v)| v.clone()))
-            .filter(|n| !n.is_empty())
-        else {
-            continue;
-        };
-        let Ok(action) = base.join(get("action").as_deref().unwrap_or("")) else { continue };
-        let Some(host) = action.host_str() else { continue };
-        out.push(DeclaredSearch { host: host.to_ascii_lowercase(), path: action.path().to_string(), field });
-    }
-    out
+    page_searches(html, page_url).0
 }
 
 /// The OpenSearch descriptions a page links (`<link rel="search" type="application/opensearchdescription+xml"
 /// href>`, as MediaWiki, Discourse, GitLab and many more publish), as absolute URLs.
 pub fn opensearch_links(html: &str, page_url: &str) -> Vec<String> {
-    let Ok(base) = url::Url::parse(page_url) else { return Vec::new() };
-    let lower = html.to_ascii_lowercase();
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(i) = lower[at..].find("<link") {
-        let start = at + i;
-        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
-        let tag = &html[start..end];
-        let tl = &lower[start..end];
-        if tl.contains("opensearchdescription+xml") && tl.contains("search") {
-            if let Some(h) = tl.find("href=") {
-                let rest = &tag[h + 5..];
-                let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
-                let value = match quote {
-                    Some(q) => rest[1..].split(q).next().unwrap_or(""),
-                    None => rest.split([' ', '/', '>']).next().unwrap_or(""),
-                };
-                if let Ok(u) = base.join(&value.replace("&amp;", "&")) {
-                    out.push(u.to_string());
-                }
-            }
-        }
-        at = end;
-    }
-    out
+    page_searches(html, page_url).1
 }
 
-/// The HTML search an OpenSearch description declares: its `<Url type="text/html" template="...">` whose
-/// query holds `{searchTerms}` (the parameter that does is the search box).
-pub fn opensearch_search(xml: &str) -> Option<DeclaredSearch> {
-    let lower = xml.to_ascii_lowercase();
-    let mut at = 0;
-    while let Some(i) = lower[at..].find("<url") {
-        let start = at + i;
-        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
-        let tag = &xml[start..end];
-        at = end;
-        if !tag.to_ascii_lowercase().contains("text/html") {
-            continue;
-        }
-        let t = tag.find("template=")?;
-        let rest = &tag[t + 9..];
-        let q = rest.chars().next()?;
-        let template = rest[1..].split(q).next()?.replace("&amp;", "&");
-        let u = url::Url::parse(&template.replace("{searchTerms}", "SEARCHTERMS")).ok()?;
-        let field = u.query_pairs().find(|(_, v)| v == "SEARCHTERMS").map(|(k, _)| k.into_owned())?;
-        return Some(DeclaredSearch {
-            host: u.host_str()?.to_ascii_lowercase(),
-            path: u.path().to_string(),
-            field,
-        });
+/// A page's [`declared_searches`] and [`opensearch_links`], its markup read once.
+pub fn page_searches(html: &str, page_url: &str) -> (Vec<DeclaredSearch>, Vec<String>) {
+    let Ok(base) = url::Url::parse(page_url) else { return (Vec::new(), Vec::new()) };
+    let tags = markup::page_tags(html);
+    let forms = tags.forms.iter().filter_map(|f| form_search(f, &base)).collect();
+    // The type names an OpenSearch description, whatever the `rel` (`search` by the spec).
+    let links = tags
+        .links
+        .iter()
+        .filter(|l| {
+            attr(l, "type").is_some_and(|t| t.to_ascii_lowercase().contains("opensearchdescription+xml"))
+        })
+        .filter_map(|l| base.join(attr(l, "href")?).ok().map(|u| u.to_string()))
+        .collect();
+    (forms, links)
+}
+
+/// The search a form declares, if it is a GET search form (see [`declared_searches`]).
+fn form_search(f: &markup::Form, base: &url::Url) -> Option<DeclaredSearch> {
+    if attr(&f.attrs, "method").is_some_and(|m| !m.eq_ignore_ascii_case("get")) {
+        return None;
     }
-    None
+    let ty = |i: &markup::Attrs| attr(i, "type").map(str::to_ascii_lowercase).unwrap_or_default();
+    if f.inputs.iter().any(|i| ty(i) == "password") {
+        return None;
+    }
+    let field = f
+        .inputs
+        .iter()
+        .filter(|i| matches!(ty(i).as_str(), "" | "text" | "search"))
+        .find_map(|i| attr(i, "name"))
+        .filter(|n| !n.is_empty())?;
+    let action = base.join(attr(&f.attrs, "action").unwrap_or("")).ok()?;
+    Some(DeclaredSearch {
+        host: action.host_str()?.to_ascii_lowercase(),
+        path: action.path().to_string(),
+        field: field.to_string(),
+    })
+}
+
+/// The HTML search an OpenSearch description declares: its first `<Url type="text/html" template="...">`,
+/// when its query holds `{searchTerms}` (the parameter that does is the search box).
+pub fn opensearch_search(xml: &str) -> Option<DeclaredSearch> {
+    let urls = markup::opensearch_urls(xml);
+    let html = urls
+        .iter()
+        .find(|u| attr(u, "type").is_some_and(|t| t.to_ascii_lowercase().contains("text/html")))?;
+    let template = attr(html, "template")?;
+    let u = url::Url::parse(&template.replace("{searchTerms}", "SEARCHTERMS")).ok()?;
+    let field = u.query_pairs().find(|(_, v)| v == "SEARCHTERMS").map(|(k, _)| k.into_owned())?;
+    Some(DeclaredSearch { host: u.host_str()?.to_ascii_lowercase(), path: u.path().to_string(), field })
 }
 
 /// The search `url` makes through a declared form (its host, path and text box), if it does: the box's
@@ -268,6 +222,109 @@ mod tests {
             })
         );
         assert_eq!(opensearch_search("<OpenSearchDescription/>"), None);
+    }
+
+    /// The markup read as a browser reads it: entities decoded, attributes in any order, quoted or not, any
+    /// case, a repeated one's first value; script text is not markup.
+    #[test]
+    fn entities_and_attribute_order_table() {
+        let forms = |html: &str| -> Vec<(String, String, String)> {
+            declared_searches(html, "https://s.test/a/")
+                .into_iter()
+                .map(|d| (d.host, d.path, d.field))
+                .collect()
+        };
+        let one = |host: &str, path: &str, field: &str| vec![(host.into(), path.into(), field.into())];
+        for (html, want) in [
+            (r#"<form action="/find"><input type="search" name="q"></form>"#, one("s.test", "/find", "q")),
+            (r#"<form action="/find"><input name="q" type="search"></form>"#, one("s.test", "/find", "q")),
+            (r#"<FORM METHOD=GET ACTION=/find><INPUT NAME=q TYPE=TEXT></FORM>"#, one("s.test", "/find", "q")),
+            (r#"<form action='/find' method='get'><input name='q'/></form>"#, one("s.test", "/find", "q")),
+            (
+                r#"<form action="/f&#105;nd?a=1&amp;b=2"><input name="&#113;"></form>"#,
+                one("s.test", "/find", "q"),
+            ),
+            (
+                r#"<form action="https://shop&#46;test/x"><input name="k"></form>"#,
+                one("shop.test", "/x", "k"),
+            ),
+            (
+                r#"<form action="/find"><input name="q" placeholder="a > b"></form>"#,
+                one("s.test", "/find", "q"),
+            ),
+            // A repeated attribute keeps its first value.
+            (
+                r#"<form action="/find" method="get" method="post"><input name="q" name="x"></form>"#,
+                one("s.test", "/find", "q"),
+            ),
+            (r#"<form method="post" method="get" action="/find"><input name="q"></form>"#, vec![]),
+            (
+                r#"<form action="/find"><input type="hidden" name="do"><input type="search" name="q"></form>"#,
+                one("s.test", "/find", "q"),
+            ),
+            (r#"<form action="/find"><input name="user"><input name="pw" type="PASSWORD"></form>"#, vec![]),
+            // A form inside script text is none.
+            (r#"<script>var f = '<form action="/x"><input name="z"></form>';</script>"#, vec![]),
+            (r#"<style>/* <form action="/x"><input name="z"></form> */</style>"#, vec![]),
+            // A form left open is closed by the end of the page.
+            (r#"<form action="/find"><input name="q">"#, one("s.test", "/find", "q")),
+        ] {
+            assert_eq!(forms(html), want, "{html}");
+        }
+        let base = "https://w.test/wiki/Oak";
+        for (html, want) in [
+            (
+                r#"<link rel="search" type="application/opensearchdescription+xml" href="/os.xml">"#,
+                vec!["https://w.test/os.xml"],
+            ),
+            (
+                r#"<link href="/os.xml?a=1&amp;b=2" type="application/opensearchdescription+xml" rel="search">"#,
+                vec!["https://w.test/os.xml?a=1&b=2"],
+            ),
+            (
+                r#"<LINK REL=search TYPE=application/opensearchdescription+xml HREF=/os&#46;xml>"#,
+                vec!["https://w.test/os.xml"],
+            ),
+            (
+                r#"<link rel="search" type="application/opensearchdescription+xml" href='/w/os.php?x="1"' />"#,
+                vec!["https://w.test/w/os.php?x=%221%22"],
+            ),
+            (r#"<link rel="search" type="application/opensearchdescription+xml">"#, vec![]),
+            (
+                r#"<script>"<link rel=search type=application/opensearchdescription+xml href=/os.xml>"</script>"#,
+                vec![],
+            ),
+        ] {
+            assert_eq!(opensearch_links(html, base), want, "{html}");
+        }
+        let declared = |host: &str, path: &str, field: &str| {
+            Some(DeclaredSearch { host: host.into(), path: path.into(), field: field.into() })
+        };
+        for (xml, want) in [
+            (
+                r#"<OpenSearchDescription><Url template="https://w.test/s?a=1&amp;q={searchTerms}" type="text/html"/></OpenSearchDescription>"#,
+                declared("w.test", "/s", "q"),
+            ),
+            (
+                r#"<OpenSearchDescription><Url type='text/html' template='https://w.test/s?a=1&#38;k={searchTerms}'></Url></OpenSearchDescription>"#,
+                declared("w.test", "/s", "k"),
+            ),
+            (
+                r#"<os:OpenSearchDescription xmlns:os="http://a9.com/-/spec/opensearch/1.1/"><os:Url type="text/html" template="https://w.test/s?q={searchTerms}"/></os:OpenSearchDescription>"#,
+                declared("w.test", "/s", "q"),
+            ),
+            (
+                r#"<?xml version="1.0"?><OpenSearchDescription><Url type="application/rss+xml" template="https://w.test/rss?q={searchTerms}"/><Url type="TEXT/HTML" template="https://w.test/html?s={searchTerms}"/></OpenSearchDescription>"#,
+                declared("w.test", "/html", "s"),
+            ),
+            (
+                r#"<OpenSearchDescription><Url type="text/html" template="https://w.test/s?q=fixed"/></OpenSearchDescription>"#,
+                None,
+            ),
+            (r#"<OpenSearchDescription><Url type="text/html"/></OpenSearchDescription>"#, None),
+        ] {
+            assert_eq!(opensearch_search(xml), want, "{xml}");
+        }
     }
 
     #[test]

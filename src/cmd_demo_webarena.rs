@@ -38,7 +38,7 @@ fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Resul
         score_possible: false,
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-        network: crate::network_events::for_run(store, run),
+        network: session::network_events::for_run(store, run),
         state_unknown: session::frozen_verdict::counted_apart(store, run),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -237,7 +237,7 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
         &recorded,
         Store::open_read_only(&store_dir)?,
         ca,
-        &agent,
+        agent.clone(),
         proxy::ProxyConfig::default(),
         clock,
         &|_, _, _| {},

@@ -1,6 +1,6 @@
 //! `webfreeze eval`: judge a run into `RUN/eval.json` and print a table per site.
 
-use evaluator::evaluate::{evaluate_with_progress, site_table, write_report, EvalOptions, JudgeKind};
+use evaluator::evaluate::{site_table, write_report, EvalOptions, JudgeKind};
 
 use crate::cli::{EvalArgs, JudgeArg};
 use crate::config::{load_ca, Config};
@@ -27,7 +27,6 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         _ => Some(trajectory::llm::Llm::new(crate::config::llm_config(&a.llm)?)?),
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let rescored = if a.rescore { rescore(cfg, &a, &rt)? } else { Default::default() };
     let opts = EvalOptions {
         judge,
         llm,
@@ -36,17 +35,55 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
         tasks_file: a.tasks.clone(),
         reference_file: a.reference.clone(),
         score_possible: a.score_possible,
-        rescored,
+        rescored: Default::default(),
         ssim_threshold: a.ssim_threshold,
-        network: crate::network_events::for_run(&cfg.store, &a.run),
-        state_unknown: session::frozen_verdict::counted_apart(&cfg.store, &a.run),
+        // Read from the store and the run by the library call.
+        network: Default::default(),
+        state_unknown: Default::default(),
     };
-    let bar = crate::output::progress_bar(0, "tasks judged");
-    let report = rt.block_on(evaluate_with_progress(&a.run, &opts, &|done, total, _id| {
+    let rescore = if a.rescore { Some(rescore(cfg, &a)?) } else { None };
+    // `--rescore`'s bar first, then the judging's: each shown while it runs.
+    let rescore_bar = a.rescore.then(|| crate::output::progress_bar(0, "tasks re-scored offline"));
+    let judge_bar = std::sync::OnceLock::new();
+    let bar_at = |bar: &indicatif::ProgressBar, done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
-    }))?;
-    bar.finish_and_clear();
+    };
+    let progress = session::EvalProgress {
+        rescored: &|done, total, _id| {
+            if let Some(bar) = &rescore_bar {
+                bar_at(bar, done, total)
+            }
+        },
+        rescore_done: &|r| {
+            if let Some(bar) = &rescore_bar {
+                bar.finish_and_clear();
+            }
+            let failed: Vec<String> =
+                r.iter().filter_map(|(id, x)| x.as_ref().err().map(|e| format!("{id}: {e}"))).collect();
+            eprintln!(
+                "re-ran the program_html / page_image_query checks of {} task(s) offline from their snapshots{}",
+                r.len() - failed.len(),
+                if failed.is_empty() { String::new() } else { format!("; could not for {}", failed.join("; ")) }
+            );
+        },
+        judged: &|done, total, _id| {
+            bar_at(judge_bar.get_or_init(|| crate::output::progress_bar(0, "tasks judged")), done, total)
+        },
+    };
+    let evaluated = rt.block_on(session::eval_run(&cfg.store, &a.run, opts, rescore, &progress)).map_err(
+        |e| -> anyhow::Error {
+            match e {
+                // The run's recorded settings are the user's to fix, as a flag would be.
+                session::SessionError::Settings(s) => UsageError(s.to_string()).into(),
+                e => e.into(),
+            }
+        },
+    )?;
+    if let Some(bar) = judge_bar.get() {
+        bar.finish_and_clear();
+    }
+    let report = evaluated.report;
     let path = write_report(&a.run, &report)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -55,7 +92,7 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
     }
     eprintln!("wrote {}", path.display());
     if let Some(dir) = &a.har {
-        let (written, skipped) = crate::network_events::export_har(&cfg.store, &a.run, dir)?;
+        let (written, skipped) = session::network_events::export_har(&cfg.store, &a.run, dir)?;
         eprintln!(
             "wrote {written} HAR file(s) of the tasks' own requests into {}{}",
             dir.display(),
@@ -65,39 +102,11 @@ pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--rescore`: the program_html and page_image_query checks re-run offline against each task's snapshot.
-fn rescore(cfg: &Config, a: &EvalArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<session::Rescored> {
+/// `--rescore`: the browser the program_html and page_image_query checks are re-run in offline, against
+/// each task's snapshot (the run's own settings are applied to it by the library).
+fn rescore(cfg: &Config, a: &EvalArgs) -> anyhow::Result<session::Rescore> {
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
-    let store = snapshots::Store::open_read_only(&cfg.store)?;
-    let ca = load_ca(cfg)?;
-    // The re-execution uses the run's own settings: action space, observation, window, budget.
-    let rf = trajectory::RunDir::new(&a.run).read_run_file()?;
-    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config), None)
-        .map_err(|e| UsageError(e.to_string()))?;
     let mut agent = agent::runner::AgentConfig::new(chrome);
-    settings.apply(&mut agent);
     agent.shop_admin = crate::config::shop_admin();
-    let bar = crate::output::progress_bar(0, "tasks re-scored offline");
-    let clock: std::sync::Arc<dyn clock::Clock> = std::sync::Arc::new(clock::SystemClock);
-    let r = rt.block_on(session::rescore_run(
-        &a.run,
-        store,
-        ca,
-        &agent,
-        proxy::ProxyConfig::default(),
-        clock,
-        &|done, total, _id| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        },
-    ))?;
-    bar.finish_and_clear();
-    let failed: Vec<String> =
-        r.iter().filter_map(|(id, x)| x.as_ref().err().map(|e| format!("{id}: {e}"))).collect();
-    eprintln!(
-        "re-ran the program_html / page_image_query checks of {} task(s) offline from their snapshots{}",
-        r.len() - failed.len(),
-        if failed.is_empty() { String::new() } else { format!("; could not for {}", failed.join("; ")) }
-    );
-    Ok(r)
+    Ok(session::Rescore { agent, ca: load_ca(cfg)?, clock: std::sync::Arc::new(clock::SystemClock) })
 }

@@ -83,11 +83,11 @@ pub(crate) fn run(cfg: &Config, args: RecordArgs) -> anyhow::Result<()> {
             args.snapshot
         );
     }
-    let m = match &served {
-        Ok(()) => writer.finalize(clock.now_ms())?,
-        Err(_) => writer.interrupt(clock.now_ms())?,
+    let ending = match &served {
+        Ok(()) => session::seal::Ending::Complete,
+        Err(_) => session::seal::Ending::Interrupted,
     };
-    session::seal::after_seal(&store, &m.name);
+    let m = session::seal::finish(&writer, clock.now_ms(), ending, Default::default())?;
     eprintln!(
         "snapshot {:?} {}: {} exchanges recorded ({} truncated), {} background/excluded not recorded, {} without a response, {} store errors",
         m.name, m.state, s.recorded, s.truncated, s.skipped, s.failed, s.store_errors

@@ -6,10 +6,10 @@ use anyhow::Context as _;
 use clock::{Clock, SystemClock};
 use replay::overlay::Overlays;
 use replay::rules::Rules;
-use replay::{NotCaptured, Replay, ReplayConfig};
+use replay::NotCaptured;
 use snapshots::Store;
 
-use crate::cli::{FrozenWebArg, GuardKind, MissPolicy, NotCapturedArg, ReplayArgs};
+use crate::cli::{FrozenWebArg, GuardKind, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
 use crate::usage::UsageError;
@@ -32,7 +32,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         replace_misses: false,
         clock: clock.clone(),
     })?;
-    let (manifest, on_miss, miss_writer) = (opened.manifest, opened.on_miss, opened.miss_writer);
+    let manifest = opened.manifest.clone();
     let wire = match &args.wire_dir {
         Some(dir) => Some(Arc::new(
             session::EpisodeWire::create(dir, &manifest.name, clock.clone())
@@ -40,27 +40,25 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         )),
         None => None,
     };
-    let replay = Arc::new(Replay::new(
-        store,
-        manifest.clone(),
-        ReplayConfig {
-            on_miss,
+    let served = opened.assemble(
+        &store,
+        session::ReplayServing {
             rules,
             inject_shim: !args.no_inject_shim,
-            shim_step_ms: 1,
-            fuzzy_min_score: args.fuzzy_min_score.clamp(0.0, 1.0),
+            fuzzy_min_score: args.fuzzy_min_score,
             not_captured: match args.not_captured {
                 NotCapturedArg::NotFound => NotCaptured::NotFound,
                 NotCapturedArg::Empty => NotCaptured::Empty,
             },
-            refresh: (!args.no_refresh).then(|| replay::Refresh(clock.clone())),
+            refresh: (!args.no_refresh).then(|| clock.clone()),
             overlays,
             search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
             ws_pacing: args.ws_pacing.into(),
             wire: wire.clone().map(|w| w as Arc<dyn trajectory::proxy_report::wire::WireTap>),
             hide_own: false,
         },
-    ));
+    );
+    let (replay, miss_writer, guard_misses) = (served.replay, served.miss_writer, served.guard_misses);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = rt.block_on(async {
         let listener = bind(&args.proxy).await?;
@@ -75,10 +73,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             eprintln!("then, for what it lacks: {}", union.join(", "));
         }
         // Misses sent out go through the guards (both by default): what replay answers never leaves.
-        let default: &[GuardKind] = match args.on_miss {
-            MissPolicy::NotFound => &[],
-            MissPolicy::Live | MissPolicy::Record => &[GuardKind::Writes, GuardKind::Answers],
-        };
+        let default: &[GuardKind] = if guard_misses { &[GuardKind::Writes, GuardKind::Answers] } else { &[] };
         crate::guarded::serve(replay.clone(), &args.proxy, default, ca, pcfg, listener, shutdown).await?;
         anyhow::Ok(())
     });
@@ -87,7 +82,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         eprintln!("wire logs of {n} episode(s) in {}", dir.display());
     }
     if let Some(w) = miss_writer {
-        let m = w.finalize(clock.now_ms())?;
+        let m = session::seal::finalize(&w, clock.now_ms())?;
         eprintln!("recorded {} missed exchanges into snapshot {:?}", m.counts.exchanges, m.name);
     }
     let report = replay.report();

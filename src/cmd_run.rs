@@ -299,7 +299,7 @@ fn guards(
     sites: &agent::tasks::Sites,
 ) -> anyhow::Result<Option<Arc<proxy::guard::GuardConfig>>> {
     use proxy::guard::{AnswerPlaces, GuardConfig, WriteRules};
-    if args.mode == RunMode::Replay && matches!(args.on_miss, crate::cli::MissPolicy::NotFound) {
+    if args.mode == RunMode::Replay && !session::misses_go_live(args.on_miss.into()) {
         return Ok(None);
     }
     let writes = match (&args.write_guard_file, args.no_write_guard) {

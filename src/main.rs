@@ -22,7 +22,6 @@ mod config;
 mod demo_runs;
 mod env_names;
 mod guarded;
-mod network_events;
 mod output;
 mod serve;
 mod site_diff;

@@ -89,6 +89,22 @@ pub enum SessionError {
         #[source]
         source: StoreError,
     },
+    /// A file or directory could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A run's recorded settings cannot be used (a rescore re-executes with them).
+    #[cfg(feature = "run")]
+    #[error(transparent)]
+    Settings(#[from] agent::settings::SettingsError),
+    /// Judging a run failed (`crate::eval_run`).
+    #[cfg(feature = "run")]
+    #[error(transparent)]
+    Eval(#[from] evaluator::evaluate::EvalError),
     /// The run was stopped (Ctrl-C); finished tasks are kept.
     #[error("interrupted: finished tasks are kept; run the same command again to do the rest")]
     Interrupted,

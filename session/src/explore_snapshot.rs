@@ -12,8 +12,8 @@ use agent::runner::{AgentConfig, TaskEnv};
 use clock::Clock;
 use proxy::{CertificateAuthority, ProxyConfig};
 use recorder::explore::ExploreSplit;
-use recorder::{HostFilter, Recorder};
-use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
+use recorder::HostFilter;
+use snapshots::{Manifest, Store};
 use trajectory::{Exploration, RunMode};
 
 use crate::error::SessionError;
@@ -44,12 +44,7 @@ pub fn recorded_documents(store: &Store, m: &Manifest) -> Result<Vec<Revisit>, S
             continue;
         }
         if seen.insert(x.request.url.clone()) {
-            let cookies = x
-                .request
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case("cookie"))
-                .map(|h| h.value.clone());
+            let cookies = x.request.header("cookie").map(str::to_string);
             out.push(Revisit { url: x.request.url.clone(), cookies });
         }
     }
@@ -87,19 +82,22 @@ pub async fn explore_snapshot(
     if store.manifest(&layer).is_ok() {
         store.remove(&layer)?;
     }
-    let started = o.clock.now_ms();
     let mut labels = BTreeMap::from([("explore_of".to_string(), name.to_string())]);
     if let Some(w) = m.labels.get("web_name") {
         labels.insert("web_name".into(), w.clone());
     }
-    let writer = Arc::new(store.create_snapshot(NewSnapshot {
-        name: layer,
-        created_ms: started,
-        seed: Seed { start_ms: started, time_zone: m.seed.time_zone.clone() },
-        source: SnapshotSource::Record,
+    // The layer's own shim is not used: its pages are the recording's (below).
+    let opened = crate::open::open_record(crate::open::RecordOpening {
+        store,
+        name: &layer,
+        time_zone: m.seed.time_zone.clone(),
         labels,
-    })?);
-    let rec = Arc::new(Recorder::new(writer.clone(), o.clock.clone(), HostFilter::new(&[], &[])));
+        hosts: HostFilter::new(&[], &[]),
+        shim_step_ms: 1,
+        clock: o.clock.clone(),
+    })?;
+    let (writer, started) = (opened.writer, opened.started_ms);
+    let rec = Arc::new(opened.recorder);
     // The revisits and the exploration alike go to the layer; the marking header is stripped.
     let handler = Arc::new(ExploreSplit::new(rec.clone(), rec));
     let server = crate::loopback::Loopback::start(handler, o.ca.clone(), o.proxy.clone()).await?;
@@ -112,7 +110,7 @@ pub async fn explore_snapshot(
         time_zone: Some(m.seed.time_zone.clone()),
         locale: m.labels.get("locale").cloned(),
         mode: RunMode::Record,
-        snapshot: Some(explore_name(name)),
+        snapshot: Some(layer),
         started_ms: started,
         probe: None,
     };
@@ -125,10 +123,8 @@ pub async fn explore_snapshot(
     let now = o.clock.now_ms();
     match explored {
         Ok(stats) => {
-            let m = writer.finalize(now)?;
-            crate::seal::after_seal(store, &m.name);
             // The manifest as stored, naming its index.
-            Ok((store.manifest(&m.name).unwrap_or(m), stats))
+            Ok((crate::seal::finalize(&writer, now)?, stats))
         }
         Err(e) => {
             let _ = writer.interrupt(now);

@@ -107,8 +107,14 @@ fn judge(entries: &[WireEntry], theirs: &[Write], hosts: &BTreeSet<String>, read
     }
 }
 
+/// The first value of header `name` (any case) among a wire log entry's headers (name and value pairs;
+/// a stored exchange's are `snapshots::format::header_value`'s).
+pub(crate) fn wire_header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    h.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
 fn content_type(h: &[(String, String)]) -> &str {
-    h.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map_or("", |(_, v)| v.as_str())
+    wire_header(h, "content-type").unwrap_or("")
 }
 
 /// The run's writes on the recording's hosts (the browser's own background writes are not the task's),

@@ -85,7 +85,7 @@ pub fn site_union(
         return Ok(Vec::new());
     }
     let members = store
-        .manifests_under(&format!("{run}/"))?
+        .manifests_under(&crate::names::recording_prefix(run))?
         .into_iter()
         .filter(|m| {
             crate::names::task_of(run, &m.name).is_some()

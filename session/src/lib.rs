@@ -24,6 +24,8 @@ mod crawl;
 mod episode_wire;
 mod error;
 #[cfg(feature = "run")]
+mod eval;
+#[cfg(feature = "run")]
 mod explore_snapshot;
 pub mod frozen_verdict;
 mod frozen_web;
@@ -32,6 +34,8 @@ mod loopback;
 mod merge;
 mod merge_recordings;
 mod names;
+#[cfg(feature = "run")]
+pub mod network_events;
 mod open;
 #[cfg(feature = "run")]
 mod plan;
@@ -56,6 +60,8 @@ pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};
 pub use episode_wire::{episode_dir, episode_id, EpisodeWire};
 pub use error::SessionError;
 #[cfg(feature = "run")]
+pub use eval::{eval_run, EvalProgress, Evaluated, Rescore};
+#[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
 pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers, WebUnit};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
@@ -63,12 +69,13 @@ pub use merge_recordings::{
     merge_recordings, merge_snapshots, MergeRecordingsError, RecordingsMerged, SnapshotMerge,
 };
 pub use names::{
-    check_recording_name, crawl_layers, crawl_prefix, explore_name, misses_name, site_slug, site_snapshots,
-    site_union_name, site_union_of, snapshot_name, task_of, BadRecordingName, SnapshotName,
+    check_recording_name, crawl_layers, crawl_part_name, crawl_prefix, explore_name, misses_name,
+    recording_of, recording_prefix, site_slug, site_snapshots, site_union_name, site_union_of, snapshot_name,
+    task_of, BadRecordingName, SnapshotName,
 };
 pub use open::{
-    open_record, replay_store, replay_target, MissesOpening, OpenedRecording, OpenedReplay, RecordOpening,
-    ReplayTarget,
+    misses_go_live, open_record, replay_store, replay_target, AssembledReplay, MissesOpening,
+    OpenedRecording, OpenedReplay, RecordOpening, ReplayServing, ReplayTarget, SHIM_STEP_MS,
 };
 #[cfg(feature = "run")]
 pub use plan::{check_fork, task_list, task_notes, ForkTooLate, TaskListError, TaskListRequest};

@@ -80,7 +80,7 @@ fn recording_tasks(
     let mut tasks: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for run in runs {
         let mut found = 0;
-        for m in store.manifests_under(&format!("{run}/"))? {
+        for m in store.manifests_under(&crate::names::recording_prefix(run))? {
             // Direct children only: `RUN/TASK/misses` (a replay's overlay) is merged by name.
             if let Some(task) = task_of(run, &m.name) {
                 tasks.entry(task.to_string()).or_default().push(m.name.clone());

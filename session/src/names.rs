@@ -1,6 +1,7 @@
 //! The names a recording's snapshots take in the store (`RUN/TASK`, `RUN/TASK/explore`, `SNAPSHOT/misses`,
-//! `RUN/crawl/SITE/NNN`): made by [`snapshot_name`], [`explore_name`], [`misses_name`], [`crawl_prefix`],
-//! read back by [`SnapshotName::parse`] and [`task_of`]; and the store queries by them (a site's task
+//! `RUN/crawl/SITE/NNN`): made by [`SnapshotName`]'s `Display` (and [`snapshot_name`], [`explore_name`],
+//! [`misses_name`], [`crawl_part_name`], [`crawl_prefix`], [`recording_prefix`] through it), read back by
+//! [`SnapshotName::parse`], [`task_of`] and [`recording_of`]; and the store queries by them (a site's task
 //! snapshots, its crawl parts). Its own room, so that the task proxy, the frozen web, exploration, the
 //! crawl, coverage, `webfreeze replay` and `snapshots merge --runs` all ask one place and none of them
 //! formats or splits a name itself.
@@ -11,17 +12,29 @@ use crate::error::SessionError;
 
 /// The exploration layer of the task snapshot `snapshot` (`agent::explore`).
 pub fn explore_name(snapshot: &str) -> String {
-    format!("{snapshot}/explore")
+    SnapshotName::Explore { of: snapshot }.to_string()
 }
 
 /// The snapshot a replay of `snapshot` files its misses into under `--on-miss record` (`SNAPSHOT/misses`).
 pub fn misses_name(snapshot: &str) -> String {
-    format!("{snapshot}/misses")
+    SnapshotName::Misses { of: snapshot }.to_string()
 }
 
 /// The snapshot of task `task_id` in the recording `run`.
 pub fn snapshot_name(run: &str, task_id: &str) -> String {
-    format!("{run}/{task_id}")
+    SnapshotName::Task { run, task: task_id }.to_string()
+}
+
+/// The prefix every snapshot of the recording `run` starts with (`RUN/`: its tasks and what hangs off
+/// them), for the store's `manifests_under`.
+pub fn recording_prefix(run: &str) -> String {
+    format!("{run}/")
+}
+
+/// The recording of `snapshot` when it is task `task_id`'s snapshot (`RUN/TASK`, by [`snapshot_name`]):
+/// the inverse of [`snapshot_name`] for a task whose id is known.
+pub fn recording_of<'a>(snapshot: &'a str, task_id: &str) -> Option<&'a str> {
+    snapshot.strip_suffix(task_id)?.strip_suffix('/').filter(|r| !r.is_empty())
 }
 
 /// What a snapshot's name says it is, by the rules above.
@@ -50,9 +63,25 @@ pub enum SnapshotName<'a> {
         run: &'a str,
         /// The site's slug ([`site_slug`]).
         site: &'a str,
+        /// The part's number (`NNN`).
+        part: &'a str,
     },
     /// Any other name (`webfreeze record`, an import, a merge).
-    Other,
+    Other(&'a str),
+}
+
+/// The name itself: `SnapshotName::parse(&n.to_string()) == n` for every name [`SnapshotName::parse`]
+/// reads.
+impl std::fmt::Display for SnapshotName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotName::Task { run, task } => write!(f, "{run}/{task}"),
+            SnapshotName::Explore { of } => write!(f, "{of}/explore"),
+            SnapshotName::Misses { of } => write!(f, "{of}/misses"),
+            SnapshotName::CrawlPart { run, site, part } => write!(f, "{run}/crawl/{site}/{part}"),
+            SnapshotName::Other(name) => f.write_str(name),
+        }
+    }
 }
 
 impl<'a> SnapshotName<'a> {
@@ -68,9 +97,9 @@ impl<'a> SnapshotName<'a> {
         match parts.as_slice() {
             [run, task] if !run.is_empty() && !task.is_empty() => SnapshotName::Task { run, task },
             [run, "crawl", site, part] if ![run, site, part].iter().any(|p| p.is_empty()) => {
-                SnapshotName::CrawlPart { run, site }
+                SnapshotName::CrawlPart { run, site, part }
             }
-            _ => SnapshotName::Other,
+            _ => SnapshotName::Other(name),
         }
     }
 }
@@ -112,6 +141,12 @@ pub fn crawl_prefix(run: &str, web_name: &str) -> String {
     format!("{run}/crawl/{}/", site_slug(web_name))
 }
 
+/// Part `number` (from 1) of the crawl of site `web_name` in recording `run` (`RUN/crawl/SITE/NNN`).
+pub fn crawl_part_name(run: &str, web_name: &str, number: usize) -> String {
+    let (site, part) = (site_slug(web_name), format!("{number:03}"));
+    SnapshotName::CrawlPart { run, site: &site, part: &part }.to_string()
+}
+
 /// The crawl parts of site `web_name` in recording `run`, in order (a part still recording is left out; an
 /// interrupted one keeps every exchange it completed).
 pub fn crawl_layers(store: &Store, run: &str, web_name: &str) -> Result<Vec<Manifest>, SessionError> {
@@ -128,7 +163,7 @@ pub fn crawl_layers(store: &Store, run: &str, web_name: &str) -> Result<Vec<Mani
 /// The task snapshots of recording `run` on site `web_name` (`<run>/<task>`, labelled with the site).
 pub fn site_snapshots(store: &Store, run: &str, web_name: &str) -> Result<Vec<Manifest>, SessionError> {
     Ok(store
-        .manifests_under(&format!("{run}/"))?
+        .manifests_under(&recording_prefix(run))?
         .into_iter()
         .filter(|m| {
             task_of(run, &m.name).is_some() && m.labels.get("web_name").map(String::as_str) == Some(web_name)
@@ -175,25 +210,39 @@ mod tests {
         assert_eq!(site_slug("Demo Shop"), "Demo_Shop");
         assert_eq!(site_slug(""), "_");
         assert_eq!(crawl_prefix("runs-rec", "DokuWiki"), "runs-rec/crawl/DokuWiki/");
+        assert_eq!(crawl_part_name("rec", "Demo Shop", 3), "rec/crawl/Demo_Shop/003");
+        assert_eq!(recording_prefix("rec"), "rec/");
+        // (snapshot, task, its recording)
+        for (snapshot, task, want) in [
+            ("rec/t", "t", Some("rec")),
+            ("runs/a/t", "t", Some("runs/a")),
+            ("rec/xt", "t", None),
+            ("/t", "t", None),
+            ("rec/t/misses", "t", None),
+        ] {
+            assert_eq!(recording_of(snapshot, task), want, "{snapshot}");
+        }
     }
 
     #[test]
     fn names_read_back_as_what_they_were_made_for() {
         let task = snapshot_name("rec", "Shop--1");
-        let crawl = format!("{}003", crawl_prefix("rec", "Demo Shop"));
+        let crawl = crawl_part_name("rec", "Demo Shop", 3);
         // (name, what it is)
         for (name, want) in [
             (task.as_str(), SnapshotName::Task { run: "rec", task: "Shop--1" }),
             (&explore_name(&task), SnapshotName::Explore { of: "rec/Shop--1" }),
             (&misses_name(&task), SnapshotName::Misses { of: "rec/Shop--1" }),
             (&misses_name("site"), SnapshotName::Misses { of: "site" }),
-            (&crawl, SnapshotName::CrawlPart { run: "rec", site: "Demo_Shop" }),
-            ("site", SnapshotName::Other),
-            ("/t", SnapshotName::Other),
-            ("a/b/c", SnapshotName::Other),
-            ("/misses", SnapshotName::Other),
+            (&crawl, SnapshotName::CrawlPart { run: "rec", site: "Demo_Shop", part: "003" }),
+            ("site", SnapshotName::Other("site")),
+            ("/t", SnapshotName::Other("/t")),
+            ("a/b/c", SnapshotName::Other("a/b/c")),
+            ("/misses", SnapshotName::Other("/misses")),
         ] {
             assert_eq!(SnapshotName::parse(name), want, "{name}");
+            // What is read back is made again as it was.
+            assert_eq!(want.to_string(), name, "{name}");
         }
         assert_eq!(task_of("rec", "rec/t"), Some("t"));
         for not in ["rec/t/misses", "rec/", "recx/t", "rec"] {

@@ -4,19 +4,27 @@
 //! - a replay's store is writable only when it records its misses ([`replay_store`]);
 //! - a replayed snapshot must resolve ([`replay_target`]), and its misses go to `SNAPSHOT/misses` unless
 //!   named ([`ReplayTarget::open`], after the caller has decided the replay's layers);
+//! - a replay's handler is assembled in one place ([`OpenedReplay::assemble`]: `replay::ReplayConfig` from
+//!   what the caller decided, [`ReplayServing`]), and its misses are guarded exactly when they can reach
+//!   the live web ([`misses_go_live`]);
 //! - a recording is seeded with its start and time zone, and the page gets the shim its replays will
 //!   inject, seeded by the snapshot's name and start ([`open_record`]).
 //!
-//! What each caller adds stays with it: the replay handler's configuration (layers, search, refresh) and
-//! how the proxy is served.
+//! What each caller adds stays with it: what the replay serves (layers, search, refresh: its flags or its
+//! run's settings) and how the proxy is served.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use clock::Clock;
+use proxy_report::wire::WireTap;
 use recorder::{HostFilter, Recorder};
-use replay::{MissPolicy, OnMiss};
+use replay::overlay::Overlays;
+use replay::rules::Rules;
+use replay::search::SearchConfig;
+use replay::websocket::WsPacing;
+use replay::{MissPolicy, NotCaptured, OnMiss, Replay, ReplayConfig};
 use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, SnapshotWriter, Store, StoreError};
 
 use crate::error::SessionError;
@@ -28,6 +36,12 @@ pub fn replay_store(path: &Path, on_miss: MissPolicy) -> Result<Store, StoreErro
         MissPolicy::Record => Store::open(path),
         MissPolicy::NotFound | MissPolicy::Live => Store::open_read_only(path),
     }
+}
+
+/// Whether a replay with miss policy `on_miss` can reach the live web, so that its misses go through the
+/// side-effect and contamination guards: every policy but answering 404. What replay answers never leaves.
+pub fn misses_go_live(on_miss: MissPolicy) -> bool {
+    !matches!(on_miss, MissPolicy::NotFound)
 }
 
 /// A snapshot checked for replay: its index resolves. What the caller decides from it (the layers of its
@@ -62,6 +76,8 @@ pub struct MissesOpening {
 pub struct OpenedReplay {
     /// The replayed snapshot.
     pub manifest: Manifest,
+    /// The miss policy asked for.
+    pub policy: MissPolicy,
     /// What a miss does.
     pub on_miss: OnMiss,
     /// The misses' recording (`--on-miss record`), sealed by the caller when the replay ends.
@@ -83,7 +99,74 @@ impl ReplayTarget<'_> {
             self.store.remove(&misses)?;
         }
         let (on_miss, miss_writer) = OnMiss::start(o.on_miss, self.store, &misses, &self.manifest, o.clock)?;
-        Ok(OpenedReplay { manifest: self.manifest, on_miss, miss_writer, misses })
+        Ok(OpenedReplay { manifest: self.manifest, policy: o.on_miss, on_miss, miss_writer, misses })
+    }
+}
+
+/// What a replay serves besides its snapshot, and how: decided by its caller (`webfreeze replay`'s flags,
+/// a run's frozen web), turned into `replay::ReplayConfig` by [`OpenedReplay::assemble`] alone.
+pub struct ReplayServing {
+    /// Volatile-parameter rules.
+    pub rules: Rules,
+    /// The proxy injects the determinism shim into HTML (false when the browser installs it itself).
+    pub inject_shim: bool,
+    /// Fuzzy candidates scoring under this are misses (clamped to 0..1).
+    pub fuzzy_min_score: f64,
+    /// Exchanges recorded without their body.
+    pub not_captured: NotCaptured,
+    /// Serve freshness as recorded, relative to now on this clock; None serves it as stored.
+    pub refresh: Option<Arc<dyn Clock>>,
+    /// What else answers what the snapshot lacks.
+    pub overlays: Overlays,
+    /// The frozen search engine.
+    pub search: SearchConfig,
+    /// How recorded WebSocket server messages are timed.
+    pub ws_pacing: WsPacing,
+    /// Where each answered request goes (a wire log).
+    pub wire: Option<Arc<dyn WireTap>>,
+    /// Answer only from the overlays, never from the snapshot itself.
+    pub hide_own: bool,
+}
+
+/// The shim's clock step per read, in ms: record and replay alike, whoever serves them.
+pub const SHIM_STEP_MS: u32 = 1;
+
+/// A replay ready to serve.
+pub struct AssembledReplay {
+    /// The handler.
+    pub replay: Arc<Replay>,
+    /// The misses' recording (`--on-miss record`), sealed by the caller when the replay ends
+    /// (`crate::seal::finalize`).
+    pub miss_writer: Option<Arc<SnapshotWriter>>,
+    /// Where misses are recorded.
+    pub misses: String,
+    /// Its misses can reach the live web: serve it behind the guards ([`misses_go_live`]).
+    pub guard_misses: bool,
+}
+
+impl OpenedReplay {
+    /// The replay handler over `store`, serving as `s` says.
+    pub fn assemble(self, store: &Store, s: ReplayServing) -> AssembledReplay {
+        let config = ReplayConfig {
+            on_miss: self.on_miss,
+            rules: s.rules,
+            inject_shim: s.inject_shim,
+            shim_step_ms: SHIM_STEP_MS,
+            fuzzy_min_score: s.fuzzy_min_score.clamp(0.0, 1.0),
+            not_captured: s.not_captured,
+            refresh: s.refresh.map(replay::Refresh),
+            overlays: s.overlays,
+            search: s.search,
+            ws_pacing: s.ws_pacing,
+            wire: s.wire,
+            hide_own: s.hide_own,
+        };
+        AssembledReplay {
+            replay: Arc::new(Replay::new(store.clone(), self.manifest, config)),
+            miss_writer: self.miss_writer,
+            misses: self.misses,
+            guard_misses: misses_go_live(self.policy),
+        }
     }
 }
 
@@ -96,6 +179,8 @@ pub struct OpenedRecording {
     /// The determinism shim its replays inject, seeded by the snapshot's name and start: the page gets
     /// the same clock and random numbers now as in every replay.
     pub shim_js: String,
+    /// When it started (its seed's start).
+    pub started_ms: i64,
 }
 
 /// How to open a snapshot for recording.
@@ -128,7 +213,7 @@ pub fn open_record(o: RecordOpening<'_>) -> Result<OpenedRecording, StoreError> 
     })?);
     let recorder = Recorder::new(writer.clone(), o.clock, o.hosts);
     let shim_js = replay::shim::for_snapshot(o.name, started, o.shim_step_ms);
-    Ok(OpenedRecording { writer, recorder, shim_js })
+    Ok(OpenedRecording { writer, recorder, shim_js, started_ms: started })
 }
 
 #[cfg(test)]

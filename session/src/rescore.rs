@@ -52,19 +52,23 @@ pub(crate) fn task_of(t: &Trajectory) -> Task {
 }
 
 /// Re-executes every task in `run` whose spec has `program_html` or `page_image_query` against its
-/// snapshot and collects its checks' evidence. `agent` must be the run's settings (action space,
-/// observation, window). `progress(done, total, task_id)` after each.
+/// snapshot and collects its checks' evidence. `agent` is the browser; the run's own settings (action
+/// space, observation, window, budget) are applied to it here, from the `run.json` that also says what
+/// the run served. `progress(done, total, task_id)` after each.
 pub async fn rescore_run(
     run: &Path,
     store: Store,
     ca: Arc<CertificateAuthority>,
-    agent: &AgentConfig,
+    mut agent: AgentConfig,
     proxy: ProxyConfig,
     clock: Arc<dyn Clock>,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Rescored, SessionError> {
     let rd = RunDir::new(run);
-    let served = served_as_run(&rd.read_run_file()?.config);
+    let recorded = rd.read_run_file()?.config;
+    agent::settings::Settings::resolve(&Default::default(), Some(&recorded), None)?.apply(&mut agent);
+    let agent = &agent;
+    let served = served_as_run(&recorded);
     let todo: Vec<Trajectory> = rd
         .trajectories()?
         .into_iter()
@@ -78,7 +82,7 @@ pub async fn rescore_run(
         .collect();
     let mut out = Rescored::new();
     for (i, t) in todo.iter().enumerate() {
-        let r = match t.snapshot.as_deref().and_then(|s| s.strip_suffix(&format!("/{}", t.task_id))) {
+        let r = match t.snapshot.as_deref().and_then(|s| crate::names::recording_of(s, &t.task_id)) {
             None => Err(RescoreError::NoSnapshot),
             Some(recording) => {
                 let mode = ProxyMode::Replay {

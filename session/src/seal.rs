@@ -1,7 +1,8 @@
 //! The sealing step: what a snapshot needs besides its records, derived once when it is sealed (a
 //! recording, a task proxy's finish, an exploration, a crawl part), imported (HAR, WARC, a bundle), copied
-//! by a merge, or asked for again (`webfreeze snapshots search-index`). Every place that seals a snapshot calls
-//! [`after_seal`], so a new derived structure is added here once:
+//! by a merge, or asked for again (`webfreeze snapshots search-index`). A writer is sealed by [`finalize`]
+//! (or [`finish`]), which seals and derives in one call; a snapshot sealed inside a crate below this one
+//! (an import, a copy) is handed to [`after_seal`]. So a new derived structure is added here once:
 //! - its frozen search index (`replay::search::store_index`), which replay's search answers from;
 //! - its place in its site union (`snapshots::Store::join_union`, when [`crate::names::site_union_of`]
 //!   names one): the check and the path entries a replay over thousands of the site's recordings reads
@@ -10,7 +11,7 @@
 //! A failure is logged, not returned, by [`after_seal`]: the recording is whole without what is derived
 //! from it, and replay derives both in memory when they are missing. [`derive`] returns it.
 
-use snapshots::Store;
+use snapshots::{Manifest, RenderedPages, SnapshotWriter, Store};
 
 use crate::error::SessionError;
 
@@ -45,6 +46,50 @@ pub fn after_seal(store: &Store, name: &str) {
                 "{e}; replay derives it in memory, or store it with `webfreeze snapshots search-index {name}`"
             );
         }
+    }
+}
+
+/// How a recording ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Whole: `complete` (or `imported` for an import's writer).
+    Complete,
+    /// Stopped by an error: `interrupted`, and what it holds is derived all the same.
+    Interrupted,
+}
+
+/// Seal the snapshot `writer` records `complete` (or `imported`) and derive what it needs: the one call a
+/// recording's end makes. The manifest as stored after deriving (naming its index).
+pub fn finalize(writer: &SnapshotWriter, finished_ms: i64) -> Result<Manifest, SessionError> {
+    finish(writer, finished_ms, Ending::Complete, RenderedPages::default())
+}
+
+/// [`finalize`] as `ending` says, keeping `rendered` (the text the browser rendered of its pages, which
+/// the search index reads) with the snapshot first.
+pub fn finish(
+    writer: &SnapshotWriter,
+    finished_ms: i64,
+    ending: Ending,
+    rendered: RenderedPages,
+) -> Result<Manifest, SessionError> {
+    let m = match ending {
+        Ending::Complete => writer.finalize(finished_ms)?,
+        Ending::Interrupted => writer.interrupt(finished_ms)?,
+    };
+    let store = writer.store();
+    keep_rendered(store, &m.name, rendered);
+    after_seal(store, &m.name);
+    Ok(store.manifest(&m.name).unwrap_or(m))
+}
+
+/// Keep `pages` with snapshot `name` (logged, not returned: the recording is whole without them). After
+/// the writer is sealed: until then it rewrites the manifest from its own copy.
+pub fn keep_rendered(store: &Store, name: &str, pages: RenderedPages) {
+    if pages.is_empty() {
+        return;
+    }
+    if let Err(e) = store.add_rendered_text(name, pages) {
+        tracing::warn!("{name}: the rendered text of its pages was not kept: {e}");
     }
 }
 

@@ -18,7 +18,7 @@ use proxy::{CertificateAuthority, CountingPassThrough, Handler, Proxy, ProxyConf
 use recorder::explore::ExploreSplit;
 use recorder::HostFilter;
 use replay::rules::Rules;
-use replay::{Replay, ReplayConfig};
+use replay::NotCaptured;
 use snapshots::{SnapshotWriter, Store};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -27,13 +27,11 @@ use trajectory::RunMode;
 
 use crate::error::SessionError;
 use crate::frozen_web::FrozenWeb;
-use crate::open::{open_record, replay_target, MissesOpening, RecordOpening};
+use crate::open::{open_record, replay_target, MissesOpening, RecordOpening, ReplayServing, SHIM_STEP_MS};
 use crate::probes::{LiveProbe, RecordProbe, ReplayProbe};
 
 /// How long a finishing task proxy may take to drain requests still waiting on an origin.
 const DRAIN: Duration = Duration::from_secs(10);
-/// The shim's clock step per read, in record and replay alike.
-const SHIM_STEP_MS: u32 = 1;
 
 /// What replay does when no recorded exchange matches (`Record`: into `<snapshot>/misses`).
 pub use replay::MissPolicy;
@@ -228,7 +226,6 @@ impl TaskProxy {
                 }
             }
             ProxyMode::Replay { store, run, on_miss, frozen_web } => {
-                let on_miss_policy = *on_miss;
                 let name = snapshot_name(run, &opts.task_id);
                 let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
                     name: name.clone(),
@@ -251,24 +248,21 @@ impl TaskProxy {
                     replace_misses: true,
                     clock: opts.clock.clone(),
                 })?;
-                let (manifest, on_miss, writer) = (opened.manifest, opened.on_miss, opened.miss_writer);
-                tp.writers.extend(writer);
-                tp.time_zone = Some(manifest.seed.time_zone.clone());
+                tp.time_zone = Some(opened.manifest.seed.time_zone.clone());
                 // The snapshot's locale when it recorded one (runs before v0.1 did not).
-                if let Some(l) = manifest.labels.get("locale") {
+                if let Some(l) = opened.manifest.labels.get("locale") {
                     tp.locale = l.clone();
                 }
-                // The browser gets the shim through CDP, so the proxy does not inject it as well.
-                let rp = Arc::new(Replay::new(
-                    store.clone(),
-                    manifest,
-                    ReplayConfig {
-                        on_miss,
+                let served = opened.assemble(
+                    store,
+                    ReplayServing {
                         rules: Rules::builtin(),
+                        // The browser gets the shim through CDP, so the proxy does not inject it as well.
                         inject_shim: false,
-                        shim_step_ms: SHIM_STEP_MS,
+                        fuzzy_min_score: 0.0,
+                        not_captured: NotCaptured::default(),
                         // Caches and cookies see recording-time freshness whenever the replay runs.
-                        refresh: Some(replay::Refresh(opts.clock.clone())),
+                        refresh: Some(opts.clock.clone()),
                         overlays,
                         search: replay::search::SearchConfig {
                             mode: frozen_web.search,
@@ -277,17 +271,17 @@ impl TaskProxy {
                         ws_pacing: frozen_web.ws_pacing,
                         wire: opts.wire.clone(),
                         hide_own: frozen_web.leave_out_own,
-                        ..ReplayConfig::default()
                     },
-                ));
+                );
+                tp.writers.extend(served.miss_writer);
+                let rp = served.replay;
                 tp.init_scripts = vec![rp.shim_js().to_string()];
                 tp.snapshot = Some(name);
                 tp.probe = Arc::new(ReplayProbe(rp.clone()));
-                // Misses sent to the live web go through the guards; what replay answers never leaves.
-                if matches!(on_miss_policy, MissPolicy::NotFound) {
-                    tp.serve(rp, listener, ca, opts)?;
-                } else {
+                if served.guard_misses {
                     tp.serve_guarded(rp, listener, ca, opts)?;
+                } else {
+                    tp.serve(rp, listener, ca, opts)?;
                 }
             }
         }
@@ -399,18 +393,17 @@ impl TaskProxy {
         }
         let now = self.clock.now_ms();
         for w in std::mem::take(&mut self.writers) {
-            // Sealing writes the manifest and flushes every column family: off the async workers.
-            let m = proxy::offload(|| w.finalize(now))?;
-            // Reading every recorded page is store work: off the async workers.
-            let store = w.store().clone();
+            // Sealing writes the manifest and flushes every column family, and reading every recorded page
+            // for the index is store work: off the async workers. The rendered text first: the index reads it.
             let rendered = self.rendered();
-            let indexed = tokio::task::spawn_blocking(move || {
-                // The rendered text first: the index reads it.
-                keep_rendered(&store, &m.name, rendered);
-                crate::seal::after_seal(&store, &m.name)
+            let sealed = tokio::task::spawn_blocking(move || {
+                crate::seal::finish(&w, now, crate::seal::Ending::Complete, rendered)
             });
-            if let Err(e) = indexed.await {
-                tracing::warn!("search index: {e}");
+            match sealed.await {
+                Ok(r) => {
+                    r?;
+                }
+                Err(e) => tracing::warn!("search index: {e}"),
             }
         }
         Ok(())
@@ -433,7 +426,7 @@ impl Drop for TaskProxy {
                 // What the browser rendered before the cancel is kept too (`snapshots search-index` reads it),
                 // and it joins its site union (cheap: the index, which is not, is derived later or in memory).
                 Ok(m) => {
-                    keep_rendered(w.store(), &m.name, rendered.clone());
+                    crate::seal::keep_rendered(w.store(), &m.name, rendered.clone());
                     if let Err(e) = crate::seal::join_site_union(w.store(), &m.name) {
                         tracing::warn!("{e}");
                     }
@@ -441,13 +434,6 @@ impl Drop for TaskProxy {
                 Err(e) => tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}"),
             }
         }
-    }
-}
-
-/// Keep `pages` with snapshot `name` (logged, not returned: the recording is whole without them).
-fn keep_rendered(store: &Store, name: &str, pages: snapshots::RenderedPages) {
-    if let Err(e) = store.add_rendered_text(name, pages) {
-        tracing::warn!("{name}: the rendered text of its pages was not kept: {e}");
     }
 }
 

@@ -70,13 +70,7 @@ impl SnapshotDiff {
 }
 
 fn side(x: &Exchange) -> Side {
-    let content_type = x
-        .response
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
-        .map(|h| h.value.clone())
-        .unwrap_or_default();
+    let content_type = x.response.header("content-type").unwrap_or_default().to_string();
     Side {
         status: x.response.status,
         hash: x.response.body.as_ref().map(|b| b.hash.clone()).unwrap_or_default(),

@@ -19,9 +19,7 @@ pub(crate) enum HeadError {
     TooLong,
 }
 
-pub(super) fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
-    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
-}
+pub(super) use snapshots::format::header_value as header;
 
 /// An HTTP head inside a record: the first line and the headers.
 pub(crate) struct HttpHead {

@@ -8,8 +8,8 @@ use agent::crawl::{CrawlOptions, CrawlProgress, CrawlState};
 use agent::runner::{AgentConfig, TaskEnv};
 use clock::Clock;
 use proxy::{CertificateAuthority, ProxyConfig};
-use recorder::{HostFilter, Recorder};
-use snapshots::{Manifest, NewSnapshot, Seed, SnapshotSource, Store};
+use recorder::HostFilter;
+use snapshots::{Manifest, Store};
 use trajectory::RunMode;
 
 use crate::error::SessionError;
@@ -169,21 +169,23 @@ pub async fn crawl_site(
     if store.manifest(&name).is_ok() {
         store.remove(&name)?;
     }
-    let started = o.clock.now_ms();
     let seed_of = members.first().map(|m| m.seed.time_zone.clone()).unwrap_or_else(|| "UTC".into());
     let labels = BTreeMap::from([
         ("web_name".to_string(), web_name.to_string()),
         ("run".to_string(), run.to_string()),
         ("crawl_of".to_string(), web_name.to_string()),
     ]);
-    let writer = Arc::new(store.create_snapshot(NewSnapshot {
-        name: name.clone(),
-        created_ms: started,
-        seed: Seed { start_ms: started, time_zone: seed_of.clone() },
-        source: SnapshotSource::Record,
+    let opened = crate::open::open_record(crate::open::RecordOpening {
+        store,
+        name: &name,
+        time_zone: seed_of.clone(),
         labels,
-    })?);
-    let rec = Arc::new(Recorder::new(writer.clone(), o.clock.clone(), HostFilter::new(&[], &[])));
+        hosts: HostFilter::new(&[], &[]),
+        shim_step_ms: 1,
+        clock: o.clock.clone(),
+    })?;
+    let (writer, started) = (opened.writer, opened.started_ms);
+    let rec = Arc::new(opened.recorder);
     let counted = rec.clone();
     // The crawl opens links only, but page scripts may write: the side-effect guard stands in front.
     let guard_log = Arc::new(proxy::guard::GuardLog::default());
@@ -203,7 +205,7 @@ pub async fn crawl_site(
         proxy: server.addr,
         ca_spki: o.ca.info().spki_sha256.clone(),
         ca_pem: o.ca.cert_pem().to_string(),
-        init_scripts: vec![replay::shim::for_snapshot(&name, started, 1)],
+        init_scripts: vec![opened.shim_js],
         time_zone: Some(seed_of),
         locale: members.first().and_then(|m| m.labels.get("locale").cloned()),
         mode: RunMode::Record,
@@ -234,17 +236,13 @@ pub async fn crawl_site(
     server.stop().await;
     let now = o.clock.now_ms();
     match crawled {
-        Ok(()) => {
-            let m = writer.finalize(now)?;
-            crate::seal::after_seal(store, &m.name);
-            Ok(CrawlReport {
-                part: store.manifest(&m.name).unwrap_or(m),
-                pages_now: state.pages - before,
-                state,
-                secs: t0.elapsed().as_secs_f64(),
-                refused: gate.refused(),
-            })
-        }
+        Ok(()) => Ok(CrawlReport {
+            part: crate::seal::finalize(&writer, now)?,
+            pages_now: state.pages - before,
+            state,
+            secs: t0.elapsed().as_secs_f64(),
+            refused: gate.refused(),
+        }),
         Err(e) => {
             let _ = writer.interrupt(now);
             Err(SessionError::Crawl(format!("{e} (the crawl's state is kept: run it again to resume)")))
@@ -258,7 +256,7 @@ mod tests {
 
     use super::*;
     use snapshots::format::{ExchangeFlags, Header, RequestRecord, ResponseRecord, Timings};
-    use snapshots::{request_key, Exchange};
+    use snapshots::{request_key, Exchange, NewSnapshot, Seed, SnapshotSource};
 
     /// A task snapshot of `(url, Sec-Fetch-Dest)` rows, each an HTML page answered 200.
     fn task(store: &Store, name: &str, rows: &[(&str, Option<&str>)]) -> Manifest {

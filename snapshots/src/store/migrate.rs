@@ -50,12 +50,7 @@ impl Store {
         }
         for x in self.exchanges(&m) {
             let mut x = x?;
-            let ct = x
-                .request
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case("content-type"))
-                .map(|h| h.value.clone());
+            let ct = x.request.header("content-type").map(str::to_string);
             let body = match &x.request.body {
                 Some(r) => self.blob_bytes(&r.hash)?,
                 None => Vec::new(),

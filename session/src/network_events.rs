@@ -1,5 +1,6 @@
-//! The requests of a run's WebArena-Verified tasks, for their network checks
-//! (`evaluator::verified::network`). Used by `eval` and the WebArena demo.
+//! The requests a run's tasks are scored on: a WebArena-Verified task's network checks read them
+//! (`evaluator::verified::network`, [`for_run`]), and `eval --har` writes them as HAR ([`export_har`]).
+//! Used by [`crate::eval_run`] (`webfreeze eval`, the WebArena demo, any harness).
 //!
 //! Each task is scored on its own wire: a replayed or live task on the wire log its proxy wrote as it ran
 //! (`trajectory::wire`), never on the recording it replayed (that is what the *recording* agent sent); a
@@ -10,14 +11,17 @@ fn keeps_wire_log(mode: trajectory::RunMode) -> bool {
     matches!(mode, trajectory::RunMode::Replay | trajectory::RunMode::Live)
 }
 
-use evaluator::verified::network::{Event, EventsError, RunEvents, WireSource};
 use std::sync::Arc;
+
+use evaluator::verified::network::{Event, EventsError, RunEvents, WireSource};
 use trajectory::proxy_report::wire::Answer;
+
+use crate::error::SessionError;
 
 type Events = std::collections::BTreeMap<String, Result<RunEvents, EventsError>>;
 
 /// The requests of each WebArena-Verified task of `run`, for its network checks.
-pub(crate) fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events {
+pub fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events {
     let mut out = std::collections::BTreeMap::new();
     let run_dir = trajectory::RunDir::new(run);
     let Ok(trajs) = run_dir.trajectories() else { return out };
@@ -57,8 +61,9 @@ pub(crate) fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events 
     out
 }
 
+/// A wire log entry's `Content-Type`.
 fn content_type(h: &[(String, String)]) -> String {
-    h.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone()).unwrap_or_default()
+    crate::frozen_verdict::wire_header(h, "content-type").unwrap_or_default().to_string()
 }
 
 /// Response bodies `response_content` can ask about: JSON and form bodies.
@@ -118,11 +123,12 @@ fn events_of(store: &snapshots::Store, name: &str) -> Result<Vec<Event>, snapsho
             Ok(String::from_utf8_lossy(&store.blob_bytes(hash)?).into_owned())
         };
         let (req_h, res_h) = (pairs(&x.request.headers), pairs(&x.response.headers));
+        let content_type = |v: Option<&str>| v.unwrap_or_default().to_string();
         let post = match &x.request.body {
-            Some(b) => Some((content_type(&req_h), text(&b.hash)?)),
+            Some(b) => Some((content_type(x.request.header("content-type")), text(&b.hash)?)),
             None => None,
         };
-        let rct = content_type(&res_h);
+        let rct = content_type(x.response.header("content-type"));
         let response = match &x.response.body {
             Some(b) if readable(&rct) => Some((rct, text(&b.hash)?)),
             _ => None,
@@ -142,21 +148,23 @@ fn events_of(store: &snapshots::Store, name: &str) -> Result<Vec<Event>, snapsho
 
 /// Each task's own requests as HAR 1.2 in `dir/<task-id>.har`: a replayed task's from its wire log, a
 /// recorded task's from its snapshot. Returns how many were written and, for the others, why not.
-pub(crate) fn export_har(
+pub fn export_har(
     store: &std::path::Path,
     run: &std::path::Path,
     dir: &std::path::Path,
-) -> anyhow::Result<(usize, Vec<String>)> {
-    use anyhow::Context as _;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+) -> Result<(usize, Vec<String>), SessionError> {
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| SessionError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let store = snapshots::Store::open_read_only(store)?;
     let header =
         |(name, value): &(String, String)| snapshots::Header { name: name.clone(), value: value.clone() };
     let (mut written, mut skipped) = (0, Vec::new());
     for (task_dir, t) in trajectory::RunDir::new(run).trajectories()? {
         let path = dir.join(format!("{}.har", trajectory::run_dir::task_dir_name(&t.task_id)));
-        let file =
-            std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        let file = std::fs::File::create(&path).map_err(io(&path))?;
         let shown = path.display().to_string();
         let done = if keeps_wire_log(t.mode) {
             match task_dir.read_wire(&t) {

@@ -11,19 +11,20 @@
 //!   forbid it) but upstream-boring, which denies it outside that module;
 //! - library crates fail with typed errors: no `Result<_, String>` (nor `type Err = String`) outside tests;
 //! - the binary's `cmd_*` modules never import each other;
-//! - no crate's top-level modules use each other in a circle (`crate::NAME` paths outside comments and tests),
-//!   nor the files of one module directory (`super::NAME` paths), but the circles `SIBLING_CIRCLES` lists
-//!   with why;
+//! - no crate's top-level modules use each other in a circle (`crate::` paths outside comments and tests),
+//!   nor the files of one module directory (`super::` paths), but the circles `SIBLING_CIRCLES` lists
+//!   with why; a name the parent file re-exports (`pub use server::Proxy` in lib.rs) counts as its
+//!   defining module (`architecture/module_graph.rs`);
 //! - a task proxy alone (`session` without its `run` feature) pulls in no browser, archive or S3 crate;
 //! - a Rust file over 600 lines says why at its top (a `Size:` line in its opening doc comment);
 //! - library code writes files only in the rooms listed in `FILE_WRITERS`: a run's files only through
 //!   `trajectory::run_dir` (`RunDir`, `TaskDir`), so every one goes down atomically.
-//!
-//! Size: one test per invariant with the few readers they share (the module graph, its circles): the
-//! invariants are read together, as ARCHITECTURE lists them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+mod module_graph;
+use module_graph::{circles, module_uses, sibling_uses};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -466,104 +467,6 @@ fn files_over_600_lines_say_why() {
     assert!(wrong.is_empty(), "split these files, or say why they are one room:\n{}", wrong.join("\n"));
 }
 
-/// Each crate's top-level modules (`src/NAME.rs` or `src/NAME/`) and which others each one names by a
-/// `crate::NAME` path outside comments: (module -> modules it uses, and one place each use is made).
-fn module_uses(src: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
-    let top = |f: &Path| -> Option<String> {
-        let first = f.strip_prefix(src).ok()?.components().next()?.as_os_str().to_string_lossy().to_string();
-        let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
-        (name != "lib" && name != "main").then_some(name)
-    };
-    let files = rust_files(src);
-    let modules: BTreeSet<String> = files.iter().filter_map(|f| top(f)).collect();
-    let mut uses: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for f in &files {
-        let Some(own) = top(f) else { continue };
-        let text = std::fs::read_to_string(f).unwrap();
-        // Tests inside a module may reach anywhere.
-        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for (n, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or_default();
-            for (i, _) in code.match_indices("crate::") {
-                if i > 0 && code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
-                    continue;
-                }
-                let other: String = code[i + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if other != own && modules.contains(&other) {
-                    add_use(&mut uses, &own, other, f, n);
-                }
-            }
-        }
-    }
-    uses
-}
-
-/// Notes that `own` uses `other`, first at line `n` (0-based) of `f`.
-fn add_use(
-    uses: &mut BTreeMap<String, BTreeMap<String, String>>,
-    own: &str,
-    other: String,
-    f: &Path,
-    n: usize,
-) {
-    uses.entry(own.to_string()).or_default().entry(other).or_insert_with(|| format!("{}:{}", rel(f), n + 1));
-}
-
-/// The circles in a module graph: each strongly connected group of two or more modules, sorted.
-fn circles(uses: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<Vec<String>> {
-    let reach = |from: &str| -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![from.to_string()];
-        while let Some(m) = todo.pop() {
-            for n in uses.get(&m).into_iter().flat_map(|u| u.keys()) {
-                if seen.insert(n.clone()) {
-                    todo.push(n.clone());
-                }
-            }
-        }
-        seen
-    };
-    let reached: BTreeMap<&String, BTreeSet<String>> = uses.keys().map(|m| (m, reach(m))).collect();
-    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
-    for (m, r) in &reached {
-        let mut group: Vec<String> =
-            r.iter().filter(|n| reached.get(n).is_some_and(|back| back.contains(*m))).cloned().collect();
-        if !group.is_empty() {
-            if !group.contains(m) {
-                group.push((*m).clone());
-            }
-            group.sort();
-            groups.insert(group);
-        }
-    }
-    groups.into_iter().filter(|g| g.len() > 1).collect()
-}
-
-#[test]
-fn circles_are_found_in_a_module_graph() {
-    let g = |edges: &[(&str, &str)]| {
-        let mut u: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        for (a, b) in edges {
-            u.entry(a.to_string()).or_default().insert(b.to_string(), String::new());
-        }
-        u
-    };
-    type Edges = Vec<(&'static str, &'static str)>;
-    let cases: Vec<(Edges, Vec<Vec<&str>>)> = vec![
-        (vec![("a", "b"), ("b", "c")], vec![]),
-        (vec![("a", "b"), ("b", "a")], vec![vec!["a", "b"]]),
-        (vec![("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], vec![vec!["a", "b", "c"]]),
-        (vec![("a", "b"), ("b", "a"), ("c", "d"), ("d", "c")], vec![vec!["a", "b"], vec!["c", "d"]]),
-    ];
-    for (edges, want) in cases {
-        let want: Vec<Vec<String>> = want.iter().map(|g| g.iter().map(|s| s.to_string()).collect()).collect();
-        assert_eq!(circles(&g(&edges)), want, "{edges:?}");
-    }
-}
-
 #[test]
 fn no_crate_has_modules_that_use_each_other_in_a_circle() {
     let mut wrong = Vec::new();
@@ -587,54 +490,6 @@ fn no_crate_has_modules_that_use_each_other_in_a_circle() {
         "modules that use each other in a circle (one of them should own what both need):\n{}",
         wrong.join("\n")
     );
-}
-
-/// Within one module directory (`evaluator/src/verified/`, `agent/src/browser/`, ...): which sibling files
-/// use which (`super::NAME` where NAME is a sibling), by file.
-fn sibling_uses(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
-    let name = |f: &Path| f.file_stem().unwrap().to_string_lossy().to_string();
-    let siblings: BTreeSet<String> =
-        files.iter().map(|f| name(f)).filter(|n| n != "mod" && n != "lib" && n != "main").collect();
-    let mut uses: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for f in &files {
-        let own = name(f);
-        if !siblings.contains(&own) {
-            continue;
-        }
-        let text = std::fs::read_to_string(f).unwrap();
-        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for (n, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or_default();
-            for (i, _) in code.match_indices("super::") {
-                let rest = &code[i + "super::".len()..];
-                // `super::{a, b::c}` names several.
-                let names: Vec<String> = match rest.strip_prefix('{') {
-                    Some(list) => list
-                        .split(['}'])
-                        .next()
-                        .unwrap_or_default()
-                        .split(',')
-                        .map(|p| p.trim().split("::").next().unwrap_or_default().to_string())
-                        .collect(),
-                    None => {
-                        vec![rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()]
-                    }
-                };
-                for other in names {
-                    if other != own && siblings.contains(&other) {
-                        add_use(&mut uses, &own, other, f, n);
-                    }
-                }
-            }
-        }
-    }
-    uses
 }
 
 /// The circles among sibling files that are known and kept, each with why (`CRATE/src/DIR: a, b`). None

@@ -227,3 +227,58 @@ async fn a_dead_or_timed_out_warm_browser_is_replaced_and_the_run_goes_on() {
     );
     assert_eq!(kill_matching(&warm), 0, "a warm browser outlived its run");
 }
+
+/// docs/ARCHITECTURE.md: a task's browser context never outlives its task. A warm process stays for the
+/// next task, but the context a task ran in (its tabs, cookies, storage, cache) is disposed when the task
+/// ends, and a task dropped mid-run (`--task-timeout`, Ctrl-C) takes its process out of the pool, killed:
+/// between tasks the pool's processes list no context (`Target.getBrowserContexts`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_context_never_outlives_its_task() {
+    use agent::browser::{BrowserOptions, BrowserPool, ObservationKind, PoolOptions, Session};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let pool = BrowserPool::new(PoolOptions::default());
+    let opts = BrowserOptions {
+        chrome: chromium_path(),
+        // Nothing is loaded (the first tab stays on about:blank): the context's proxy is never dialed.
+        proxy: "127.0.0.1:9".parse().unwrap(),
+        ca_spki: String::new(),
+        width: 800,
+        height: 600,
+        init_scripts: Vec::new(),
+        time_zone: None,
+        locale: None,
+        page_timeout: Duration::from_secs(20),
+        settle_quiet: Duration::from_millis(100),
+        wait: Duration::from_secs(1),
+        search_url: String::new(),
+        profile: home.path().to_path_buf(),
+        js_heap_mb: None,
+        disclose_automation: false,
+        storage_state: None,
+        geolocation: None,
+        real_tabs: false,
+        observation: ObservationKind::Som,
+    };
+    let open = || {
+        let pool = pool.clone();
+        async move { pool.open_contexts().await.unwrap() }
+    };
+    // Two tasks in turn: each one's context is listed while it runs (so the check sees contexts), and
+    // gone once it ended.
+    for task in 1..=2 {
+        let s = Session::start(opts.clone(), Some(&pool)).await.unwrap();
+        assert_eq!(open().await, 1, "task {task}: its context is not listed while it runs");
+        s.close().await;
+        assert_eq!(open().await, 0, "task {task}: its browser context outlived it");
+    }
+    let stats = pool.stats();
+    assert_eq!((stats.launched, stats.leases), (1, 2), "one warm process served both tasks: {stats:?}");
+    // A task dropped mid-run: its process leaves the pool, and its context with it.
+    let s = Session::start(opts.clone(), Some(&pool)).await.unwrap();
+    assert_eq!(open().await, 1);
+    drop(s);
+    assert_eq!(open().await, 0, "a dropped task's browser context outlived it");
+    assert_eq!(pool.stats().recycled_broken, 1, "{:?}", pool.stats());
+    pool.shutdown().await;
+}

@@ -29,6 +29,16 @@ pub fn empty() -> Body {
     Empty::<Bytes>::new().map_err(|never| match never {}).boxed()
 }
 
+/// A plain-text response.
+pub fn text_response(status: http::StatusCode, text: &str) -> http::Response<Body> {
+    let mut r = http::Response::new(full(Bytes::copy_from_slice(text.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    r
+}
+
 /// How long [`cut_short`] waits between its bytes and its error.
 pub const CUT_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
 

@@ -158,7 +158,7 @@ pub trait Handler: Send + Sync + 'static {
     fn direct(&self, req: Request<Body>) -> impl Future<Output = Response<Body>> + Send {
         let path = req.uri().path().to_string();
         async move {
-            crate::text_response(
+            crate::body::text_response(
                 http::StatusCode::BAD_REQUEST,
                 &format!(
                     "webfreeze is an HTTP proxy: configure your client to use it as a proxy \

@@ -29,7 +29,7 @@ pub mod upstream;
 pub mod websocket;
 pub mod wire_tap;
 
-pub use body::{Body, BoxError};
+pub use body::{text_response, Body, BoxError};
 // For `forward_to_inner!`, so a crate using it needs no `http` or `bytes` dependency of its own.
 pub use ca::{CaError, CaInfo, CertificateAuthority};
 pub use error::{ErrorKind, ProxyError, ServeError, Side};
@@ -37,7 +37,7 @@ pub use handler::{Decision, Handler, PassThrough, RequestInfo, UpstreamInfo};
 pub use hello::{ClientHello, ClientProfile, H2Preface};
 pub use live::CountingPassThrough;
 pub use offload::{offload, Offload};
-pub use server::{text_response, Proxy, ProxyConfig};
+pub use server::{Proxy, ProxyConfig};
 pub use upstream::{parse_resolve, TlsBackend, TlsStack, UpstreamConfig};
 #[doc(hidden)]
 pub use {bytes as __bytes, http as __http};

@@ -14,9 +14,20 @@
 
 use std::io::Read;
 
+use crate::error::StoreError;
+use crate::format::BodyRef;
 use crate::key::hex;
-use crate::kv::{Batch, Table};
-use crate::{BodyRef, Store, StoreError};
+use crate::kv::{Batch, Kv, Table};
+
+/// What blobs are read from and written to: a store's tables, and whether it takes writes. The store
+/// implements it (`store/mod.rs`) and hands itself to its writers and readers; this room names no store,
+/// so the store owns its blobs and the two do not depend on each other.
+pub(crate) trait BlobTables: Send + Sync + 'static {
+    /// The tables.
+    fn kv(&self) -> &dyn Kv;
+    /// `Err(ReadOnly)` for a store opened read-only.
+    fn check_writable(&self) -> Result<(), StoreError>;
+}
 
 /// Decoded bytes per chunk.
 pub(crate) const CHUNK: usize = 1 << 20;
@@ -50,7 +61,7 @@ fn decompress(kind: u8, data: &[u8], expect: usize) -> Result<Vec<u8>, StoreErro
 
 /// Streams a body into the store: hashes and compresses as bytes arrive.
 pub struct BlobWriter {
-    store: Store,
+    store: Box<dyn BlobTables>,
     hasher: blake3::Hasher,
     buf: Vec<u8>,
     chunks: Vec<[u8; 32]>,
@@ -65,9 +76,9 @@ impl std::fmt::Debug for BlobWriter {
 }
 
 impl BlobWriter {
-    pub(crate) fn new(store: Store) -> Self {
+    pub(crate) fn new(store: impl BlobTables) -> Self {
         Self {
-            store,
+            store: Box::new(store),
             hasher: blake3::Hasher::new(),
             buf: Vec::new(),
             chunks: Vec::new(),
@@ -78,7 +89,7 @@ impl BlobWriter {
 
     /// A writer that replaces the records its content hashes to instead of keeping them (stored once per
     /// content hash is the rule; a damaged record would otherwise stay damaged under its name for ever).
-    pub(crate) fn overwriting(store: Store) -> Self {
+    pub(crate) fn overwriting(store: impl BlobTables) -> Self {
         Self { overwrite: true, ..Self::new(store) }
     }
 
@@ -212,7 +223,7 @@ impl BlobRecord {
 /// Integrity: the reader hashes what it hands out and, at the end, fails with [`StoreError::Corrupt`] if
 /// the length or the BLAKE3 differs from the blob's key, so damaged bytes never pass for a whole body.
 pub struct BlobReader {
-    store: Store,
+    store: Box<dyn BlobTables>,
     size: u64,
     current: Vec<u8>,
     pos: usize,
@@ -230,7 +241,8 @@ impl std::fmt::Debug for BlobReader {
 }
 
 impl BlobReader {
-    pub(crate) fn open(store: Store, hash: &[u8; 32]) -> Result<Self, StoreError> {
+    pub(crate) fn open(store: impl BlobTables, hash: &[u8; 32]) -> Result<Self, StoreError> {
+        let store: Box<dyn BlobTables> = Box::new(store);
         let raw = store.kv().get(Table::Blobs, hash)?.ok_or_else(|| StoreError::BlobMissing(hex(hash)))?;
         match BlobRecord::parse(&raw)? {
             BlobRecord::Inline { kind, size, data } => {
@@ -241,7 +253,13 @@ impl BlobReader {
         }
     }
 
-    fn new(store: Store, size: u64, current: Vec<u8>, chunks: Vec<[u8; 32]>, expect: [u8; 32]) -> Self {
+    fn new(
+        store: Box<dyn BlobTables>,
+        size: u64,
+        current: Vec<u8>,
+        chunks: Vec<[u8; 32]>,
+        expect: [u8; 32],
+    ) -> Self {
         let mut r = Self {
             store,
             size,
@@ -384,7 +402,7 @@ pub(crate) enum BlobDamage {
 /// Recompute a stored blob's hash: its size, or what is damaged. `Err` of the outer result: the store
 /// itself failed (reading a chunk), which says nothing about the blob.
 pub(crate) fn check_blob(
-    store: &Store,
+    store: &dyn BlobTables,
     hash: &[u8; 32],
     raw: &[u8],
 ) -> Result<Result<u64, BlobDamage>, StoreError> {

@@ -14,7 +14,7 @@
 //! listed by [`TaskEvalSpec::unknown_parts`]: the task loader reports them, and `eval.json` names them per
 //! task, so a spec part nobody scores is seen rather than silently passed over.
 //!
-//! Size: the spec models of the WebArena and WebVoyager formats (~430 lines of types and their lenient
+//! Size: the spec models of the WebArena and WebVoyager formats (~570 lines of types and their lenient
 //! readers), then their table tests: one room, because every format's spec travels in the same trajectory
 //! field; the newer benchmarks' models are rooms of their own.
 

@@ -106,9 +106,6 @@ fn major_version(version: &str) -> Option<u32> {
         .find_map(|w| w.split('.').next()?.parse::<u32>().ok().filter(|_| w.contains('.')))
 }
 
-/// The command that installs the browser on Debian/Ubuntu.
-pub const INSTALL_HINT: &str = "apt-get install -y chromium";
-
 /// Find the browser: an explicit path, else the first of [`CANDIDATES`] that exists.
 pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
     if let Some(p) = explicit {

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::chrome::INSTALL_HINT;
+/// The command that installs the browser on Debian/Ubuntu (what a missing browser's error says to run).
+pub const INSTALL_HINT: &str = "apt-get install -y chromium";
 
 /// Browser failures.
 #[derive(Debug, thiserror::Error)]

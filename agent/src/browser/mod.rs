@@ -54,9 +54,8 @@ mod webvoyager;
 
 pub use chrome::{
     browser_version, find_chrome, identity_args, proxy_args, user_agent_of, CANDIDATES, CHROMIUM_ARGS,
-    INSTALL_HINT,
 };
-pub use error::BrowserError;
+pub use error::{BrowserError, INSTALL_HINT};
 use error::{bounded, cdp};
 use network::NetState;
 pub use observe::Observation;

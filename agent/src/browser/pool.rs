@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
-use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, GetBrowserContextsParams};
 
 use super::error::bounded;
 use super::profile::ProfileGuard;
@@ -267,6 +267,23 @@ impl BrowserPool {
             return Some(warm.clone());
         }
         None
+    }
+
+    /// The browser contexts open in the pool's kept processes, as each process lists them
+    /// (`Target.getBrowserContexts`). A task's context lives only while its task does: between tasks this
+    /// is 0 (docs/ARCHITECTURE.md's invariant, checked by the warm-browser tests).
+    pub async fn open_contexts(&self) -> Result<usize, BrowserError> {
+        let procs: Vec<Arc<Warm>> = self.state().procs.clone();
+        let mut open = 0;
+        for w in procs {
+            let listed = w.browser.execute(GetBrowserContextsParams::default());
+            open += bounded(Duration::from_secs(5), "listing browser contexts", listed)
+                .await?
+                .result
+                .browser_context_ids
+                .len();
+        }
+        Ok(open)
     }
 
     /// Close every idle process (the end of a run); a process still serving a task closes when it is

@@ -22,8 +22,8 @@ use std::time::Duration;
 use http::{header, Request, Response, StatusCode};
 
 use super::completion::Completion;
-use super::{text_response, Shared};
-use crate::body::{Abandoned, Body};
+use super::Shared;
+use crate::body::{text_response, Abandoned, Body};
 use crate::handler::Handler;
 use crate::hello::ClientProfile;
 

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use super::end_to_outcome;
 use crate::body::BodyEnd;
 use crate::error::{ErrorKind, ProxyError, Side};
 use crate::handler::Handler;
@@ -49,5 +48,18 @@ impl<H: Handler> Drop for Completion<H> {
                 )),
             );
         }
+    }
+}
+
+fn end_to_outcome(end: BodyEnd, host: &str) -> Result<(), ProxyError> {
+    match end {
+        BodyEnd::Complete => Ok(()),
+        BodyEnd::Failed(m) => Err(ProxyError::new(Side::Origin, ErrorKind::BodyCut, host, m)),
+        BodyEnd::Dropped => Err(ProxyError::new(
+            Side::Client,
+            ErrorKind::Closed,
+            host,
+            "the client went away before the end of the response",
+        )),
     }
 }

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::blob::{check_blob, BlobReader, BlobRecord, BlobWriter};
+use crate::blob::{check_blob, BlobReader, BlobRecord, BlobTables, BlobWriter};
 use crate::format::{
     decode_exchange, decode_manifest, encode_exchange, encode_manifest, Counts, Exchange, Manifest, Seed,
     SnapshotSource, SnapshotState,
@@ -506,5 +506,16 @@ impl Store {
     pub fn raw_blob_for_tests(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let h = parse_hex32(hash).ok_or_else(|| StoreError::BlobMissing(hash.to_string()))?;
         self.kv().get(Table::Blobs, &h)
+    }
+}
+
+/// Blobs are read and written through the store that holds them.
+impl BlobTables for Store {
+    fn kv(&self) -> &dyn Kv {
+        Store::kv(self)
+    }
+
+    fn check_writable(&self) -> Result<(), StoreError> {
+        Store::check_writable(self)
     }
 }

@@ -300,8 +300,14 @@ fn guard_check_lists_what_a_recording_would_have_refused() {
     std::fs::write(&file, har.to_string()).unwrap();
     let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let refused: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let got: Vec<(String, String)> = refused
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["requests"].as_u64(), report["unparsed"].as_array().map(Vec::len)),
+        (Some(5), Some(0))
+    );
+    let got: Vec<(String, String)> = report["refused"]
+        .as_array()
+        .unwrap()
         .iter()
         .map(|b| (b["url"].as_str().unwrap().to_string(), b["rule"].as_str().unwrap().to_string()))
         .collect();
@@ -315,7 +321,7 @@ fn guard_check_lists_what_a_recording_would_have_refused() {
     // The table form names the count; a host allowed is not judged.
     let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--allow-writes", "shop.example"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("5 requests (3 writes); the guards would refuse 1"), "{text}");
+    assert!(text.contains("5 requests (3 writes); the guards would refuse 1; 0 could not be read"), "{text}");
     // Not a HAR file: said, exit 1.
     std::fs::write(&file, "not json").unwrap();
     let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);
@@ -325,4 +331,95 @@ fn guard_check_lists_what_a_recording_would_have_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `webfreeze guard check` on a HAR whose entries carry labels, WebSocket messages and requests it cannot
+/// read (issue 60 parts 3 and 4): each row's verdict, the unread ones listed with their reason (not
+/// skipped) and the exit status 1 after the report; without them, 0.
+#[test]
+fn guard_check_reads_labels_and_sockets_and_lists_what_it_cannot_read() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let form = |url: &str| {
+        serde_json::json!({"request": {"method": "POST", "url": url, "headers": [],
+            "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "item=jar"}}, "response": {"status": 200}})
+    };
+    let labelled = |url: &str, label: &str| {
+        let mut e = form(url);
+        e["_webfreeze"] = serde_json::json!({"control": label});
+        e
+    };
+    let header = |url: &str, label: &str| {
+        let mut e = form(url);
+        e["request"]["headers"] = serde_json::json!([{"name": "x-webfreeze-control", "value": label}]);
+        e
+    };
+    let socket = |sent: &[&str]| {
+        let msgs: Vec<serde_json::Value> = sent
+            .iter()
+            .map(|m| serde_json::json!({"type": "send", "time": 1.0, "opcode": 1, "data": m}))
+            .collect();
+        serde_json::json!({"request": {"method": "GET", "url": "wss://chat.example/graphql", "headers": []},
+            "response": {"status": 101}, "_resourceType": "websocket", "_webSocketMessages": msgs})
+    };
+    // (entry, what guard check says of it: "pass", "refused RULE EVIDENCE" or "unread REASON")
+    let rows: Vec<(serde_json::Value, &str)> = vec![
+        (form("https://shop.example/api/v2/tx"), "pass"),
+        (
+            labelled("https://shop.example/api/v2/tx?n=1", "Place order"),
+            r#"refused purchase label "Place order""#,
+        ),
+        (header("https://shop.example/api/v2/tx?n=2", "Pay now"), r#"refused payment label "Pay now""#),
+        (labelled("https://shop.example/search", "Search"), "pass"),
+        (
+            socket(&[
+                r#"{"type":"connection_init"}"#,
+                r#"{"id":"1","type":"subscribe","payload":{"query":"subscription { messageAdded { id } }"}}"#,
+                r#"{"id":"2","type":"subscribe","payload":{"query":"mutation { createTweet(text: \"hi\") { id } }"}}"#,
+            ]),
+            "refused post graphql operation",
+        ),
+        (serde_json::json!({"request": {"url": "https://shop.example/"}}), "unread no method"),
+        (
+            serde_json::json!({"request": {"method": "POST", "url": "/api/v2/tx"}}),
+            "unread the URL is not absolute (no host)",
+        ),
+        (serde_json::json!({"response": {"status": 200}}), "unread the entry has no request"),
+    ];
+    let har = |rows: &[(serde_json::Value, &str)]| {
+        let entries: Vec<&serde_json::Value> = rows.iter().map(|r| &r.0).collect();
+        serde_json::json!({"log": {"version": "1.2", "entries": entries}}).to_string()
+    };
+    let file = h.join("rec.har");
+    std::fs::write(&file, har(&rows)).unwrap();
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 8 requests could not be read"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got: Vec<String> = vec!["pass".to_string(); rows.len()];
+    for b in report["refused"].as_array().unwrap() {
+        let url = b["url"].as_str().unwrap();
+        // A refused row is found by its URL (a socket's as the proxy sees it).
+        let i = rows
+            .iter()
+            .position(|(e, _)| {
+                e["request"]["url"].as_str().map(|u| u.replace("wss://", "https://")) == Some(url.into())
+            })
+            .unwrap_or_else(|| panic!("no row for {b}"));
+        got[i] = format!("refused {} {}", b["rule"].as_str().unwrap(), b["evidence"].as_str().unwrap());
+    }
+    for u in report["unparsed"].as_array().unwrap() {
+        got[u["index"].as_u64().unwrap() as usize] = format!("unread {}", u["reason"].as_str().unwrap());
+    }
+    let want: Vec<&str> = rows.iter().map(|r| r.1).collect();
+    assert_eq!(got, want);
+    assert_eq!(report["websocket_messages"], 3);
+    // The table lists what it could not read; a HAR it reads whole exits 0.
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("8 requests (5 writes, 3 WebSocket messages sent); the guards would refuse 3; 3 could not be read"), "{text}");
+    assert!(text.contains("| 6 | POST | /api/v2/tx | the URL is not absolute (no host) |"), "{text}");
+    std::fs::write(&file, har(&rows[..5])).unwrap();
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

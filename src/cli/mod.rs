@@ -104,8 +104,10 @@ pub(crate) struct CoverageArgs {
 pub(crate) enum GuardCmd {
     /// Print what the side-effect and contamination guards would refuse among a recording's requests, and
     /// why (the rule and the evidence), so a recording or a rule change can be audited before a live run.
-    /// Recordings keep no control labels, so requests are judged by platform, form and path only. Exits
-    /// 0 whatever it finds; 1 when the recording cannot be read.
+    /// A write is judged with its control's label where a HAR carries one (`_webfreeze.control`, or an
+    /// `x-webfreeze-control` request header); the WebSocket messages the page sent are judged too. Requests
+    /// it cannot read are listed, not skipped. Exits 0 when every request was judged, whatever it would
+    /// refuse; 1 when the recording, or any of its requests, cannot be read (after the report).
     Check(GuardCheckArgs),
 }
 
@@ -115,7 +117,8 @@ pub(crate) struct GuardCheckArgs {
     /// A HAR file (`*.har`, from a browser, Playwright or `snapshots export`), or a snapshot's name in the
     /// store.
     pub recording: String,
-    /// Print JSON (one object per refused request) instead of a table.
+    /// Print JSON (`refused`: one object per refused request; `unparsed`: the requests not read) instead
+    /// of a table.
     #[arg(long)]
     pub json: bool,
     /// Hosts whose writes pass (as `run --allow-writes`: exact names, or `*.domain`).

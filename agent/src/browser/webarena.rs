@@ -1,6 +1,9 @@
 //! WebArena's actions on a [`Session`]: elements are found by the latest observation's ids (a
 //! Set-of-Marks label, or an accessibility-tree id's DOM node), clicked and hovered with the mouse at
 //! their centre as WebArena does (scrolled into view first), typed into with key events; tabs are real.
+//! A click and a Type+Enter tell the side-effect guard the label of the control they use ([`label`]).
+
+mod label;
 
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,
@@ -59,10 +62,19 @@ impl Session {
     pub async fn perform_webarena(&self, action: &WebArenaAction) -> Result<(), BrowserError> {
         self.begin_action();
         let t = self.opts.page_timeout;
+        // A click, and an Enter that submits a form, tell the guard their control's label until the page
+        // settled.
+        let mut labelled = false;
         match action {
             WebArenaAction::Click(id) => {
                 let p = self.centre(*id).await?;
-                bounded(t, "the click", self.page()?.click(p)).await?;
+                labelled = self.tell_control(*id, label::Use::Click).await;
+                let page = self.page()?;
+                let clicked = bounded(t, "the click", page.click(p)).await;
+                if clicked.is_err() && labelled {
+                    self.set_control_label(None).await;
+                }
+                clicked?;
             }
             WebArenaAction::Hover(id) => {
                 let p = self.centre(*id).await?;
@@ -74,7 +86,12 @@ impl Session {
                 bounded(t, "the click", page.click(p)).await?;
                 self.type_text(&page, text).await?;
                 if *enter {
-                    self.press(&page, "Enter").await?;
+                    labelled = self.tell_control(*id, label::Use::Submit).await;
+                    let pressed = self.press(&page, "Enter").await;
+                    if pressed.is_err() && labelled {
+                        self.set_control_label(None).await;
+                    }
+                    pressed?;
                 }
             }
             WebArenaAction::Press(keys) => {
@@ -122,6 +139,9 @@ impl Session {
             WebArenaAction::Stop(_) => {}
         }
         self.settle(true).await;
+        if labelled {
+            self.set_control_label(None).await;
+        }
         self.open_requested_tabs().await
     }
 

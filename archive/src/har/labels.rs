@@ -39,7 +39,10 @@ mod tests {
     #[test]
     fn the_label_comes_from_our_field_else_the_header() {
         let rows = [
-            (json!({"_webfreeze": {"control": "Place order"}, "request": {"headers": []}}), Some("Place order")),
+            (
+                json!({"_webfreeze": {"control": "Place order"}, "request": {"headers": []}}),
+                Some("Place order"),
+            ),
             (
                 json!({"request": {"headers": [{"name": "X-Webfreeze-Control", "value": "Pay now"}]}}),
                 Some("Pay now"),
@@ -50,7 +53,10 @@ mod tests {
                 Some("Send"),
             ),
             (json!({"_webfreeze": {"control": "  "}, "request": {}}), None),
-            (json!({"_initiator": {"type": "script", "url": "https://a.example/app.js"}, "request": {}}), None),
+            (
+                json!({"_initiator": {"type": "script", "url": "https://a.example/app.js"}, "request": {}}),
+                None,
+            ),
             (json!({"request": {"headers": [{"name": "content-type", "value": "text/html"}]}}), None),
         ];
         for (entry, want) in rows {

@@ -221,6 +221,15 @@ impl<H: Handler> Handler for CrawlGate<H> {
     fn websocket_message(&self, ctx: &Self::Ctx, msg: &proxy::websocket::WsMessage) {
         self.inner.websocket_message(&ctx.inner, msg)
     }
+
+    // The guards inside judge the page's socket messages.
+    fn websocket_verdict(
+        &self,
+        ctx: &Self::Ctx,
+        msg: &proxy::websocket::WsMessage,
+    ) -> proxy::websocket::WsVerdict {
+        self.inner.websocket_verdict(&ctx.inner, msg)
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ struct Request {
     sent: Vec<Vec<u8>>,
 }
 
+/// A recording's requests, each with its place among the entries, and the entries not read as requests.
+type Read = (Vec<(usize, Request)>, Vec<Unparsed>);
+
 /// A request that could not be judged, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct Unparsed {
@@ -169,7 +172,7 @@ fn print_table(r: &Report<'_>) {
 
 /// The requests of a HAR file, in order (with their index among its entries), and the entries that
 /// could not be read as requests.
-fn from_har(path: &std::path::Path) -> anyhow::Result<(Vec<(usize, Request)>, Vec<Unparsed>)> {
+fn from_har(path: &std::path::Path) -> anyhow::Result<Read> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let har: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
         .with_context(|| format!("{} is not a HAR file (not JSON)", path.display()))?;

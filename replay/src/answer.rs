@@ -213,13 +213,7 @@ impl Replay {
 
     /// Serve the chosen exchange `x`: noted on the wire, walls reported, a JSONP callback renamed, a
     /// WebSocket played back, else its recorded response.
-    async fn serve_chosen(
-        &self,
-        ctx: &ReplayCtx,
-        req: &Classified,
-        m: &Match,
-        x: &Exchange,
-    ) -> Decision {
+    async fn serve_chosen(&self, ctx: &ReplayCtx, req: &Classified, m: &Match, x: &Exchange) -> Decision {
         let url = req.url.as_str();
         let answer = match m.layer {
             _ if x.flags.body_not_captured => Answer::WithoutBody,

@@ -22,10 +22,8 @@ use crate::Keyed;
 
 /// Entries of each cache but the bodies'.
 const CACHE_MATCHES: usize = 4096;
-/// Entries in the body cache (at most [`CACHE_BODY_MAX`] each: <= 128 MiB, typically far less).
+/// Entries in the body cache (at most [`crate::serving::CACHE_BODY_MAX`] each: <= 128 MiB, typically far less).
 const CACHE_BODIES: usize = 512;
-/// Bodies up to this size are kept in the body cache.
-pub(crate) const CACHE_BODY_MAX: u64 = 256 << 10;
 
 /// See the module docs.
 pub(crate) struct Caches {
@@ -38,7 +36,7 @@ pub(crate) struct Caches {
     pub(crate) overlay_exact: Cache<[u8; 32], OverlayMatch>,
     /// Response heads already built, by snapshot id and exchange number (`serving::Head`).
     pub(crate) heads: Cache<(u64, u64), std::sync::Arc<Head>>,
-    /// Hot bodies (up to [`CACHE_BODY_MAX`] each), so repeated requests skip the store.
+    /// Hot bodies (up to [`crate::serving::CACHE_BODY_MAX`] each), so repeated requests skip the store.
     pub(crate) bodies: Cache<String, Bytes>,
 }
 

@@ -8,8 +8,10 @@ use http_body_util::BodyExt;
 use proxy::{text_response, Body, Decision, ProxyError};
 use snapshots::{Exchange, Store};
 
-use crate::caches::CACHE_BODY_MAX;
 use crate::{refresh, shim, websocket, Replay, MAX_REQUEST_BODY, STREAM_ABOVE};
+
+/// Bodies up to this size are kept in the replay's body cache (`caches`).
+pub(crate) const CACHE_BODY_MAX: u64 = 256 << 10;
 
 /// A recorded response's head as replay serves it, before the freshness headers of the moment
 /// (`refresh`) and the body's length: built once per exchange ([`Replay::head_of`]), since parsing and

@@ -55,8 +55,8 @@ mod webvoyager;
 pub use chrome::{
     browser_version, find_chrome, identity_args, proxy_args, user_agent_of, CANDIDATES, CHROMIUM_ARGS,
 };
-pub use error::{BrowserError, INSTALL_HINT};
 use error::{bounded, cdp};
+pub use error::{BrowserError, INSTALL_HINT};
 use network::NetState;
 pub use observe::Observation;
 use observe::Targets;

@@ -167,6 +167,74 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     assert!(page.contains("<td>Crawl</td>") && page.contains("7/9"), "{page}");
 }
 
+/// Issue 61 part 2: the crawl starts from the benchmark's start pages, not from every page the tasks
+/// recorded, so `webfreeze coverage` never serves a held-out task the pages only its own path found: B went
+/// to a page no link leads to; the crawl never loads it, and B's leave-one-out replay misses it (its answer is
+/// on no page B meets), while A's path, reachable from the start page, is served from the crawl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_from_the_start_pages_serves_no_held_out_task_its_own_path() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let origin = CrawlOrigin::start("crawl.test").await;
+    let reach = reach(h, &origin);
+    let paths: [(&str, &str, &str); 2] = [("A", "/a/1", "Text 1."), ("B", "/orphan", "Orphan answer")];
+    let tasks: String = paths
+        .iter()
+        .map(|(id, _, answer)| {
+            format!(
+                "{}\n",
+                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/",
+                                   "eval": {"must_include": [answer]}})
+            )
+        })
+        .collect();
+    let tasks_file = h.join("tasks.jsonl");
+    std::fs::write(&tasks_file, tasks).unwrap();
+    let loaded = agent::tasks::load(&tasks_file).unwrap();
+    let step = |a: &str| format!("In summary, the next action I will perform is ```{a}```");
+    let pairs: Vec<_> = loaded
+        .iter()
+        .zip(&paths)
+        .map(|(t, (_, path, _))| {
+            (t.clone(), vec![step(&format!("goto [https://crawl.test{path}]")), step("stop [done]")])
+        })
+        .collect();
+    let script = h.join("script");
+    agent::policy::write_script(&script, &pairs).unwrap();
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .opt("--jobs", "1")
+        .args(&reach);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(origin.hits("/orphan"), 1, "recorded once");
+    let run: Value = serde_json::from_slice(&std::fs::read(rec.join("run.json")).unwrap()).unwrap();
+    let recording = run["snapshots"].as_str().unwrap().to_string();
+    let mut crawl: Vec<String> = ["snapshots", "crawl", &recording, "--site", "Crawl", "--pages", "40"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    crawl.extend(["--pace-ms", "0", "--settle-ms", "100", "--ignore-robots"].iter().map(|s| s.to_string()));
+    crawl.extend(reach.iter().cloned());
+    let out = cli(h, crawl, vec![]).await;
+    assert!(out.status.success(), "crawl: {}", String::from_utf8_lossy(&out.stderr));
+    // The crawl began at the start page and never at B's recorded page.
+    assert_eq!(origin.hits("/orphan"), 1, "the crawl loaded B's own page: {:?}", origin.hits.lock().unwrap());
+    assert!(origin.hits("/a/1") >= 2, "A's page is reachable from the start page and crawled");
+    drop(origin);
+    let out = cli(h, vec!["coverage".into(), rec.display().to_string(), "--json".into()], vec![]).await;
+    assert!(out.status.success(), "coverage: {}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = |id: &str| r["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap().clone();
+    let (a, b) = (task("A"), task("B"));
+    assert!(a["first_miss"].is_null() && a["layers"]["crawl"].as_u64().unwrap() > 0, "{a}");
+    assert!(b["first_miss"].to_string().contains("https://crawl.test/orphan"), "{b}");
+    assert_eq!(b["answer"]["missing"], serde_json::json!(["Orphan answer"]), "{b}");
+    assert_eq!(a["answer"]["missing"], serde_json::json!([]), "{a}");
+}
+
 /// Issue 48.3: exploration opens the page's content links, never a link that acts, and marks its tabs'
 /// requests where the page cannot see it: an explored page's cross-origin API call is made without a
 /// preflight, and its answer is recorded in the exploration layer.

@@ -9,6 +9,10 @@
 //! The crawl's state ([`CrawlState`]: the queue, the pages done, the page contents seen) is handed to a
 //! `save` callback after every page, so a stopped crawl resumes where it was: no page is loaded twice, and
 //! a page whose content was already crawled under another URL does not spread its links again.
+//!
+//! Each page keeps the start URLs it was reached from ([`CrawlState::reached`]): a link inherits the seeds of
+//! every page it was found on, and a start URL is its own seed. `webfreeze coverage` reads them to hide the
+//! pages a crawl reached only through a held-out task's own start page (`session::crawl::reach`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -74,6 +78,12 @@ pub struct CrawlState {
     pub opensearch: BTreeSet<String>,
     /// Milliseconds spent loading pages.
     pub ms: u64,
+    /// The start URLs each queued or loaded URL was reached from (a start URL: itself). A URL found again
+    /// from another page gains that page's seeds; a page already loaded does not pass later gains on to
+    /// the links it spread, so a seed set can be smaller than the true one, never larger: a page is hidden
+    /// from a held-out task too often, never too rarely.
+    #[serde(default)]
+    pub reached: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl CrawlState {
@@ -81,15 +91,30 @@ impl CrawlState {
     pub fn new(starts: impl IntoIterator<Item = String>) -> Self {
         let mut s = Self::default();
         for u in starts {
-            s.push(u, 0);
+            s.start(u);
         }
         s
+    }
+
+    /// Queue `url` as a start URL (depth 0, its own seed), unless it is queued or done.
+    pub fn start(&mut self, url: String) {
+        self.reached.entry(url.clone()).or_default().insert(url.clone());
+        self.push(url, 0);
     }
 
     fn push(&mut self, url: String, depth: u32) {
         if !self.done.contains(&url) && !self.queue.iter().any(|(q, _)| *q == url) {
             self.queue.push_back((url, depth));
         }
+    }
+
+    /// `to` was reached from `from` (a link on it, or where it redirected): `to` gains `from`'s seeds.
+    fn reach(&mut self, from: &str, to: &str) {
+        if from == to {
+            return;
+        }
+        let seeds = self.reached.get(from).cloned().unwrap_or_default();
+        self.reached.entry(to.to_string()).or_default().extend(seeds);
     }
 }
 
@@ -350,6 +375,7 @@ async fn crawl_page(
     with(&mut |s| {
         s.pages += 1;
         s.done.insert(here.clone());
+        s.reach(url, &here);
     });
     if let Ok(Some(b)) = session.wall().await {
         tracing::warn!("crawl stops on {host}: {url} answered with a {:?} ({})", b.kind, b.marker);
@@ -386,6 +412,7 @@ async fn crawl_page(
                     s.done.insert(l.url.clone());
                     continue;
                 }
+                s.reach(&here, &l.url);
                 s.push(l.url.clone(), depth + 1);
             }
         });
@@ -456,5 +483,30 @@ mod tests {
         s.done.insert("https://a.test/x".into());
         s.push("https://a.test/x".into(), 1);
         assert_eq!(s.queue.len(), 1);
+    }
+
+    /// Each URL keeps the start URLs it was reached from, through links and redirects.
+    #[test]
+    fn pages_keep_the_seeds_that_reached_them() {
+        let mut s = CrawlState::new(["https://a.test/".to_string(), "https://a.test/deep".to_string()]);
+        s.reach("https://a.test/", "https://a.test/shared");
+        s.reach("https://a.test/deep", "https://a.test/shared");
+        s.reach("https://a.test/deep", "https://a.test/private");
+        s.reach("https://a.test/private", "https://a.test/private2");
+        s.reach("https://a.test/private2", "https://a.test/private2");
+        let seeds =
+            |u: &str| s.reached.get(u).map(|x| x.iter().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        for (url, want) in [
+            ("https://a.test/", vec!["https://a.test/"]),
+            ("https://a.test/shared", vec!["https://a.test/", "https://a.test/deep"]),
+            ("https://a.test/private", vec!["https://a.test/deep"]),
+            ("https://a.test/private2", vec!["https://a.test/deep"]),
+            ("https://a.test/never", vec![]),
+        ] {
+            assert_eq!(seeds(url), want, "{url}");
+        }
+        // An older state file without seeds still reads.
+        let old: CrawlState = serde_json::from_str(r#"{"queue":[],"done":[],"contents":[],"pages":0,"failed":0,"skipped_acting":0,"skipped_robots":0,"stopped_hosts":{},"robots":{},"ms":0}"#).unwrap();
+        assert!(old.reached.is_empty());
     }
 }

@@ -42,6 +42,10 @@ pub struct Overlays {
     /// Which layers hold a request's address ([`crate::sieve`]): only those are probed. None: each layer
     /// is probed in turn. A layer the sieve does not cover is always probed.
     pub sieve: Option<std::sync::Arc<crate::sieve::LayerSieve>>,
+    /// Pages the crawl layers do not answer: those a crawl reached only through a held-out task's own start
+    /// page (`webfreeze coverage`, `session::crawl::reach`). Matched on the recorded page's URL, so no
+    /// normalised or fuzzy match brings one back.
+    pub hidden: Option<std::sync::Arc<std::collections::BTreeSet<String>>>,
 }
 
 /// An overlay's answer.
@@ -70,6 +74,16 @@ impl Overlays {
     /// Whether overlays may answer a request with this method.
     pub(crate) fn answers(&self, method: &str) -> bool {
         self.writes || matches!(method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS")
+    }
+
+    /// Whether `found` (in crawl part `m`) is a hidden page ([`Overlays::hidden`]).
+    fn hides(&self, store: &Store, m: &Manifest, found: &Match) -> bool {
+        let Some(hidden) = self.hidden.as_ref().filter(|h| !h.is_empty()) else { return false };
+        match found.get(store, m, 0) {
+            Ok(Some(x)) => hidden.contains(&x.request.url),
+            // An answer that cannot be read is not served either.
+            Ok(None) | Err(_) => true,
+        }
     }
 
     /// The first overlay answer at or above `floor`: with `Layer::Normalised` only exact and normalised
@@ -103,6 +117,9 @@ impl Overlays {
                 }
             };
             let Some(found) = found else { continue };
+            if o.kind == OverlayKind::Crawl && self.hides(store, &o.manifest, &found) {
+                continue;
+            }
             if found.layer <= Layer::Normalised {
                 return Ok(Some(OverlayMatch { overlay: i, found }));
             }
@@ -225,7 +242,7 @@ mod tests {
             ("PATCH", false, false),
             ("POST", true, true),
         ] {
-            let o = Overlays { layers: Vec::new(), writes, sieve: None };
+            let o = Overlays { layers: Vec::new(), writes, ..Overlays::default() };
             assert_eq!(o.answers(method), answers, "{method} writes={writes}");
         }
     }

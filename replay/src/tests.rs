@@ -496,7 +496,7 @@ async fn site_union_answers_what_the_task_lacks_in_a_fixed_order() {
         });
         let cfg = ReplayConfig {
             inject_shim: false,
-            overlays: overlay::Overlays { layers, writes, sieve },
+            overlays: overlay::Overlays { layers, writes, sieve, hidden: None },
             ..Default::default()
         };
         let r = Replay::new(store.clone(), own.clone(), cfg);
@@ -579,7 +579,7 @@ async fn frozen_search_answers_unrecorded_searches_from_the_recorded_pages() {
     let replay = |mode| {
         let cfg = ReplayConfig {
             inject_shim: false,
-            overlays: overlay::Overlays { layers: layers.clone(), writes: false, sieve: None },
+            overlays: overlay::Overlays { layers: layers.clone(), writes: false, sieve: None, hidden: None },
             search: search::SearchConfig { mode, urls: vec!["https://find.test/".into()] },
             ..Default::default()
         };
@@ -694,6 +694,7 @@ async fn the_stored_search_index_is_used_and_a_damaged_one_refused() {
                     layers: vec![overlay::Overlay { kind: overlay::OverlayKind::SiteUnion, manifest: other }],
                     writes: false,
                     sieve: None,
+                    hidden: None,
                 },
                 search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
                 ..Default::default()
@@ -778,6 +779,7 @@ async fn a_sites_own_search_is_answered_under_search_site() {
                 }],
                 writes: false,
                 sieve: None,
+                hidden: None,
             },
             search: search::SearchConfig { mode, urls: Vec::new() },
             ..Default::default()
@@ -911,6 +913,7 @@ async fn issue_61_an_opensearch_description_in_another_layer_is_read() {
             layers: vec![overlay::Overlay { kind: overlay::OverlayKind::Crawl, manifest: crawl }],
             writes: false,
             sieve: None,
+            hidden: None,
         },
         search: search::SearchConfig { mode: search::SearchMode::Site, urls: Vec::new() },
         ..Default::default()
@@ -923,6 +926,68 @@ async fn issue_61_an_opensearch_description_in_another_layer_is_read() {
         "{body}"
     );
     assert!(body.contains("href=\"https://w.test/ferns\""), "{body}");
+}
+
+/// Issue 61, part 2: a leave-one-out replay (`webfreeze coverage`) meets nothing of its held-out task: not
+/// the crawl's pages reached only through the task's own start page (hidden, whatever layer of matching
+/// would find them), and neither its own pages nor those in the frozen search's results.
+#[tokio::test]
+async fn issue_61_a_held_out_tasks_pages_are_hidden_from_its_replay_and_its_search() {
+    let store = Store::in_memory();
+    let page = |t: &str| format!("<html><head><title>{t}</title></head><body><p>{t}</p></body></html>");
+    let own = add_snapshot(&store, "run/a", &[("GET", "https://w.test/ferns/own", &page("Own fern notes"))]);
+    let crawl = add_snapshot(
+        &store,
+        "run/crawl/w/001",
+        &[
+            ("GET", "https://w.test/ferns/private?id=7", &page("Private fern page")),
+            ("GET", "https://w.test/moss", &page("Moss fern neighbour")),
+        ],
+    );
+    let replay = |hide: bool| {
+        let hidden =
+            hide.then(|| std::sync::Arc::new(["https://w.test/ferns/private?id=7".to_string()].into()));
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            overlays: overlay::Overlays {
+                layers: vec![overlay::Overlay { kind: overlay::OverlayKind::Crawl, manifest: crawl.clone() }],
+                hidden,
+                ..Default::default()
+            },
+            search: search::SearchConfig {
+                mode: search::SearchMode::Fallback,
+                urls: vec!["https://find.test/".into()],
+            },
+            hide_own: hide,
+            ..Default::default()
+        };
+        Replay::new(store.clone(), own.clone(), cfg)
+    };
+    let (kept, held_out) = (replay(false), replay(true));
+    for (url, as_recorded, left_out) in [
+        ("https://w.test/ferns/private?id=7", 200, 404),
+        // A fuzzy or normalised match does not bring the hidden page back.
+        ("https://w.test/ferns/private?id=7&utm_source=x", 200, 404),
+        ("https://w.test/moss", 200, 200),
+        ("https://w.test/ferns/own", 200, 404),
+    ] {
+        assert_eq!(ask(&kept, "GET", url, &[]).await.0, as_recorded, "kept {url}");
+        assert_eq!(ask(&held_out, "GET", url, &[]).await.0, left_out, "held out {url}");
+    }
+    let (_, all, _) = ask(&kept, "GET", "https://find.test/?q=fern", &[]).await;
+    let (_, some, _) = ask(&held_out, "GET", "https://find.test/?q=fern", &[]).await;
+    for (url, in_kept, in_held_out) in [
+        ("https://w.test/ferns/own", true, false),
+        ("https://w.test/ferns/private?id=7", true, false),
+        ("https://w.test/moss", true, true),
+    ] {
+        let href = format!("href=\"{}\"", url.replace('&', "&amp;"));
+        assert_eq!(
+            (all.contains(&href), some.contains(&href)),
+            (in_kept, in_held_out),
+            "{url}\n{all}\n{some}"
+        );
+    }
 }
 
 /// Issue 47, part 2: the frozen web follows the run's writes. The cart recorded before and after "add to
@@ -1040,6 +1105,7 @@ async fn replays_of_the_same_snapshots_share_one_search_index() {
                 }],
                 writes: false,
                 sieve: None,
+                hidden: None,
             },
             search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
             ..Default::default()

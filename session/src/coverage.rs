@@ -9,9 +9,12 @@
 //!
 //! For tasks with reference answers (WebArena's `string_match`, a WebVoyager line's `eval` or
 //! `reference_answer`, `run --reference-file`: what the task file gave its set-up), it also says whether each
-//! answer text is found in the visible text of the site's frozen pages (every document its recordings,
-//! explorations and crawl hold; the static HTML as recorded, entities not decoded): a task whose answer is in
-//! none of them cannot be answered on the frozen web, whatever the agent.
+//! answer text is found in the text of the frozen pages the held-out task meets: every document of its
+//! site's recordings, explorations and crawl **but its own** (its snapshot, its exploration, and the crawl's
+//! pages only its start page led to), read as the browser rendered them where the recording kept that text,
+//! else as the recorded HTML's visible text. A task whose answer is on none of them cannot be answered on
+//! that frozen web, whatever the agent. A `fuzzy_match` reference is a meaning a model judges, not a string a
+//! page must hold: it is listed apart, never checked as a substring.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,13 +51,16 @@ pub struct TaskCoverage {
     pub answer: Option<AnswerCheck>,
 }
 
-/// Whether a task's reference answers are on its site's frozen pages.
+/// Whether a task's reference answers are on the frozen pages its leave-one-out replay meets.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AnswerCheck {
-    /// The answer texts checked.
+    /// The answer texts checked (exact and must-include references).
     pub texts: Vec<String>,
-    /// Those found on no frozen page of the site.
+    /// Those found on no frozen page the held-out task meets.
     pub missing: Vec<String>,
+    /// `fuzzy_match` references: judged by a model, not checked as text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fuzzy: Vec<String>,
 }
 
 /// A site's steps served, over its tasks.
@@ -171,39 +177,93 @@ fn normalise(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-/// The visible text of every document on the frozen web of site `site` in recording `run` (its task
-/// snapshots, their explorations, its crawl), normalised.
-pub fn site_text(store: &snapshots::Store, run: &str, site: &str) -> Result<String, SessionError> {
+/// One frozen document's text, normalised, and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrozenPage {
+    /// The snapshot that holds it.
+    pub layer: String,
+    /// Its URL.
+    pub url: String,
+    /// Whether the layer is a crawl part.
+    pub crawl: bool,
+    /// The text the browser rendered there when the recording kept it, else the HTML's visible text.
+    pub text: String,
+}
+
+/// Every document on the frozen web of site `site` in recording `run` (its task snapshots, their
+/// explorations, its crawl), with its text ([`FrozenPage`]).
+pub fn site_pages(store: &snapshots::Store, run: &str, site: &str) -> Result<Vec<FrozenPage>, SessionError> {
     let mut layers = crate::names::site_snapshots(store, run, site)?;
     let explored: Vec<_> =
         layers.iter().filter_map(|m| store.manifest(&crate::names::explore_name(&m.name)).ok()).collect();
     layers.extend(explored);
-    layers.extend(crate::names::crawl_layers(store, run, site)?);
-    let mut out = String::new();
-    for m in &layers {
+    let crawl = crate::names::crawl_layers(store, run, site)?;
+    let n_recorded = layers.len();
+    layers.extend(crawl);
+    let mut out = Vec::new();
+    for (i, m) in layers.iter().enumerate() {
+        let rendered = store.rendered_text(m).unwrap_or_else(|e| {
+            tracing::warn!("{}: its rendered text does not read ({e}); its HTML is read instead", m.name);
+            Default::default()
+        });
         for x in store.exchanges(m) {
             let x = x?;
             if !replay::search::is_document(&x) {
                 continue;
             }
-            if let Some(b) = &x.response.body {
-                let html = String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned();
-                out.push_str(&normalise(&wall::visible_text(&html)));
-                out.push('\n');
-            }
+            let text = match rendered.get(&x.request.url) {
+                Some(t) => t.clone(),
+                None => match &x.response.body {
+                    Some(b) => wall::visible_text(&String::from_utf8_lossy(&store.blob_bytes(&b.hash)?)),
+                    None => continue,
+                },
+            };
+            out.push(FrozenPage {
+                layer: m.name.clone(),
+                url: x.request.url.clone(),
+                crawl: i >= n_recorded,
+                text: normalise(&text),
+            });
         }
     }
     Ok(out)
 }
 
-/// Check `texts` against a site's frozen text ([`site_text`]).
-pub fn check_answer(texts: &[String], site_text: &str) -> Option<AnswerCheck> {
-    let texts: Vec<String> = texts.iter().filter(|t| !t.trim().is_empty()).cloned().collect();
-    if texts.is_empty() {
+/// The text of the pages of `pages` a leave-one-out replay of task snapshot `own` meets: not its own
+/// snapshot's, not its exploration's, not the crawl's pages `hidden` names (`crate::crawl::reach`).
+pub fn held_out_text(pages: &[FrozenPage], own: &str, hidden: &std::collections::BTreeSet<String>) -> String {
+    let own_explore = crate::names::explore_name(own);
+    let mut out = String::new();
+    for p in pages {
+        if p.layer == own || p.layer == own_explore || (p.crawl && hidden.contains(&p.url)) {
+            continue;
+        }
+        out.push_str(&p.text);
+        out.push('\n');
+    }
+    out
+}
+
+/// Check `texts` against a held-out task's frozen text ([`held_out_text`]); `fuzzy` (a model's to judge) is
+/// listed, not checked.
+pub fn check_answer(texts: &[String], fuzzy: &[String], frozen_text: &str) -> Option<AnswerCheck> {
+    let keep = |v: &[String]| v.iter().filter(|t| !t.trim().is_empty()).cloned().collect::<Vec<_>>();
+    let fuzzy = keep(fuzzy);
+    let texts: Vec<String> = keep(texts).into_iter().filter(|t| !fuzzy.contains(t)).collect();
+    if texts.is_empty() && fuzzy.is_empty() {
         return None;
     }
-    let missing = texts.iter().filter(|t| !site_text.contains(&normalise(t))).cloned().collect();
-    Some(AnswerCheck { texts, missing })
+    let missing = texts.iter().filter(|t| !frozen_text.contains(&normalise(t))).cloned().collect();
+    Some(AnswerCheck { texts, missing, fuzzy })
+}
+
+/// A task's `fuzzy_match` references (WebArena formats).
+fn fuzzy_references(t: &agent::tasks::Task) -> Vec<String> {
+    let spec = t.setup.eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena);
+    match spec.and_then(|e| e.reference_answers.as_ref()).and_then(|r| r.fuzzy_match.as_ref()) {
+        Some(trajectory::task_eval::Fuzzy::Match(f)) => f.clone(),
+        _ => Vec::new(),
+    }
 }
 
 /// Re-execute every task of the recorded run `recorded` leave-one-out (see the module docs) into `out`
@@ -235,8 +295,8 @@ pub async fn coverage_run(
     let from_file: BTreeMap<String, Vec<String>> = agent::tasks::load(Path::new(&rf.tasks_file))
         .map(|ts| ts.into_iter().map(|t| (t.id, t.setup.reference_answers)).collect())
         .unwrap_or_default();
-    // The answer check reads the site's frozen pages once per site.
-    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    // The answer check reads the site's frozen pages once per site, and each task meets them without its own.
+    let mut pages: BTreeMap<String, Vec<FrozenPage>> = BTreeMap::new();
     let mut answers: BTreeMap<String, AnswerCheck> = BTreeMap::new();
     for t in &tasks {
         let refs = match (&t.setup.reference_answers, from_file.get(&t.id)) {
@@ -244,10 +304,14 @@ pub async fn coverage_run(
             (_, Some(file)) if !file.is_empty() => file,
             _ => continue,
         };
-        if !texts.contains_key(&t.web_name) {
-            texts.insert(t.web_name.clone(), site_text(&store, &recording, &t.web_name)?);
+        if !pages.contains_key(&t.web_name) {
+            pages.insert(t.web_name.clone(), site_pages(&store, &recording, &t.web_name)?);
         }
-        if let Some(a) = check_answer(refs, &texts[&t.web_name]) {
+        let own = crate::names::snapshot_name(&recording, &t.id);
+        let crawl = crate::names::crawl_layers(&store, &recording, &t.web_name)?;
+        let hidden = crate::crawl::reach::hidden_for(&crawl, &own);
+        let text = held_out_text(&pages[&t.web_name], &own, &hidden);
+        if let Some(a) = check_answer(refs, &fuzzy_references(t), &text) {
             answers.insert(t.id.clone(), a);
         }
     }
@@ -329,11 +393,47 @@ mod tests {
         let text = normalise(&wall::visible_text("<p>The  Blue Kettle costs <b>$24.00</b>.</p>"));
         let t = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            check_answer(&t(&["blue kettle", "$24.00"]), &text).unwrap().missing,
+            check_answer(&t(&["blue kettle", "$24.00"]), &[], &text).unwrap().missing,
             Vec::<String>::new()
         );
-        assert_eq!(check_answer(&t(&["$24.00", "Red Mug"]), &text).unwrap().missing, t(&["Red Mug"]));
-        assert_eq!(check_answer(&t(&[" "]), &text), None);
-        assert_eq!(check_answer(&[], &text), None);
+        assert_eq!(check_answer(&t(&["$24.00", "Red Mug"]), &[], &text).unwrap().missing, t(&["Red Mug"]));
+        assert_eq!(check_answer(&t(&[" "]), &[], &text), None);
+        assert_eq!(check_answer(&[], &[], &text), None);
+        // A fuzzy reference is a meaning, not a substring: listed apart, never missing.
+        let fuzzy = t(&["a kettle in blue that costs about 24 dollars"]);
+        let all = [t(&["$24.00"]), fuzzy.clone()].concat();
+        let a = check_answer(&all, &fuzzy, &text).unwrap();
+        assert_eq!((a.texts, a.missing, a.fuzzy), (t(&["$24.00"]), vec![], fuzzy));
+    }
+
+    /// Issue 61 part 2: the audit reads what the held-out task meets, never its own pages or the crawl's
+    /// pages only its start page led to.
+    #[test]
+    fn a_held_out_task_meets_no_text_of_its_own() {
+        let page = |layer: &str, url: &str, crawl: bool, text: &str| FrozenPage {
+            layer: layer.into(),
+            url: url.into(),
+            crawl,
+            text: text.into(),
+        };
+        let pages = vec![
+            page("r/t1", "https://w.test/a", false, "own answer"),
+            page("r/t1/explore", "https://w.test/b", false, "explored answer"),
+            page("r/t2", "https://w.test/c", false, "neighbour answer"),
+            page("r/crawl/w/001", "https://w.test/private", true, "private answer"),
+            page("r/crawl/w/001", "https://w.test/public", true, "public answer"),
+        ];
+        let hidden: std::collections::BTreeSet<String> = ["https://w.test/private".to_string()].into();
+        let text = held_out_text(&pages, "r/t1", &hidden);
+        for (answer, met) in [
+            ("own answer", false),
+            ("explored answer", false),
+            ("private answer", false),
+            ("neighbour answer", true),
+            ("public answer", true),
+        ] {
+            assert_eq!(text.contains(answer), met, "{answer}");
+        }
+        assert!(held_out_text(&pages, "r/t2", &Default::default()).contains("own answer"));
     }
 }

@@ -140,7 +140,14 @@ pub fn union_layers(store: &Store, own: &Manifest, u: UnionLayers<'_>) -> Result
         o.layers.retain(|l| l.manifest.name != own_explore);
     }
     if let Some(run) = u.run {
-        o.layers.extend(crawl_overlays(store, run, &site, &stored));
+        let crawl = crawl_overlays(store, run, &site, &stored);
+        // A held-out task meets none of the crawl's pages that only its own start page led to.
+        if u.leave_out_own {
+            let parts: Vec<Manifest> = crawl.iter().map(|o| o.manifest.clone()).collect();
+            let hidden = crate::crawl::reach::hidden_for(&parts, &own.name);
+            o.hidden = (!hidden.is_empty()).then(|| std::sync::Arc::new(hidden));
+        }
+        o.layers.extend(crawl);
     }
     o.sieve = crate::union_sieve::sieve_for(store, own, &o.layers, &stored);
     Ok(o)
@@ -219,5 +226,5 @@ fn layers(
             .chain(explored)
             .map(|manifest| Overlay { kind: OverlayKind::SiteUnion, manifest }),
     );
-    Overlays { layers, writes: false, sieve: None }
+    Overlays { layers, writes: false, sieve: None, hidden: None }
 }

@@ -52,8 +52,8 @@ mod union_sieve;
 
 #[cfg(feature = "run")]
 pub use coverage::{
-    check_answer, compare as coverage_of, coverage_run, site_text, summarise as summarise_coverage,
-    AnswerCheck, CoverageReport, SiteCoverage, TaskCoverage,
+    check_answer, compare as coverage_of, coverage_run, held_out_text, site_pages,
+    summarise as summarise_coverage, AnswerCheck, CoverageReport, FrozenPage, SiteCoverage, TaskCoverage,
 };
 #[cfg(feature = "run")]
 pub use crawl::{crawl_site, CrawlReport, CrawlSiteOptions, SiteCrawlProgress};

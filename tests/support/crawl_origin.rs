@@ -124,6 +124,8 @@ fn route(req: &Request<Incoming>) -> Response<BoxBody> {
             ),
         ),
         "/login" | "/about" | "/private/secret" | "/logout" | "/shop" => page(path, "<p>x</p>"),
+        // No link leads here: only an agent told its address (a `goto`) finds it.
+        "/orphan" => page("Orphan", "<p>Orphan answer</p>"),
         "/opensearch.xml" => {
             let mut r = Response::new(full(
                 "<OpenSearchDescription><Url type=\"text/html\" template=\"https://crawl.test/find?q={searchTerms}\"/></OpenSearchDescription>",

@@ -156,9 +156,7 @@ impl crate::Replay {
         host: Option<&str>,
     ) -> proxy::Decision {
         use http::{header, HeaderValue, StatusCode};
-        let snapshots: Vec<&Manifest> = std::iter::once(&self.manifest)
-            .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
-            .collect();
+        let snapshots = self.searched_snapshots();
         let ix = match self.search_index.get(&self.store, &snapshots) {
             Ok(ix) => ix,
             Err(e) => {
@@ -179,6 +177,15 @@ impl crate::Replay {
                 ));
             }
             None => (0, Vec::new()),
+        };
+        // A page hidden from this replay (a held-out task's private crawl page) is no hit either.
+        let (total, hits) = match self.cfg.overlays.hidden.as_ref() {
+            Some(hidden) => {
+                let before = hits.len();
+                let kept: Vec<_> = hits.into_iter().filter(|h| !hidden.contains(&h.url)).collect();
+                (total.saturating_sub(before - kept.len()), kept)
+            }
+            None => (total, hits),
         };
         let html = page::render(form, query, offset, total, &hits, ix.len());
         if let Ok(mut s) = self.state.lock() {
@@ -221,13 +228,21 @@ impl crate::Replay {
             return None;
         }
         let mut recorded = Vec::new();
-        for m in std::iter::once(&self.manifest).chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest)) {
+        for m in self.searched_snapshots() {
             match self.store.scan_host_path(m, url) {
                 Ok(xs) => recorded.extend(xs.into_iter().filter(is_document).map(|x| x.request.url)),
                 Err(e) => tracing::warn!("site search: {}: {e}", m.name),
             }
         }
         site_search(url, &recorded).or_else(|| declared_search(url, self.declared_searches()))
+    }
+
+    /// The snapshots the frozen search and the site search read: the replayed one (unless it is hidden,
+    /// [`crate::ReplayConfig::hide_own`]: a held-out task meets none of its own pages, in a result list
+    /// either), then the overlays.
+    fn searched_snapshots(&self) -> Vec<&Manifest> {
+        let own = (!self.cfg.hide_own).then_some(&self.manifest);
+        own.into_iter().chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest)).collect()
     }
 
     /// The GET search forms the replayed snapshot's and its overlays' pages declare, read once.
@@ -237,9 +252,7 @@ impl crate::Replay {
                 let mut out: Vec<DeclaredSearch> = Vec::new();
                 // A site links its description from every page: each is read once.
                 let mut read = std::collections::BTreeSet::new();
-                let layers: Vec<&Manifest> = std::iter::once(&self.manifest)
-                    .chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest))
-                    .collect();
+                let layers = self.searched_snapshots();
                 for m in layers.iter().copied() {
                     // One exchange at a time: a large snapshot is never held whole.
                     for x in self.store.exchanges(m).filter_map(Result::ok).filter(is_document) {

@@ -1,7 +1,7 @@
 //! `webfreeze snapshots crawl`: a site's crawl as a layer of the frozen web.
 //!
-//! The crawl of site S of recording R starts from every document R's snapshots of S recorded (the
-//! benchmark's start URLs among them) and any start URL given, and walks the site in the browser
+//! The crawl of site S of recording R starts from the benchmark's start pages (where each of R's tasks on
+//! S began) and any start URL given, never from a task's other pages (`reach`), and walks the site in the browser
 //! (`agent::crawl`) through a recording proxy behind the side-effect guard. Each invocation records one
 //! part, `R/crawl/<site>/NNN`; its state (queue, pages done, contents seen) is kept in a file after every
 //! page, so a stopped crawl (Ctrl-C, a crash) resumes with the next invocation: no page is loaded twice.
@@ -17,6 +17,7 @@
 
 #[cfg(feature = "run")]
 mod gate;
+pub(crate) mod reach;
 #[cfg(feature = "run")]
 mod site;
 #[cfg(feature = "run")]

@@ -13,7 +13,7 @@ use snapshots::{Manifest, Store};
 use trajectory::RunMode;
 
 use crate::error::SessionError;
-use crate::names::{crawl_layers, crawl_prefix, site_slug, site_snapshots};
+use crate::names::{crawl_layers, site_slug, site_snapshots};
 
 /// What a crawl needs besides the store and the recording.
 pub struct CrawlSiteOptions {
@@ -81,18 +81,6 @@ fn read_state(path: &Path) -> Result<Option<CrawlState>, SessionError> {
     }
 }
 
-/// Whether a recorded exchange is a page the browser showed in its tab: a document ([`replay::search::
-/// is_document`]) fetched as the top-level document (`Sec-Fetch-Dest: document`, or no such header: a HAR
-/// or an older recording), not a frame's (an iframe, an ad frame, a third party's widget).
-fn top_level_document(x: &snapshots::Exchange) -> bool {
-    replay::search::is_document(x)
-        && x.request
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("sec-fetch-dest"))
-            .is_none_or(|h| h.value.eq_ignore_ascii_case("document"))
-}
-
 /// The hosts a crawl of the site loads pages of (`www.` ignored, as `agent::crawl` compares them): the host
 /// of the first top-level page each of the site's task snapshots recorded (the benchmark's start page, where
 /// it landed), the hosts of `starts`, each of `extra` (`--host`), and the hosts of the recorded top-level
@@ -113,7 +101,7 @@ pub(crate) fn site_hosts(
         let mut first = true;
         for x in store.exchanges(m) {
             let x = x?;
-            if !top_level_document(&x) {
+            if !super::reach::top_level_document(&x) {
                 continue;
             }
             let Some(h) = host_of(&x.request.url) else { continue };
@@ -139,11 +127,17 @@ pub async fn crawl_site(
     progress: &(dyn Fn(&SiteCrawlProgress<'_>) + Send + Sync),
 ) -> Result<CrawlReport, SessionError> {
     let members = site_snapshots(store, run, web_name)?;
-    let mut starts: Vec<String> = Vec::new();
-    for m in &members {
-        starts.extend(crate::explore_snapshot::recorded_documents(store, m)?.into_iter().map(|d| d.url));
-    }
+    // The benchmark's start pages and --start, never a task's other pages (`reach`).
+    let task_starts = super::reach::start_pages(store, &members)?;
+    let mut starts: Vec<String> = task_starts.iter().map(|(_, u)| u.clone()).collect();
     starts.extend(o.starts.iter().cloned());
+    let public: BTreeSet<String> = starts.iter().cloned().collect();
+    let mut documents: Vec<(String, BTreeSet<String>)> = Vec::new();
+    for m in &members {
+        let docs =
+            crate::explore_snapshot::recorded_documents(store, m)?.into_iter().map(|d| d.url).collect();
+        documents.push((m.name.clone(), docs));
+    }
     if starts.is_empty() {
         return Err(SessionError::Crawl(format!(
             "no recorded document of site {web_name:?} in recording {run:?}, and no --start URL: nothing to crawl from"
@@ -152,20 +146,24 @@ pub async fn crawl_site(
     let sites = site_hosts(store, &members, &o.starts, &o.hosts)?;
     let path = state_path(&o.state_dir, run, web_name);
     let mut state = match read_state(&path)? {
-        Some(s) => s,
+        Some(mut s) => {
+            // A state begun before pages kept their seeds: each queued URL is its own seed.
+            for (u, _) in &s.queue {
+                s.reached.entry(u.clone()).or_insert_with(|| BTreeSet::from([u.clone()]));
+            }
+            s
+        }
         None => CrawlState::new(starts.iter().cloned()),
     };
     // Start URLs given later join a resumed crawl.
     for u in &o.starts {
-        if !state.done.contains(u) && !state.queue.iter().any(|(q, _)| q == u) {
-            state.queue.push_back((u.clone(), 0));
-        }
+        state.start(u.clone());
     }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| SessionError::Crawl(format!("{}: {e}", dir.display())))?;
     }
     let parts = crawl_layers(store, run, web_name)?;
-    let name = format!("{}{:03}", crawl_prefix(run, web_name), parts.len() + 1);
+    let name = crate::names::crawl_part_name(run, web_name, parts.len() + 1);
     if store.manifest(&name).is_ok() {
         store.remove(&name)?;
     }
@@ -236,13 +234,20 @@ pub async fn crawl_site(
     server.stop().await;
     let now = o.clock.now_ms();
     match crawled {
-        Ok(()) => Ok(CrawlReport {
-            part: crate::seal::finalize(&writer, now)?,
-            pages_now: state.pages - before,
-            state,
-            secs: t0.elapsed().as_secs_f64(),
-            refused: gate.refused(),
-        }),
+        Ok(()) => {
+            let mut part = crate::seal::finalize(&writer, now)?;
+            // Each task's private pages (`reach`), for a leave-one-out replay to hide.
+            let private = super::reach::private_pages(&state.reached, &documents, &public);
+            part.labels.insert(super::reach::PRIVATE_LABEL.into(), super::reach::label_value(&private));
+            store.put_manifest(&part)?;
+            Ok(CrawlReport {
+                part,
+                pages_now: state.pages - before,
+                state,
+                secs: t0.elapsed().as_secs_f64(),
+                refused: gate.refused(),
+            })
+        }
         Err(e) => {
             let _ = writer.interrupt(now);
             Err(SessionError::Crawl(format!("{e} (the crawl's state is kept: run it again to resume)")))

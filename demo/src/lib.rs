@@ -25,6 +25,8 @@ use proxy::CertificateAuthority;
 use tokio::net::TcpListener;
 
 pub mod dokuwiki;
+pub mod mediawiki;
+pub mod php_site;
 mod running;
 pub mod state;
 pub mod static_site;

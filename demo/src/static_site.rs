@@ -36,7 +36,7 @@ impl StaticSite {
         let root = dir.join(format!("site-{host}"));
         std::fs::create_dir_all(root.join("tmp")).map_err(io(root.display().to_string()))?;
         let (ca, leaf, key) =
-            crate::dokuwiki::throwaway_tls(host).map_err(|e| SiteError(format!("certificate: {e}")))?;
+            crate::php_site::throwaway_tls(host).map_err(|e| SiteError(format!("certificate: {e}")))?;
         let (cert_f, key_f, ca_file) = (root.join("cert.pem"), root.join("key.pem"), root.join("ca.pem"));
         for (f, t) in [(&cert_f, leaf), (&key_f, key), (&ca_file, ca)] {
             std::fs::write(f, t).map_err(io(f.display().to_string()))?;

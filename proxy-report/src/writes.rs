@@ -41,7 +41,9 @@ pub fn is_state_write(method: &str, url: &str) -> bool {
 /// Whether a request is a write ([`is_state_write`]), its body read too: a GraphQL document whose
 /// operations are all queries or subscriptions reads, whatever the method, and so does an editor's
 /// preview or comparison (a form whose pressed button is a preview or a diff: MediaWiki's `wpPreview` /
-/// `wpDiff`, DokuWiki's `do[preview]`, a `preview` action), which shows a page and saves nothing.
+/// `wpDiff`, DokuWiki's `do[preview]`, a `preview` action; MediaWiki's API `action=stashedit`, which parses
+/// the text being typed ahead of a save, and `action=parse`, its live preview), which shows or prepares a
+/// page and saves nothing.
 pub fn is_write(method: &str, url: &str, content_type: &str, body: &str) -> bool {
     is_state_write(method, url) && !is_graphql_read(content_type, body) && !is_preview(content_type, body)
 }
@@ -60,6 +62,7 @@ fn is_preview(content_type: &str, body: &str) -> bool {
     form_urlencoded::parse(body.as_bytes()).any(|(k, v)| {
         matches!(k.as_ref(), "wpPreview" | "wpDiff" | "do[preview]" | "do[diff]")
             || (matches!(k.as_ref(), "do" | "action" | "mode") && matches!(v.as_ref(), "preview" | "diff"))
+            || (k == "action" && matches!(v.as_ref(), "stashedit" | "parse"))
     })
 }
 
@@ -88,10 +91,17 @@ pub fn counts(status: u16) -> bool {
     (200..400).contains(&status)
 }
 
-/// A body in the form two writes are compared in: a form's pairs sorted, a JSON body's keys sorted (at
-/// every depth), anything else as it is.
+/// A body in the form two writes are compared in: a form's pairs sorted (a multipart form's too, without
+/// its boundary, which the browser draws afresh for every submission), a JSON body's keys sorted (at every
+/// depth), anything else as it is.
 pub fn canonical_body(content_type: &str, body: &str) -> String {
     let ct = content_type.to_ascii_lowercase();
+    if ct.starts_with("multipart/form-data") {
+        if let Some(mut pairs) = multipart_pairs(content_type, body) {
+            pairs.sort();
+            return form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+        }
+    }
     if ct.contains("json") {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
             // serde_json's maps are ordered by key (no `preserve_order`): writing one back sorts them.
@@ -105,6 +115,43 @@ pub fn canonical_body(content_type: &str, body: &str) -> String {
         return form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
     }
     body.to_string()
+}
+
+/// A multipart form's (name, value) pairs (a file part's value is its file name and content), or None when
+/// the body does not split on the content type's boundary. Written here, not taken from a crate: only names
+/// and values are needed to compare two submissions, and the multipart crates (multer) parse an async
+/// stream of a request being received, not a recorded body.
+fn multipart_pairs(content_type: &str, body: &str) -> Option<Vec<(String, String)>> {
+    let boundary = content_type.split(';').find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_string())
+    })?;
+    let delimiter = format!("--{boundary}");
+    let mut parts = body.split(delimiter.as_str());
+    parts.next()?; // the preamble
+    let mut out = Vec::new();
+    for part in parts {
+        if part.starts_with("--") {
+            break; // the closing delimiter
+        }
+        let part = part.strip_prefix("\r\n").or_else(|| part.strip_prefix('\n')).unwrap_or(part);
+        let (head, value) = part.split_once("\r\n\r\n").or_else(|| part.split_once("\n\n"))?;
+        let value = value.strip_suffix("\r\n").or_else(|| value.strip_suffix('\n')).unwrap_or(value);
+        let disposition =
+            head.lines().find(|l| l.to_ascii_lowercase().starts_with("content-disposition:"))?;
+        let param = |key: &str| {
+            disposition.split(';').find_map(|p| {
+                let (k, v) = p.split_once('=')?;
+                (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
+            })
+        };
+        let name = param("name")?;
+        match param("filename") {
+            Some(file) => out.push((name, format!("{file}:{value}"))),
+            None => out.push((name, value.to_string())),
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// One write, as compared.
@@ -316,6 +363,20 @@ mod tests {
             ),
             (
                 "POST",
+                "https://w.test/api.php",
+                "application/x-www-form-urlencoded",
+                "action=stashedit&title=A&text=x&summary=&contentmodel=wikitext&format=json",
+                false,
+            ),
+            (
+                "POST",
+                "https://w.test/api.php",
+                "application/x-www-form-urlencoded",
+                "action=edit&title=A&text=x",
+                true,
+            ),
+            (
+                "POST",
                 "https://w.test/index.php?title=A&action=submit",
                 "application/x-www-form-urlencoded",
                 "wpTextbox1=x&wpSave=Save",
@@ -329,5 +390,33 @@ mod tests {
             r#"{"a":{"c":3,"d":2},"b":1}"#
         );
         assert!(counts(200) && counts(302) && !counts(404) && !counts(500));
+    }
+
+    /// A multipart form is compared by its fields, never by the boundary the browser drew for it (found on
+    /// MediaWiki's edit form: the same save, submitted twice, had two boundaries).
+    #[test]
+    fn multipart_forms_compare_by_their_fields() {
+        let form = |b: &str, fields: &[(&str, &str)]| {
+            let mut s = String::new();
+            for (k, v) in fields {
+                s.push_str(&format!("--{b}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"));
+            }
+            s.push_str(&format!("--{b}--\r\n"));
+            (format!("multipart/form-data; boundary={b}"), s)
+        };
+        let text = "Tomatoes need sun.\r\nWater them daily.";
+        let (ct1, a) = form("----WebKitFormBoundaryA1", &[("wpTextbox1", text), ("wpSave", "Save")]);
+        let (ct2, b) = form("----WebKitFormBoundaryZ9", &[("wpSave", "Save"), ("wpTextbox1", text)]);
+        let (ct3, c) =
+            form("----WebKitFormBoundaryQ5", &[("wpTextbox1", "Tomatoes need shade."), ("wpSave", "Save")]);
+        let (ct4, d) = form("\"quoted\"", &[("wpTextbox1", text), ("wpSave", "Save")]);
+        let canon = |ct: &str, body: &str| canonical_body(ct, body);
+        assert_eq!(canon(&ct1, &a), canon(&ct2, &b), "another boundary and order: the same write");
+        assert_eq!(canon(&ct1, &a), canon(&ct4, &d.replace("--\"quoted\"", "--quoted")), "a quoted boundary");
+        assert_ne!(canon(&ct1, &a), canon(&ct3, &c), "another text: another write");
+        assert!(canon(&ct1, &a).contains("wpTextbox1=Tomatoes"), "{}", canon(&ct1, &a));
+        // A body that does not split on its boundary is compared as it is.
+        assert_eq!(canon("multipart/form-data; boundary=zz", "not a form"), "not a form");
+        assert_eq!(canon("multipart/form-data", &a), a);
     }
 }

@@ -98,7 +98,7 @@ fn main() -> anyhow::Result<()> {
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
         ),
         ["bench", "coverage", ..] => coverage_real::run(),
-        ["bench", "agreement", ..] => agreement_bench::run(),
+        ["bench", "agreement", ..] => agreement_bench::run(&args[2..]),
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),
         ["bench", "wire", ..] => wire_bench::run(&args),

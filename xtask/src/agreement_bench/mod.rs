@@ -1,10 +1,13 @@
-//! `cargo xtask bench agreement`: does a frozen verdict equal the live one on a real application nobody
+//! `cargo xtask bench agreement`: does a frozen verdict equal the live one on real applications nobody
 //! here wrote (issue 59, part 5)?
 //!
-//! Debian's DokuWiki (nginx + php-fpm on loopback, anyone may edit) with a few pages; state tasks that
-//! edit a page, scored by `program_html` on the page. Each task is recorded by one scripted agent (with
-//! its state probes), then run by other agents, each **live on a freshly restored wiki** and **frozen on
-//! the recording** (the site union, as `run --mode replay` does), and both verdicts printed side by side:
+//! Two applications from Debian (`apps`): DokuWiki (files) and MediaWiki (SQLite), each served by nginx +
+//! php-fpm on loopback, anyone may edit, with a few pages; state tasks that edit a page, scored by
+//! `program_html` on the page. Each task is recorded by one scripted agent (with its state probes); each
+//! application is then crawled from its start page, freshly restored (the state every task starts from), into
+//! the recording's crawl layer. Then other agents run each task, each **live on a freshly restored
+//! application** and **frozen on the recording with its crawl** (the site union and the crawl, as
+//! `run --mode replay` does), and both verdicts are printed side by side:
 //!
 //! - scripted variants: the recording's own writes (`same`); none (`answers`: it only answers; `looks`:
 //!   it opens the page and answers); the write twice (`repeats`); another text (`other`); a preview
@@ -14,9 +17,10 @@
 //!
 //! Each disagreement is explained: `state unknown` (counted apart: the write named), `coverage miss` (the
 //! frozen web missed a page the run asked for), or `defect` (neither: a bug). Targets: among the runs
-//! scored frozen, verdicts agree >= 98%; runs counted apart <= 10% of all. Only one application: the
-//! issue's second (another real application with forms) is not built yet, and the frozen runs do not add
-//! a crawl of the wiki.
+//! scored frozen, verdicts agree >= 98%; runs counted apart <= 10% of all. `--app dokuwiki|mediawiki` runs
+//! one; `--crawl-pages N` sets the crawl's budget (0: no crawl).
+
+mod apps;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,42 +37,13 @@ use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
 use trajectory::RunConfig;
 
-/// The wiki's pages: (id, text).
-const PAGES: &[(&str, &str)] = &[
-    (
-        "start",
-        "====== Test Wiki ======\n  * [[garden:tomatoes]]\n  * [[garden:herbs]]\n  * [[kitchen:tea]]\n",
-    ),
-    ("garden:tomatoes", "====== Tomatoes ======\nTomatoes need sun.\n"),
-    ("garden:herbs", "====== Herbs ======\n  * Thyme\n  * Sage\n"),
-    ("kitchen:tea", "====== Tea ======\nGreen tea wants water below boiling.\n"),
-];
-
-/// The state tasks: (task id, page, the text the page must end up with, another text).
-const TASKS: &[(&str, &str, &str, &str)] = &[
-    ("wiki-edit-tomatoes", "garden:tomatoes", "Tomatoes need sun. Water them daily.", "Tomatoes need shade."),
-    ("wiki-list-herbs", "garden:herbs", "  * Thyme\n  * Sage\n  * Basil", "  * Thyme\n  * Mint"),
-    (
-        "wiki-edit-tea",
-        "kitchen:tea",
-        "Green tea wants water at 80 degrees.",
-        "Black tea wants boiling water.",
-    ),
-];
+use apps::App;
 
 /// Stochastic agents per task.
 const RANDOM_AGENTS: u64 = 3;
 
 fn reply(action: &str) -> String {
     format!("In summary, the next action I will perform is ```{action}```")
-}
-
-fn page_url(page: &str) -> String {
-    format!("https://wiki.test/doku.php?id={page}")
-}
-
-fn edit_url(page: &str) -> String {
-    format!("https://wiki.test/doku.php?id={page}&do=edit")
 }
 
 /// The ids of the edit form's controls in the observation (the agent's element numbers).
@@ -79,7 +54,7 @@ struct EditForm {
     preview: u32,
 }
 
-/// The element of an observation line naming `what` (case-insensitive), e.g. `[12] textbox ''`.
+/// The element of an observation line naming every word of `what` (case-insensitive), e.g. `[12] textbox ''`.
 fn element(elements: &str, what: &[&str]) -> Option<u32> {
     elements.lines().find_map(|l| {
         let low = l.to_ascii_lowercase();
@@ -92,15 +67,22 @@ fn element(elements: &str, what: &[&str]) -> Option<u32> {
     })
 }
 
-fn wiki_task(id: &str, page: &str, text: &str) -> serde_json::Value {
+/// The first element naming one of the alternatives in `words`.
+fn element_of(elements: &str, words: &[&[&str]]) -> Option<u32> {
+    words.iter().find_map(|w| element(elements, w))
+}
+
+fn state_task(app: &App, id: &str, page: &str, text: &str) -> serde_json::Value {
     let must: Vec<&str> = text.lines().map(|l| l.trim().trim_start_matches("* ").trim()).collect();
+    let key = app.key;
     serde_json::json!({
-        "sites": ["wiki"], "task_id": id, "require_login": false, "storage_state": null,
-        "start_url": "__WIKI__/doku.php?id=start", "geolocation": null, "require_reset": true,
+        "sites": [key.to_ascii_lowercase()], "task_id": id, "require_login": false, "storage_state": null,
+        "start_url": format!("__{key}__{}", (app.page_path)(app.start)), "geolocation": null, "require_reset": true,
+        "viewport_size": {"width": 1280, "height": app.viewport_height},
         "intent": format!("Change the text of the wiki page {page} to: {text}"),
         "eval": {"eval_types": ["program_html"], "reference_answers": null, "reference_url": "", "url_note": "",
-                 "program_html": [{"url": format!("__WIKI__/doku.php?id={page}"),
-                                   "locator": "document.querySelector('.page').outerText",
+                 "program_html": [{"url": format!("__{key}__{}", (app.page_path)(page)),
+                                   "locator": app.locator,
                                    "required_contents": {"must_include": must}}]},
     })
 }
@@ -121,10 +103,10 @@ impl Rng {
 }
 
 /// The agents of one task: (name, replies).
-fn agents(page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, Vec<String>)> {
+fn agents(app: &App, page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, Vec<String>)> {
     let edit = |t: &str| {
         vec![
-            reply(&format!("goto [{}]", edit_url(page))),
+            reply(&format!("goto [{}]", app.edit_url(page))),
             reply(&format!("type [{}] [{}] [0]", form.text, t.replace('\n', "\\n"))),
             reply(&format!("click [{}]", form.save)),
         ]
@@ -137,13 +119,13 @@ fn agents(page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, V
     let mut out = vec![
         ("same".to_string(), with_done(edit(text))),
         ("answers".to_string(), vec![done.clone()]),
-        ("looks".to_string(), with_done(vec![reply(&format!("goto [{}]", page_url(page)))])),
+        ("looks".to_string(), with_done(vec![reply(&format!("goto [{}]", app.page_url(page)))])),
         ("repeats".to_string(), with_done([edit(text), edit(text)].concat())),
         ("other".to_string(), with_done(edit(other))),
         (
             "previews".to_string(),
             with_done(vec![
-                reply(&format!("goto [{}]", edit_url(page))),
+                reply(&format!("goto [{}]", app.edit_url(page))),
                 reply(&format!("type [{}] [{}] [0]", form.text, text.replace('\n', "\\n"))),
                 reply(&format!("click [{}]", form.preview)),
             ]),
@@ -155,12 +137,12 @@ fn agents(page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, V
         for _ in 0..1 + rng.pick(3) {
             match rng.pick(4) {
                 0 => {
-                    let (p, _) = PAGES[rng.pick(PAGES.len() as u64) as usize];
-                    replies.push(reply(&format!("goto [{}]", page_url(p))));
+                    let (p, _) = app.pages[rng.pick(app.pages.len() as u64) as usize];
+                    replies.push(reply(&format!("goto [{}]", app.page_url(p))));
                 }
                 1 => {
                     let t = if rng.pick(2) == 0 { text } else { other };
-                    replies.push(reply(&format!("goto [{}]", edit_url(page))));
+                    replies.push(reply(&format!("goto [{}]", app.edit_url(page))));
                     replies.push(reply(&format!("type [{}] [{}] [0]", form.text, t.replace('\n', "\\n"))));
                     replies.push(reply(&format!(
                         "click [{}]",
@@ -168,7 +150,7 @@ fn agents(page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, V
                     )));
                 }
                 2 => replies.extend(edit(text)),
-                _ => replies.push(reply(&format!("goto [{}]", page_url(page)))),
+                _ => replies.push(reply(&format!("goto [{}]", app.page_url(page)))),
             }
         }
         out.push((format!("random-{seed}"), with_done(replies)));
@@ -196,17 +178,55 @@ fn show(v: &Verdict) -> String {
     }
 }
 
-pub(crate) fn run() -> anyhow::Result<()> {
-    let work = std::env::temp_dir().join(format!("webfreeze-bench-agreement-{}", std::process::id()));
+/// One row: task, agent, live verdict, frozen verdict, why they differ.
+type Row = (String, String, Verdict, Verdict, String);
+
+/// What a crawl did: pages loaded, seconds.
+type CrawlCost = Option<(usize, f64)>;
+
+/// `cargo xtask bench agreement [--app dokuwiki|mediawiki] [--crawl-pages N]`.
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    let mut only: Option<String> = None;
+    let mut crawl_pages = 40usize;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--app" => {
+                only = Some(it.next().context("--app needs dokuwiki or mediawiki")?.to_ascii_lowercase())
+            }
+            "--crawl-pages" => {
+                crawl_pages =
+                    it.next().context("--crawl-pages needs a number")?.parse().context("--crawl-pages")?
+            }
+            other => bail!(
+                "bench agreement: unknown argument {other:?} (--app dokuwiki|mediawiki, --crawl-pages N)"
+            ),
+        }
+    }
+    let mut all: Vec<(&'static str, Vec<Row>, CrawlCost)> = Vec::new();
+    for app in [&apps::DOKUWIKI, &apps::MEDIAWIKI] {
+        if only.as_deref().is_some_and(|o| o != app.name.to_ascii_lowercase()) {
+            continue;
+        }
+        let (rows, crawl) = run_app(app, crawl_pages)?;
+        print_table(app.name, &rows, crawl);
+        all.push((app.name, rows, crawl));
+    }
+    if all.len() > 1 {
+        let rows: Vec<Row> = all.iter().flat_map(|(_, r, _)| r.clone()).collect();
+        summary("Both applications", &rows);
+    }
+    Ok(())
+}
+
+/// Record, crawl and run every agent of `app`'s tasks live and frozen; the rows and the crawl's (pages, s).
+fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost)> {
+    let slug = app.name.to_ascii_lowercase();
+    let work = std::env::temp_dir().join(format!("webfreeze-bench-agreement-{}-{slug}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     #[allow(clippy::disallowed_methods)] // certificate validity needs the real time
     let now = time::OffsetDateTime::now_utc();
-    let conf = [("useacl", "0"), ("usedraft", "0"), ("breadcrumbs", "0")];
-    let restored = |n: &str| -> anyhow::Result<demo::dokuwiki::DokuWiki> {
-        let dir = work.join("wikis").join(n);
-        std::fs::create_dir_all(&dir)?;
-        Ok(demo::dokuwiki::DokuWiki::start_with(&dir, PAGES, &conf)?)
-    };
+    let restored = |n: &str| apps::restore(app, &work.join("apps").join(n));
     let chrome = agent::browser::find_chrome(None)?;
     let mut agent_cfg = AgentConfig::new(chrome.clone());
     agent_cfg.action_space = ActionSpace::WebArena;
@@ -216,40 +236,41 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let ca = Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?);
     let store_dir = work.join("home/store");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let sites = agent::tasks::Sites::from_pairs(&["WIKI=https://wiki.test"])?;
+    let sites = agent::tasks::Sites::from_pairs(&[format!("{}=https://{}", app.key, app.host)])?;
     let tasks_file = work.join("tasks.json");
     let specs: Vec<serde_json::Value> =
-        TASKS.iter().map(|(id, page, text, _)| wiki_task(id, page, text)).collect();
+        app.tasks.iter().map(|(id, page, text, _)| state_task(app, id, page, text)).collect();
     std::fs::write(&tasks_file, serde_json::to_string_pretty(&specs)?)?;
     let tasks = agent::tasks::load_with_sites(&tasks_file, &sites)?;
-    let options = |wiki: Option<&demo::dokuwiki::DokuWiki>, out: &Path, mode: ProxyMode, script: &Path| {
+    let proxy_to = |origin: Option<&apps::Running>| {
         let mut proxy = proxy::ProxyConfig::default();
-        if let Some(w) = wiki {
-            proxy.upstream.extra_ca_files.push(w.ca_file.clone());
-            proxy.upstream.resolve.insert(("wiki.test".into(), 443), w.addr);
+        if let Some(w) = origin {
+            proxy.upstream.extra_ca_files.push(w.ca_file());
+            proxy.upstream.resolve.insert((app.host.into(), 443), w.addr());
         }
-        RunOptions {
-            out: out.to_path_buf(),
-            mode,
-            policy: PolicySpec::Trajectory(script.to_path_buf()),
-            agent: agent_cfg.clone(),
-            ca: ca.clone(),
-            proxy,
-            clock: clock.clone(),
-            time_zone: "UTC".into(),
-            locale: "en_US".into(),
-            jobs: 1,
-            tasks_file: tasks_file.display().to_string(),
-            chrome_version: agent::browser::browser_version(&chrome),
-            config: RunConfig {
-                action_space: Some(trajectory::ActionSpaceSetting::WebArena),
-                ..RunConfig::default()
-            },
-            shard: None,
-            task_timeout: Some(Duration::from_secs(120)),
-            retry_blocked: false,
-            guard: None,
-        }
+        proxy
+    };
+    let options = |origin: Option<&apps::Running>, out: &Path, mode: ProxyMode, script: &Path| RunOptions {
+        out: out.to_path_buf(),
+        mode,
+        policy: PolicySpec::Trajectory(script.to_path_buf()),
+        agent: agent_cfg.clone(),
+        ca: ca.clone(),
+        proxy: proxy_to(origin),
+        clock: clock.clone(),
+        time_zone: "UTC".into(),
+        locale: "en_US".into(),
+        jobs: 1,
+        tasks_file: tasks_file.display().to_string(),
+        chrome_version: agent::browser::browser_version(&chrome),
+        config: RunConfig {
+            action_space: Some(trajectory::ActionSpaceSetting::WebArena),
+            ..RunConfig::default()
+        },
+        shard: None,
+        task_timeout: Some(Duration::from_secs(120)),
+        retry_blocked: false,
+        guard: None,
     };
     let run_one = |opts: RunOptions, task: &agent::tasks::Task| -> anyhow::Result<()> {
         rt.block_on(session::run_tasks(opts, vec![task.clone()], std::future::pending(), Arc::new(())))?;
@@ -273,63 +294,100 @@ pub(crate) fn run() -> anyhow::Result<()> {
     };
 
     // The edit form's element numbers, read off a live observation of it.
-    eprintln!("bench agreement: reading the edit form's element numbers");
+    eprintln!("bench agreement: {}: reading the edit form's element numbers", app.name);
     let form = {
-        let wiki = restored("look")?;
+        let origin = restored("look")?;
         let script = work.join("look-script");
         let t = &tasks[0];
         agent::policy::write_script(
             &script,
-            &[(t.clone(), vec![reply(&format!("goto [{}]", edit_url(TASKS[0].1))), reply("stop [done]")])],
+            &[(
+                t.clone(),
+                vec![reply(&format!("goto [{}]", app.edit_url(app.tasks[0].1))), reply("stop [done]")],
+            )],
         )?;
         let out = work.join("look");
-        run_one(options(Some(&wiki), &out, ProxyMode::Live, &script), t)?;
+        run_one(options(Some(&origin), &out, ProxyMode::Live, &script), t)?;
         let tr = trajectory::RunDir::new(&out).task(&t.id).read_trajectory()?.context("the look run")?;
         let elements = tr.steps.get(1).map(|s| s.elements.clone()).unwrap_or_default();
         let found = (
-            element(&elements, &["textbox"]).or_else(|| element(&elements, &["textarea"])),
-            element(&elements, &["button", "save"]),
-            element(&elements, &["button", "preview"]),
+            element_of(&elements, app.text_words),
+            element_of(&elements, app.save_words),
+            element_of(&elements, app.preview_words),
         );
         match found {
             (Some(text), Some(save), Some(preview)) => EditForm { text, save, preview },
-            _ => bail!("the edit form's controls were not found in its observation:\n{elements}"),
+            _ => {
+                bail!("{}: the edit form's controls were not found in its observation:\n{elements}", app.name)
+            }
         }
     };
-    eprintln!("bench agreement: edit form {form:?}");
+    eprintln!("bench agreement: {}: edit form {form:?}", app.name);
 
     // Record each task with the agent that makes its edit.
     let rec = work.join("rec");
-    for (t, (_, page, text, other)) in tasks.iter().zip(TASKS) {
-        let wiki = restored(&format!("rec-{}", t.id))?;
+    for (t, (_, page, text, other)) in tasks.iter().zip(app.tasks) {
+        let origin = restored(&format!("rec-{}", t.id))?;
         let script = work.join(format!("script-rec-{}", t.id));
-        let same = agents(page, text, other, form).remove(0).1;
+        let same = agents(app, page, text, other, form).remove(0).1;
         agent::policy::write_script(&script, &[(t.clone(), same)])?;
         let mode = ProxyMode::record(Store::open(&store_dir)?, &rec)?;
-        run_one(options(Some(&wiki), &rec, mode, &script), t)?;
+        run_one(options(Some(&origin), &rec, mode, &script), t)?;
     }
     let recorded = score(&rec)?;
-    for (t, _) in tasks.iter().zip(TASKS) {
+    for (t, _) in tasks.iter().zip(app.tasks) {
         if verdict(&recorded, &t.id) != Ok(true) {
             bail!("{}: the recording agent did not succeed live: {:?}", t.id, verdict(&recorded, &t.id));
         }
     }
+    let run_name = trajectory::RunDir::new(&rec)
+        .read_run_file()?
+        .snapshots
+        .context("the recording kept no snapshot names")?;
 
-    // Every agent live on a restored wiki and frozen on the recording.
-    let mut rows: Vec<(String, String, Verdict, Verdict, String)> = Vec::new();
-    for (t, (_, page, text, other)) in tasks.iter().zip(TASKS) {
-        for (name, replies) in agents(page, text, other, form) {
+    // The crawl of the application as every task finds it (freshly restored), from its start page.
+    let crawl = if crawl_pages == 0 {
+        None
+    } else {
+        let origin = restored("crawl")?;
+        let web_name = tasks[0].web_name.clone();
+        eprintln!("bench agreement: {}: crawling {web_name} ({crawl_pages} pages at most)", app.name);
+        let opts = session::CrawlSiteOptions {
+            agent: agent_cfg.clone(),
+            crawl: agent::crawl::CrawlOptions {
+                pages: crawl_pages,
+                depth: 3,
+                pace: Duration::ZERO,
+                robots: false,
+                ..Default::default()
+            },
+            starts: vec![app.page_url(app.start)],
+            hosts: Vec::new(),
+            ca: ca.clone(),
+            proxy: proxy_to(Some(&origin)),
+            clock: clock.clone(),
+            state_dir: work.join("crawl-state"),
+        };
+        let store = Store::open(&store_dir)?;
+        let r = rt.block_on(session::crawl_site(&store, &run_name, &web_name, opts, &|_| {}))?;
+        Some((r.state.pages, r.secs))
+    };
+
+    // Every agent live on a restored application and frozen on the recording with its crawl.
+    let mut rows: Vec<Row> = Vec::new();
+    for (t, (_, page, text, other)) in tasks.iter().zip(app.tasks) {
+        for (name, replies) in agents(app, page, text, other, form) {
             let script = work.join(format!("script-{}-{name}", t.id));
             agent::policy::write_script(&script, &[(t.clone(), replies)])?;
             let live_out = work.join(format!("live-{}-{name}", t.id));
             {
-                let wiki = restored(&format!("live-{}-{name}", t.id))?;
-                run_one(options(Some(&wiki), &live_out, ProxyMode::Live, &script), t)?;
+                let origin = restored(&format!("live-{}-{name}", t.id))?;
+                run_one(options(Some(&origin), &live_out, ProxyMode::Live, &script), t)?;
             }
             let frozen_out = work.join(format!("frozen-{}-{name}", t.id));
             let mode = ProxyMode::Replay {
                 store: Store::open_read_only(&store_dir)?,
-                run: "rec".into(),
+                run: run_name.clone(),
                 on_miss: session::MissPolicy::NotFound,
                 frozen_web: FrozenWeb::default(),
             };
@@ -345,8 +403,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             rows.push((t.id.clone(), name, live, frozen, why));
         }
     }
-    print_table(&rows);
-    Ok(())
+    Ok((rows, crawl))
 }
 
 /// Why a frozen verdict is not the live one ("" when they agree).
@@ -377,11 +434,19 @@ fn explain(live: &Verdict, frozen: &Verdict, frozen_run: &Path, id: &str) -> Str
     }
 }
 
-fn print_table(rows: &[(String, String, Verdict, Verdict, String)]) {
-    println!("| task | agent | live | frozen | why they differ |\n|---|---|---|---|---|");
+fn print_table(app: &str, rows: &[Row], crawl: CrawlCost) {
+    println!("\n### {app}\n\n| task | agent | live | frozen | why they differ |\n|---|---|---|---|---|");
     for (id, name, live, frozen, why) in rows {
         println!("| {id} | {name} | {} | {} | {why} |", show(live), show(frozen));
     }
+    match crawl {
+        Some((pages, secs)) => println!("\ncrawl of {app}: {pages} pages in {secs:.1} s"),
+        None => println!("\nno crawl of {app}"),
+    }
+    summary(app, rows);
+}
+
+fn summary(what: &str, rows: &[Row]) {
     let all = rows.len();
     let scored: Vec<_> = rows.iter().filter(|r| r.3.is_ok() && r.2.is_ok()).collect();
     let agree = scored.iter().filter(|r| r.2 == r.3).count();
@@ -391,7 +456,7 @@ fn print_table(rows: &[(String, String, Verdict, Verdict, String)]) {
         *by_cause.entry(r.4.split(':').next().unwrap_or("")).or_default() += 1;
     }
     println!(
-        "\nDokuWiki: {all} runs; scored frozen {}: verdicts agree on {agree} ({:.1}%, target >= 98%); counted apart {apart} ({:.1}% of all, target <= 10%); differences by cause: {by_cause:?}",
+        "\n{what}: {all} runs; scored frozen {}: verdicts agree on {agree} ({:.1}%, target >= 98%); counted apart {apart} ({:.1}% of all, target <= 10%); differences by cause: {by_cause:?}",
         scored.len(),
         100.0 * agree as f64 / scored.len().max(1) as f64,
         100.0 * apart as f64 / all.max(1) as f64,
@@ -410,9 +475,14 @@ mod tests {
         assert_eq!(element(obs, &["button", "preview"]), Some(14));
         assert_eq!(element(obs, &["checkbox"]), None);
         let form = EditForm { text: 12, save: 13, preview: 14 };
-        let a = agents("garden:tomatoes", "x", "y", form);
+        let app = &apps::DOKUWIKI;
+        let a = agents(app, "garden:tomatoes", "x", "y", form);
         assert_eq!(a.len(), 6 + RANDOM_AGENTS as usize);
         assert!(a.iter().all(|(_, r)| r.last().is_some_and(|l| l.contains("stop ["))));
-        assert_eq!(agents("garden:tomatoes", "x", "y", form), a, "seeded: the same agents every run");
+        assert_eq!(agents(app, "garden:tomatoes", "x", "y", form), a, "seeded: the same agents every run");
+        assert_eq!(
+            element_of("[4] textbox 'Summary'\n[5] textbox '' multiline", apps::MEDIAWIKI.text_words),
+            Some(5)
+        );
     }
 }

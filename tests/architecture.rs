@@ -303,6 +303,7 @@ const FILE_WRITERS: &[(&str, &str)] = &[
     ("snapshots/src/store/lock.rs", "the store's lock file (the holder's pid and command line)"),
     ("bundle/src/lib.rs", "the bundle archive itself (temp + rename)"),
     ("bundle/src/remote.rs", "a bundle downloaded from object storage (temp + rename)"),
+    ("session/src/network_events.rs", "`eval --har`: a run's own requests as a HAR file"),
 ];
 
 const WRITE_CALLS: &[&str] = &["fs::write(", "File::create(", "fs::copy(", "OpenOptions::new("];

@@ -3,6 +3,8 @@
 //! tantivy's syntax, words OR-ed by default (`"a phrase"`, `+must`, `-not`, `AND`, `OR`), read leniently
 //! (what does not parse is dropped, never an error page); ties broken by URL, so the same query over the
 //! same documents gives the same results in the same order, whichever build made the index.
+//! Size: one room for the index (its schema, build, join, query and packing, which share its fields and
+//! readers), then its table tests; the per-process sharing is `shared.rs`.
 //!
 //! An index lives in memory (tantivy's `RamDirectory`) and leaves it as its files ([`SearchIndex::files`]),
 //! which `stored` packs into one content-addressed blob beside the snapshot. A replay over several

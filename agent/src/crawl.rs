@@ -81,7 +81,8 @@ pub struct CrawlState {
     /// The start URLs each queued or loaded URL was reached from (a start URL: itself). A URL found again
     /// from another page gains that page's seeds; a page already loaded does not pass later gains on to
     /// the links it spread, so a seed set can be smaller than the true one, never larger: a page is hidden
-    /// from a held-out task too often, never too rarely.
+    /// from a held-out task too often, never too rarely (but for pages an older state loaded before seeds
+    /// were kept: `session::crawl::reach`).
     #[serde(default)]
     pub reached: BTreeMap<String, BTreeSet<String>>,
 }

@@ -147,9 +147,19 @@ pub async fn crawl_site(
     let path = state_path(&o.state_dir, run, web_name);
     let mut state = match read_state(&path)? {
         Some(mut s) => {
-            // A state begun before pages kept their seeds: each queued URL is its own seed.
-            for (u, _) in &s.queue {
-                s.reached.entry(u.clone()).or_insert_with(|| BTreeSet::from([u.clone()]));
+            // A state begun before pages kept their seeds (it started from every recorded document): each
+            // queued or loaded URL without seeds is its own seed, so a task's recorded page it loaded or will
+            // load is that task's (`reach`); what such a page led to before is not known.
+            let unseeded: Vec<String> = s
+                .queue
+                .iter()
+                .map(|(u, _)| u)
+                .chain(&s.done)
+                .filter(|u| !s.reached.contains_key(*u))
+                .cloned()
+                .collect();
+            for u in unseeded {
+                s.reached.insert(u.clone(), BTreeSet::from([u]));
             }
             s
         }

@@ -22,6 +22,46 @@ fn reach(h: &Path, origin: &CrawlOrigin) -> Vec<String> {
     ]
 }
 
+/// Record one WebVoyager task per `(id, pages, answer)` on crawl.test, each starting at its home page and
+/// going to `pages` in turn (a `goto` each), into `h/rec`; the run directory.
+async fn record_paths(h: &Path, reach: &[String], paths: &[(&str, Vec<String>, &str)]) -> std::path::PathBuf {
+    let tasks: String = paths
+        .iter()
+        .map(|(id, _, answer)| {
+            format!(
+                "{}\n",
+                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/",
+                                   "eval": {"must_include": [answer]}})
+            )
+        })
+        .collect();
+    let tasks_file = h.join("tasks.jsonl");
+    std::fs::write(&tasks_file, tasks).unwrap();
+    let loaded = agent::tasks::load(&tasks_file).unwrap();
+    let step = |a: &str| format!("In summary, the next action I will perform is ```{a}```");
+    let pairs: Vec<_> = loaded
+        .iter()
+        .zip(paths)
+        .map(|(t, (_, pages, _))| {
+            let mut r: Vec<String> =
+                pages.iter().map(|p| step(&format!("goto [https://crawl.test{p}]"))).collect();
+            r.push(step("stop [done]"));
+            (t.clone(), r)
+        })
+        .collect();
+    let script = h.join("script");
+    agent::policy::write_script(&script, &pairs).unwrap();
+    let rec = h.join("rec");
+    let args = RunArgs::new(&tasks_file, "record", &rec)
+        .opt("--action-space", "webarena")
+        .opt("--policy", format!("trajectory:{}", script.display()))
+        .opt("--jobs", "1")
+        .args(reach);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    rec
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_follows_content_not_acts_honours_robots_and_resumes() {
     let home = tempfile::tempdir().unwrap();
@@ -80,47 +120,13 @@ async fn coverage_reports_each_task_against_the_rest_of_its_site() {
     let reach = reach(h, &origin);
     // Three paths: A's pages are all on B's and C's paths; B and C each end on a page no one else saw.
     // A's answer is on a recorded page; B's is on none (the frozen web cannot support it).
-    let paths: [(&str, &[usize], &str); 3] =
-        [("A", &[1, 4], "Text 4."), ("B", &[1, 6], "Zebra crossing"), ("C", &[4, 9], "Article 9")];
-    let tasks: String = paths
-        .iter()
-        .map(|(id, _, answer)| {
-            format!(
-                "{}\n",
-                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/",
-                                   "eval": {"must_include": [answer]}})
-            )
-        })
-        .collect();
-    let tasks_file = h.join("tasks.jsonl");
-    std::fs::write(&tasks_file, tasks).unwrap();
-    let loaded = agent::tasks::load(&tasks_file).unwrap();
-    let pairs: Vec<_> = loaded
-        .iter()
-        .zip(&paths)
-        .map(|(t, (_, pages, _))| {
-            let mut r: Vec<String> = pages
-                .iter()
-                .map(|n| {
-                    format!(
-                        "In summary, the next action I will perform is ```goto [https://crawl.test/a/{n}]```"
-                    )
-                })
-                .collect();
-            r.push("In summary, the next action I will perform is ```stop [done]```".into());
-            (t.clone(), r)
-        })
-        .collect();
-    let script = h.join("script");
-    agent::policy::write_script(&script, &pairs).unwrap();
-    let rec = h.join("rec");
-    let args = RunArgs::new(&tasks_file, "record", &rec)
-        .opt("--action-space", "webarena")
-        .opt("--policy", format!("trajectory:{}", script.display()))
-        .opt("--jobs", "1")
-        .args(&reach);
-    let out = cli(h, args.build(), vec![]).await;
-    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let articles = |ns: &[usize]| ns.iter().map(|n| format!("/a/{n}")).collect::<Vec<_>>();
+    let paths = [
+        ("A", articles(&[1, 4]), "Text 4."),
+        ("B", articles(&[1, 6]), "Zebra crossing"),
+        ("C", articles(&[4, 9]), "Article 9"),
+    ];
+    let rec = record_paths(h, &reach, &paths).await;
     drop(origin);
 
     let html = h.join("coverage.html");
@@ -177,38 +183,9 @@ async fn a_crawl_from_the_start_pages_serves_no_held_out_task_its_own_path() {
     let h = home.path();
     let origin = CrawlOrigin::start("crawl.test").await;
     let reach = reach(h, &origin);
-    let paths: [(&str, &str, &str); 2] = [("A", "/a/1", "Text 1."), ("B", "/orphan", "Orphan answer")];
-    let tasks: String = paths
-        .iter()
-        .map(|(id, _, answer)| {
-            format!(
-                "{}\n",
-                serde_json::json!({"web_name": "Crawl", "id": id, "ques": "Read.", "web": "https://crawl.test/",
-                                   "eval": {"must_include": [answer]}})
-            )
-        })
-        .collect();
-    let tasks_file = h.join("tasks.jsonl");
-    std::fs::write(&tasks_file, tasks).unwrap();
-    let loaded = agent::tasks::load(&tasks_file).unwrap();
-    let step = |a: &str| format!("In summary, the next action I will perform is ```{a}```");
-    let pairs: Vec<_> = loaded
-        .iter()
-        .zip(&paths)
-        .map(|(t, (_, path, _))| {
-            (t.clone(), vec![step(&format!("goto [https://crawl.test{path}]")), step("stop [done]")])
-        })
-        .collect();
-    let script = h.join("script");
-    agent::policy::write_script(&script, &pairs).unwrap();
-    let rec = h.join("rec");
-    let args = RunArgs::new(&tasks_file, "record", &rec)
-        .opt("--action-space", "webarena")
-        .opt("--policy", format!("trajectory:{}", script.display()))
-        .opt("--jobs", "1")
-        .args(&reach);
-    let out = cli(h, args.build(), vec![]).await;
-    assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
+    let paths =
+        [("A", vec!["/a/1".to_string()], "Text 1."), ("B", vec!["/orphan".to_string()], "Orphan answer")];
+    let rec = record_paths(h, &reach, &paths).await;
     assert_eq!(origin.hits("/orphan"), 1, "recorded once");
     let run: Value = serde_json::from_slice(&std::fs::read(rec.join("run.json")).unwrap()).unwrap();
     let recording = run["snapshots"].as_str().unwrap().to_string();

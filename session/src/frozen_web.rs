@@ -143,8 +143,7 @@ pub fn union_layers(store: &Store, own: &Manifest, u: UnionLayers<'_>) -> Result
         let crawl = crawl_overlays(store, run, &site, &stored);
         // A held-out task meets none of the crawl's pages that only its own start page led to.
         if u.leave_out_own {
-            let parts: Vec<Manifest> = crawl.iter().map(|o| o.manifest.clone()).collect();
-            let hidden = crate::crawl::reach::hidden_for(&parts, &own.name);
+            let hidden = crate::crawl::reach::hidden_for(crawl.iter().map(|o| &o.manifest), &own.name);
             o.hidden = (!hidden.is_empty()).then(|| std::sync::Arc::new(hidden));
         }
         o.layers.extend(crawl);

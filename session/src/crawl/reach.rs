@@ -89,8 +89,8 @@ pub(crate) fn label_value(private: &BTreeMap<String, BTreeSet<String>>) -> Strin
 
 /// The pages the crawl parts `parts` reached only through task snapshot `task`'s start page: hidden from
 /// that task's leave-one-out replay. A label that does not read is said and hides nothing.
-pub(crate) fn hidden_for(parts: &[Manifest], task: &str) -> BTreeSet<String> {
-    parts.iter().flat_map(|m| hidden_in(&m.name, &m.labels, task)).collect()
+pub(crate) fn hidden_for<'a>(parts: impl IntoIterator<Item = &'a Manifest>, task: &str) -> BTreeSet<String> {
+    parts.into_iter().flat_map(|m| hidden_in(&m.name, &m.labels, task)).collect()
 }
 
 /// [`hidden_for`] of one part, by its name and labels.

@@ -17,13 +17,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use snapshots::{Exchange, Manifest, Store};
+use snapshots::Manifest;
+#[cfg(feature = "run")]
+use snapshots::{Exchange, Store};
 
+#[cfg(feature = "run")]
 use crate::error::SessionError;
 
 /// The label of a crawl part that names each task's private pages.
 pub(crate) const PRIVATE_LABEL: &str = "crawl_private";
 
+#[cfg(feature = "run")]
 /// Whether a recorded exchange is a page the browser showed in its tab: a document ([`replay::search::
 /// is_document`]) fetched as the top-level document (`Sec-Fetch-Dest: document`, or no such header: a HAR
 /// or an older recording), not a frame's (an iframe, an ad frame, a third party's widget).
@@ -36,6 +40,7 @@ pub(crate) fn top_level_document(x: &Exchange) -> bool {
             .is_none_or(|h| h.value.eq_ignore_ascii_case("document"))
 }
 
+#[cfg(feature = "run")]
 /// The start page of each task snapshot in `members`: its first top-level document (task snapshot name,
 /// URL). A snapshot with none is left out.
 pub(crate) fn start_pages(
@@ -55,6 +60,7 @@ pub(crate) fn start_pages(
     Ok(out)
 }
 
+#[cfg(feature = "run")]
 /// Each task's private pages (see the module docs): `reached` is the crawl's seeds per page, `documents` each
 /// task's recorded documents (task, URLs), `public` the start pages and `--start` URLs.
 pub(crate) fn private_pages(
@@ -82,6 +88,7 @@ pub(crate) fn private_pages(
     out
 }
 
+#[cfg(feature = "run")]
 /// The `crawl_private` label's value for `private`.
 pub(crate) fn label_value(private: &BTreeMap<String, BTreeSet<String>>) -> String {
     serde_json::to_string(private).unwrap_or_else(|_| "{}".into())
@@ -105,7 +112,7 @@ fn hidden_in(part: &str, labels: &BTreeMap<String, String>, task: &str) -> BTree
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "run"))]
 mod tests {
     use super::*;
 

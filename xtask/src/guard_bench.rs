@@ -1,9 +1,10 @@
 //! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
 //! rules were first written against (`proxy::guard::cases`); the first table of issue 60
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
-//! half was spent once its failures were read); and the fresh held-out table (`fresh.json`), written
-//! before the rules that followed, which gives the figures. Precision and recall of each, and the time
-//! per judgement.
+//! half was spent once its failures were read); the fresh table (`fresh.json`), spent in turn; and the
+//! third held-out table (`third.json`), written by someone who never read the rules and committed before
+//! the rules that followed, which gives the figures. Precision and recall of each, and the time per
+//! judgement. The third table's failures are not printed (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -15,6 +16,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let tune = heldout::score(&rules, "tune");
     let held = heldout::score(&rules, "held");
     let fresh = heldout::score_rows(&rules, &heldout::fresh_rows());
+    let third = heldout::score_rows(&rules, &heldout::third_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -34,7 +36,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
-        ("fresh.json, held out", &fresh),
+        ("fresh.json (spent: now tuning)", &fresh),
+        ("third.json, held out", &third),
     ] {
         let (o, m) = n(h);
         println!(
@@ -64,7 +67,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         println!("wrong (cases.rs): {src}: got {got:?}, want {want:?}");
     }
     for (half, h) in
-        [("requests.json tuning", &tune), ("requests.json spent", &held), ("fresh held-out", &fresh)]
+        [("requests.json tuning", &tune), ("requests.json spent", &held), ("fresh.json spent", &fresh)]
     {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -73,8 +76,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if fresh.precision() < 0.97 || fresh.recall() < 0.97 {
-        println!("target missed on the fresh held-out table: precision and recall >= 0.97");
+    if third.precision() < 0.97 || third.recall() < 0.97 {
+        println!("target missed on the third held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

@@ -330,9 +330,15 @@ pub fn classify(ident: &str) -> Says {
     let write = ws.iter().any(|w| WRITE_WORDS.contains(&w.as_str()));
     // Joined pairs: signUp, checkOut.
     let joined: Vec<String> = ws.windows(2).map(|p| format!("{}{}", p[0], p[1])).collect();
-    // Creating an order is an act even from a cart (a draft order is the basket).
+    // Marking one's own to-do, notification or message read or done.
+    if has(&["mark"]) && has(&["read", "done", "seen", "unread"]) {
+        return Says::Harmless;
+    }
+    // Creating an order is an act even from a cart (a draft order is the basket); adding an item to an
+    // order, or setting its address, builds it (Vendure's `addItemToOrder`, `setOrderShippingAddress`).
+    let builds = has(&["item", "line", "shipping", "billing", "address"]);
     if write && ws.iter().any(|w| singular(w) == "order") && !has(&["draft"]) {
-        return Says::Act("purchase");
+        return if builds { Says::Harmless } else { Says::Act("purchase") };
     }
     // A checkout named first with no write verb last acts (checkoutOrders...); Saleor's and Shopify's
     // `checkoutCreate`, `checkoutLinesAdd` build the cart.
@@ -706,19 +712,28 @@ pub fn judge_get(path_and_query: &str) -> Option<(&'static str, String)> {
         (matches!(k, "token" | "auth" | "csrf" | "hmac" | "sig" | "signature" | "nonce" | "fkey")
             || k.ends_with("token")
             || k.contains("email")
-            || k == "e")
+            || k == "e"
+            || (k == "code" && v.len() >= 6))
             && !v.is_empty()
     });
-    if !tokenish {
+    // An act named as a flag (`confirm=true`) is the action itself.
+    let flagged =
+        params.iter().find(|(k, v)| matches!(v.as_str(), "true" | "1" | "yes") && act_word(k).is_some());
+    if !tokenish && flagged.is_none() {
         return None;
     }
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let tail = segs.iter().rev().take(2).copied().collect::<Vec<_>>();
     let action =
         params.iter().find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how")).map(|(_, v)| v.as_str());
-    for ident in tail.into_iter().chain(action) {
+    for ident in tail.into_iter().chain(action).chain(flagged.map(|(k, _)| k.as_str())) {
         for w in words(ident) {
-            let w = w.as_str();
+            // A confirmation link, a newsletter's opt-in: the confirmation itself.
+            let w = match w.as_str() {
+                "confirmation" | "confirmations" => "confirm",
+                "optin" => "subscribe",
+                w => w,
+            };
             if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| *a == w) {
                 // A confirmation of a purchase word on GET (`/complete`) is a page; only these act.
                 if matches!(

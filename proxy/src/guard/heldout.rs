@@ -12,8 +12,13 @@
 //! Once the `held` half's failures had been read (they were reported with the first rules), it could no
 //! longer give a held-out figure. A fresh table (`heldout/fresh.json`, every row `"half": "fresh"`) was
 //! written and committed before any further rule change, from platforms and documentation pages the first
-//! table does not cite; both halves of the first table are tuning material since, and the fresh table gives
+//! table does not cite; both halves of the first table are tuning material since, and the fresh table gave
 //! the held-out figures.
+//!
+//! The fresh table's failures were read and reported in turn, so it was spent too. A third table
+//! (`heldout/third.json`, every row `"half": "third"`) was written by someone who never read the rules,
+//! from platforms and pages neither other table cites, and committed before the rules that followed; the
+//! first two tables are tuning material since, and the third gives the held-out figures.
 
 use serde::Deserialize;
 
@@ -23,6 +28,10 @@ pub const TABLE_JSON: &str = include_str!("heldout/requests.json");
 /// The fresh held-out table, written after the first table's held-out half was spent and before the rules
 /// that followed it.
 pub const FRESH_JSON: &str = include_str!("heldout/fresh.json");
+
+/// The third held-out table, written by someone who never read the rules, after the fresh table was spent
+/// and before the rules that followed it.
+pub const THIRD_JSON: &str = include_str!("heldout/third.json");
 
 /// One request of the table.
 #[derive(Debug, Clone, Deserialize)]
@@ -64,6 +73,18 @@ pub fn rows() -> Vec<Row> {
 /// The fresh table's rows (all held out).
 pub fn fresh_rows() -> Vec<Row> {
     serde_json::from_str(FRESH_JSON).unwrap_or_default()
+}
+
+/// The third table's rows (all held out).
+pub fn third_rows() -> Vec<Row> {
+    serde_json::from_str(THIRD_JSON).unwrap_or_default()
+}
+
+/// Every row rules may be written from: both halves of the first table and the fresh table.
+pub fn tuning_rows() -> Vec<Row> {
+    let mut rows = rows();
+    rows.extend(fresh_rows());
+    rows
 }
 
 /// The hash the split is made by: FNV-1a 64 over the row's request.
@@ -157,12 +178,12 @@ pub fn score_rows(rules: &super::WriteRules, rows: &[Row]) -> Score {
     s
 }
 
-/// The fresh held-out table's precision when it was first measured (0.951: 11 of 223 ordinary refused),
-/// less about one row.
-pub const PRECISION_FLOOR: f64 = 0.945;
-/// The fresh held-out table's recall when it was first measured (0.838: 41 of 253 harmful passed), less
-/// about one row.
-pub const RECALL_FLOOR: f64 = 0.833;
+/// The third held-out table's precision under the rules that followed it (0.859: 34 of 258 ordinary
+/// refused; 0.840 under the rules before them), less about one row.
+pub const PRECISION_FLOOR: f64 = 0.855;
+/// The third held-out table's recall under the rules that followed it (0.859: 34 of 241 harmful passed;
+/// 0.739 before them), less about one row.
+pub const RECALL_FLOOR: f64 = 0.855;
 
 #[cfg(test)]
 mod tests {
@@ -216,39 +237,36 @@ mod tests {
         }
     }
 
-    /// The fresh held-out table keeps what it measured when it was first run (issue 60): a regression
-    /// below these floors fails. Raise them when the rules get better; never lower them to pass.
     #[test]
-    fn the_fresh_held_out_table_stays_above_its_floor() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &fresh_rows());
-        assert!(
-            s.precision() >= PRECISION_FLOOR && s.recall() >= RECALL_FLOOR,
-            "fresh held-out table: precision {:.3} recall {:.3} ({} judged wrong; \
-             `cargo test -p webfreeze-proxy --lib fresh_report -- --ignored --nocapture` lists them)",
-            s.precision(),
-            s.recall(),
-            s.wrong.len()
-        );
+    fn the_third_table_is_whole_and_held_out() {
+        let rows: Vec<Row> = serde_json::from_str(THIRD_JSON).expect("heldout/third.json parses");
+        assert!(rows.len() >= 300, "{} rows", rows.len());
+        let api = rows
+            .iter()
+            .filter(|r| {
+                r.content_type.contains("json")
+                    || matches!(r.method.as_str(), "PUT" | "PATCH" | "DELETE")
+                    || r.url.contains("graphql")
+            })
+            .count();
+        assert!(api >= 100, "{api} API-shaped rows");
+        let old: std::collections::HashSet<String> = tuning_rows().into_iter().map(|r| r.source).collect();
+        for r in &rows {
+            assert_eq!(r.half, "third", "{}", r.url);
+            assert!(matches!(r.expect.as_str(), "harmful" | "ordinary"), "{}", r.url);
+            assert!(!r.source.is_empty() && !r.reason.is_empty(), "{}", r.url);
+            assert!(r.url.parse::<http::Uri>().is_ok(), "{}", r.url);
+            assert!(!old.contains(&r.source), "{}: source already cited by a tuning table", r.url);
+        }
     }
 
-    /// The first table, whole (both halves are tuning material now), stays where the rules brought it:
-    /// precision 1.000, recall 0.993 (2 of 280 harmful pass).
-    #[test]
-    fn the_tuning_material_stays_where_it_is() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &rows());
-        assert!(s.ordinary_blocked == 0 && s.harmful_passed <= 2, "{:?}", s.wrong);
-    }
-
-    /// The fresh table's figures and failures (held out: for the report, never for writing rules).
+    /// The third table's figures only (held out: its failures are not printed while rules are written).
     #[test]
     #[ignore]
-    fn fresh_report() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &fresh_rows());
-        for w in &s.wrong {
-            println!("{w:?}");
-        }
+    fn third_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &third_rows());
         println!(
-            "fresh: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
+            "third: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
             s.precision(),
             s.recall(),
             s.ordinary_blocked,
@@ -258,15 +276,48 @@ mod tests {
         );
     }
 
-    /// The tuning material's failures (both halves of the first table, the held-out half having been
-    /// spent), for whoever writes rules (`cargo test -p webfreeze-proxy --lib tuning_material --
-    /// --ignored --nocapture`); the fresh table is never printed here.
+    /// The third held-out table keeps what it measured (issue 60): a regression below these floors
+    /// fails. Raise them when the rules get better; never lower them to pass.
+    #[test]
+    fn the_third_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &third_rows());
+        assert!(
+            s.precision() >= PRECISION_FLOOR && s.recall() >= RECALL_FLOOR,
+            "third held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
+            s.precision(),
+            s.recall(),
+            s.wrong.len()
+        );
+    }
+
+    /// The tuning material (the first table, both halves, and the fresh table) stays where the rules
+    /// brought it: precision 1.000, recall 0.966 (18 of 533 harmful pass).
+    #[test]
+    fn the_tuning_material_stays_where_it_is() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
+        assert!(s.ordinary_blocked == 0 && s.harmful_passed <= 18, "{:?}", s.wrong);
+    }
+
+    /// The tuning material's failures (both halves of the first table and the fresh table, each spent in
+    /// turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib tuning_material --
+    /// --ignored --nocapture`); the third table is never printed here.
     #[test]
     #[ignore]
     fn tuning_material() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &rows());
-        for w in &s.wrong {
-            println!("{w:?}");
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
+        for r in tuning_rows() {
+            let uri: http::Uri = r.url.parse().unwrap();
+            let cfg = crate::guard::GuardConfig {
+                writes: Some(crate::guard::WriteRules::builtin()),
+                answers: None,
+                own_hosts: Vec::new(),
+            };
+            let ct = Some(r.content_type.as_str()).filter(|t| !t.is_empty());
+            let label = Some(r.label.as_str()).filter(|l| !l.is_empty());
+            let got = cfg.judge(&r.method, &uri, ct, Some(r.body.as_bytes()), label);
+            if got.is_some() != r.harmful() {
+                println!("{} {} want {}: {:?}", r.method, r.url, r.expect, got.map(|b| (b.rule, b.evidence)));
+            }
         }
         println!(
             "tuning material: precision {:.3} recall {:.3} (ordinary refused {}, harmful passed {})",

@@ -19,6 +19,7 @@
 pub mod acts;
 pub mod answers;
 pub mod cases;
+mod creates;
 pub mod heldout;
 pub mod platforms;
 pub mod socket;

@@ -413,10 +413,19 @@ impl WriteRules {
         if let Some((p, rule, why)) = super::platforms::processor(f.host, f.method, f.path) {
             return (!rule.is_empty()).then(|| hit(rule, why, format!("{p} route")));
         }
+        // 2a'. A dry run, a read receipt or a typing indicator changes nothing (`guard::creates`).
+        let params: Vec<(String, String)> =
+            form_urlencoded::parse(f.path.split_once('?').unwrap_or_default().1.as_bytes())
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
+                .collect();
+        if super::creates::dry_run(f.path, &params, &f.leaves) || super::creates::own_signal(&f.leaves) {
+            return None;
+        }
         // 2b. A form's pressed button: a preview or a diff saves nothing (MediaWiki's wpPreview/wpDiff,
-        // phpBB's preview, WordPress's wp-preview), a save button saves.
+        // phpBB's preview, WordPress's wp-preview, Drupal's `op=Preview`), a save button saves.
         let field = |n: &str| f.leaves.iter().find(|(k, v)| k == n && !v.is_empty()).map(|(_, v)| v.as_str());
-        let previewed = ["wppreview", "wpdiff", "preview", "wp-preview"].iter().any(|n| field(n).is_some());
+        let previewed = ["wppreview", "wpdiff", "preview", "wp-preview"].iter().any(|n| field(n).is_some())
+            || field("op").is_some_and(|v| v.eq_ignore_ascii_case("preview"));
         let saved = ["wpsave", "post", "publish", "save", "submit"].iter().any(|n| field(n).is_some());
         if previewed && !saved {
             return None;
@@ -565,7 +574,14 @@ impl WriteRules {
                 "publishes a post, comment, review or reply",
                 "fields title and body".into(),
             )),
-            (None, false) => None,
+            // 9. What no list names: a POST to an API's collection, or a write verb on what it names.
+            (None, false) => (f.method == "POST")
+                .then(|| {
+                    let json = ct.contains("json");
+                    super::creates::creates_resource(f.host, path, &idents, !f.leaves.is_empty(), json)
+                })
+                .flatten()
+                .map(|m| hit("post", "creates something on the site in the user's name", m)),
         }
     }
 
@@ -600,7 +616,8 @@ const VERB_SAFE: &[&str] = &[
     "cart",
     "carts",
     "basket",
-    "items",
+    "typing",
+    "settings",
     "logout",
     "sign_out",
     "signout",
@@ -729,7 +746,13 @@ impl<'a> WriteFacts<'a> {
     ) -> Self {
         let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
         let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
-        let graphql = super::acts::graphql_ops(path, json.as_ref());
+        let mut graphql = super::acts::graphql_ops(path, json.as_ref());
+        // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`).
+        if let Some((_, name)) =
+            leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name").filter(|_| graphql.is_empty())
+        {
+            graphql.push(super::acts::GqlOp { kind: String::new(), name: name.clone(), fields: Vec::new() });
+        }
         let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
         for (k, v) in &leaves {
             if !k.contains('.') {

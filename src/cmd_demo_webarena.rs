@@ -20,7 +20,7 @@ use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
 use clock::{Clock, SystemClock};
-use evaluator::evaluate::{evaluate, write_report, EvalOptions, EvalReport, JudgeKind};
+use evaluator::evaluate::{write_report, EvalOptions, EvalReport, JudgeKind};
 use session::{ProxyMode, RunOptions};
 use snapshots::Store;
 
@@ -38,12 +38,16 @@ fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Resul
         score_possible: false,
         rescored,
         ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-        network: session::network_events::for_run(store, run),
-        state_unknown: session::frozen_verdict::counted_apart(store, run),
+        network: Default::default(),
+        state_unknown: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let report =
-        rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;
+    // `webfreeze eval`'s one library call: the network events and the runs counted apart read here.
+    let quiet = session::EvalProgress::quiet();
+    let report = rt
+        .block_on(session::eval_run(store, run, opts, None, &quiet))
+        .with_context(|| format!("evaluating {}", run.display()))?
+        .report;
     write_report(run, &report)?;
     Ok(report)
 }

@@ -89,6 +89,18 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
                 ),
             ]
         ),
+        // Issue 59: a navigate task whose page the recording agent never opens. The recording's state
+        // probe loads it, so a replayed agent that goes there is answered and scored.
+        task(
+            3,
+            "__SHOPPING__/",
+            "Show me the Red Mug's reviews.",
+            vec![
+                serde_json::json!({"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                                   "expected": {"task_type": "navigate", "status": "SUCCESS", "retrieved_data": null}}),
+                net("__SHOPPING__/review/product/list/id/red-mug/", "GET", serde_json::json!({})),
+            ]
+        ),
     ]);
     let dir = h.join("wav");
     std::fs::create_dir_all(&dir).unwrap();
@@ -107,6 +119,13 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     };
     let buy = vec![act("click [3]"), act("click [2]"), act("click [1]"), stop(mutate.clone())];
     let only_answers = vec![stop(mutate.clone())];
+    let navigated = serde_json::json!({"task_type": "NAVIGATE", "status": "SUCCESS", "retrieved_data": null});
+    let go = |slug: &str| {
+        vec![
+            act(&format!("goto [https://shop.test/review/product/list/id/{slug}/]")),
+            stop(navigated.clone()),
+        ]
+    };
     let loaded = agent::tasks::load_with_sites(
         &tasks_file,
         &agent::tasks::Sites::from_pairs(&["SHOPPING=https://shop.test"]).unwrap(),
@@ -118,16 +137,25 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
         agent::policy::write_script(&dir, &pairs).unwrap();
         dir
     };
-    let submits = script("submits", &[("1", buy.clone()), ("2", review("Kim"))].into());
-    let answers = script("answers", &[("1", only_answers.clone()), ("2", only_answers)].into());
-    let other_values = script("other", &[("1", buy), ("2", review("Bob"))].into());
+    // Task 3: the recording agent stops where it starts; "answers" goes to the page the check names
+    // (recorded only by the state probe), "other" to a page nobody recorded.
+    let submits = script(
+        "submits",
+        &[("1", buy.clone()), ("2", review("Kim")), ("3", vec![stop(navigated.clone())])].into(),
+    );
+    let answers =
+        script("answers", &[("1", only_answers.clone()), ("2", only_answers), ("3", go("red-mug"))].into());
+    let other_values = script("other", &[("1", buy), ("2", review("Bob")), ("3", go("blue-bowl"))].into());
     let reach = sites.reach.clone();
     let run = |mode: &str, out: &Path, policy: &Path| shop_run(&tasks_file, mode, out, policy, &reach);
     let rec = h.join("rec");
     let out = cli(h, run("record", &rec, &submits), vec![]).await;
     assert!(out.status.success(), "record: {}", String::from_utf8_lossy(&out.stderr));
     let (v, report) = eval(h, &rec);
-    assert_eq!(v, [("1".into(), true), ("2".into(), true)].into(), "{report}");
+    assert_eq!(v, [("1".into(), true), ("2".into(), true), ("3".into(), false)].into(), "{report}");
+    // Task 3's probe loaded the page its network check names, before the agent's first action.
+    let t3 = trajectory::RunDir::new(&rec).task("3").read_trajectory().unwrap().unwrap();
+    assert!(t3.state_probes.as_ref().is_some_and(|p| p.pages >= 1), "{:?}", t3.state_probes);
     assert!(report["tasks"][0]["wire"].as_str().unwrap().contains("its recording rec/1"), "{report}");
 
     // Live runs keep their own wire too: the agent that only answers fails, the one that submits passes.
@@ -136,7 +164,11 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
         let out = cli(h, run("live", &out_dir, policy), vec![]).await;
         assert!(out.status.success(), "live {name}: {}", String::from_utf8_lossy(&out.stderr));
         let (v, report) = eval(h, &out_dir);
-        assert_eq!(v, [("1".into(), want), ("2".into(), want)].into(), "live {name}: {report}");
+        assert_eq!(
+            v,
+            [("1".into(), want), ("2".into(), want), ("3".into(), !want)].into(),
+            "live {name}: {report}"
+        );
         for t in report["tasks"].as_array().unwrap() {
             assert!(t["wire"].as_str().unwrap_or_default().starts_with("its own wire log ("), "{name}: {t}");
         }
@@ -152,16 +184,28 @@ async fn a_replayed_run_is_scored_on_what_it_sent() {
     drop(sites);
 
     // Replays, sealed: each agent scored on what it sent.
+    // Task 3: "answers" reaches the probed page and passes, scored; "other" reaches a page the frozen web
+    // never saw and fails (its check fails on the URL whatever the site answered).
     for (name, policy, want) in [
-        ("same", &submits, [true, true]),
-        ("answers", &answers, [false, false]),
-        ("other", &other_values, [true, false]),
+        ("same", &submits, [true, true, false]),
+        ("answers", &answers, [false, false, true]),
+        ("other", &other_values, [true, false, false]),
     ] {
         let out_dir = h.join(format!("replay-{name}"));
         let out = cli(h, run("replay", &out_dir, policy), vec![]).await;
         assert!(out.status.success(), "replay {name}: {}", String::from_utf8_lossy(&out.stderr));
         let (v, report) = eval(h, &out_dir);
-        assert_eq!(v, [("1".into(), want[0]), ("2".into(), want[1])].into(), "{name}: {report}");
+        assert_eq!(
+            v,
+            [("1".into(), want[0]), ("2".into(), want[1]), ("3".into(), want[2])].into(),
+            "{name}: {report}"
+        );
+        // Task 3's state is never unknown: "answers" is scored; "other" left the frozen web (a page it
+        // never saw: off the snapshot, coverage's count), and its missed read does not decide its check.
+        assert!(report["tasks"][2]["state_unknown"].is_null(), "{name}: {report}");
+        if name == "answers" {
+            assert_eq!(report["tasks"][2]["scored"], true, "{name}: {report}");
+        }
         for t in report["tasks"].as_array().unwrap() {
             let wire = t["wire"].as_str().unwrap_or_default();
             assert!(wire.starts_with("its own wire log ("), "{name}: {t}");

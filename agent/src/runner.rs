@@ -117,8 +117,7 @@ pub async fn run_task(
                 .shop_api
                 .as_deref()
                 .and_then(|base| ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).ok());
-            let eval = task.setup.eval.as_ref().and_then(trajectory::TaskEvalSpec::webarena);
-            let mut probes = state_probes::StateProbes::of(eval, &env, shop);
+            let mut probes = state_probes::StateProbes::of(task.setup.eval.as_ref(), &env, shop);
             TaskRun {
                 cfg,
                 env: &env,

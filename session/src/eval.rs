@@ -78,7 +78,7 @@ pub async fn eval_run(
         (progress.rescore_done)(&options.rescored);
     }
     options.network = crate::network_events::for_run(store, run);
-    options.state_unknown = crate::frozen_verdict::counted_apart(store, run);
+    options.state_unknown = crate::frozen_verdict::counted_apart(store, run, &options.network);
     let report = evaluate_with_progress(run, &options, progress.judged).await?;
     Ok(Evaluated { report, rescored: options.rescored })
 }

@@ -15,7 +15,8 @@
 //!   without state probes) is counted apart too, with the page named;
 //! - WebArena-Verified's network checks read the run's own wire, so its writes in another order are its
 //!   own to be judged on; only a write the replay answered with a miss (the site's answer unknown) puts a
-//!   Verified run apart.
+//!   Verified run apart, or a read it missed that the run's network check depends on (scored with the read
+//!   answered and without, the verdicts differ: [`verified_reads`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -23,6 +24,10 @@ use std::path::Path;
 use proxy_report::wire::{Answer, WireEntry};
 use proxy_report::writes::{classify, counts, is_write, FrozenState, RunWrite, Write};
 use trajectory::{RunDir, RunMode, TaskEvalSpec, Trajectory};
+
+use crate::network_events::Events;
+
+mod verified_reads;
 
 /// Per replayed task counted apart: why (its first unknown write, or the page whose state is unknown).
 /// Tasks the frozen web can score are not in it.
@@ -44,8 +49,9 @@ fn reads_of(t: &Trajectory) -> Option<Reads> {
     }
 }
 
-/// The replayed state tasks of `run` the frozen web cannot score, and why (see the module docs).
-pub fn counted_apart(store: &Path, run: &Path) -> CountedApart {
+/// The replayed state tasks of `run` the frozen web cannot score, and why (see the module docs). `network`
+/// is the run's network events (`crate::network_events::for_run`), which Verified's checks read.
+pub fn counted_apart(store: &Path, run: &Path, network: &Events) -> CountedApart {
     let mut out = CountedApart::new();
     let Ok(trajs) = RunDir::new(run).trajectories() else { return out };
     let todo: Vec<_> = trajs
@@ -72,7 +78,11 @@ pub fn counted_apart(store: &Path, run: &Path) -> CountedApart {
             (_, None) => Some("no recording named".to_string()),
             (Ok(Some(log)), Some(name)) => match recorded_writes(&store, name) {
                 Err(e) => Some(format!("{name}: {e}")),
-                Ok((theirs, hosts)) => judge(&log.entries, &theirs, &hosts, reads),
+                Ok((theirs, hosts)) => judge(&log.entries, &theirs, &hosts, reads).or_else(|| {
+                    let TaskEvalSpec::Verified(v) = t.task_eval.as_ref()? else { return None };
+                    let events = network.get(&t.task_id)?.as_ref().ok()?;
+                    verified_reads::hangs_on_a_missed_read(v, &log.entries, &events.events)
+                }),
             },
         };
         if let Some(why) = why {

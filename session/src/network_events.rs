@@ -18,7 +18,8 @@ use trajectory::proxy_report::wire::Answer;
 
 use crate::error::SessionError;
 
-type Events = std::collections::BTreeMap<String, Result<RunEvents, EventsError>>;
+/// Each WebArena-Verified task's network events, or why they could not be read, by task id.
+pub type Events = std::collections::BTreeMap<String, Result<RunEvents, EventsError>>;
 
 /// The requests of each WebArena-Verified task of `run`, for its network checks.
 pub fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events {

@@ -12,13 +12,17 @@
 //!
 //! What is probed: `program_html` check URLs (plain, or a `func:` URL helper), `page_image_query` URLs,
 //! and the shop REST helpers named in a check's URL or locator (a URL one's page too). `last` (the page
-//! the agent ends on) cannot be known ahead and is not probed; neither are WebArena-Verified's checks
-//! (they read the run's own requests, not the site's state).
+//! the agent ends on) cannot be known ahead and is not probed. WebArena-Verified's network checks read
+//! the run's own requests, not the site's state, but a GET check asks for a status: the page a check
+//! names (a literal URL with literal query parameters, [`verified_pages`]) is probed, so a replayed
+//! agent that reaches it is answered at its epoch even where the recording agent never went (without
+//! it, that run is counted apart: `session::frozen_verdict`).
 
 use std::time::Instant;
 
 use trajectory::task_env::TaskEnv;
-use trajectory::WebArenaEval;
+use trajectory::task_eval::NetworkEventSpec;
+use trajectory::{TaskEvalSpec, VerifiedEvaluator, WebArenaEval};
 
 use crate::browser::Session;
 use crate::tasks::helpers::{helper, Helper};
@@ -43,11 +47,31 @@ pub(super) struct StateProbes {
 }
 
 impl StateProbes {
-    /// The probes of a task recorded with WebArena-format checks that read the site's state; None when
-    /// there is nothing to probe or the task is not recorded.
-    pub(super) fn of(eval: Option<&WebArenaEval>, env: &TaskEnv, shop: Option<ShopApi>) -> Option<Self> {
-        let eval = eval.filter(|_| env.mode == trajectory::RunMode::Record)?;
-        let mut urls: Vec<String> = Vec::new();
+    /// The probes of a recorded task whose checks read the site's state (WebArena's format) or name a
+    /// page by its request (WebArena-Verified's GET network checks); None when there is nothing to probe
+    /// or the task is not recorded.
+    pub(super) fn of(spec: Option<&TaskEvalSpec>, env: &TaskEnv, shop: Option<ShopApi>) -> Option<Self> {
+        let spec = spec.filter(|_| env.mode == trajectory::RunMode::Record)?;
+        let urls: Vec<String> = match spec {
+            TaskEvalSpec::Verified(v) => verified_pages(v.0.iter().filter_map(|e| match e {
+                VerifiedEvaluator::NetworkEvent(n) => Some(&**n),
+                _ => None,
+            })),
+            _ => Vec::new(),
+        };
+        let eval = spec.webarena();
+        if eval.is_none() && urls.is_empty() {
+            return None;
+        }
+        Self::of_webarena(eval, urls, shop)
+    }
+
+    /// [`Self::of`] for WebArena's checks, after the pages already found (`urls`).
+    fn of_webarena(
+        eval: Option<&WebArenaEval>,
+        mut urls: Vec<String>,
+        shop: Option<ShopApi>,
+    ) -> Option<Self> {
         let mut shop_calls: Vec<ShopApiCall> = Vec::new();
         // A REST helper named by a URL or a locator (None: not one).
         let shop_call = |s: &str| match helper(s.trim(), "") {
@@ -66,13 +90,13 @@ impl StateProbes {
                 None => {}
             }
         };
-        for c in &eval.program_html {
+        for c in eval.iter().flat_map(|e| &e.program_html) {
             add_url(&c.url, &mut shop_calls);
             if let Some(call) = shop_call(&c.locator).filter(|call| !shop_calls.contains(call)) {
                 shop_calls.push(call);
             }
         }
-        for q in &eval.page_image_query {
+        for q in eval.iter().flat_map(|e| &e.page_image_query) {
             add_url(&q.eval_image_url, &mut shop_calls);
         }
         if urls.is_empty() && shop_calls.is_empty() {
@@ -127,6 +151,47 @@ impl StateProbes {
     }
 }
 
+/// The pages WebArena-Verified's GET network checks name, as URLs to load: each literal expected URL with
+/// its literal query parameters (the first value of each). A check that must not exist names no page to
+/// read, and a regular expression (`^...$`, in the URL or a value) names none that can be loaded.
+fn verified_pages<'a>(checks: impl Iterator<Item = &'a NetworkEventSpec>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in checks.filter(|n| !n.should_not_exist && n.expected.method().eq_ignore_ascii_case("GET")) {
+        let params: Option<Vec<(String, String)>> = match &n.expected.query_params {
+            None => Some(Vec::new()),
+            Some(serde_json::Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        serde_json::Value::Array(a) => a.first()?.clone(),
+                        v => v.clone(),
+                    };
+                    let v = match v {
+                        serde_json::Value::String(s) => s,
+                        serde_json::Value::Number(n) => n.to_string(),
+                        serde_json::Value::Bool(b) => b.to_string(),
+                        _ => return None,
+                    };
+                    (!v.starts_with('^')).then(|| (k.clone(), v))
+                })
+                .collect(),
+            Some(_) => None,
+        };
+        let Some(params) = params else { continue };
+        for u in n.expected.urls().iter().filter(|u| !u.starts_with('^')) {
+            let Ok(mut url) = url::Url::parse(u) else { continue };
+            if !params.is_empty() {
+                url.query_pairs_mut().extend_pairs(params.iter());
+            }
+            let url = url.to_string();
+            if !out.contains(&url) {
+                out.push(url);
+            }
+        }
+    }
+    out
+}
+
 /// A check URL as a page to load: itself, or what a `func:` URL helper computes; None for a helper that
 /// needs the end of the task (a page helper) or is not run here.
 fn helper_or_url(u: &str, last: &str) -> Option<String> {
@@ -157,6 +222,7 @@ mod tests {
             "page_image_query": [{"eval_image_url": "https://shop.test/product/red-mug", "eval_image_class": ".photo"}]
         }))
         .unwrap();
+        let eval = TaskEvalSpec::WebArena(Box::new(eval));
         let env = |mode| TaskEnv {
             proxy: "127.0.0.1:1".parse().unwrap(),
             ca_spki: String::new(),
@@ -178,7 +244,30 @@ mod tests {
         );
         let none: WebArenaEval =
             serde_json::from_value(serde_json::json!({"eval_types": ["string_match"]})).unwrap();
+        let none = TaskEvalSpec::WebArena(Box::new(none));
         assert!(StateProbes::of(Some(&none), &env(trajectory::RunMode::Record), None).is_none());
+        // WebArena-Verified: the pages its GET network checks name, when they can be loaded.
+        let verified = trajectory::VerifiedEval::from_value(serde_json::json!([
+            {"evaluator": "AgentResponseEvaluator", "expected": {"task_type": "navigate", "status": "SUCCESS"}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "https://shop.test/orders", "query_params": {"status": ["pending"], "page": 2}}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "https://shop.test/cart"}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "https://shop.test/cart"}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "^https://shop.test/p/\\d+$"}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "https://shop.test/q", "query_params": {"q": ["^jar.*$"]}}},
+            {"evaluator": "NetworkEventEvaluator", "expected": {"url": "https://shop.test/cart/add", "http_method": "POST"}},
+            {"evaluator": "NetworkEventEvaluator", "should_not_exist": true, "expected": {"url": "https://shop.test/admin"}}
+        ]))
+        .unwrap();
+        let verified = TaskEvalSpec::Verified(verified);
+        let p = StateProbes::of(Some(&verified), &env(trajectory::RunMode::Record), None).unwrap();
+        assert_eq!(p.urls, ["https://shop.test/orders?page=2&status=pending", "https://shop.test/cart"]);
+        assert!(p.shop_calls.is_empty());
+        let answer_only = trajectory::VerifiedEval::from_value(serde_json::json!([
+            {"evaluator": "AgentResponseEvaluator", "expected": {"task_type": "retrieve", "status": "SUCCESS", "retrieved_data": ["3"]}}
+        ]))
+        .unwrap();
+        let answer_only = TaskEvalSpec::Verified(answer_only);
+        assert!(StateProbes::of(Some(&answer_only), &env(trajectory::RunMode::Record), None).is_none());
         assert_eq!(helper_or_url("https://a.test/x", ""), Some("https://a.test/x".into()));
     }
 }

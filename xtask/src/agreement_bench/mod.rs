@@ -31,7 +31,7 @@ use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::{bail, Context as _};
 use clock::{Clock, SystemClock};
-use evaluator::evaluate::{evaluate, EvalOptions, EvalReport, JudgeKind};
+use evaluator::evaluate::{EvalOptions, EvalReport, JudgeKind};
 use proxy::CertificateAuthority;
 use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
@@ -288,9 +288,12 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
             rescored: Default::default(),
             ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
             network: Default::default(),
-            state_unknown: session::frozen_verdict::counted_apart(&store_dir, run),
+            state_unknown: Default::default(),
         };
-        Ok(rt.block_on(evaluate(run, &opts))?)
+        // The one library call `webfreeze eval` makes: the network events and the runs counted apart
+        // are read from the store here.
+        let quiet = session::EvalProgress::quiet();
+        Ok(rt.block_on(session::eval_run(&store_dir, run, opts, None, &quiet))?.report)
     };
 
     // The edit form's element numbers, read off a live observation of it.

@@ -30,7 +30,7 @@ pub(crate) fn run(cfg: &Config, a: EnvArgs) -> anyhow::Result<()> {
     let mut no_proxy: Vec<String> = LOOPBACK.iter().map(|s| s.to_string()).collect();
     let api = std::env::var(env::OPENAI_BASE_URL).ok().filter(|v| !v.is_empty());
     for h in a.no_proxy.iter().map(String::as_str).chain(api.as_deref()) {
-        let h = host_of(h);
+        let h = host_or_value(h);
         if !h.is_empty() && !no_proxy.contains(&h) {
             no_proxy.push(h);
         }
@@ -86,7 +86,7 @@ pub(crate) fn run(cfg: &Config, a: EnvArgs) -> anyhow::Result<()> {
 }
 
 /// The host of a URL (`https://api.example.com/v1` -> `api.example.com`), or the value itself.
-fn host_of(v: &str) -> String {
+fn host_or_value(v: &str) -> String {
     match v.parse::<http::Uri>() {
         Ok(u) if u.scheme().is_some() => u.host().unwrap_or(v).trim_matches(['[', ']']).to_string(),
         _ => v.trim().to_string(),
@@ -111,7 +111,7 @@ mod tests {
             ("models.internal", "models.internal"),
             (" spaced.example ", "spaced.example"),
         ] {
-            assert_eq!(host_of(input), want, "{input}");
+            assert_eq!(host_or_value(input), want, "{input}");
         }
     }
 

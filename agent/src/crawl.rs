@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::browser::{BrowserError, Session};
-use crate::explore::{frontier::Frontier, host_of, rank, side_effects};
+use crate::explore::{frontier::Frontier, rank, side_effects, site_of};
 
 /// Crawl settings.
 #[derive(Debug, Clone)]
@@ -200,7 +200,7 @@ impl Shared<'_> {
         let mut i = 0;
         while i < self.state.queue.len() {
             let (url, _) = &self.state.queue[i];
-            let host = host_of(url);
+            let host = site_of(url);
             let gone = self.state.done.contains(url)
                 || host
                     .as_ref()
@@ -403,7 +403,7 @@ async fn crawl_page(
     if fresh && depth < opts.depth {
         let links = session.links().await.unwrap_or_default();
         let same: Vec<_> =
-            links.into_iter().filter(|l| host_of(&l.url).is_some_and(|h| sites.contains(&h))).collect();
+            links.into_iter().filter(|l| site_of(&l.url).is_some_and(|h| sites.contains(&h))).collect();
         frontier.count_links(&here, same.iter().map(|l| l.url.as_str()));
         let ranked = rank::rank(same, |u| frontier.is_chrome(u));
         with(&mut |s| {

@@ -27,6 +27,8 @@ mod error;
 mod eval;
 #[cfg(feature = "run")]
 mod explore_snapshot;
+// Which replayed runs the frozen web scores: read with the run's network events (the run feature).
+#[cfg(feature = "run")]
 pub mod frozen_verdict;
 mod frozen_web;
 #[cfg(feature = "run")]

@@ -32,7 +32,7 @@ impl PartialEq for Frontier {
 
 impl Frontier {
     fn with<T>(&self, url: &str, f: impl FnOnce(&mut Site) -> T) -> Option<T> {
-        let site = super::host_of(url)?;
+        let site = super::site_of(url)?;
         let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
         Some(f(g.entry(site).or_default()))
     }

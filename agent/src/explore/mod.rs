@@ -59,7 +59,7 @@ pub fn looks_destructive(url: &str, text: &str) -> bool {
 
 /// The site a URL is on, as exploration, the frontier and the crawl count sites: its host, lower case,
 /// without a leading `www.`.
-pub fn host_of(url: &str) -> Option<String> {
+pub fn site_of(url: &str) -> Option<String> {
     url::Url::parse(url).ok()?.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase())
 }
 
@@ -107,7 +107,7 @@ impl Explorer {
     /// not in a form, not acting, on no one's frontier yet, within the page's share. Counts what it leaves
     /// out, and counts the page's links on the site's frontier (what its chrome is).
     fn pick(&mut self, page_url: &str, links: Vec<LinkCandidate>) -> Vec<String> {
-        let Some(site) = host_of(page_url) else { return Vec::new() };
+        let Some(site) = site_of(page_url) else { return Vec::new() };
         let f = self.opts.frontier.clone();
         let same_site: Vec<LinkCandidate> = links
             .into_iter()
@@ -115,7 +115,7 @@ impl Explorer {
                 l.url = without_fragment(&l.url).to_string();
                 l
             })
-            .filter(|l| host_of(&l.url).as_deref() == Some(site.as_str()))
+            .filter(|l| site_of(&l.url).as_deref() == Some(site.as_str()))
             .collect();
         f.count_links(page_url, same_site.iter().map(|l| l.url.as_str()));
         let mut out = Vec::new();
@@ -166,7 +166,7 @@ impl Explorer {
             if !self.opts.frontier.claim(&url) {
                 continue;
             }
-            let Some(host) = host_of(&url) else { continue };
+            let Some(host) = site_of(&url) else { continue };
             if self.stats.stopped_hosts.contains(&host) {
                 self.stats.skipped_budget += 1;
                 continue;

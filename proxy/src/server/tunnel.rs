@@ -71,7 +71,7 @@ async fn read_h2_preface<S: AsyncRead + Unpin>(
     }
 }
 
-fn host_of(authority: &str) -> String {
+fn authority_host(authority: &str) -> String {
     match authority.rsplit_once(':') {
         Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h.trim_matches(['[', ']']).to_string(),
         _ => authority.trim_matches(['[', ']']).to_string(),
@@ -161,8 +161,11 @@ impl<H: Handler> Shared<H> {
                 }
                 Err(_) => return,
             };
-            let host =
-                start.client_hello().server_name().map(str::to_string).unwrap_or_else(|| host_of(&authority));
+            let host = start
+                .client_hello()
+                .server_name()
+                .map(str::to_string)
+                .unwrap_or_else(|| authority_host(&authority));
             let cfg = match self.ca.server_config(&host) {
                 Ok(c) => c,
                 Err(e) => {

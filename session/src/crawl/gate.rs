@@ -46,7 +46,7 @@ pub(crate) fn refusal(
     sites: &BTreeSet<String>,
     robots: Option<&BTreeMap<String, String>>,
 ) -> Option<&'static str> {
-    let Some(host) = agent::explore::host_of(url) else { return Some("not a URL the crawl loads") };
+    let Some(host) = agent::explore::site_of(url) else { return Some("not a URL the crawl loads") };
     if is_robots_txt(url) {
         return None;
     }
@@ -129,7 +129,7 @@ impl<H: Handler> Handler for CrawlGate<H> {
         let url = req.uri().to_string();
         if self.robots.is_some() && req.method() == "GET" && is_robots_txt(&url) {
             if let Ok(mut r) = ctx.robots_of.lock() {
-                *r = agent::explore::host_of(&url);
+                *r = agent::explore::site_of(&url);
             }
         }
         if is_navigation(&req) {

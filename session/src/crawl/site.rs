@@ -93,8 +93,8 @@ pub(crate) fn site_hosts(
     starts: &[String],
     extra: &[String],
 ) -> Result<BTreeSet<String>, SessionError> {
-    let host_of = agent::explore::host_of;
-    let mut own: BTreeSet<String> = starts.iter().filter_map(|u| host_of(u)).collect();
+    let site_of = agent::explore::site_of;
+    let mut own: BTreeSet<String> = starts.iter().filter_map(|u| site_of(u)).collect();
     own.extend(extra.iter().map(|h| h.trim().trim_start_matches("www.").to_ascii_lowercase()));
     let mut seen = BTreeSet::new();
     for m in members {
@@ -104,7 +104,7 @@ pub(crate) fn site_hosts(
             if !super::reach::top_level_document(&x) {
                 continue;
             }
-            let Some(h) = host_of(&x.request.url) else { continue };
+            let Some(h) = site_of(&x.request.url) else { continue };
             if std::mem::take(&mut first) {
                 own.insert(h.clone());
             }

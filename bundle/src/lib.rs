@@ -216,9 +216,8 @@ fn files_under(root: &Path) -> Result<Vec<PathBuf>, BundleError> {
 
 /// Which snapshots `name` selects: the snapshot itself, or every `name/...`.
 fn select(store: &Store, name: &str) -> Result<Vec<Manifest>, BundleError> {
-    let prefix = format!("{name}/");
     let ms: Vec<Manifest> =
-        store.manifests()?.into_iter().filter(|m| m.name == name || m.name.starts_with(&prefix)).collect();
+        store.manifests()?.into_iter().filter(|m| snapshots::names::is_under(&m.name, name)).collect();
     if ms.is_empty() {
         return Err(BundleError::Empty(name.to_string()));
     }
@@ -569,10 +568,7 @@ pub fn import(
     let m = &checked.manifest;
     let new_name = |old: &str| -> String {
         match rename {
-            Some(r) => match old.strip_prefix(&m.name) {
-                Some(rest) => format!("{r}{rest}"),
-                None => format!("{r}/{old}"),
-            },
+            Some(r) => snapshots::names::moved(old, &m.name, r),
             None => old.to_string(),
         }
     };

@@ -25,7 +25,7 @@ use proxy_report::wire::{Answer, WireEntry};
 use proxy_report::writes::{classify, counts, is_write, FrozenState, RunWrite, Write};
 use trajectory::{RunDir, RunMode, TaskEvalSpec, Trajectory};
 
-use crate::network_events::Events;
+use crate::network_events::{wire_header, Events};
 
 mod verified_reads;
 
@@ -115,12 +115,6 @@ fn judge(entries: &[WireEntry], theirs: &[Write], hosts: &BTreeSet<String>, read
             }),
         },
     }
-}
-
-/// The first value of header `name` (any case) among a wire log entry's headers (name and value pairs;
-/// a stored exchange's are `snapshots::format::header_value`'s).
-pub(crate) fn wire_header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
 }
 
 fn content_type(h: &[(String, String)]) -> &str {

@@ -62,9 +62,15 @@ pub fn for_run(store: &std::path::Path, run: &std::path::Path) -> Events {
     out
 }
 
+/// The first value of header `name` (any case) among a wire log entry's headers (name and value pairs;
+/// a stored exchange's are `snapshots::format::header_value`'s).
+pub(crate) fn wire_header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    h.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
 /// A wire log entry's `Content-Type`.
 fn content_type(h: &[(String, String)]) -> String {
-    crate::frozen_verdict::wire_header(h, "content-type").unwrap_or_default().to_string()
+    wire_header(h, "content-type").unwrap_or_default().to_string()
 }
 
 /// Response bodies `response_content` can ask about: JSON and form bodies.

@@ -18,6 +18,7 @@ pub mod format;
 pub mod key;
 mod kv;
 mod memory;
+pub mod names;
 mod rocks;
 mod store;
 pub mod version;

@@ -1,6 +1,7 @@
 //! The guards of live and recording runs, end to end in Chromium on a local origin: an order placed by
 //! clicking "Place order" is refused (the origin never sees it), by its path and, where the path says
-//! nothing, by the button's label, a search form passes, a page quoting a
+//! nothing, by the button's label (clicked, or the default button of a form a Type's Enter submits), a
+//! search form passes, a page quoting a
 //! task with its reference answer and a link to where WebVoyager's answers are published are flagged as
 //! contamination; the trajectory, run.json and eval say so per task and per site; the refused order
 //! replays identically from the snapshot; with `--allow-writes` the order goes through.
@@ -15,6 +16,8 @@ fn tasks() -> String {
             "web": "https://guard.test/shop/"}),
         serde_json::json!({"web_name": "Guard", "id": "Guard--label", "ques": "Buy the glass jar quickly.",
             "web": "https://guard.test/quick/"}),
+        serde_json::json!({"web_name": "Guard", "id": "Guard--type", "ques": "Buy two glass jars quickly.",
+            "web": "https://guard.test/quick-qty/"}),
         serde_json::json!({"web_name": "Guard", "id": "Guard--search", "ques": "Search for the jar.",
             "web": "https://guard.test/find/"}),
         serde_json::json!({"web_name": "Guard", "id": "Guard--leak", "ques": LEAK_QUESTION,
@@ -33,6 +36,9 @@ fn model(body: &serde_json::Value) -> Reply {
     let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
     let reply = if task.contains(LEAK_QUESTION) {
         format!("Thought: the page says it.\nAction: ANSWER; {LEAK_ANSWER}")
+    } else if turn == 0 && task.contains("two glass jars") {
+        // Type 2 in the quantity field: Enter submits its form.
+        "Thought: type the quantity.\nAction: Type [0]; 2".to_string()
     } else if turn == 0 {
         "Thought: use the page's control.\nAction: Click [0]".to_string()
     } else {
@@ -92,6 +98,11 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
     let g = label.guard.as_ref().expect("the quick order was guarded");
     assert_eq!(g.writes.len(), 1, "{g:?}");
     assert!(g.writes[0].what.ends_with(r#"(purchase; label "Place order")"#), "{g:?}");
+    // Issue 60 part 3: a WebVoyager Type whose Enter submits the form tells the form's button too.
+    let typed = traj(&rec, "Guard--type");
+    let g = typed.guard.as_ref().expect("the typed quick order was guarded");
+    assert_eq!(g.writes.len(), 1, "{g:?}");
+    assert!(g.writes[0].what.ends_with(r#"(purchase; label "Place order")"#), "{g:?}");
     assert!(traj(&rec, "Guard--search").guard.is_none());
     let leak = traj(&rec, "Guard--leak");
     let g = leak.guard.as_ref().expect("the leak was flagged");
@@ -114,9 +125,13 @@ async fn guards_refuse_writes_and_flag_contamination_in_live_and_record_runs() {
     let ev: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rec.join("eval.json")).unwrap()).unwrap();
     assert_eq!(ev["contaminated"], serde_json::json!(["Answers--1", "Guard--leak"]), "{ev}");
-    assert_eq!(ev["writes_blocked"], serde_json::json!(["Guard--label", "Guard--order"]), "{ev}");
+    assert_eq!(
+        ev["writes_blocked"],
+        serde_json::json!(["Guard--label", "Guard--order", "Guard--type"]),
+        "{ev}"
+    );
     assert_eq!(ev["sites"]["Guard"]["contaminated"], 1, "{ev}");
-    assert_eq!(ev["sites"]["Guard"]["writes_blocked"], 2, "{ev}");
+    assert_eq!(ev["sites"]["Guard"]["writes_blocked"], 3, "{ev}");
     assert_eq!(ev["sites"]["Answers"]["contaminated"], 1, "{ev}");
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("Guard--leak (contaminated, not counted in n)"), "{table}");

@@ -3,7 +3,7 @@
 //! their centre as WebArena does (scrolled into view first), typed into with key events; tabs are real.
 //! A click and a Type+Enter tell the side-effect guard the label of the control they use ([`label`]).
 
-mod label;
+pub(super) mod label;
 
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,

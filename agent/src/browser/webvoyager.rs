@@ -43,7 +43,8 @@ impl Session {
     pub async fn perform(&self, action: &WebVoyagerAction) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;
         self.begin_action();
-        // A click sends its control's label with the requests it causes, until the page settles.
+        // A click (or a Type's Enter) sends its control's label with the requests it causes, until the page
+        // settles.
         let mut labelled = false;
         match action {
             WebVoyagerAction::Click(n) => {
@@ -89,7 +90,26 @@ impl Session {
                     )));
                 }
                 bounded(t, "typing", el.type_str(text)).await?;
-                bounded(t, "pressing Enter", el.press_key("Enter")).await?;
+                // Enter submits the field's form with its default button: its label goes with the
+                // requests Enter causes, as a click's does (typing itself carries none).
+                let submit = bounded(
+                    t,
+                    "reading the form's button",
+                    el.call_js_fn(super::webarena::label::SUBMIT_LABEL_JS, false),
+                )
+                .await
+                .ok()
+                .and_then(|r| r.result.value.and_then(|v| v.as_str().map(str::to_string)))
+                .filter(|l| !l.is_empty());
+                if let Some(l) = &submit {
+                    self.set_control_label(Some(l)).await;
+                    labelled = true;
+                }
+                let entered = bounded(t, "pressing Enter", el.press_key("Enter")).await;
+                if entered.is_err() && labelled {
+                    self.set_control_label(None).await;
+                }
+                entered?;
             }
             WebVoyagerAction::Scroll { target, down } => {
                 let sign = if *down { 1 } else { -1 };

@@ -1,5 +1,6 @@
 //! The label of the control a WebArena action uses, told to the task's proxy for the side-effect guard the
-//! way a WebVoyager click tells it (`Session::set_control_label`, through the proxy's control endpoint):
+//! way a WebVoyager click tells it (and a WebVoyager `Type`, whose Enter submits a form, tells its
+//! [`SUBMIT_LABEL_JS`] too) (`Session::set_control_label`, through the proxy's control endpoint):
 //! for `click [id]`, the clicked control's text, value or aria-label; for `type [id] [text] [1]`, the
 //! button Enter submits the field's form with (its default button: the form's first submit button, as
 //! the browser's implicit submission picks it). The label is told just before the click or the Enter and
@@ -28,7 +29,7 @@ const CLICK_LABEL_JS: &str = "function() {
 }";
 
 /// The label of the button Enter in this field submits its form with ('' when none).
-const SUBMIT_LABEL_JS: &str = "function() {
+pub(in crate::browser) const SUBMIT_LABEL_JS: &str = "function() {
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el) return '';
   const f = el.form || el.closest('form');

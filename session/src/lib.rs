@@ -88,7 +88,7 @@ pub use run::{
     auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, Recorded, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,
 };
-pub use settings::{miss_policy, miss_setting, search_mode, ws_pacing, GivenFrozenWeb};
+pub use settings::{guards_setting, miss_policy, miss_setting, search_mode, ws_pacing, GivenFrozenWeb};
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{check_no_clash, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};

@@ -68,6 +68,15 @@ fn ws_pacing_setting(p: WsPacing) -> WsPacingSetting {
     }
 }
 
+/// What `run.json` keeps of a run's guards.
+pub fn guards_setting(g: &proxy::guard::GuardConfig) -> trajectory::GuardsSetting {
+    trajectory::GuardsSetting {
+        write_guard: g.writes.is_some(),
+        answer_guard: g.answers.is_some(),
+        own_hosts: g.own_hosts.clone(),
+    }
+}
+
 /// The frozen web given for a replay (the command line's flags); None: not given.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GivenFrozenWeb {

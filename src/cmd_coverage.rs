@@ -28,7 +28,7 @@ pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
     }
     let chrome = agent::browser::find_chrome(a.chrome.as_deref())?;
     // The re-execution uses the run's own settings: action space, observation, window, budget.
-    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.config), None)
+    let settings = agent::settings::Settings::resolve(&Default::default(), Some(&rf.settings.agent), None)
         .map_err(|e| UsageError(e.to_string()))?;
     let mut agent = agent::runner::AgentConfig::new(chrome.clone());
     settings.apply(&mut agent);
@@ -51,7 +51,6 @@ pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
         out: out.clone(),
         mode: ProxyMode::Live,
         policy: PolicySpec::Trajectory(a.run.clone()),
-        config: rf.config.clone(),
         chrome_version: agent::browser::browser_version(&chrome),
         agent,
         ca: load_ca(cfg)?,

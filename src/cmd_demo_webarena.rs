@@ -214,7 +214,6 @@ pub(crate) fn run(cfg: &Config, a: DemoArgs) -> anyhow::Result<()> {
     // WebArena's sites are the run's own: their orders, posts and reviews are the tasks.
     let own = agent::tasks::Sites::from_pairs(demo::WEBARENA_SITES)?.hosts();
     let guard = std::sync::Arc::new(proxy::guard::GuardConfig::standard(own));
-    base.config.guards = Some(crate::guarded::setting(&guard));
     base.guard = Some(guard);
     let ca = base.ca.clone();
     let recorded = runs.join("recorded");

@@ -9,7 +9,7 @@ use replay::rules::Rules;
 use replay::NotCaptured;
 use snapshots::Store;
 
-use crate::cli::{FrozenWebArg, GuardKind, NotCapturedArg, ReplayArgs};
+use crate::cli::{GuardKind, NotCapturedArg, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
 use crate::usage::UsageError;
@@ -21,13 +21,14 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         Some(f) => Rules::with_file(f)?,
         None => Rules::builtin(),
     };
-    let store = session::replay_store(&cfg.store, args.on_miss.into())?;
+    let on_miss = session::miss_policy(args.on_miss);
+    let store = session::replay_store(&cfg.store, on_miss)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let target = session::replay_target(&store, store.manifest(&args.snapshot)?)?;
     // The layers first: a replay refused for them leaves no misses snapshot behind.
     let overlays = union_of(&store, target.manifest(), &args)?;
     let opened = target.open(session::MissesOpening {
-        on_miss: args.on_miss.into(),
+        on_miss,
         misses: args.miss_snapshot.clone(),
         replace_misses: false,
         clock: clock.clone(),
@@ -52,8 +53,11 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             },
             refresh: (!args.no_refresh).then(|| clock.clone()),
             overlays,
-            search: replay::search::SearchConfig { mode: args.search.into(), urls: args.search_urls.clone() },
-            ws_pacing: args.ws_pacing.into(),
+            search: replay::search::SearchConfig {
+                mode: session::search_mode(args.search),
+                urls: args.search_urls.clone(),
+            },
+            ws_pacing: session::ws_pacing(args.ws_pacing),
             wire: wire.clone().map(|w| w as Arc<dyn trajectory::proxy_report::wire::WireTap>),
             hide_own: false,
         },
@@ -120,7 +124,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
 /// The site union `--frozen-web site` and `--union` ask for, in order.
 fn union_of(store: &Store, own: &snapshots::Manifest, args: &ReplayArgs) -> anyhow::Result<Overlays> {
     let mut run = None;
-    if args.frozen_web == FrozenWebArg::Site {
+    if args.frozen_web == trajectory::FrozenWebUnit::Site {
         let session::SnapshotName::Task { run: r, .. } = session::SnapshotName::parse(&own.name) else {
             return Err(UsageError(format!(
                 "--frozen-web site: {:?} is not a RUN/<task> snapshot, so it has no recording to share a site \

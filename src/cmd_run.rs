@@ -8,9 +8,8 @@ use std::time::Duration;
 use agent::browser::{browser_version, find_chrome, ObservationKind};
 use agent::runner::AgentConfig;
 use clock::{Clock, SystemClock};
-use session::{MissPolicy as Miss, PolicySpec, ProxyMode, RunOptions};
+use session::{PolicySpec, ProxyMode, Recorded, RunOptions};
 use snapshots::Store;
-use trajectory::{RunConfig, RunDir};
 
 use crate::cli::{RunArgs, RunMode};
 use crate::config::{llm_config, load_ca, parse_window, same_dir, upstream_config, Config};
@@ -39,9 +38,6 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
             ))
             .into());
         }
-        RunDir::new(&dir)
-            .read_run_file()
-            .map_err(|e| UsageError(format!("--policy trajectory:{}: {e}", dir.display())))?;
         if let Some(at) = args.fork_at {
             return Ok(PolicySpec::Fork {
                 run: dir,
@@ -53,6 +49,17 @@ fn policy_spec(args: &RunArgs) -> anyhow::Result<PolicySpec> {
         return Ok(PolicySpec::Trajectory(dir));
     }
     Err(UsageError(format!("--policy {:?}: expected `llm` or `trajectory:RUN_DIR`", args.policy)).into())
+}
+
+/// The run `--policy trajectory:RUN` re-executes, its run.json read once (None for a model).
+fn recorded(policy: &PolicySpec) -> anyhow::Result<Option<Recorded>> {
+    policy.recorded().map_err(|e| {
+        let dir = match policy {
+            PolicySpec::Trajectory(d) | PolicySpec::Fork { run: d, .. } => d.display().to_string(),
+            PolicySpec::Llm { .. } => String::new(),
+        };
+        UsageError(format!("--policy trajectory:{dir}: {e}")).into()
+    })
 }
 
 /// The settings given on the command line (`agent::settings` resolves them against a re-executed run's).
@@ -112,35 +119,40 @@ fn warn_if_blind(policy: &PolicySpec, observation: ObservationKind) -> anyhow::R
     Ok(())
 }
 
-/// The proxy each task runs behind: live, recording into the store, or replaying `--snapshots RUN`.
+/// The proxy each task runs behind: live, recording into the store, or replaying `--snapshots RUN`. A
+/// replay's frozen web is as given, else as the re-executed run's replay served it, else the default
+/// (`session::FrozenWeb::resolve`); its miss policy is always as given (sealed unless told otherwise).
 fn proxy_mode(
     cfg: &Config,
     args: &RunArgs,
-    policy: &PolicySpec,
+    recorded: Option<&Recorded>,
     search_url: &str,
 ) -> anyhow::Result<ProxyMode> {
     Ok(match args.mode {
         RunMode::Live => ProxyMode::Live,
         RunMode::Record => ProxyMode::record(Store::open(&cfg.store)?, &args.out)?,
         RunMode::Replay => {
-            let run = args.snapshots.clone().or_else(|| policy.default_snapshots()).ok_or_else(|| {
+            let run = args.snapshots.clone().or_else(|| recorded.and_then(Recorded::snapshots)).ok_or_else(|| {
                 UsageError(
                     "--mode replay needs --snapshots RUN: the recording whose RUN/<task-id> snapshots to replay"
                         .into(),
                 )
             })?;
-            let on_miss: Miss = args.on_miss.into();
+            let on_miss = session::miss_policy(args.on_miss);
+            let given = session::GivenFrozenWeb {
+                unit: args.frozen_web,
+                search: args.search,
+                ws_pacing: args.ws_pacing,
+            };
             ProxyMode::Replay {
                 store: session::replay_store(&cfg.store, on_miss)?,
                 run,
                 on_miss,
-                frozen_web: session::FrozenWeb {
-                    unit: args.frozen_web.into(),
-                    search: args.search.into(),
-                    search_urls: vec![search_url.to_string()],
-                    ws_pacing: args.ws_pacing.into(),
-                    leave_out_own: false,
-                },
+                frozen_web: session::FrozenWeb::resolve(
+                    &given,
+                    recorded.map(|r| &r.settings().proxy),
+                    search_url,
+                ),
             }
         }
     })
@@ -150,6 +162,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     let (jobs, task_timeout) = (jobs(&args)?, task_timeout(&args)?);
     let given = given(&args)?; // a usage error (--window) before anything else is looked at
     let policy = policy_spec(&args)?;
+    let recorded = recorded(&policy)?;
     let mut sites = match &args.sites_file {
         Some(f) => agent::tasks::Sites::from_file(f).map_err(|e| UsageError(e.to_string()))?,
         None => agent::tasks::Sites::default(),
@@ -170,11 +183,13 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         filter: args.task_filter.as_deref(),
     })
     .map_err(|e| UsageError(e.to_string()))?;
-    // Re-executing a run: its run.json, read once, supplies every setting not given here; else the tasks'
-    // benchmark picks the action space its own harness uses.
+    // Re-executing a run: its run.json, read once, supplies every setting not given here (the agent half
+    // here, the proxy half in `proxy_mode`); else the tasks' benchmark picks the action space its own
+    // harness uses.
     let benchmark = tasks.first().map(|t| t.benchmark);
-    let settings = agent::settings::Settings::resolve(&given, policy.recorded_config().as_ref(), benchmark)
-        .map_err(|e| UsageError(e.to_string()))?;
+    let settings =
+        agent::settings::Settings::resolve(&given, recorded.as_ref().map(|r| &r.settings().agent), benchmark)
+            .map_err(|e| UsageError(e.to_string()))?;
     let (action_space, observation) = (settings.action_space, settings.observation);
     warn_if_blind(&policy, observation)?;
     // What the run will not do as asked: said before running, not found out after.
@@ -187,7 +202,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     if args.out.file_name().and_then(|n| n.to_str()).is_none() {
         return Err(UsageError(format!("--out {}: needs a directory name", args.out.display())).into());
     }
-    let mode = proxy_mode(cfg, &args, &policy, &settings.search_url)?;
+    let mode = proxy_mode(cfg, &args, recorded.as_ref(), &settings.search_url)?;
     let chrome = find_chrome(args.chrome.as_deref())?;
     let mut agent = AgentConfig::new(chrome.clone());
     settings.apply(&mut agent);
@@ -197,9 +212,7 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
     agent.explore = explore_options(&args)?;
     agent.shop_admin = crate::config::shop_admin();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let policy_is_llm = matches!(policy, PolicySpec::Llm { .. } | PolicySpec::Fork { .. });
     let guard = guards(&args, &sites)?;
-    let time_zone = cfg.time_zone(args.time_zone.as_deref());
     let opts = RunOptions {
         out: args.out.clone(),
         mode,
@@ -208,55 +221,18 @@ pub(crate) fn run(cfg: &Config, args: RunArgs) -> anyhow::Result<()> {
         ca: load_ca(cfg)?,
         proxy: upstream_config(&args.upstream)?,
         clock,
-        time_zone: time_zone.clone(),
+        time_zone: cfg.time_zone(args.time_zone.as_deref()),
         locale: args.locale.clone(),
         jobs,
         shard: args.shard,
         task_timeout,
         retry_blocked: args.retry_blocked,
-        guard: guard.clone(),
+        guard,
         tasks_file: args.tasks.display().to_string(),
         chrome_version: browser_version(&chrome),
-        config: run_config(&args, &settings, guard.as_deref(), policy_is_llm, time_zone),
     };
     crate::output::run_with_progress(opts, tasks)?;
     Ok(())
-}
-
-/// What run.json keeps of the run's settings: the agent's (resolved), then the model's and the proxy's as
-/// given.
-fn run_config(
-    args: &RunArgs,
-    settings: &agent::settings::Settings,
-    guard: Option<&proxy::guard::GuardConfig>,
-    policy_is_llm: bool,
-    time_zone: String,
-) -> RunConfig {
-    let replay = args.mode == RunMode::Replay;
-    let mut config = RunConfig {
-        on_miss: args.on_miss.into(),
-        temperature: args.llm.temperature,
-        keep_screenshots: args.llm.keep_screenshots,
-        frozen_web: replay.then(|| args.frozen_web.into()),
-        search: replay.then(|| args.search.into()),
-        time_zone: Some(time_zone),
-        locale: Some(args.locale.clone()),
-        guards: guard.map(crate::guarded::setting),
-        max_tokens: policy_is_llm.then(|| trajectory::MaxTokensSetting {
-            field: crate::config::max_tokens_field(&args.llm).into(),
-            value: args.llm.max_tokens,
-        }),
-        explore: args.explore.then_some(trajectory::ExploreSetting {
-            links_per_page: args.explore_links,
-            host_budget: args.explore_host_budget,
-            depth: args.explore_depth,
-            pace_ms: args.explore_pace_ms,
-        }),
-        fork_at: args.fork_at,
-        ..RunConfig::default()
-    };
-    settings.record(&mut config);
-    config
 }
 
 /// `--explore` and its budget, checked: exploration records, so it needs record mode, and a budget of 0
@@ -299,7 +275,7 @@ fn guards(
     sites: &agent::tasks::Sites,
 ) -> anyhow::Result<Option<Arc<proxy::guard::GuardConfig>>> {
     use proxy::guard::{AnswerPlaces, GuardConfig, WriteRules};
-    if args.mode == RunMode::Replay && !session::misses_go_live(args.on_miss.into()) {
+    if args.mode == RunMode::Replay && !session::misses_go_live(session::miss_policy(args.on_miss)) {
         return Ok(None);
     }
     let writes = match (&args.write_guard_file, args.no_write_guard) {

@@ -1,6 +1,6 @@
 //! What `demo` and `demo --webarena` share: the options of a scripted run on the demo sites (the
-//! `trajectory:` policy over the scripts, the sites reached through their own CA, run.json's config
-//! taken from the agent's settings).
+//! `trajectory:` policy over the scripts, the sites reached through their own CA; run.json's settings are
+//! `session::RunOptions::settings`'s, as every run's).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,7 +8,6 @@ use std::sync::Arc;
 use agent::runner::AgentConfig;
 use clock::SystemClock;
 use session::{PolicySpec, ProxyMode, RunOptions};
-use trajectory::RunConfig;
 
 use crate::config::{load_ca, Config};
 
@@ -23,18 +22,10 @@ pub(crate) fn scripted_run_options(
 ) -> anyhow::Result<RunOptions> {
     // Both guards on, no site owned (`demo --webarena` owns its sites).
     let guard = Arc::new(proxy::guard::GuardConfig::standard(Vec::new()));
-    let mut config = RunConfig {
-        temperature: 0.0,
-        keep_screenshots: 3,
-        guards: Some(crate::guarded::setting(&guard)),
-        ..RunConfig::default()
-    };
-    agent::settings::Settings::of_agent(&agent).record(&mut config);
     Ok(RunOptions {
         out: PathBuf::new(),
         mode: ProxyMode::Live,
         policy: PolicySpec::Trajectory(script_dir.to_path_buf()),
-        config,
         chrome_version: agent::browser::browser_version(&agent.chrome),
         agent,
         ca: load_ca(cfg)?,

@@ -49,12 +49,3 @@ pub(crate) async fn serve<H: Handler>(
     served?;
     Ok(())
 }
-
-/// What run.json keeps of a run's guards.
-pub(crate) fn setting(g: &GuardConfig) -> trajectory::GuardsSetting {
-    trajectory::GuardsSetting {
-        write_guard: g.writes.is_some(),
-        answer_guard: g.answers.is_some(),
-        own_hosts: g.own_hosts.clone(),
-    }
-}

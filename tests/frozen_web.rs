@@ -109,6 +109,24 @@ async fn site_union_serves_a_page_only_another_task_recorded() {
         "{:?}",
         t.steps[0].proxy
     );
+    // Its run.json keeps the proxy half, --ws-pacing included (issue 62) ...
+    let rf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(on_task.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&rf["config"]["frozen_web"], &rf["config"]["search"], &rf["config"]["ws_pacing"]),
+        (&serde_json::json!("task"), &serde_json::json!("fallback"), &serde_json::json!("recorded")),
+        "{rf}"
+    );
+    // ... and a re-execution of it, given no --frozen-web, serves what it served: the task's snapshot only.
+    let again = h.join("other-on-task-again");
+    let args = RunArgs::new(&tasks, "replay", &again)
+        .settle_ms(200)
+        .opt("--policy", format!("trajectory:{}", on_task.display()))
+        .args(replay);
+    let out = cli(h, args.build(), vec![]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cov = traj(&again, "DemoShop--1").coverage.unwrap();
+    assert!(cov.off_snapshot && cov.steps_site_union.is_empty(), "{cov:?}");
     // compare says, per task, which layer served a run beyond its own snapshot.
     let out = run_cli(h, &["eval", on_task.to_str().unwrap(), "--tasks", tasks.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -15,19 +15,6 @@
 //! The trajectory types and the model client live in the `trajectory` crate (the evaluator needs them
 //! without a browser).
 
-/// A name given for one of a fixed set of choices (an action space, an observation) that is not one of
-/// them.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {given:?}: {choices}")]
-pub struct UnknownChoice {
-    /// What was being chosen ("action space").
-    pub what: &'static str,
-    /// The name given.
-    pub given: String,
-    /// The names there are, as a reader would list them.
-    pub choices: &'static str,
-}
-
 pub mod action;
 pub mod axtree;
 pub mod background;

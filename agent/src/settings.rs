@@ -1,11 +1,13 @@
 //! The settings that shape a trajectory: the step budget, the window, the waits, the search page, the early
 //! stops, the action space and the observation. Each is as given, else what the re-executed run recorded
-//! in its `run.json`, else the default: one place, so `run --policy trajectory:RUN` and `eval --rescore`
-//! re-execute a run the way it ran, and write down the same settings for the next re-execution.
+//! in its `run.json` (its agent half, `trajectory::AgentSettings`), else the default: one place, so
+//! `run --policy trajectory:RUN`, `eval --rescore` and `coverage` re-execute a run the way it ran, and
+//! write down the same settings for the next re-execution. (The proxy half, what answered the browser,
+//! resolves the same way in `session::settings`.)
 
 use std::time::Duration;
 
-use trajectory::{ActionSpaceSetting, Benchmark, ObservationSetting, RunConfig};
+use trajectory::{AgentSettings, Benchmark};
 
 use crate::action::ActionSpace;
 use crate::browser::ObservationKind;
@@ -78,52 +80,14 @@ const DEFAULT_PAGE_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_WAIT_MS: u64 = 5000;
 const DEFAULT_SEARCH_URL: &str = "https://www.google.com/";
 
-impl From<ActionSpace> for ActionSpaceSetting {
-    fn from(a: ActionSpace) -> Self {
-        match a {
-            ActionSpace::WebVoyager => ActionSpaceSetting::WebVoyager,
-            ActionSpace::WebArena => ActionSpaceSetting::WebArena,
-        }
-    }
-}
-
-impl From<ActionSpaceSetting> for ActionSpace {
-    fn from(a: ActionSpaceSetting) -> Self {
-        match a {
-            ActionSpaceSetting::WebVoyager => ActionSpace::WebVoyager,
-            ActionSpaceSetting::WebArena => ActionSpace::WebArena,
-        }
-    }
-}
-
-impl From<ObservationKind> for ObservationSetting {
-    fn from(o: ObservationKind) -> Self {
-        match o {
-            ObservationKind::Som => ObservationSetting::Som,
-            ObservationKind::AxTree => ObservationSetting::AxTree,
-            ObservationKind::SomAxTree => ObservationSetting::SomAxTree,
-        }
-    }
-}
-
-impl From<ObservationSetting> for ObservationKind {
-    fn from(o: ObservationSetting) -> Self {
-        match o {
-            ObservationSetting::Som => ObservationKind::Som,
-            ObservationSetting::AxTree => ObservationKind::AxTree,
-            ObservationSetting::SomAxTree => ObservationKind::SomAxTree,
-        }
-    }
-}
-
 impl Settings {
-    /// Each setting as given, else as `recorded` (the re-executed run's `run.json`), else the default. The
+    /// Each setting as given, else as `recorded` (the re-executed run's `run.json`, its agent half), else the default. The
     /// default action space is the one `benchmark`'s own harness gives its agents
     /// ([`crate::tasks::native_action_space`]; WebVoyager's without one); a re-executed run that recorded
     /// none ran WebVoyager's, every run's then.
     pub fn resolve(
         given: &Given,
-        recorded: Option<&RunConfig>,
+        recorded: Option<&AgentSettings>,
         benchmark: Option<Benchmark>,
     ) -> Result<Settings, SettingsError> {
         // A run.json without a config section (older runs) reads as zeros: those are not settings.
@@ -135,11 +99,11 @@ impl Settings {
         let native = benchmark.map_or(ActionSpace::WebVoyager, crate::tasks::native_action_space);
         let action_space = given
             .action_space
-            .or_else(|| recorded.map(|c| c.action_space.map_or(ActionSpace::WebVoyager, ActionSpace::from)))
+            .or_else(|| recorded.map(|c| c.action_space.unwrap_or(ActionSpace::WebVoyager)))
             .unwrap_or(native);
         let observation = given
             .observation
-            .or_else(|| recorded.and_then(|c| c.observation).map(ObservationKind::from))
+            .or_else(|| recorded.and_then(|c| c.observation))
             .unwrap_or(ObservationKind::Som);
         if action_space == ActionSpace::WebVoyager && observation != ObservationKind::Som {
             return Err(SettingsError::ObservationNeedsWebArena(observation));
@@ -202,8 +166,8 @@ impl Settings {
         }
     }
 
-    /// Writes them into `run.json`'s settings (the agent half; [`Settings::resolve`] reads them back).
-    pub fn record(&self, config: &mut RunConfig) {
+    /// Writes them into `run.json`'s agent half ([`Settings::resolve`] reads them back).
+    pub fn record(&self, config: &mut AgentSettings) {
         config.max_steps = self.max_steps;
         config.window = [self.window.0, self.window.1];
         config.page_timeout_s = self.page_timeout_s;
@@ -212,8 +176,8 @@ impl Settings {
         config.search_url = self.search_url.clone();
         config.early_stop_parse_failures = self.early_stop_parse_failures;
         config.early_stop_repeats = self.early_stop_repeats;
-        config.action_space = Some(self.action_space.into());
-        config.observation = Some(self.observation.into());
+        config.action_space = Some(self.action_space);
+        config.observation = Some(self.observation);
     }
 }
 
@@ -222,13 +186,13 @@ mod tests {
     use super::*;
 
     /// A run.json's settings as a run wrote them, with `keys` besides (read as a re-execution reads them).
-    fn recorded(keys: &[(&str, serde_json::Value)]) -> RunConfig {
+    fn recorded(keys: &[(&str, serde_json::Value)]) -> AgentSettings {
         let mut v = serde_json::json!({"max_steps": 7, "window": [1280, 720], "page_timeout_s": 12.0,
             "settle_ms": 80, "wait_ms": 900, "search_url": "https://search.test/"});
         for (k, x) in keys {
             v[*k] = x.clone();
         }
-        serde_json::from_value(v).unwrap()
+        serde_json::from_value::<trajectory::RunSettings>(v).unwrap().agent
     }
 
     #[test]
@@ -238,7 +202,7 @@ mod tests {
             ("observation", "axtree".into()),
             ("early_stop_repeats", 3.into()),
         ]);
-        let old = RunConfig::default(); // a run.json without a config section
+        let old = AgentSettings::default(); // a run.json without a config section
         let webarena = Given { action_space: Some(ActionSpace::WebArena), ..Given::default() };
         let defaults = Settings {
             max_steps: 15,
@@ -266,7 +230,7 @@ mod tests {
         };
         let verified = Some(Benchmark::WebArenaVerified);
         // Rows: name, flags, the re-executed run's settings, the tasks' benchmark, the settings used.
-        type Case<'a> = (&'a str, Given, Option<&'a RunConfig>, Option<Benchmark>, Settings);
+        type Case<'a> = (&'a str, Given, Option<&'a AgentSettings>, Option<Benchmark>, Settings);
         let cases: Vec<Case> = vec![
             ("nothing given, nothing recorded", Given::default(), None, None, defaults.clone()),
             (
@@ -320,8 +284,10 @@ mod tests {
     #[test]
     fn what_cannot_be_used_is_refused_with_the_reason() {
         // A run.json with a setting this build does not know is refused where it is read, naming it.
-        let e =
-            serde_json::from_value::<RunConfig>(serde_json::json!({"observation": "telepathy"})).unwrap_err();
+        let e = serde_json::from_value::<trajectory::RunSettings>(
+            serde_json::json!({"observation": "telepathy"}),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("telepathy"), "{e}");
         let axtree = Given { observation: Some(ObservationKind::AxTree), ..Given::default() };
         let e = Settings::resolve(&axtree, None, None).unwrap_err();
@@ -340,11 +306,12 @@ mod tests {
             ..Given::default()
         };
         let s = Settings::resolve(&given, None, None).unwrap();
-        let mut rc = RunConfig::default();
-        s.record(&mut rc);
+        let mut rc = trajectory::RunSettings::default();
+        s.record(&mut rc.agent);
         // Through the file and back.
-        let rc: RunConfig = serde_json::from_str(&serde_json::to_string(&rc).unwrap()).unwrap();
-        assert!(rc.extra.is_empty(), "{:?}", rc.extra);
+        let rc = serde_json::from_str::<trajectory::RunSettings>(&serde_json::to_string(&rc).unwrap())
+            .unwrap()
+            .agent;
         assert_eq!(Settings::resolve(&Given::default(), Some(&rc), Some(Benchmark::WebArena)).unwrap(), s);
         let mut agent = AgentConfig::new(std::path::PathBuf::from("chromium"));
         s.apply(&mut agent);

@@ -10,24 +10,15 @@
 use replay::overlay::{Overlay, OverlayKind, Overlays};
 use replay::search::SearchMode;
 use snapshots::{Manifest, SnapshotState, Store, StoreError};
+use trajectory::FrozenWebUnit;
 
 use crate::union_sieve::StoredUnion;
-
-/// The unit of the frozen web a replayed task sees.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WebUnit {
-    /// The task's own snapshot only (exactly what was recorded for it).
-    Task,
-    /// The task's own snapshot, then the other tasks' snapshots of the same site in the same recording.
-    #[default]
-    Site,
-}
 
 /// What a replayed task may be answered from beyond what was recorded for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrozenWeb {
-    /// Its own snapshot, or the site's.
-    pub unit: WebUnit,
+    /// Its own snapshot ([`FrozenWebUnit::Task`]), or the site's.
+    pub unit: FrozenWebUnit,
     /// The frozen search engine (`replay::search`).
     pub search: SearchMode,
     /// Search pages besides Google's, Bing's and DuckDuckGo's (the run's `--search-url`).
@@ -43,7 +34,7 @@ impl Default for FrozenWeb {
     /// `webfreeze run --mode replay`'s: the site union and the frozen search engine for unrecorded searches.
     fn default() -> Self {
         Self {
-            unit: WebUnit::Site,
+            unit: FrozenWebUnit::Site,
             search: SearchMode::Fallback,
             search_urls: Vec::new(),
             ws_pacing: Default::default(),
@@ -56,7 +47,7 @@ impl FrozenWeb {
     /// Exactly what was recorded for the task: no union, no frozen search.
     pub fn recorded() -> Self {
         Self {
-            unit: WebUnit::Task,
+            unit: FrozenWebUnit::Task,
             search: SearchMode::Off,
             search_urls: Vec::new(),
             ws_pacing: Default::default(),
@@ -158,10 +149,10 @@ pub(crate) fn overlays(
     run: &str,
     own: &Manifest,
     web_name: &str,
-    unit: WebUnit,
+    unit: FrozenWebUnit,
     leave_out_own: bool,
 ) -> Result<Overlays, StoreError> {
-    let run = (unit == WebUnit::Site).then_some(run);
+    let run = (unit == FrozenWebUnit::Site).then_some(run);
     union_layers(store, own, UnionLayers { run, web_name, explore: true, leave_out_own, extra: Vec::new() })
 }
 

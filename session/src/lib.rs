@@ -47,6 +47,7 @@ mod rescore;
 #[cfg(feature = "run")]
 mod run;
 pub mod seal;
+mod settings;
 #[cfg(feature = "run")]
 mod shard;
 mod task_proxy;
@@ -65,7 +66,7 @@ pub use error::SessionError;
 pub use eval::{eval_run, EvalProgress, Evaluated, Rescore};
 #[cfg(feature = "run")]
 pub use explore_snapshot::{explore_snapshot, recorded_documents, ExploreSnapshotOptions};
-pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers, WebUnit};
+pub use frozen_web::{site_union, union_layers, FrozenWeb, UnionLayers};
 pub use merge::{merge_runs, MergeError, MergeOptions, MergeReport};
 pub use merge_recordings::{
     merge_recordings, merge_snapshots, MergeRecordingsError, RecordingsMerged, SnapshotMerge,
@@ -86,10 +87,13 @@ pub use replay::search::SearchMode;
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
 #[cfg(feature = "run")]
 pub use run::{
-    auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, RunOptions, RunOutcome, RunPlan,
+    auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, Recorded, RunOptions, RunOutcome, RunPlan,
     TASK_MEMORY_BYTES,
 };
+pub use settings::{guards_setting, miss_policy, miss_setting, search_mode, ws_pacing, GivenFrozenWeb};
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{check_no_clash, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};
+/// The unit of the frozen web a replayed task sees: the run setting itself.
+pub use trajectory::FrozenWebUnit;
 pub use union_sieve::StoredUnion;

@@ -207,7 +207,7 @@ fn check_together(inputs: &[Input], partial: bool) -> Result<Vec<String>, MergeE
                 "the recording replayed",
                 if i.rf.mode == RunMode::Replay { format!("{:?}", i.rf.snapshots) } else { String::new() },
             ),
-            ("the step budget", i.rf.config.max_steps.to_string()),
+            ("the step budget", i.rf.settings.agent.max_steps.to_string()),
         ]
     };
     let want = facts(first);

@@ -6,10 +6,12 @@
 //! run at its end as they did in the run. The re-execution's files (trajectory, screenshots, images the
 //! checks fetched) go to the task's `rescore/` directory.
 //!
-//! The replay serves what the run's replay served (`run.json`'s `frozen_web` and `search`: the site union
-//! and the frozen search engine when the run had them; a run from before they were recorded, or not a
-//! replay, the task's own snapshot only), with the run's time zone and locale where the snapshot does not
-//! say them. Misses are answered 404 whatever the run did: a rescore never reaches the live web.
+//! `run.json` is read once, both halves of its settings: the agent's (action space, observation, window,
+//! budget, early stops) for the re-execution, the proxy's for the replay, which serves what the run's
+//! replay served (`frozen_web`, `search` and `ws_pacing`: the site union and the frozen search engine when
+//! the run had them; a run from before they were recorded, or not a replay, the task's own snapshot only;
+//! `session::settings`), with the run's time zone and locale where the snapshot does not say them. Misses
+//! are answered 404 whatever the run did: a rescore never reaches the live web.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -65,8 +67,8 @@ pub async fn rescore_run(
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Rescored, SessionError> {
     let rd = RunDir::new(run);
-    let recorded = rd.read_run_file()?.config;
-    agent::settings::Settings::resolve(&Default::default(), Some(&recorded), None)?.apply(&mut agent);
+    let recorded = rd.read_run_file()?.settings;
+    agent::settings::Settings::resolve(&Default::default(), Some(&recorded.agent), None)?.apply(&mut agent);
     let agent = &agent;
     let served = served_as_run(&recorded);
     let todo: Vec<Trajectory> = rd
@@ -127,34 +129,14 @@ pub(crate) struct Served {
     locale: String,
 }
 
-/// What the run with settings `c` served: its frozen web and search when it recorded them (the task's own
-/// snapshot and no frozen search otherwise), its time zone and locale (UTC and en-US otherwise).
-pub(crate) fn served_as_run(c: &trajectory::RunConfig) -> Served {
-    use replay::search::SearchMode;
-    use trajectory::{FrozenSearch, FrozenWebUnit};
-    let mut frozen_web = crate::FrozenWeb::recorded();
-    if let Some(unit) = c.frozen_web {
-        frozen_web.unit = match unit {
-            FrozenWebUnit::Site => crate::WebUnit::Site,
-            FrozenWebUnit::Task => crate::WebUnit::Task,
-        };
-    }
-    if let Some(search) = c.search {
-        frozen_web.search = match search {
-            FrozenSearch::Off => SearchMode::Off,
-            FrozenSearch::Fallback => SearchMode::Fallback,
-            FrozenSearch::Always => SearchMode::Always,
-            FrozenSearch::Site => SearchMode::Site,
-        };
-    }
-    if c.frozen_web.is_some() || c.search.is_some() {
-        // As `run` set it: the run's search page is one of the engines' pages.
-        frozen_web.search_urls = vec![c.search_url.clone()].into_iter().filter(|u| !u.is_empty()).collect();
-    }
+/// What the run with settings `c` served: its frozen web, search and pacing when it recorded them (the
+/// task's own snapshot and no frozen search otherwise: [`crate::FrozenWeb::served_by`]), its time zone and
+/// locale (UTC and en-US otherwise).
+pub(crate) fn served_as_run(c: &trajectory::RunSettings) -> Served {
     Served {
-        frozen_web,
-        time_zone: c.time_zone.clone().unwrap_or_else(|| "UTC".into()),
-        locale: c.locale.clone().unwrap_or_else(|| "en-US".into()),
+        frozen_web: crate::FrozenWeb::served_by(&c.proxy, &c.agent.search_url),
+        time_zone: c.proxy.time_zone.clone().unwrap_or_else(|| "UTC".into()),
+        locale: c.proxy.locale.clone().unwrap_or_else(|| "en-US".into()),
     }
 }
 
@@ -189,42 +171,49 @@ async fn reexecute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trajectory::{FrozenSearch, FrozenWebUnit, RunConfig};
+    use trajectory::{FrozenSearch, FrozenWebUnit, ProxySettings, RunSettings};
 
     /// A rescore serves what the run served: read from run.json, typed, with a run from before these
     /// were recorded served its own snapshot only, in UTC and en-US, as rescores always were.
     #[test]
     fn a_rescore_serves_what_the_run_served() {
-        let old: RunConfig = serde_json::from_str(r#"{"max_steps": 3, "on_miss": "NotFound"}"#).unwrap();
+        let old: RunSettings = serde_json::from_str(r#"{"max_steps": 3, "on_miss": "NotFound"}"#).unwrap();
         let s = served_as_run(&old);
         assert_eq!(
             (s.frozen_web, s.time_zone.as_str(), s.locale.as_str()),
             (crate::FrozenWeb::recorded(), "UTC", "en-US")
         );
-        // As the previous stop wrote it: untyped keys beside the typed ones, read typed now.
-        let was: RunConfig = serde_json::from_str(
+        // As issue 50's runs wrote them.
+        let was: RunSettings = serde_json::from_str(
             r#"{"on_miss": "NotFound", "search_url": "https://search.test/", "frozen_web": "site", "search": "fallback"}"#,
         )
         .unwrap();
-        assert_eq!((was.frozen_web, was.search), (Some(FrozenWebUnit::Site), Some(FrozenSearch::Fallback)));
-        assert!(was.extra.is_empty(), "{:?}", was.extra);
+        assert_eq!(
+            (was.proxy.frozen_web, was.proxy.search),
+            (Some(FrozenWebUnit::Site), Some(FrozenSearch::Fallback))
+        );
         let s = served_as_run(&was);
-        assert_eq!(s.frozen_web.unit, crate::WebUnit::Site);
+        assert_eq!(s.frozen_web.unit, FrozenWebUnit::Site);
         assert_eq!(s.frozen_web.search, replay::search::SearchMode::Fallback);
         assert_eq!(s.frozen_web.search_urls, ["https://search.test/"]);
-        let now = RunConfig {
-            frozen_web: Some(FrozenWebUnit::Task),
-            search: Some(FrozenSearch::Off),
-            time_zone: Some("Asia/Tokyo".into()),
-            locale: Some("ja-JP".into()),
+        assert_eq!(s.frozen_web.ws_pacing, replay::websocket::WsPacing::Recorded);
+        let now = RunSettings {
+            proxy: ProxySettings {
+                frozen_web: Some(FrozenWebUnit::Task),
+                search: Some(FrozenSearch::Off),
+                ws_pacing: Some(trajectory::WsPacingSetting::Fast),
+                time_zone: Some("Asia/Tokyo".into()),
+                locale: Some("ja-JP".into()),
+                ..Default::default()
+            },
             ..Default::default()
         };
-        let back: RunConfig = serde_json::from_str(&serde_json::to_string(&now).unwrap()).unwrap();
+        let back: RunSettings = serde_json::from_str(&serde_json::to_string(&now).unwrap()).unwrap();
         assert_eq!(back, now);
         let s = served_as_run(&back);
         assert_eq!(
-            (s.frozen_web.unit, s.time_zone.as_str(), s.locale.as_str()),
-            (crate::WebUnit::Task, "Asia/Tokyo", "ja-JP")
+            (s.frozen_web.unit, s.frozen_web.ws_pacing, s.time_zone.as_str(), s.locale.as_str()),
+            (FrozenWebUnit::Task, replay::websocket::WsPacing::Fast, "Asia/Tokyo", "ja-JP")
         );
     }
 }

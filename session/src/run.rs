@@ -16,7 +16,7 @@ use proxy::{CertificateAuthority, ProxyConfig};
 use snapshots::Store;
 use trajectory::llm::{Llm, LlmConfig};
 use trajectory::{
-    Outcome, RunConfig, RunDir, RunFile, RunMode, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory,
+    Outcome, RunDir, RunFile, RunMode, RunSettings, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory,
     TRAJECTORY_VERSION,
 };
 
@@ -79,26 +79,43 @@ impl PolicySpec {
         })
     }
 
-    /// The settings of the run this policy re-executes (its run.json's), which supply every setting a
-    /// re-execution is not given; None for a model.
-    pub fn recorded_config(&self) -> Option<trajectory::RunConfig> {
+    /// The run this policy re-executes (Trajectory and Fork), its `run.json` read once: its settings
+    /// supply every setting a re-execution is not given (both halves: `agent::settings::Settings::resolve`,
+    /// [`crate::FrozenWeb::resolve`]), its snapshots replay's default recording ([`Recorded::snapshots`]).
+    /// None for a model.
+    pub fn recorded(&self) -> Result<Option<Recorded>, SessionError> {
         match self {
             PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. } => {
-                trajectory::RunDir::new(dir).read_run_file().ok().map(|rf| rf.config)
+                let rf = RunDir::new(dir).read_run_file()?;
+                Ok(Some(Recorded { dir: dir.clone(), run_file: rf }))
             }
-            PolicySpec::Llm { .. } => None,
+            PolicySpec::Llm { .. } => Ok(None),
         }
     }
+}
 
-    /// Replay's default recording for a `trajectory:` re-run: the snapshots the re-executed run used
-    /// (its run.json says), else that run directory's name.
-    pub fn default_snapshots(&self) -> Option<String> {
-        let (PolicySpec::Trajectory(dir) | PolicySpec::Fork { run: dir, .. }) = self else { return None };
-        RunDir::new(dir)
-            .read_run_file()
-            .ok()
-            .and_then(|r| r.snapshots)
-            .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(str::to_string))
+/// A run a policy re-executes, as its `run.json` says ([`PolicySpec::recorded`]).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its `run.json`.
+    pub run_file: RunFile,
+}
+
+impl Recorded {
+    /// Its settings.
+    pub fn settings(&self) -> &RunSettings {
+        &self.run_file.settings
+    }
+
+    /// Replay's default recording for a re-execution: the snapshots the re-executed run used (its
+    /// run.json says), else its directory's name.
+    pub fn snapshots(&self) -> Option<String> {
+        self.run_file
+            .snapshots
+            .clone()
+            .or_else(|| self.dir.file_name().and_then(|n| n.to_str()).map(str::to_string))
     }
 }
 
@@ -148,8 +165,6 @@ pub struct RunOptions {
     pub tasks_file: String,
     /// What `<chrome> --version` printed (run.json).
     pub chrome_version: String,
-    /// Settings recorded in run.json.
-    pub config: RunConfig,
     /// Run only this shard of the task list (the list passed to [`run_tasks`] is the whole list).
     pub shard: Option<Shard>,
     /// Wall-clock limit per task: past it the task's browser and proxy are dropped (the browser killed)
@@ -159,6 +174,56 @@ pub struct RunOptions {
     pub retry_blocked: bool,
     /// Live and record: the side-effect and contamination guards; None: unguarded.
     pub guard: Option<Arc<proxy::guard::GuardConfig>>,
+}
+
+impl RunOptions {
+    /// What `run.json` keeps of these options: the one writer of a run's settings, from what the run is
+    /// given (so what is written is what ran). The agent half from the agent's configuration and the
+    /// policy (a model's temperature, context and budget; recorded replies have none: 0), the proxy half
+    /// from the mode (a replay's miss policy and frozen web), the time zone, the locale and the guards.
+    pub fn settings(&self) -> RunSettings {
+        let mut s = RunSettings::default();
+        agent::settings::Settings::of_agent(&self.agent).record(&mut s.agent);
+        let model = match &self.policy {
+            PolicySpec::Llm { config, keep_screenshots }
+            | PolicySpec::Fork { config, keep_screenshots, .. } => Some((config, *keep_screenshots)),
+            PolicySpec::Trajectory(_) => None,
+        };
+        if let Some((config, keep)) = model {
+            s.agent.temperature = config.temperature;
+            s.agent.keep_screenshots = keep;
+            s.agent.max_tokens = Some(trajectory::MaxTokensSetting {
+                field: config.max_tokens_field.into(),
+                value: config.max_tokens,
+            });
+        }
+        s.agent.fork_at = match &self.policy {
+            PolicySpec::Fork { at, .. } => Some(*at),
+            _ => None,
+        };
+        s.agent.explore = self.agent.explore.as_ref().map(|e| trajectory::ExploreSetting {
+            links_per_page: e.links_per_page,
+            host_budget: e.host_budget,
+            depth: e.depth,
+            pace_ms: u64::try_from(e.pace.as_millis()).unwrap_or(u64::MAX),
+        });
+        s.agent.warm_browsers = self.agent.browsers.as_ref().map(|pool| {
+            let o = pool.options();
+            trajectory::WarmBrowsersSetting {
+                recycle_after: o.recycle_after,
+                memory_ceiling_mib: o.memory_ceiling_mib,
+                contexts_per_browser: o.contexts_per_browser,
+            }
+        });
+        if let ProxyMode::Replay { on_miss, frozen_web, .. } = &self.mode {
+            s.proxy.on_miss = crate::miss_setting(*on_miss);
+            frozen_web.record(&mut s.proxy);
+        }
+        s.proxy.time_zone = Some(self.time_zone.clone());
+        s.proxy.locale = Some(self.locale.clone());
+        s.proxy.guards = self.guard.as_deref().map(crate::settings::guards_setting);
+        s
+    }
 }
 
 /// Memory one task needs: a headless Chromium with a few tabs' worth of renderers, plus its proxy.
@@ -387,15 +452,6 @@ pub async fn run_tasks(
             });
         }
     }
-    let mut config = opts.config.clone();
-    if let Some(pool) = &opts.agent.browsers {
-        let o = pool.options();
-        config.warm_browsers = Some(trajectory::WarmBrowsersSetting {
-            recycle_after: o.recycle_after,
-            memory_ceiling_mib: o.memory_ceiling_mib,
-            contexts_per_browser: o.contexts_per_browser,
-        });
-    }
     let mut run_file = RunFile {
         v: trajectory::run_dir::RUN_FILE_VERSION,
         webfreeze: env!("CARGO_PKG_VERSION").into(),
@@ -405,7 +461,7 @@ pub async fn run_tasks(
         snapshots: opts.mode.snapshots().map(str::to_string),
         chrome: opts.agent.chrome.display().to_string(),
         chrome_version: opts.chrome_version.clone(),
-        config,
+        settings: opts.settings(),
         started_ms: opts.clock.now_ms(),
         finished_ms: None,
         tasks: earlier.map(|r| r.tasks).unwrap_or_default(),

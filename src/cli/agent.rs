@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{MissPolicy, UpstreamArgs, WsPacingArg};
+use trajectory::{ActionSpace, FrozenSearch, FrozenWebUnit, MissSetting, ObservationKind, WsPacingSetting};
+
+use super::UpstreamArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum RunMode {
@@ -14,69 +16,6 @@ pub(crate) enum RunMode {
     Record,
     /// From the snapshots <SNAPSHOTS>/<task-id>; sealed (no network) unless --on-miss says otherwise.
     Replay,
-}
-
-/// `--frozen-web`: see `session::FrozenWeb`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum FrozenWebArg {
-    /// The task's snapshot, then the site's other snapshots in the recording.
-    Site,
-    /// The task's snapshot only.
-    Task,
-}
-
-impl From<FrozenWebArg> for trajectory::FrozenWebUnit {
-    fn from(a: FrozenWebArg) -> Self {
-        match a {
-            FrozenWebArg::Site => trajectory::FrozenWebUnit::Site,
-            FrozenWebArg::Task => trajectory::FrozenWebUnit::Task,
-        }
-    }
-}
-
-impl From<SearchArg> for trajectory::FrozenSearch {
-    fn from(a: SearchArg) -> Self {
-        match a {
-            SearchArg::Off => trajectory::FrozenSearch::Off,
-            SearchArg::Fallback => trajectory::FrozenSearch::Fallback,
-            SearchArg::Always => trajectory::FrozenSearch::Always,
-            SearchArg::Site => trajectory::FrozenSearch::Site,
-        }
-    }
-}
-
-impl From<FrozenWebArg> for session::WebUnit {
-    fn from(a: FrozenWebArg) -> Self {
-        match a {
-            FrozenWebArg::Site => session::WebUnit::Site,
-            FrozenWebArg::Task => session::WebUnit::Task,
-        }
-    }
-}
-
-/// `--search`: see `replay::search::SearchMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SearchArg {
-    /// An unrecorded search is a miss.
-    Off,
-    /// A search no recording answers gets the frozen search engine's results.
-    Fallback,
-    /// Every search gets the frozen search engine's results, recorded or not.
-    Always,
-    /// As fallback, and a site's own search too: a GET to a path recorded with other values of its
-    /// search parameter gets that site's matching pages.
-    Site,
-}
-
-impl From<SearchArg> for replay::search::SearchMode {
-    fn from(a: SearchArg) -> Self {
-        match a {
-            SearchArg::Off => Self::Off,
-            SearchArg::Fallback => Self::Fallback,
-            SearchArg::Always => Self::Always,
-            SearchArg::Site => Self::Site,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -141,14 +80,15 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "RUN")]
     pub snapshots: Option<String>,
     /// Replay: what to do when no recorded exchange matches.
-    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
-    pub on_miss: MissPolicy,
+    #[arg(long, value_enum, default_value_t = MissSetting::NotFound)]
+    pub on_miss: MissSetting,
     /// Replay: the unit of the frozen web. `site`: what a task's own snapshot lacks is answered from the
     /// other tasks' snapshots of the same recording on the same site (GET, HEAD and OPTIONS only; their
     /// first recorded response; by snapshot name), reported as the `site-union` layer, never as exact;
-    /// `task`: the task's own snapshot only, exactly what was recorded for it.
-    #[arg(long, value_enum, default_value_t = FrozenWebArg::Site, value_name = "site|task")]
-    pub frozen_web: FrozenWebArg,
+    /// `task`: the task's own snapshot only, exactly what was recorded for it [default: site; with --policy
+    /// trajectory:RUN, RUN's when it was a replay].
+    #[arg(long, value_enum, value_name = "site|task")]
+    pub frozen_web: Option<FrozenWebUnit>,
     /// Replay: the frozen search engine. A search engine's page (Google, Bing, DuckDuckGo, --search-url)
     /// that no recording answers gets results from a full-text index (BM25, ties by URL) of the replayed
     /// pages (the task's snapshot and, with --frozen-web site, the site's): links that replay, marked
@@ -157,16 +97,18 @@ pub(crate) struct RunArgs {
     /// unrecorded search goes to the live engine instead (`always` still answers from the index). `site`
     /// (opt-in): as `fallback`, and a site's own search for a value no recording has (a GET to a path
     /// recorded with other values of its search parameter, e.g. /search?q=) gets that site's matching
-    /// pages on a page of the same shape, marked the same.
-    #[arg(long, value_enum, default_value_t = SearchArg::Fallback, value_name = "off|fallback|always|site")]
-    pub search: SearchArg,
+    /// pages on a page of the same shape, marked the same [default: fallback; with --policy trajectory:RUN,
+    /// RUN's when it was a replay].
+    #[arg(long, value_enum, value_name = "off|fallback|always|site")]
+    pub search: Option<FrozenSearch>,
     /// Replay: recorded WebSockets: a handshake is answered from the snapshot, then the server messages recorded
     /// before the first client message are sent, and after each client message the ones recorded after
     /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
-    /// a client message nothing matches is a WebSocket miss in the report. `recorded` (default) sends
-    /// each after its recorded delay, `fast` at once.
-    #[arg(long, value_enum, default_value_t = WsPacingArg::Recorded, value_name = "recorded|fast")]
-    pub ws_pacing: WsPacingArg,
+    /// a client message nothing matches is a WebSocket miss in the report. `recorded` sends each after its
+    /// recorded delay, `fast` at once [default: recorded; with --policy trajectory:RUN, RUN's when it was a
+    /// replay].
+    #[arg(long, value_enum, value_name = "recorded|fast")]
+    pub ws_pacing: Option<WsPacingSetting>,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
     /// available memory allows (about 1 GiB per browser and proxy).
     #[arg(long, default_value = "1", value_name = "N|auto")]
@@ -247,14 +189,14 @@ pub(crate) struct RunArgs {
     /// ` |AND| ` start page) [default: the one the tasks' benchmark gives its agents: webarena for WebArena
     /// and WebArena-Verified, webvoyager for WebVoyager and AssistantBench; with --policy trajectory:RUN,
     /// RUN's].
-    #[arg(long, value_name = "webvoyager|webarena")]
-    pub action_space: Option<agent::action::ActionSpace>,
+    #[arg(long, value_enum, value_name = "webvoyager|webarena")]
+    pub action_space: Option<ActionSpace>,
     /// What the model observes: `som` (the screenshot with numbered labels and the list of labelled
     /// elements), `axtree` (the accessibility tree as WebArena writes it, no image; needs
     /// --action-space webarena) or `som+axtree` (the labelled screenshot and the tree, its lines
     /// carrying the labels) [default: som; with --policy trajectory:RUN, RUN's].
-    #[arg(long, value_name = "som|axtree|som+axtree")]
-    pub observation: Option<agent::browser::ObservationKind>,
+    #[arg(long, value_enum, value_name = "som|axtree|som+axtree")]
+    pub observation: Option<ObservationKind>,
     /// Stop a task after N unparseable model replies in a row (WebArena uses 3) [default: never; with
     /// --policy trajectory:RUN, RUN's].
     #[arg(long, value_name = "N")]

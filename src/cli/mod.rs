@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use trajectory::{FrozenSearch, FrozenWebUnit, MissSetting, WsPacingSetting};
 
 mod agent;
 mod store;
@@ -270,37 +271,6 @@ pub(crate) struct RecordArgs {
     pub proxy: ProxyArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum MissPolicy {
-    /// Answer 404 with a text body naming the URL; never contact an origin.
-    #[value(name = "404")]
-    NotFound,
-    /// Forward misses to the live origin.
-    Live,
-    /// Forward misses live and record them into a second snapshot (--miss-snapshot).
-    Record,
-}
-
-impl From<MissPolicy> for trajectory::MissSetting {
-    fn from(m: MissPolicy) -> Self {
-        match m {
-            MissPolicy::NotFound => trajectory::MissSetting::NotFound,
-            MissPolicy::Live => trajectory::MissSetting::Live,
-            MissPolicy::Record => trajectory::MissSetting::Record,
-        }
-    }
-}
-
-impl From<MissPolicy> for replay::MissPolicy {
-    fn from(m: MissPolicy) -> Self {
-        match m {
-            MissPolicy::NotFound => replay::MissPolicy::NotFound,
-            MissPolicy::Live => replay::MissPolicy::Live,
-            MissPolicy::Record => replay::MissPolicy::Record,
-        }
-    }
-}
-
 /// `--not-captured`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum NotCapturedArg {
@@ -311,32 +281,14 @@ pub(crate) enum NotCapturedArg {
     Empty,
 }
 
-/// `--ws-pacing`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum WsPacingArg {
-    /// Each server message after the delay it had in the recording.
-    Recorded,
-    /// Server messages as soon as they are released.
-    Fast,
-}
-
-impl From<WsPacingArg> for replay::websocket::WsPacing {
-    fn from(a: WsPacingArg) -> Self {
-        match a {
-            WsPacingArg::Recorded => Self::Recorded,
-            WsPacingArg::Fast => Self::Fast,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     /// Snapshot to replay.
     #[arg(long)]
     pub snapshot: String,
     /// What to do when no recorded exchange matches.
-    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
-    pub on_miss: MissPolicy,
+    #[arg(long, value_enum, default_value_t = MissSetting::NotFound)]
+    pub on_miss: MissSetting,
     /// Where --on-miss record stores misses [default: SNAPSHOT/misses].
     #[arg(long)]
     pub miss_snapshot: Option<String>,
@@ -368,8 +320,8 @@ pub(crate) struct ReplayArgs {
     /// from the other snapshots of its recording (named RUN/<task>, like SNAPSHOT) on the same site (their
     /// `web_name` label), by name, GET/HEAD/OPTIONS only, their first recorded response; counted in the
     /// report as the `site-union` layer and marked `x-webfreeze-layer: site-union`, never as exact.
-    #[arg(long, value_enum, default_value_t = FrozenWebArg::Task, value_name = "task|site")]
-    pub frozen_web: FrozenWebArg,
+    #[arg(long, value_enum, default_value_t = FrozenWebUnit::Task, value_name = "task|site")]
+    pub frozen_web: FrozenWebUnit,
     /// Also answer what SNAPSHOT lacks from this snapshot, as part of the site union (repeatable; consulted
     /// in the order given, after those --frozen-web site finds).
     #[arg(long = "union", value_name = "SNAPSHOT")]
@@ -388,8 +340,8 @@ pub(crate) struct ReplayArgs {
     /// union), marked `x-webfreeze-layer: frozen-search`. `off` (default here) leaves such searches misses;
     /// `always` answers recorded searches from the index too; `site` is `fallback` plus a site's own search
     /// (a GET to a path recorded with other values of its search parameter gets the site's matching pages).
-    #[arg(long, value_enum, default_value_t = SearchArg::Off, value_name = "off|fallback|always|site")]
-    pub search: SearchArg,
+    #[arg(long, value_enum, default_value_t = FrozenSearch::Off, value_name = "off|fallback|always|site")]
+    pub search: FrozenSearch,
     /// Another search engine's results page for the frozen search engine (its host and path), e.g.
     /// https://search.example/find (repeatable).
     #[arg(long = "search-url", value_name = "URL")]
@@ -399,8 +351,8 @@ pub(crate) struct ReplayArgs {
     /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
     /// a client message nothing matches is a WebSocket miss in the report. `recorded` (default) sends
     /// each after its recorded delay, `fast` at once.
-    #[arg(long, value_enum, default_value_t = WsPacingArg::Recorded, value_name = "recorded|fast")]
-    pub ws_pacing: WsPacingArg,
+    #[arg(long, value_enum, default_value_t = WsPacingSetting::Recorded, value_name = "recorded|fast")]
+    pub ws_pacing: WsPacingSetting,
     /// Keep this replay's own wire, one log per episode: every request the client made, what answered it
     /// (layer, recorded exchange) and the status, in DIR/episode-NNNN/wire.jsonl.zst (JSON lines in one
     /// zstd stream, written as requests are answered). `POST /__webfreeze/reset` starts the next episode's

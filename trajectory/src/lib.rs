@@ -6,6 +6,8 @@
 //! - [`types`]: `trajectory.json` per task ([`Trajectory`], [`Step`], [`Outcome`], [`ProxyStats`]);
 //! - [`run_dir`]: [`RunDir`] and [`TaskDir`], the only code that reads or writes a run's files, and
 //!   `run.json` ([`RunFile`], [`TaskStatus`], [`TaskState`]);
+//! - [`RunSettings`]: a run's settings as `run.json` keeps them, in an agent half and a proxy half, and
+//!   each setting's enum (clap's `ValueEnum` derived for them with the `clap` feature);
 //! - [`benchmark`]: which benchmark a task comes from ([`Benchmark`]), carried by the task and its trajectory;
 //! - [`task_eval`]: a task's own evaluation spec ([`TaskEvalSpec`], one typed variant per benchmark), read
 //!   once where the task file is loaded and carried in its trajectory;
@@ -26,12 +28,11 @@ pub mod types;
 pub mod wire;
 
 pub use benchmark::{Benchmark, UnknownBenchmark};
-pub use run_dir::{
-    write_atomic, RunConfig, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus,
-};
+pub use run_dir::{write_atomic, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus};
 pub use settings::{
-    ActionSpaceSetting, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
-    MissSetting, ObservationSetting, WarmBrowsersSetting,
+    ActionSpace, AgentSettings, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
+    MissSetting, ObservationKind, ProxySettings, RunSettings, UnknownSettings, WarmBrowsersSetting,
+    WsPacingSetting,
 };
 pub use task_eval::{
     AssistantBenchEval, EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required,

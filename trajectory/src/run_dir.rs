@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::settings::RunConfig;
+use crate::settings::RunSettings;
 use crate::types::{Outcome, RunMode, Trajectory, TRAJECTORY_VERSION};
 
 /// Format version of `run.json`.
@@ -233,9 +233,9 @@ pub struct RunFile {
     /// What `<chrome> --version` printed.
     #[serde(default)]
     pub chrome_version: String,
-    /// Settings that shape the trajectories.
-    #[serde(default)]
-    pub config: RunConfig,
+    /// Settings that shape the trajectories (the `config` object; absent in the oldest runs).
+    #[serde(default, rename = "config")]
+    pub settings: RunSettings,
     /// Start of the latest invocation (ms since epoch).
     pub started_ms: i64,
     /// End of the latest invocation.

@@ -6,7 +6,11 @@
 
 use std::path::Path;
 
-use trajectory::{Outcome, RunDir, RunMode, TaskState, TaskStatus};
+use trajectory::{
+    ActionSpace, AgentSettings, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
+    MissSetting, ObservationKind, Outcome, ProxySettings, RunDir, RunMode, RunSettings, TaskState,
+    TaskStatus, WarmBrowsersSetting,
+};
 
 fn fixture() -> RunDir {
     RunDir::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v1"))
@@ -18,8 +22,8 @@ fn v1_run_file_reads_with_typed_states() {
     assert_eq!(rf.v, 1);
     assert_eq!(rf.mode, RunMode::Record);
     assert_eq!(rf.snapshots.as_deref(), Some("recorded"));
-    assert_eq!(rf.config.max_steps, 15);
-    assert_eq!(rf.config.window, [1024, 768]);
+    assert_eq!(rf.settings.agent.max_steps, 15);
+    assert_eq!(rf.settings.agent.window, [1024, 768]);
     let states: Vec<(&str, TaskState)> = rf.tasks.iter().map(|(k, v)| (k.as_str(), v.status)).collect();
     assert_eq!(
         states,
@@ -59,33 +63,128 @@ fn a_written_run_file_reads_back_equal() {
     assert_eq!(copy.read_run_file().unwrap(), rf);
 }
 
-/// `run-v1-settings/run.json` has every setting as the runs of stop 56 wrote them, untyped keys beside the
-/// typed ones: each reads typed now, and a key nobody knows is kept.
+fn fixture_path(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// What a run's `config` must read as: its settings, or an error naming the key nobody knows.
+enum Want {
+    Settings(Box<RunSettings>),
+    UnknownKey(&'static str),
+}
+
+/// Every shape of `run.json`'s settings runs have written reads as the same settings, and a key no
+/// setting has is refused by name (issue 62): never kept and ignored.
+/// - `run-v1`: the first settings (the agent's budget and waits, the miss policy, the model's);
+/// - `run-v1-minimal`: no `config` at all (the oldest runs): zeros, which re-executions do not take;
+/// - `run-v1-all-settings`: every setting as the flat `RunConfig` of before issue 62 wrote it (a forked
+///   replay: frozen web and search, guards of its live misses, every agent setting);
+/// - `run-v1-settings`: issue 50's fixture, whose `a_key_of_a_newer_version` was kept then and is refused now;
+/// - a misspelled key.
 #[test]
-fn v1_settings_written_as_untyped_keys_read_typed() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v1-settings");
-    let c = RunDir::new(dir).read_run_file().unwrap().config;
-    assert_eq!(c.action_space, Some(trajectory::ActionSpaceSetting::WebArena));
-    assert_eq!(c.observation, Some(trajectory::ObservationSetting::SomAxTree));
-    assert_eq!((c.early_stop_parse_failures, c.early_stop_repeats, c.fork_at), (Some(2), Some(3), Some(2)));
-    assert_eq!(
-        c.max_tokens,
-        Some(trajectory::MaxTokensSetting { field: "max_completion_tokens".into(), value: 512 })
-    );
-    let g = c.guards.as_ref().unwrap();
-    assert_eq!(
-        (g.write_guard, g.answer_guard, g.own_hosts.as_slice()),
-        (true, false, &["shop.test".to_string()][..])
-    );
-    assert_eq!(c.explore.map(|e| (e.links_per_page, e.host_budget, e.depth, e.pace_ms)), Some((3, 40, 1, 0)));
-    assert_eq!(c.warm_browsers.map(|w| (w.recycle_after, w.memory_ceiling_mib)), Some((50, Some(1024))));
-    assert_eq!(c.extra.keys().collect::<Vec<_>>(), ["a_key_of_a_newer_version"]);
-    // Written back, the same keys and values.
-    let again: serde_json::Value = serde_json::to_value(&c).unwrap();
-    let before: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v1-settings/run.json"))
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(again, before["config"]);
+fn run_settings_of_every_shape_read_typed_and_unknown_keys_are_named() {
+    let first = RunSettings {
+        agent: AgentSettings {
+            max_steps: 15,
+            window: [1024, 768],
+            page_timeout_s: 30.0,
+            settle_ms: 300,
+            wait_ms: 1000,
+            search_url: "https://shop.test/".into(),
+            temperature: 0.0,
+            keep_screenshots: 3,
+            ..Default::default()
+        },
+        proxy: ProxySettings { on_miss: MissSetting::NotFound, ..Default::default() },
+    };
+    let all = RunSettings {
+        agent: AgentSettings {
+            max_steps: 9,
+            window: [1366, 768],
+            page_timeout_s: 30.0,
+            settle_ms: 500,
+            wait_ms: 5000,
+            search_url: "https://www.google.com/".into(),
+            temperature: 0.0,
+            keep_screenshots: 3,
+            early_stop_parse_failures: Some(2),
+            early_stop_repeats: Some(3),
+            action_space: Some(ActionSpace::WebArena),
+            observation: Some(ObservationKind::SomAxTree),
+            max_tokens: Some(MaxTokensSetting { field: "max_completion_tokens".into(), value: 512 }),
+            explore: Some(ExploreSetting { links_per_page: 3, host_budget: 40, depth: 1, pace_ms: 0 }),
+            fork_at: Some(2),
+            warm_browsers: Some(WarmBrowsersSetting {
+                recycle_after: 50,
+                memory_ceiling_mib: Some(1024),
+                contexts_per_browser: 1,
+            }),
+        },
+        proxy: ProxySettings {
+            on_miss: MissSetting::Live,
+            frozen_web: Some(FrozenWebUnit::Site),
+            search: Some(FrozenSearch::Fallback),
+            ws_pacing: None,
+            time_zone: Some("Europe/Berlin".into()),
+            locale: Some("de-DE".into()),
+            guards: Some(GuardsSetting {
+                write_guard: true,
+                answer_guard: false,
+                own_hosts: vec!["shop.test".into()],
+            }),
+        },
+    };
+    let d = tempfile::tempdir().unwrap();
+    let misspelled = d.path().join("misspelled");
+    std::fs::create_dir(&misspelled).unwrap();
+    let text = std::fs::read_to_string(fixture_path("run-v1-all-settings/run.json")).unwrap();
+    std::fs::write(misspelled.join("run.json"), text.replace("\"settle_ms\"", "\"setle_ms\"")).unwrap();
+    let cases: Vec<(&str, std::path::PathBuf, Want)> = vec![
+        ("the first settings", fixture_path("run-v1"), Want::Settings(Box::new(first))),
+        ("no config", fixture_path("run-v1-minimal"), Want::Settings(Box::default())),
+        ("every setting", fixture_path("run-v1-all-settings"), Want::Settings(Box::new(all))),
+        (
+            "a key of a newer version",
+            fixture_path("run-v1-settings"),
+            Want::UnknownKey("a_key_of_a_newer_version"),
+        ),
+        ("a misspelled key", misspelled, Want::UnknownKey("setle_ms")),
+    ];
+    for (name, dir, want) in cases {
+        let read = RunDir::new(&dir).read_run_file();
+        match want {
+            Want::Settings(want) => {
+                let rf = read.unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(rf.settings, *want, "{name}");
+                // Round trip: written and read back, the same settings; and, where the file had a config,
+                // the same keys and values it had.
+                let copy = d.path().join(name.replace(' ', "-"));
+                RunDir::new(&copy).create().unwrap();
+                RunDir::new(&copy).write_run_file(&rf).unwrap();
+                assert_eq!(RunDir::new(&copy).read_run_file().unwrap(), rf, "{name}");
+                let file: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+                if file.get("config").is_some() {
+                    assert_eq!(serde_json::to_value(&rf.settings).unwrap(), file["config"], "{name}");
+                }
+            }
+            Want::UnknownKey(key) => {
+                let e = read.expect_err(name).to_string();
+                assert!(e.contains(&format!("unknown run setting `{key}`")), "{name}: {e}");
+                assert!(
+                    e.contains("settle_ms") && e.contains("ws_pacing"),
+                    "{name}: the settings listed: {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bad_value_is_named_with_its_key() {
+    let e =
+        serde_json::from_value::<RunSettings>(serde_json::json!({"observation": "telepathy"})).unwrap_err();
+    assert!(e.to_string().contains("observation") && e.to_string().contains("telepathy"), "{e}");
+    let e = serde_json::from_value::<RunSettings>(serde_json::json!({"ws_pacing": "slow"})).unwrap_err();
+    assert!(e.to_string().contains("ws_pacing") && e.to_string().contains("slow"), "{e}");
 }

@@ -18,7 +18,7 @@ use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
-use trajectory::{RunConfig, TaskState};
+use trajectory::TaskState;
 
 const SCRIPT: &[&str] = &[
     "Thought: look down\nAction: Scroll [WINDOW]; down",
@@ -156,7 +156,6 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
         jobs: 1,
         tasks_file: "bench".into(),
         chrome_version: agent::browser::browser_version(&chrome),
-        config: RunConfig::default(),
         shard: None,
         task_timeout: None,
         retry_blocked: false,

@@ -22,9 +22,9 @@ use agent::runner::AgentConfig;
 use anyhow::bail;
 use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
-use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions, WebUnit};
+use session::{FrozenWeb, FrozenWebUnit, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
-use trajectory::{RunConfig, RunDir, TaskState, Trajectory};
+use trajectory::{RunDir, TaskState, Trajectory};
 
 /// (site name, start page, scripted replies). Labels: the shop's home page is [0] search box, [1] its
 /// button, [2] the promotion, [3..8] the products cheapest first; a product page [0] the home link; the
@@ -169,7 +169,6 @@ pub(crate) fn run() -> anyhow::Result<()> {
         jobs: 2,
         tasks_file: "bench".into(),
         chrome_version: agent::browser::browser_version(&chrome),
-        config: RunConfig::default(),
         shard: None,
         task_timeout: None,
         retry_blocked: false,
@@ -295,7 +294,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     drop(store);
     let union_only =
-        FrozenWeb { unit: WebUnit::Site, search: session::SearchMode::Off, ..FrozenWeb::default() };
+        FrozenWeb { unit: FrozenWebUnit::Site, search: session::SearchMode::Off, ..FrozenWeb::default() };
     let configs: [(&str, &str, FrozenWeb); 4] = [
         ("(a) task snapshot only", "rec", FrozenWeb::recorded()),
         ("(b) + site union", "rec", union_only.clone()),

@@ -27,9 +27,9 @@ use agent::runner::AgentConfig;
 use anyhow::{bail, Context as _};
 use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
-use session::{CoverageReport, FrozenWeb, PolicySpec, ProxyMode, RunOptions, WebUnit};
+use session::{CoverageReport, FrozenWeb, FrozenWebUnit, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
-use trajectory::{RunConfig, TaskState};
+use trajectory::TaskState;
 
 /// Generated wiki pages.
 const WIKI_PAGES: usize = 220;
@@ -280,10 +280,6 @@ pub(crate) fn run() -> anyhow::Result<()> {
         jobs: 2,
         tasks_file: "bench".into(),
         chrome_version: agent::browser::browser_version(&chrome),
-        config: RunConfig {
-            action_space: Some(trajectory::ActionSpaceSetting::WebArena),
-            ..RunConfig::default()
-        },
         shard: None,
         task_timeout: None,
         retry_blocked: false,
@@ -380,7 +376,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ))?;
         Ok(r)
     };
-    let union = FrozenWeb { unit: WebUnit::Site, search: session::SearchMode::Off, ..FrozenWeb::default() };
+    let union =
+        FrozenWeb { unit: FrozenWebUnit::Site, search: session::SearchMode::Off, ..FrozenWeb::default() };
     let mut rows: Vec<(&str, CoverageReport)> = Vec::new();
     eprintln!("bench coverage: replaying leave-one-out (a) site union");
     rows.push(("(a) site union (the merge of the other paths)", coverage("rec", union.clone(), "a")?));

@@ -20,7 +20,7 @@ use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
 use session::{PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
-use trajectory::{RunConfig, RunDir, TaskState};
+use trajectory::{RunDir, TaskState};
 
 /// Mean milliseconds per task.
 #[derive(Default)]
@@ -186,7 +186,6 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         jobs: 2,
         tasks_file: tasks_file.display().to_string(),
         chrome_version: agent::browser::browser_version(&chrome),
-        config: RunConfig::default(),
         shard: None,
         task_timeout: None,
         retry_blocked: false,

@@ -13,39 +13,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// Which grammar the model writes actions in (`--action-space`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ActionSpace {
-    /// WebVoyager's 7 actions, one tab (links that would open a tab stay in it).
-    #[default]
-    WebVoyager,
-    /// WebArena's actions ([`webarena`]), real tabs.
-    WebArena,
-}
-
-impl std::str::FromStr for ActionSpace {
-    type Err = crate::UnknownChoice;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "webvoyager" => Ok(Self::WebVoyager),
-            "webarena" => Ok(Self::WebArena),
-            _ => Err(crate::UnknownChoice {
-                what: "action space",
-                given: s.to_string(),
-                choices: "webvoyager or webarena",
-            }),
-        }
-    }
-}
-
-impl std::fmt::Display for ActionSpace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::WebVoyager => "webvoyager",
-            Self::WebArena => "webarena",
-        })
-    }
-}
+/// Which grammar the model writes actions in (`--action-space`): defined with the other run settings in
+/// `trajectory`, which `run.json` and the command line name it by.
+pub use trajectory::ActionSpace;
 
 /// An action of either space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,21 +57,19 @@ pub struct AnyParsed {
     pub action: AnyAction,
 }
 
-impl ActionSpace {
-    /// Parse a reply in this space; the error text goes back to the model.
-    pub fn parse(self, reply: &str) -> Result<AnyParsed, ParseError> {
-        match self {
-            ActionSpace::WebVoyager => webvoyager::parse_reply(reply).map(|p| AnyParsed {
-                thought: p.thought,
-                raw_action: p.raw_action,
-                action: AnyAction::WebVoyager(p.action),
-            }),
-            ActionSpace::WebArena => webarena::parse_reply(reply).map(|p| AnyParsed {
-                thought: p.thought,
-                raw_action: p.raw_action,
-                action: AnyAction::WebArena(p.action),
-            }),
-        }
+/// Parse a reply in action space `space`; the error text goes back to the model.
+pub fn parse_reply(space: ActionSpace, reply: &str) -> Result<AnyParsed, ParseError> {
+    match space {
+        ActionSpace::WebVoyager => webvoyager::parse_reply(reply).map(|p| AnyParsed {
+            thought: p.thought,
+            raw_action: p.raw_action,
+            action: AnyAction::WebVoyager(p.action),
+        }),
+        ActionSpace::WebArena => webarena::parse_reply(reply).map(|p| AnyParsed {
+            thought: p.thought,
+            raw_action: p.raw_action,
+            action: AnyAction::WebArena(p.action),
+        }),
     }
 }
 

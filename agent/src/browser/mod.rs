@@ -121,43 +121,8 @@ pub struct BrowserOptions {
     pub observation: ObservationKind,
 }
 
-/// What the agent observes at a step (`--observation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ObservationKind {
-    /// The screenshot with Set-of-Marks labels and the list of labelled elements (WebVoyager, VWA).
-    #[default]
-    Som,
-    /// The accessibility tree as text (WebArena); the screenshot is kept for the record, unlabelled.
-    AxTree,
-    /// The labelled screenshot and the accessibility tree, whose lines carry the labels (VWA's SoM agent).
-    SomAxTree,
-}
-
-impl std::str::FromStr for ObservationKind {
-    type Err = crate::UnknownChoice;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "som" => Ok(Self::Som),
-            "axtree" => Ok(Self::AxTree),
-            "som+axtree" | "axtree+som" => Ok(Self::SomAxTree),
-            _ => Err(crate::UnknownChoice {
-                what: "observation",
-                given: s.to_string(),
-                choices: "som, axtree or som+axtree",
-            }),
-        }
-    }
-}
-
-impl std::fmt::Display for ObservationKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Som => "som",
-            Self::AxTree => "axtree",
-            Self::SomAxTree => "som+axtree",
-        })
-    }
-}
+/// What the agent observes at a step (`--observation`): defined with the other run settings in `trajectory`.
+pub use trajectory::ObservationKind;
 
 /// Where a session's browser comes from.
 enum Owner {

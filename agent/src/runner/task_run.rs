@@ -262,7 +262,7 @@ impl TaskRun<'_> {
         });
         // WebVoyager's scripts look for `Action: ANSWER; ...` in the last reply: the transcript carries the
         // canonical form of a readable reply (the raw text is in messages.json and trajectory.json).
-        let parsed = self.cfg.action_space.parse(&decision.raw_reply);
+        let parsed = crate::action::parse_reply(self.cfg.action_space, &decision.raw_reply);
         let canonical = match &parsed {
             Ok(p) => format!("Thought: {}\nAction: {}", p.thought, p.action),
             Err(_) => decision.raw_reply.clone(),

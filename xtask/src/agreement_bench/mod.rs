@@ -35,7 +35,6 @@ use evaluator::evaluate::{EvalOptions, EvalReport, JudgeKind};
 use proxy::CertificateAuthority;
 use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
-use trajectory::RunConfig;
 
 use apps::App;
 
@@ -263,10 +262,6 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
         jobs: 1,
         tasks_file: tasks_file.display().to_string(),
         chrome_version: agent::browser::browser_version(&chrome),
-        config: RunConfig {
-            action_space: Some(trajectory::ActionSpaceSetting::WebArena),
-            ..RunConfig::default()
-        },
         shard: None,
         task_timeout: Some(Duration::from_secs(120)),
         retry_blocked: false,

@@ -177,15 +177,19 @@ fn recorded_writes(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn entry(method: &str, url: &str, body: &str, answer: Answer, status: u16) -> WireEntry {
+    /// A wire log entry as the proxy writes one: a form request (body "" for none) and how it was answered.
+    pub(super) fn entry(method: &str, url: &str, body: &str, answer: Answer, status: u16) -> WireEntry {
         WireEntry {
             n: 0,
             method: method.into(),
             url: url.into(),
-            request_headers: vec![("content-type".into(), "application/x-www-form-urlencoded".into())],
+            request_headers: vec![
+                ("content-type".into(), "application/x-www-form-urlencoded".into()),
+                ("accept".into(), "text/html,application/xhtml+xml".into()),
+            ],
             request_body: (!body.is_empty()).then(|| body.to_string()),
             request_body_cut: None,
             status,

@@ -189,10 +189,12 @@ pub const RECALL_FLOOR: f64 = 0.855;
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_table_is_whole_and_split_by_its_hash() {
-        let rows: Vec<Row> = serde_json::from_str(TABLE_JSON).expect("heldout/requests.json parses");
-        assert!(rows.len() >= 300, "{} rows", rows.len());
+    /// A table's rows whole: at least `min` rows and `min_api` API-shaped ones, each with a verdict, a
+    /// source and a reason and a URL that parses, in `half` (None: the hash's halves), and none citing a
+    /// source of `earlier` (the tables written before it).
+    fn check_table(json: &str, min: usize, min_api: usize, half: Option<&str>, earlier: &[Row]) -> Vec<Row> {
+        let rows: Vec<Row> = serde_json::from_str(json).expect("the table parses");
+        assert!(rows.len() >= min, "{} rows", rows.len());
         let api = rows
             .iter()
             .filter(|r| {
@@ -201,12 +203,23 @@ mod tests {
                     || r.url.contains("graphql")
             })
             .count();
-        assert!(api >= 100, "{api} API-shaped rows");
+        assert!(api >= min_api, "{api} API-shaped rows");
+        let old: std::collections::HashSet<&str> = earlier.iter().map(|r| r.source.as_str()).collect();
         for r in &rows {
             assert!(matches!(r.expect.as_str(), "harmful" | "ordinary"), "{}", r.url);
             assert!(!r.source.is_empty() && !r.reason.is_empty(), "{}", r.url);
             assert!(r.url.parse::<http::Uri>().is_ok(), "{}", r.url);
+            assert!(!old.contains(r.source.as_str()), "{}: source already cited by an earlier table", r.url);
+            if let Some(h) = half {
+                assert_eq!(r.half, h, "{}", r.url);
+            }
         }
+        rows
+    }
+
+    #[test]
+    fn the_table_is_whole_and_split_by_its_hash() {
+        let rows = check_table(TABLE_JSON, 300, 100, None, &[]);
         let halves = split(&rows);
         for (r, h) in rows.iter().zip(halves) {
             assert_eq!(r.half, h, "{} {}: stored half is not the hash's", r.method, r.url);
@@ -214,50 +227,9 @@ mod tests {
     }
 
     #[test]
-    fn the_fresh_table_is_whole_and_held_out() {
-        let rows: Vec<Row> = serde_json::from_str(FRESH_JSON).expect("heldout/fresh.json parses");
-        assert!(rows.len() >= 200, "{} rows", rows.len());
-        let api = rows
-            .iter()
-            .filter(|r| {
-                r.content_type.contains("json")
-                    || matches!(r.method.as_str(), "PUT" | "PATCH" | "DELETE")
-                    || r.url.contains("graphql")
-            })
-            .count();
-        assert!(api >= 80, "{api} API-shaped rows");
-        let old: std::collections::HashSet<String> =
-            serde_json::from_str::<Vec<Row>>(TABLE_JSON).unwrap().into_iter().map(|r| r.source).collect();
-        for r in &rows {
-            assert_eq!(r.half, "fresh", "{}", r.url);
-            assert!(matches!(r.expect.as_str(), "harmful" | "ordinary"), "{}", r.url);
-            assert!(!r.source.is_empty() && !r.reason.is_empty(), "{}", r.url);
-            assert!(r.url.parse::<http::Uri>().is_ok(), "{}", r.url);
-            assert!(!old.contains(&r.source), "{}: source already cited by requests.json", r.url);
-        }
-    }
-
-    #[test]
-    fn the_third_table_is_whole_and_held_out() {
-        let rows: Vec<Row> = serde_json::from_str(THIRD_JSON).expect("heldout/third.json parses");
-        assert!(rows.len() >= 300, "{} rows", rows.len());
-        let api = rows
-            .iter()
-            .filter(|r| {
-                r.content_type.contains("json")
-                    || matches!(r.method.as_str(), "PUT" | "PATCH" | "DELETE")
-                    || r.url.contains("graphql")
-            })
-            .count();
-        assert!(api >= 100, "{api} API-shaped rows");
-        let old: std::collections::HashSet<String> = tuning_rows().into_iter().map(|r| r.source).collect();
-        for r in &rows {
-            assert_eq!(r.half, "third", "{}", r.url);
-            assert!(matches!(r.expect.as_str(), "harmful" | "ordinary"), "{}", r.url);
-            assert!(!r.source.is_empty() && !r.reason.is_empty(), "{}", r.url);
-            assert!(r.url.parse::<http::Uri>().is_ok(), "{}", r.url);
-            assert!(!old.contains(&r.source), "{}: source already cited by a tuning table", r.url);
-        }
+    fn the_fresh_and_third_tables_are_whole_and_cite_nothing_earlier() {
+        check_table(FRESH_JSON, 200, 80, Some("fresh"), &rows());
+        check_table(THIRD_JSON, 300, 100, Some("third"), &tuning_rows());
     }
 
     /// The third table's figures only (held out: its failures are not printed while rules are written).

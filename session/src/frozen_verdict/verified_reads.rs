@@ -82,21 +82,7 @@ mod tests {
     use serde_json::json;
 
     fn entry(method: &str, url: &str, answer: Answer, status: u16) -> WireEntry {
-        WireEntry {
-            n: 0,
-            method: method.into(),
-            url: url.into(),
-            request_headers: vec![("accept".into(), "text/html,application/xhtml+xml".into())],
-            request_body: None,
-            request_body_cut: None,
-            status,
-            response_headers: Vec::new(),
-            answer,
-            overlay: None,
-            recorded: None,
-            response_body: None,
-            response_text: None,
-        }
+        super::super::tests::entry(method, url, "", answer, status)
     }
 
     /// The network events `crate::network_events` reads from these entries: a miss has no response.

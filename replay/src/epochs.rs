@@ -32,8 +32,13 @@ pub(crate) fn recorded_writes(store: &Store, m: &Manifest) -> Result<Vec<u64>, S
             continue;
         }
         let ct = x.request.header("content-type").unwrap_or_default().to_string();
+        // The body as the one rule reads it: a GraphQL query (JSON), a preview, a diff or an edit stash (a
+        // form or multipart body) is not a write. Read for JSON only, a form's preview or stash counted
+        // as the recording's write while the run's own was not (the run classified with its body), so a
+        // run on the recording's path never reached the recording's epochs (MediaWiki's edit stash).
+        let readable = ["json", "x-www-form-urlencoded", "multipart/form-data"];
         let body = match &x.request.body {
-            Some(b) if ct.contains("json") => {
+            Some(b) if readable.iter().any(|t| ct.contains(t)) || ct.is_empty() => {
                 String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned()
             }
             _ => String::new(),
@@ -89,6 +94,66 @@ pub(crate) fn pick(writes: &[u64], seqs: &[u64], epoch: usize, nth: usize) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recording's writes are read by the one rule, with their bodies: MediaWiki's edit stash and
+    /// preview (form and multipart bodies) are not writes, its save is; a GraphQL query is not, a
+    /// mutation is. Read for JSON only, the stash was the recording's first write while a run's own
+    /// stash was not, and a run on the recording's path never reached the state after its save.
+    #[test]
+    fn the_recordings_writes_are_read_with_their_bodies() {
+        use snapshots::{Header, NewSnapshot, Seed, SnapshotSource};
+        let store = Store::in_memory();
+        let w = store
+            .create_snapshot(NewSnapshot {
+                name: "t".into(),
+                created_ms: 1,
+                seed: Seed { start_ms: 1, time_zone: "UTC".into() },
+                source: SnapshotSource::Record,
+                labels: Default::default(),
+            })
+            .unwrap();
+        let mp = "multipart/form-data; boundary=XyZ";
+        let part = |name: &str, v: &str| {
+            format!("--XyZ\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{v}\r\n")
+        };
+        let preview =
+            format!("{}{}--XyZ--\r\n", part("wpTextbox1", "Red"), part("wpPreview", "Show preview"));
+        let save = format!("{}{}--XyZ--\r\n", part("wpTextbox1", "Red"), part("wpSave", "Save page"));
+        let rows: Vec<(&str, &str, &str, String)> = vec![
+            ("GET", "https://w.test/index.php?title=T&action=edit", "", String::new()),
+            (
+                "POST",
+                "https://w.test/api.php",
+                "application/x-www-form-urlencoded",
+                "action=stashedit&title=T&text=Red".into(),
+            ),
+            ("POST", "https://w.test/index.php?title=T&action=submit", mp, preview),
+            ("POST", "https://w.test/index.php?title=T&action=submit", mp, save),
+            (
+                "POST",
+                "https://w.test/graphql",
+                "application/json",
+                r#"{"query":"query { me { id } }"}"#.into(),
+            ),
+            (
+                "POST",
+                "https://w.test/graphql",
+                "application/json",
+                r#"{"query":"mutation { like(id: 1) { id } }"}"#.into(),
+            ),
+        ];
+        for (i, (method, url, ct, body)) in rows.iter().enumerate() {
+            let mut x =
+                snapshots::fixtures::exchange(&store, i as u64, method, url, "text/html", b"ok").unwrap();
+            if !body.is_empty() {
+                x.request.headers.push(Header::new("content-type", *ct));
+                x.request.body = Some(store.put_blob(body.as_bytes()).unwrap());
+            }
+            w.append(x).unwrap();
+        }
+        let m = w.finalize(2).unwrap();
+        assert_eq!(recorded_writes(&store, &m).unwrap(), [3, 5]);
+    }
 
     #[test]
     fn epochs_and_picks() {

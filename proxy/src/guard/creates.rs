@@ -179,7 +179,7 @@ fn api_call(host: &str, path: &str, json: bool) -> bool {
 }
 
 /// What a POST with a body to `path` on `host` creates in the user's name, if it does (see the module
-/// docs): `idents` are the request's action words (`writes::action_idents`: the path's last words, or
+/// docs): `idents` are the request's action words (`idents::action_idents`: the path's last words, or
 /// its `action`), `json` whether its body is JSON.
 pub(crate) fn creates_resource(
     host: &str,

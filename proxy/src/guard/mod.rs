@@ -21,6 +21,7 @@ pub mod answers;
 pub mod cases;
 mod creates;
 pub mod heldout;
+mod idents;
 pub mod platforms;
 pub mod socket;
 pub mod writes;

@@ -20,6 +20,7 @@ pub mod acts;
 pub mod answers;
 pub mod cases;
 mod creates;
+pub mod graphql;
 pub mod heldout;
 mod idents;
 pub mod platforms;

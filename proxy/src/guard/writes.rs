@@ -8,7 +8,7 @@
 //!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
 //!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
 //!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
-//!    parsed operations or a persisted operation's name ([`super::acts::judge_graphql`]);
+//!    parsed operations or a persisted operation's name ([`super::graphql::judge_graphql`]);
 //! 3. the user's rules file (its harmless paths, then its rules), which knows the user's sites;
 //! 4. the body at every depth: fields that only an act carries (a card number, an order confirmation, a
 //!    recipient, a new password and its confirmation) block; a log-in form (a password without its
@@ -202,7 +202,7 @@ pub struct WriteFacts<'a> {
     /// The body's leaves at every depth: (keys joined by `.`, lower case; value).
     pub leaves: Vec<(String, String)>,
     /// The GraphQL operations the request carries.
-    pub graphql: Vec<super::acts::GqlOp>,
+    pub graphql: Vec<super::graphql::GqlOp>,
     /// The body's content type, when it said.
     pub content_type: Option<&'a str>,
 }
@@ -389,7 +389,8 @@ impl WriteRules {
 
     /// The rule a request breaks, if any (see the module docs for the order).
     pub fn judge(&self, f: &WriteFacts<'_>) -> Option<WriteHit> {
-        use super::acts::{classify, judge_graphql, Says};
+        use super::acts::{classify, Says};
+        use super::graphql::judge_graphql;
         let hit = |rule: &str, why: &str, matched: String| WriteHit {
             rule: rule.to_string(),
             why: why.to_string(),
@@ -699,12 +700,16 @@ impl<'a> WriteFacts<'a> {
     ) -> Self {
         let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
         let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
-        let mut graphql = super::acts::graphql_ops(path, json.as_ref());
+        let mut graphql = super::graphql::graphql_ops(path, json.as_ref());
         // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`).
         if let Some((_, name)) =
             leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name").filter(|_| graphql.is_empty())
         {
-            graphql.push(super::acts::GqlOp { kind: String::new(), name: name.clone(), fields: Vec::new() });
+            graphql.push(super::graphql::GqlOp {
+                kind: String::new(),
+                name: name.clone(),
+                fields: Vec::new(),
+            });
         }
         let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
         for (k, v) in &leaves {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
 use evaluator::compare::{compare, html_with, markdown, reproduction};
-use evaluator::evaluate::{evaluate, write_report, EvalOptions, JudgeKind};
+use evaluator::evaluate::{evaluate, write_report, EvalOptions};
 use session::{ProxyMode, RunOptions};
 use snapshots::Store;
 
@@ -37,19 +37,7 @@ fn write_scripts(dir: &Path, tasks: &[agent::tasks::Task]) -> anyhow::Result<()>
 
 /// Reference-matcher evaluation with the defaults, written into the run.
 fn evaluate_quietly(run: &Path, tasks: &Path) -> anyhow::Result<()> {
-    let opts = EvalOptions {
-        judge: JudgeKind::Reference,
-        llm: None,
-        k: Some(3),
-        repeats: 1,
-        tasks_file: Some(tasks.to_path_buf()),
-        reference_file: None,
-        score_possible: false,
-        rescored: Default::default(),
-        ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-        network: Default::default(),
-        state_unknown: Default::default(),
-    };
+    let opts = EvalOptions { tasks_file: Some(tasks.to_path_buf()), ..EvalOptions::reference() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report =
         rt.block_on(evaluate(run, &opts)).with_context(|| format!("evaluating {}", run.display()))?;

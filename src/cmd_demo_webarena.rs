@@ -20,7 +20,7 @@ use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::Context as _;
 use clock::{Clock, SystemClock};
-use evaluator::evaluate::{write_report, EvalOptions, EvalReport, JudgeKind};
+use evaluator::evaluate::{write_report, EvalOptions, EvalReport};
 use session::{ProxyMode, RunOptions};
 use snapshots::Store;
 
@@ -28,19 +28,7 @@ use crate::cli::DemoArgs;
 use crate::config::Config;
 
 fn score(run: &Path, store: &Path, rescored: session::Rescored) -> anyhow::Result<EvalReport> {
-    let opts = EvalOptions {
-        judge: JudgeKind::Reference,
-        llm: None,
-        k: Some(3),
-        repeats: 1,
-        tasks_file: None,
-        reference_file: None,
-        score_possible: false,
-        rescored,
-        ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-        network: Default::default(),
-        state_unknown: Default::default(),
-    };
+    let opts = EvalOptions { rescored, ..EvalOptions::reference() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     // `webfreeze eval`'s one library call: the network events and the runs counted apart read here.
     let quiet = session::EvalProgress::quiet();

@@ -63,6 +63,27 @@ pub struct EvalOptions {
     pub state_unknown: BTreeMap<String, String>,
 }
 
+impl EvalOptions {
+    /// The reference matchers alone (no model judge): what the demos and the agreement bench score with.
+    /// The evidence only the store holds (`network`, `state_unknown`) is left empty for `session::eval_run`
+    /// to read.
+    pub fn reference() -> Self {
+        EvalOptions {
+            judge: JudgeKind::Reference,
+            llm: None,
+            k: Some(3),
+            repeats: 1,
+            tasks_file: None,
+            reference_file: None,
+            score_possible: false,
+            rescored: Default::default(),
+            ssim_threshold: crate::webarena::DEFAULT_SSIM_THRESHOLD,
+            network: Default::default(),
+            state_unknown: Default::default(),
+        }
+    }
+}
+
 /// Reference-matcher result of one task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReferenceResult {

@@ -31,7 +31,7 @@ use agent::action::ActionSpace;
 use agent::runner::AgentConfig;
 use anyhow::{bail, Context as _};
 use clock::{Clock, SystemClock};
-use evaluator::evaluate::{EvalOptions, EvalReport, JudgeKind};
+use evaluator::evaluate::{EvalOptions, EvalReport};
 use proxy::CertificateAuthority;
 use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
@@ -272,19 +272,7 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
         Ok(())
     };
     let score = |run: &Path| -> anyhow::Result<EvalReport> {
-        let opts = EvalOptions {
-            judge: JudgeKind::Reference,
-            llm: None,
-            k: Some(3),
-            repeats: 1,
-            tasks_file: None,
-            reference_file: None,
-            score_possible: false,
-            rescored: Default::default(),
-            ssim_threshold: evaluator::webarena::DEFAULT_SSIM_THRESHOLD,
-            network: Default::default(),
-            state_unknown: Default::default(),
-        };
+        let opts = EvalOptions::reference();
         // The one library call `webfreeze eval` makes: the network events and the runs counted apart
         // are read from the store here.
         let quiet = session::EvalProgress::quiet();

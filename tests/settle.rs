@@ -96,3 +96,41 @@ async fn the_quiet_period_is_waited_only_for_a_pending_short_timer() {
         steps[1].timings
     );
 }
+
+/// A request the old document started is not waited for once the next document has committed: a text box
+/// whose `change` starts a request the server never answers (MediaWiki's edit stash), and a click on Save
+/// that both blurs it and submits the form. Chromium does not always end such a request in its network
+/// events (MediaWiki's saves each waited for the whole page timeout, live and recording); the step ends
+/// when the saved page has settled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_the_document_left_behind_is_not_waited_for() {
+    let home = tempfile::tempdir().unwrap();
+    let (_origin, reach) = https_origin(home.path(), "edit.test").await;
+    let task = r#"{"web_name": "Edit", "id": "Unload--0", "ques": "Save a text", "web": "https://edit.test/unload/"}"#;
+    let replies = [
+        "Thought: write\nAction: Type [0]; some text",
+        "Thought: save\nAction: Click [1]",
+        "Thought: done\nAction: ANSWER; saved",
+    ];
+    let scripted = Scripted::new(home.path(), task, &replies);
+    let out_dir = home.path().join("run");
+    let mut args = scripted.run_args("live", &out_dir);
+    // Short, so that a wait for the stash fails this test in seconds, not the default 30.
+    args.extend(strs(&["--page-timeout", "8"]));
+    args.extend(reach);
+    let out = cli(home.path(), args, vec![]).await;
+    assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&out_dir, "Unload--0");
+    assert_eq!(t.outcome, trajectory::Outcome::Answered, "{t:?}");
+    let steps = &t.steps;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert!(steps[1].url_after.ends_with("/unload/saved"), "the click saved: {}", steps[1].url_after);
+    for s in steps {
+        assert!(
+            !s.notes.iter().any(|n| n.contains("had not settled")),
+            "step {} waited for a request of the document it left: {:?}",
+            s.n,
+            s.notes
+        );
+    }
+}

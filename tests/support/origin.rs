@@ -283,6 +283,32 @@ fn timer_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
     Some(r)
 }
 
+/// A form whose text box, when it loses focus, starts a request the server never answers (`/unload/stash`,
+/// as MediaWiki's edit stash does on `change`), while the click that took the focus submits the form: the
+/// request is in flight when the next document commits (tests/settle.rs).
+async fn unload_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
+    let page = |body: &str| {
+        let mut r = Response::new(full(format!(
+            "<!doctype html><html><head><title>Edit</title><link rel=icon href=\"data:,\"></head><body>{body}</body></html>"
+        )));
+        r.headers_mut().insert("content-type", "text/html; charset=utf-8".parse().unwrap());
+        r
+    };
+    match uri.path() {
+        "/unload/" => Some(page(
+            "<form method=post action=/unload/saved><textarea name=t id=t></textarea><button>Save</button></form>\
+             <script>document.getElementById('t').onchange = () => \
+             fetch('/unload/stash', {method: 'POST', body: 'stash'});</script>",
+        )),
+        "/unload/saved" => Some(page("<h1>Saved</h1><a href=/unload/>Edit again</a>")),
+        "/unload/stash" => {
+            std::future::pending::<()>().await;
+            None
+        }
+        _ => None,
+    }
+}
+
 async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static str) -> Response<BoxBody> {
     stats.requests.fetch_add(1, Ordering::SeqCst);
     if req.uri().path().starts_with("/app/") {
@@ -295,6 +321,9 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
         return r;
     }
     if let Some(r) = timer_route(req.uri()) {
+        return r;
+    }
+    if let Some(r) = unload_route(req.uri()).await {
         return r;
     }
     if req.uri().path().starts_with("/site/") {

@@ -1,6 +1,13 @@
 //! A tab's network as CDP reports it: requests in flight (to know when a page has settled), WebSocket
 //! messages received, the latest document responses (for the wall check) and crashes. One watcher task
 //! per tab keeps a [`NetState`] current.
+//!
+//! A request is in flight from its `requestWillBeSent` to its `loadingFinished` or `loadingFailed`, or
+//! until the main frame commits another document: Chromium does not always end a request of the document
+//! it left (MediaWiki's edit stash, started by the text box's `change` as Save takes the focus, was never
+//! ended, so every save waited for the whole page timeout). Each request keeps the loader (document) that
+//! made it; when the main frame commits a new one, the requests of every other loader are forgotten, and
+//! those loaders retired: a late start of theirs is not waited for either.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -11,6 +18,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
     EventWebSocketClosed, EventWebSocketCreated, EventWebSocketFrameReceived, ResourceType,
 };
+use chromiumoxide::cdp::browser_protocol::page::EventFrameNavigated;
 use chromiumoxide::page::Page;
 use futures_util::StreamExt as _;
 
@@ -18,8 +26,10 @@ use super::{cdp, BrowserError};
 
 #[derive(Default)]
 pub(super) struct NetState {
-    /// Request id -> URL.
-    pub(super) inflight: BTreeMap<String, String>,
+    /// Request id -> the request.
+    pub(super) inflight: BTreeMap<String, Inflight>,
+    /// Loaders (documents) the main frame has left: their requests are not waited for.
+    pub(super) retired: HashSet<String>,
     /// Ids whose end was seen before their start (the streams are separate channels).
     pub(super) ended_early: HashSet<String>,
     /// data: requests (not tracked).
@@ -42,6 +52,32 @@ pub(super) struct NetState {
     pub(super) documents: Vec<DocumentSeen>,
 }
 
+/// A request in flight: its URL, and the loader (document) that made it ("" for a worker's).
+pub(super) struct Inflight {
+    pub(super) url: String,
+    pub(super) loader: String,
+}
+
+impl NetState {
+    /// The main frame committed the document of `loader`: forget the requests of every other loader (a
+    /// worker's excepted), and retire those loaders.
+    fn committed(&mut self, loader: &str) {
+        let left: Vec<String> = self
+            .inflight
+            .iter()
+            .filter(|(_, r)| !r.loader.is_empty() && r.loader != loader)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in left {
+            if let Some(r) = self.inflight.remove(&id) {
+                self.retired.insert(r.loader);
+                // Its end, if it ever comes, is dropped.
+                self.ignored.insert(id);
+            }
+        }
+    }
+}
+
 /// A document response: URL, status, headers (names lower-case).
 pub(super) type DocumentSeen = (String, u16, Vec<(String, String)>);
 
@@ -61,6 +97,7 @@ pub(super) async fn watch(
     let mut ws_frames = p.event_listener::<EventWebSocketFrameReceived>().await.map_err(cdp)?;
     let mut ws_created = p.event_listener::<EventWebSocketCreated>().await.map_err(cdp)?;
     let mut ws_closed = p.event_listener::<EventWebSocketClosed>().await.map_err(cdp)?;
+    let mut navigated = p.event_listener::<EventFrameNavigated>().await.map_err(cdp)?;
     let net = Arc::new(Mutex::new(NetState::default()));
     let tab_net = net.clone();
     let watcher = tokio::spawn(async move {
@@ -70,8 +107,17 @@ pub(super) async fn watch(
             let (id, url) = tokio::select! {
                 biased;
                 Some(e) = sent.next() => {
-                    let url = (!e.request.url.starts_with("data:")).then(|| e.request.url.clone());
+                    let url = (!e.request.url.starts_with("data:"))
+                        .then(|| Inflight { url: e.request.url.clone(), loader: e.loader_id.inner().clone() });
                     (e.request_id.inner().clone(), Some(url))
+                }
+                Some(e) = navigated.next() => {
+                    if e.frame.parent_id.is_none() {
+                        if let Ok(mut n) = net.lock() {
+                            n.committed(e.frame.loader_id.inner());
+                        }
+                    }
+                    continue;
                 }
                 Some(e) = done.next() => (e.request_id.inner().clone(), None),
                 Some(e) = failed.next() => (e.request_id.inner().clone(), None),
@@ -116,9 +162,15 @@ pub(super) async fn watch(
                     Some(None) => {
                         n.ignored.insert(id);
                     }
-                    Some(Some(url)) => {
+                    // A request of a document the main frame has left is not waited for.
+                    Some(Some(r)) if n.retired.contains(&r.loader) => {
                         if !n.ended_early.remove(&id) {
-                            n.inflight.insert(id, url);
+                            n.ignored.insert(id);
+                        }
+                    }
+                    Some(Some(r)) => {
+                        if !n.ended_early.remove(&id) {
+                            n.inflight.insert(id, r);
                         }
                     }
                     None => {
@@ -138,4 +190,23 @@ pub(super) async fn watch(
         }
     });
     Ok((tab_net, watcher))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_forgets_the_requests_of_other_documents_and_keeps_workers() {
+        let mut n = NetState::default();
+        for (id, loader) in [("old", "L1"), ("nav", "L2"), ("worker", ""), ("frame-old", "L1")] {
+            n.inflight
+                .insert(id.into(), Inflight { url: format!("https://a.test/{id}"), loader: loader.into() });
+        }
+        n.committed("L2");
+        let left: Vec<&str> = n.inflight.keys().map(String::as_str).collect();
+        assert_eq!(left, ["nav", "worker"]);
+        assert!(n.retired.contains("L1") && !n.retired.contains("L2") && !n.retired.contains(""));
+        assert!(n.ignored.contains("old") && n.ignored.contains("frame-old"));
+    }
 }

@@ -72,7 +72,9 @@ impl Session {
     pub fn pending(&self) -> Vec<String> {
         self.active()
             .ok()
-            .and_then(|(_, net)| net.lock().ok().map(|n| n.inflight.values().take(5).cloned().collect()))
+            .and_then(|(_, net)| {
+                net.lock().ok().map(|n| n.inflight.values().take(5).map(|r| r.url.clone()).collect())
+            })
             .unwrap_or_default()
     }
 

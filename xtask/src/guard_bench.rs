@@ -1,10 +1,11 @@
 //! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
 //! rules were first written against (`proxy::guard::cases`); the first table of issue 60
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
-//! half was spent once its failures were read); the fresh table (`fresh.json`), spent in turn; and the
-//! third held-out table (`third.json`), written by someone who never read the rules and committed before
-//! the rules that followed, which gives the figures. Precision and recall of each, and the time per
-//! judgement. The third table's failures are not printed (it stays held out).
+//! half was spent once its failures were read); the fresh table (`fresh.json`) and the third
+//! (`third.json`), each spent in turn; and the fourth held-out table (`fourth.json`), written by someone
+//! who never read the rules and committed before the rules that followed, which gives the figures.
+//! Precision and recall of each, and the time per judgement. The fourth table's failures are not printed
+//! (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -17,6 +18,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let held = heldout::score(&rules, "held");
     let fresh = heldout::score_rows(&rules, &heldout::fresh_rows());
     let third = heldout::score_rows(&rules, &heldout::third_rows());
+    let fourth = heldout::score_rows(&rules, &heldout::fourth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -37,7 +39,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
         ("fresh.json (spent: now tuning)", &fresh),
-        ("third.json, held out", &third),
+        ("third.json (spent: now tuning)", &third),
+        ("fourth.json, held out", &fourth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -66,9 +69,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
     for (src, got, want) in &s.wrong {
         println!("wrong (cases.rs): {src}: got {got:?}, want {want:?}");
     }
-    for (half, h) in
-        [("requests.json tuning", &tune), ("requests.json spent", &held), ("fresh.json spent", &fresh)]
-    {
+    for (half, h) in [
+        ("requests.json tuning", &tune),
+        ("requests.json spent", &held),
+        ("fresh.json spent", &fresh),
+        ("third.json spent", &third),
+    ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
         }
@@ -76,8 +82,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if third.precision() < 0.97 || third.recall() < 0.97 {
-        println!("target missed on the third held-out table: precision and recall >= 0.97");
+    if fourth.precision() < 0.97 || fourth.recall() < 0.97 {
+        println!("target missed on the fourth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

@@ -18,7 +18,15 @@
 //! The fresh table's failures were read and reported in turn, so it was spent too. A third table
 //! (`heldout/third.json`, every row `"half": "third"`) was written by someone who never read the rules,
 //! from platforms and pages neither other table cites, and committed before the rules that followed; the
-//! first two tables are tuning material since, and the third gives the held-out figures.
+//! first two tables are tuning material since.
+//!
+//! The third table's failures were read for the fourth round of rules, so it is tuning material too. A
+//! fourth table (`heldout/fourth.json`, every row `"half": "fourth"`: 497 requests on about 250 hosts
+//! none of the earlier tables names) was written by a helper that never read the rules, the earlier
+//! tables' rows or the guard's documentation, and committed before the fourth round's rules; it gives the
+//! held-out figures now. Its rows were written mostly from the helper's knowledge of the platforms' public
+//! API references and pages, each citing the page; a few of those pages were opened while writing, most
+//! were not (8 rows citing a page an earlier table cites were dropped before the commit).
 
 use serde::Deserialize;
 
@@ -29,9 +37,13 @@ pub const TABLE_JSON: &str = include_str!("heldout/requests.json");
 /// that followed it.
 pub const FRESH_JSON: &str = include_str!("heldout/fresh.json");
 
-/// The third held-out table, written by someone who never read the rules, after the fresh table was spent
-/// and before the rules that followed it.
+/// The third table, written by someone who never read the rules, after the fresh table was spent and
+/// before the rules that followed it; spent by the fourth round.
 pub const THIRD_JSON: &str = include_str!("heldout/third.json");
+
+/// The fourth held-out table, written by someone who never read the rules, after the third was spent and
+/// before the rules that followed it.
+pub const FOURTH_JSON: &str = include_str!("heldout/fourth.json");
 
 /// One request of the table.
 #[derive(Debug, Clone, Deserialize)]
@@ -75,15 +87,21 @@ pub fn fresh_rows() -> Vec<Row> {
     serde_json::from_str(FRESH_JSON).unwrap_or_default()
 }
 
-/// The third table's rows (all held out).
+/// The third table's rows (tuning material since the fourth round).
 pub fn third_rows() -> Vec<Row> {
     serde_json::from_str(THIRD_JSON).unwrap_or_default()
 }
 
-/// Every row rules may be written from: both halves of the first table and the fresh table.
+/// The fourth table's rows (all held out).
+pub fn fourth_rows() -> Vec<Row> {
+    serde_json::from_str(FOURTH_JSON).unwrap_or_default()
+}
+
+/// Every row rules may be written from: both halves of the first table, the fresh table and the third.
 pub fn tuning_rows() -> Vec<Row> {
     let mut rows = rows();
     rows.extend(fresh_rows());
+    rows.extend(third_rows());
     rows
 }
 
@@ -227,18 +245,21 @@ mod tests {
     }
 
     #[test]
-    fn the_fresh_and_third_tables_are_whole_and_cite_nothing_earlier() {
+    fn the_later_tables_are_whole_and_cite_nothing_earlier() {
         check_table(FRESH_JSON, 200, 80, Some("fresh"), &rows());
-        check_table(THIRD_JSON, 300, 100, Some("third"), &tuning_rows());
+        let mut before_third = rows();
+        before_third.extend(fresh_rows());
+        check_table(THIRD_JSON, 300, 100, Some("third"), &before_third);
+        check_table(FOURTH_JSON, 300, 100, Some("fourth"), &tuning_rows());
     }
 
-    /// The third table's figures only (held out: its failures are not printed while rules are written).
+    /// The fourth table's figures only (held out: its failures are not printed while rules are written).
     #[test]
     #[ignore]
-    fn third_figures() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &third_rows());
+    fn fourth_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fourth_rows());
         println!(
-            "third: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
+            "fourth: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
             s.precision(),
             s.recall(),
             s.ordinary_blocked,
@@ -248,8 +269,8 @@ mod tests {
         );
     }
 
-    /// The third held-out table keeps what it measured (issue 60): a regression below these floors
-    /// fails. Raise them when the rules get better; never lower them to pass.
+    /// The third table keeps what it measured while it was held out (issue 60): a regression below these
+    /// floors fails. Raise them when the rules get better; never lower them to pass.
     #[test]
     fn the_third_held_out_table_stays_above_its_floor() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &third_rows());
@@ -262,17 +283,17 @@ mod tests {
         );
     }
 
-    /// The tuning material (the first table, both halves, and the fresh table) stays where the rules
-    /// brought it: precision 1.000, recall 0.966 (18 of 533 harmful pass).
+    /// The tuning material (the first table, both halves, the fresh table and the third) stays where the
+    /// rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the third joined it.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked == 0 && s.harmful_passed <= 18, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 34 && s.harmful_passed <= 52, "{:?}", s.wrong);
     }
 
-    /// The tuning material's failures (both halves of the first table and the fresh table, each spent in
-    /// turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib tuning_material --
-    /// --ignored --nocapture`); the third table is never printed here.
+    /// The tuning material's failures (both halves of the first table, the fresh table and the third, each
+    /// spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib tuning_material --
+    /// --ignored --nocapture`); the fourth table is never printed here.
     #[test]
     #[ignore]
     fn tuning_material() {

@@ -15,7 +15,8 @@
 //! - **Order matters**: a run's counted writes leave it at epoch *k* when they are the recording's first
 //!   *k* writes, in the recording's order ([`classify`]). Anything else (another item, another text, the
 //!   same writes in another order, a write the replay could not answer) leaves the run's state unknown,
-//!   and the first such write is named.
+//!   and the first such write is named. A PUT or DELETE made again right after the same one is not a new
+//!   write: both methods are idempotent (RFC 9110, 9.2.2), so the state is the one the first left.
 
 use serde::{Deserialize, Serialize};
 
@@ -235,6 +236,14 @@ pub fn classify(run: &[RunWrite], recorded: &[Write]) -> FrozenState {
                     k += 1;
                     continue;
                 }
+                // PUT and DELETE are idempotent (RFC 9110, 9.2.2): the same one again, right after it,
+                // leaves the state the first left.
+                if matches!(write.method.as_str(), "PUT" | "DELETE")
+                    && k > 0
+                    && recorded.get(k - 1) == Some(write)
+                {
+                    continue;
+                }
                 let why = match recorded.iter().position(|r| r == write) {
                     Some(j) if j < k => {
                         format!("wrote {} again, which the recording did once", write.describe())
@@ -278,6 +287,8 @@ mod tests {
         let pay = w("POST", "https://s.test/checkout", "");
         let mug = w("POST", "https://s.test/cart/add", "slug=mug&qty=1");
         let rec = [add.clone(), pay.clone()];
+        let put = w("PUT", "https://s.test/profile", "name=Ann");
+        let rec_put = [put.clone(), add.clone()];
         let failed = RunWrite::Answered { write: pay.clone(), status: 500 };
         type Row = (&'static str, Vec<RunWrite>, Result<usize, &'static str>);
         let rows: Vec<Row> = vec![
@@ -294,11 +305,13 @@ mod tests {
             ("another write", vec![ok(&w("POST", "https://s.test/wishlist", "slug=jar"))], Err("never did")),
             ("reordered", vec![ok(&pay), ok(&add)], Err("out of the recording's order")),
             ("repeated", vec![ok(&add), ok(&add)], Err("again")),
+            ("a PUT repeated at once is idempotent", vec![ok(&put), ok(&put)], Ok(1)),
+            ("a PUT repeated after another write is not", vec![ok(&put), ok(&add), ok(&put)], Err("again")),
             ("past the recording", vec![ok(&add), ok(&pay), ok(&pay)], Err("again")),
             ("missed", vec![RunWrite::Missed(mug.clone())], Err("could not answer")),
         ];
         for (name, run, want) in rows {
-            let got = classify(&run, &rec);
+            let got = classify(&run, if name.contains("PUT") { &rec_put } else { &rec });
             match want {
                 Ok(k) => assert_eq!(got, FrozenState::Epoch(k), "{name}"),
                 Err(w) => match &got {

@@ -117,11 +117,16 @@ const ACT_WORDS: &[(&str, &str)] = &[
     ("tip", "payment"),
     ("withdraw", "payment"),
     ("deposit", "payment"),
+    ("sms", "message"),
+    ("unsub", "vote"),
+    ("flag", "message"),
+    ("love", "vote"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
 /// `ships`, `watches`): their plural is not read as the act.
-const NO_PLURAL: &[&str] = &["place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban"];
+const NO_PLURAL: &[&str] =
+    &["place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban", "flag", "love"];
 
 /// Words that name the request as the browser's or the site's own machinery (a CSP or network-error
 /// report, a beacon, telemetry): harmless before any act word they contain (`csp-report`).
@@ -247,6 +252,11 @@ const READ_WORDS: &[&str] = &[
     "status",
     "elements",
 ];
+
+/// Whether `w` (a lower-case word) is a verb that writes ([`WRITE_WORDS`]).
+pub(crate) fn is_write_word(w: &str) -> bool {
+    WRITE_WORDS.contains(&w)
+}
 
 /// Split an identifier into lower-case words: camelCase, snake_case, kebab-case, dotted, coloned.
 pub fn words(ident: &str) -> Vec<String> {
@@ -382,8 +392,9 @@ pub fn classify(ident: &str) -> Says {
             return Says::Act(rule);
         }
     }
-    // Read words as they stand (`GetStatus`), not as plurals (`statuses` are the objects themselves).
-    if ws.iter().any(|w| READ_WORDS.contains(&w.as_str())) {
+    // Read words as they stand (`GetStatus`), not as plurals (`statuses` are the objects themselves), and
+    // not after a write verb that leads (`SaveMediaListEntry`, `updateStatus` write what they name).
+    if !WRITE_WORDS.contains(&ws[0].as_str()) && ws.iter().any(|w| READ_WORDS.contains(&w.as_str())) {
         return Says::Harmless;
     }
     Says::Nothing
@@ -404,6 +415,8 @@ const COLLECTIONS: &[(&str, &str)] = &[
     ("ticket", "post"),
     ("review", "post"),
     ("message", "message"),
+    ("privatemessage", "message"),
+    ("directmessage", "message"),
     ("email", "message"),
     ("report", "message"),
     ("invitee", "booking"),
@@ -588,6 +601,8 @@ pub fn judge_get(path_and_query: &str) -> Option<(&'static str, String)> {
                         | "upvote"
                         | "downvote"
                         | "unsubscribe"
+                        | "unsub"
+                        | "flag"
                         | "subscribe"
                         | "confirm"
                         | "verify"

@@ -163,7 +163,7 @@ const CREATE_VERBS: &[&str] =
 /// Whether a request looks like an API call (where a POST to a collection creates): a JSON body, or a
 /// path with `/api/`, a version segment (`/v2/`, `/v19.0/`), XRPC, Matrix or `.json`, or a host named
 /// `api`.
-fn api_call(host: &str, path: &str, json: bool) -> bool {
+pub(crate) fn api_call(host: &str, path: &str, json: bool) -> bool {
     let host = host.to_ascii_lowercase();
     json || host.starts_with("api.") || host.starts_with("api-") || host.contains(".api.") || {
         path.split('/').any(|s| {

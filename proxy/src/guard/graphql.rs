@@ -101,6 +101,8 @@ pub fn graphql_ops(path_and_query: &str, json: Option<&serde_json::Value>) -> Ve
             !n.is_empty()
                 && n.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                 && !n.contains("graphql")
+                // The endpoint's own words (`/graphql/query`, `/api/gql/batch`), not an operation's name.
+                && !matches!(n.to_ascii_lowercase().as_str(), "query" | "gql" | "batch" | "api" | "graph")
         })
     });
     if let Some(n) = url_name {
@@ -116,6 +118,36 @@ pub fn graphql_ops(path_and_query: &str, json: Option<&serde_json::Value>) -> Ve
     ops
 }
 
+/// The type a persisted operation's name gives it: Relay's compiler requires an operation's name to end
+/// in its type (`usePolarisLikeMediaLikeMutation`, `PolarisProfilePageContentQuery`), and clients that
+/// follow it keep the suffix when they send the name alone.
+fn kind_of_name(name: &str) -> &'static str {
+    if name.ends_with("Mutation") {
+        "mutation"
+    } else if name.ends_with("Query") || name.ends_with("Subscription") {
+        "query"
+    } else {
+        ""
+    }
+}
+
+/// What a persisted operation known only by its name says: the act vocabulary's reading, or, when it
+/// reads nothing, a name that starts with a write verb (`addToLibrary`, `setHold`) is a mutation that
+/// says nothing harmless: a write.
+fn judge_name(name: &str) -> Says {
+    match classify(name) {
+        Says::Nothing => {
+            let first = super::acts::words(name).into_iter().next().unwrap_or_default();
+            if super::acts::is_write_word(&first) {
+                Says::Act("post")
+            } else {
+                Says::Nothing
+            }
+        }
+        says => says,
+    }
+}
+
 /// What a request's GraphQL operations say: an act if any operation acts; harmless when every
 /// operation is a query or a harmless mutation; nothing when they name nothing.
 pub fn judge_graphql(ops: &[GqlOp]) -> Says {
@@ -124,7 +156,8 @@ pub fn judge_graphql(ops: &[GqlOp]) -> Says {
     }
     let mut all_harmless = true;
     for op in ops {
-        let says = match op.kind.as_str() {
+        let kind = if op.kind.is_empty() { kind_of_name(&op.name) } else { op.kind.as_str() };
+        let says = match kind {
             "query" | "subscription" => Says::Harmless,
             "mutation" => {
                 let mut s = Says::Nothing;
@@ -145,7 +178,7 @@ pub fn judge_graphql(ops: &[GqlOp]) -> Says {
                     s
                 }
             }
-            _ => classify(&op.name),
+            _ => judge_name(&op.name),
         };
         match says {
             Says::Act(r) => return Says::Act(r),

@@ -284,11 +284,27 @@ mod tests {
     }
 
     /// The tuning material (the first table, both halves, the fresh table and the third) stays where the
-    /// rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the third joined it.
+    /// rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the third joined it,
+    /// 22 and 32 after the fourth round's rules.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 34 && s.harmful_passed <= 52, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 22 && s.harmful_passed <= 32, "{:?}", s.wrong);
+    }
+
+    /// The fourth held-out table keeps what it measured: precision 0.919 and recall 0.814 under the
+    /// fourth round's rules (0.918 and 0.806 before them). A regression below these floors (about one row
+    /// less) fails; raise them when the rules get better, never lower them to pass.
+    #[test]
+    fn the_fourth_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fourth_rows());
+        assert!(
+            s.precision() >= 0.915 && s.recall() >= 0.810,
+            "fourth held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
+            s.precision(),
+            s.recall(),
+            s.wrong.len()
+        );
     }
 
     /// The tuning material's failures (both halves of the first table, the fresh table and the third, each

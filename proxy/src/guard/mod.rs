@@ -19,7 +19,9 @@
 pub mod acts;
 pub mod answers;
 pub mod cases;
+mod commands;
 mod creates;
+mod flags;
 pub mod graphql;
 pub mod heldout;
 mod idents;

@@ -419,7 +419,10 @@ impl WriteRules {
             form_urlencoded::parse(f.path.split_once('?').unwrap_or_default().1.as_bytes())
                 .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
                 .collect();
-        if super::creates::dry_run(f.path, &params, &f.leaves) || super::creates::own_signal(&f.leaves) {
+        if super::creates::dry_run(f.path, &params, &f.leaves)
+            || super::creates::own_signal(&f.leaves)
+            || super::flags::harmless_flag(f.method, &params, &f.leaves)
+        {
             return None;
         }
         // 2b. A form's pressed button: a preview or a diff saves nothing (MediaWiki's wpPreview/wpDiff,
@@ -471,6 +474,10 @@ impl WriteRules {
         }) {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
         }
+        // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`).
+        if let Some((rule, m)) = super::flags::act_flag(&f.leaves) {
+            return Some(hit(rule, why_of(rule), m));
+        }
         let idents = super::idents::action_idents(f.path, &f.leaves);
         let ident_words: Vec<String> = idents.iter().flat_map(|i| super::acts::words(i)).collect();
         let names = |set: &[&str]| ident_words.iter().any(|w| set.contains(&w.as_str()));
@@ -514,6 +521,12 @@ impl WriteRules {
                 return Some(hit(rule, why_of(rule), format!("POST to {}", idents[0])));
             }
         }
+        // A command on what the user runs (`/machines/{id}/stop`, `/lock/unlock`): `guard::commands`.
+        if f.method == "POST" {
+            if let Some(m) = super::commands::command(f.host, path, &idents, ct.contains("json")) {
+                return Some(hit("post", "runs a command on what the user runs or owns", m));
+            }
+        }
         for ident in &idents {
             match classify(ident) {
                 Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
@@ -537,8 +550,11 @@ impl WriteRules {
         }) {
             return Some(hit("message", why_of("message"), format!("field {k}")));
         }
-        // 4c. The verb: DELETE, PUT and PATCH on a resource write, unless it is the session's own.
-        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && !path_words(path).any(|p| VERB_SAFE.contains(&p))
+        // 4c. The verb: DELETE, PUT and PATCH on a resource write, unless it is the session's own or the
+        // body changes only the user's own view (`guard::flags::own_view`).
+        if matches!(f.method, "DELETE" | "PUT" | "PATCH")
+            && !path_words(path).any(|p| VERB_SAFE.contains(&p))
+            && !(f.method != "DELETE" && super::flags::own_view(&f.leaves))
         {
             if let Some(h) = Self::by_rules(&self.rules, f, path) {
                 return Some(h);
@@ -628,6 +644,8 @@ const VERB_SAFE: &[&str] = &[
     "notification",
     "drafts",
     "draft",
+    "checkout",
+    "checkouts",
     "preferences",
     "prefs",
     "player",
@@ -701,15 +719,16 @@ impl<'a> WriteFacts<'a> {
         let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
         let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
         let mut graphql = super::graphql::graphql_ops(path, json.as_ref());
-        // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`).
-        if let Some((_, name)) =
-            leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name").filter(|_| graphql.is_empty())
-        {
-            graphql.push(super::graphql::GqlOp {
-                kind: String::new(),
-                name: name.clone(),
-                fields: Vec::new(),
-            });
+        // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`): the body's
+        // name, before any the URL gave.
+        if let Some((_, name)) = leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name") {
+            if graphql.iter().all(|o| o.kind.is_empty()) {
+                graphql = vec![super::graphql::GqlOp {
+                    kind: String::new(),
+                    name: name.clone(),
+                    fields: Vec::new(),
+                }];
+            }
         }
         let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
         for (k, v) in &leaves {

@@ -1,0 +1,100 @@
+//! Commands (issue 60, the fourth round): an API POST whose action is a verb that changes the state of
+//! what the user runs or owns on the site: a machine stopped, a service suspended, a door unlocked, a
+//! deploy restored, a ticket voided, an order acknowledged, a build started, a piece of work turned in.
+//! These name no object the act vocabulary knows (`/machines/{id}/stop`, `/services/lock/unlock`,
+//! `/deploys/{id}/restore`), often carry no body at all, and act on something others use or see.
+//!
+//! Read only on an API (`creates::api_call`), on the request's own action word (the path's last word, or
+//! the last two joined: `turnIn`), and never when the action names the session's own state (a session
+//! started, a cart restored).
+
+use super::acts::words;
+
+/// Verbs that run a command on what they are posted to (lower case, as the path spells them).
+const COMMANDS: &[&str] = &[
+    "stop",
+    "start",
+    "restart",
+    "reboot",
+    "poweroff",
+    "poweron",
+    "shutdown",
+    "suspend",
+    "unsuspend",
+    "resume",
+    "pause",
+    "unpause",
+    "void",
+    "acknowledge",
+    "restore",
+    "unlock",
+    "lock",
+    "activate",
+    "deactivate",
+    "enable",
+    "disable",
+    "trash",
+    "trashed",
+    "untrash",
+    "deploy",
+    "redeploy",
+    "builds",
+    "deploys",
+    "promote",
+    "trigger",
+    "execute",
+    "turnin",
+    "resolve",
+    "escalate",
+    "mute",
+    "unmute",
+    "block",
+    "unblock",
+    "pin",
+    "unpin",
+    "hide",
+    "unhide",
+    "decline",
+];
+
+/// What is the session's own: a command on it acts on nothing outside the session.
+const OWN: &[&str] =
+    &["session", "sessions", "cart", "basket", "token", "upload", "timer", "player", "playback"];
+
+/// The command an API POST runs, if it runs one (see the module docs): `idents` are the request's action
+/// words (`idents::action_idents`), the first the path's last word.
+pub(crate) fn command(host: &str, path: &str, idents: &[String], json: bool) -> Option<String> {
+    if !super::creates::api_call(host, path, json) {
+        return None;
+    }
+    let first = idents.first().filter(|i| path.contains(i.as_str()))?;
+    let ws = words(first);
+    let last = ws.last()?;
+    let joined = ws.len() >= 2 && COMMANDS.contains(&format!("{}{}", ws[ws.len() - 2], last).as_str());
+    let own = idents.iter().flat_map(|i| words(i)).any(|w| OWN.contains(&w.as_str()));
+    ((COMMANDS.contains(&last.as_str()) || joined) && !own).then(|| format!("command {first}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_on_what_the_user_runs() {
+        let ids = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        type Row = (&'static str, &'static str, Vec<String>, bool);
+        let rows: Vec<Row> = vec![
+            ("api.fly.test", "/v1/apps/a/machines/3d8d/stop", ids(&["stop", "machines"]), true),
+            ("api.hetzner.test", "/v1/servers/42/actions/poweroff", ids(&["poweroff", "actions"]), true),
+            ("h.test", "/api/services/lock/unlock", ids(&["unlock", "lock", "lock/unlock"]), true),
+            ("c.test", "/v1/courses/1/work/2/subs/Cg:turnIn", ids(&["Cg:turnIn", "subs"]), true),
+            ("api.shop.test", "/v1/sessions/start", ids(&["start", "sessions"]), false),
+            ("api.shop.test", "/v1/cart/restore", ids(&["restore", "cart"]), false),
+            ("www.shop.test", "/machines/3/stop", ids(&["stop", "machines"]), false),
+            ("api.shop.test", "/v1/machines", ids(&["machines"]), false),
+        ];
+        for (host, path, idents, want) in rows {
+            assert_eq!(command(host, path, &idents, false).is_some(), want, "{host}{path}");
+        }
+    }
+}

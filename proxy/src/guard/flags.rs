@@ -1,0 +1,150 @@
+//! What a request's body says about itself (issue 60, the fourth round): flags that make a request
+//! harmless or an act whatever its path says, and bodies that change only the user's own view.
+//!
+//! - [`harmless_flag`]: a sandbox (`sandbox_mode.enable`, `SandboxMode`), a validation only
+//!   (`validate=true`), a plan that cannot apply (`plan-only`), and, on a POST that creates, an unpublished
+//!   draft (`published: false`, `publish: false`, `status: draft`) change nothing anyone else sees. The
+//!   unpublished flags are read on a POST only: on a PATCH, `published: false` takes a public thing down.
+//! - [`act_flag`]: a flag that says the request is the act (`_place: true`, `publish: true`,
+//!   `published: true`, a `status` of `publish`, `outbox`, `about_to_send`, `scheduled`): the order placed,
+//!   the post published, the mail sent, whatever the path's words say (an order resource patched, a
+//!   document created).
+//! - [`own_view`]: a PATCH or PUT whose every field is the user's own view of the site (preferences, a
+//!   theme, a language, a read position, notification settings) changes nothing another user sees.
+
+/// Leaf keys (lower case) whose true value makes any request a sandbox or a validation.
+const SANDBOX_KEYS: &[&str] =
+    &["sandboxmode", "sandbox", "sandbox_mode", "validate", "plan-only", "plan_only"];
+
+/// Leaf keys whose false value makes a created thing an unpublished draft.
+const PUBLISH_KEYS: &[&str] = &["publish", "published", "is_published", "ispublished"];
+
+/// `status` values of a created thing that nobody else sees yet.
+const DRAFT_STATUS: &[&str] = &["draft", "drafts", "unpublished"];
+
+/// `status` values that publish or send.
+const ACT_STATUS: &[&str] = &["publish", "published", "outbox", "about_to_send", "scheduled", "send"];
+
+/// Leaf keys whose true value is the act itself (Commerce Layer's `_place` on an order).
+const ACT_KEYS: &[(&str, &str)] =
+    &[("_place", "purchase"), ("place_order", "purchase"), ("publish", "post"), ("published", "post")];
+
+fn truthy(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
+}
+
+fn falsy(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off")
+}
+
+/// Split a leaf's key path (`mail_settings.sandbox_mode.enable`) into its leaf and its parent.
+fn leaf_and_parent(k: &str) -> (&str, &str) {
+    let mut it = k.rsplit('.');
+    (it.next().unwrap_or(k), it.next().unwrap_or(""))
+}
+
+/// Whether a request's flags (query `params` and body `leaves`, keys lower case) make it harmless (see
+/// the module docs); `method` upper case.
+pub(crate) fn harmless_flag(method: &str, params: &[(String, String)], leaves: &[(String, String)]) -> bool {
+    params.iter().chain(leaves).any(|(k, v)| {
+        let (leaf, parent) = leaf_and_parent(k);
+        let sandbox = (SANDBOX_KEYS.contains(&leaf) && truthy(v))
+            || (leaf == "enable" && SANDBOX_KEYS.contains(&parent) && truthy(v));
+        let draft = method == "POST"
+            && ((PUBLISH_KEYS.contains(&leaf) && falsy(v))
+                || (leaf == "status" && DRAFT_STATUS.contains(&v.to_ascii_lowercase().as_str())));
+        sandbox || draft
+    })
+}
+
+/// The act a request's flags say it is (see the module docs): the rule and the flag.
+pub(crate) fn act_flag(leaves: &[(String, String)]) -> Option<(&'static str, String)> {
+    leaves.iter().find_map(|(k, v)| {
+        let (leaf, _) = leaf_and_parent(k);
+        if let Some((_, rule)) = ACT_KEYS.iter().find(|(a, _)| *a == leaf).filter(|_| truthy(v)) {
+            return Some((*rule, format!("flag {k}")));
+        }
+        (leaf == "status" && ACT_STATUS.contains(&v.to_ascii_lowercase().as_str()))
+            .then(|| ("message", format!("status {v}")))
+    })
+}
+
+/// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
+const OWN_VIEW: &[&str] = &[
+    "preferences",
+    "appearance",
+    "theme",
+    "language",
+    "locale",
+    "timezone",
+    "time_zone",
+    "lastread",
+    "last_read",
+    "notify_",
+    "email_notifications",
+    "color_scheme",
+    "colorscheme",
+    "font_size",
+    "density",
+];
+
+/// Whether a PATCH or PUT body (`leaves`) changes only the user's own view (see the module docs): every
+/// field under a preference, or itself one, besides a JSON:API envelope's `type` and `id`.
+pub(crate) fn own_view(leaves: &[(String, String)]) -> bool {
+    let own = |k: &str| {
+        k.split('.').any(|part| {
+            let part = part.trim_end_matches(|c: char| c.is_ascii_digit());
+            OWN_VIEW.iter().any(|o| part.starts_with(o))
+        })
+    };
+    let envelope = |k: &str| matches!(k, "data.type" | "data.id" | "type" | "id");
+    let fields: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).filter(|k| !envelope(k)).collect();
+    !fields.is_empty() && fields.iter().all(|k| own(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn flags_that_say_what_a_request_is() {
+        type Row = (&'static str, &'static str, Vec<(String, String)>, bool, Option<&'static str>);
+        let rows: Vec<Row> = vec![
+            ("sandboxed send", "POST", kv(&[("mail_settings.sandbox_mode.enable", "true")]), true, None),
+            ("sandbox flag", "POST", kv(&[("sandboxmode", "true")]), true, None),
+            ("validation only", "POST", kv(&[("validate", "true")]), true, None),
+            ("a plan that cannot apply", "POST", kv(&[("data.attributes.plan-only", "true")]), true, None),
+            ("an unpublished draft", "POST", kv(&[("article.published", "false")]), true, None),
+            ("a draft status", "POST", kv(&[("status", "draft")]), true, None),
+            ("unpublishing a post", "PATCH", kv(&[("published", "false")]), false, None),
+            ("a published article", "POST", kv(&[("article.published", "true")]), false, Some("post")),
+            ("an order placed", "PATCH", kv(&[("data.attributes._place", "true")]), false, Some("purchase")),
+            ("a mail to the outbox", "POST", kv(&[("status", "outbox")]), false, Some("message")),
+            ("a sandbox turned off", "POST", kv(&[("sandbox_mode.enable", "false")]), false, None),
+            ("nothing said", "POST", kv(&[("title", "Hello")]), false, None),
+        ];
+        for (name, method, leaves, harmless, act) in rows {
+            assert_eq!(harmless_flag(method, &[], &leaves), harmless, "{name}");
+            assert_eq!(act_flag(&leaves).map(|a| a.0), act, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_body_of_the_users_own_view() {
+        let rows: Vec<(Vec<(String, String)>, bool)> = vec![
+            (kv(&[("appearance", "dark"), ("theme_dark", "Default")]), true),
+            (kv(&[("data.type", "users"), ("data.attributes.preferences.notify_mentions", "false")]), true),
+            (kv(&[("data.type", "discussions"), ("data.attributes.lastreadpostnumber", "15")]), true),
+            (kv(&[("appearance", "dark"), ("email", "new@example.com")]), false),
+            (kv(&[("data.attributes.title", "New title")]), false),
+            (kv(&[("data.type", "users")]), false),
+        ];
+        for (leaves, want) in rows {
+            assert_eq!(own_view(&leaves), want, "{leaves:?}");
+        }
+    }
+}

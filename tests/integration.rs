@@ -30,6 +30,7 @@ mod pywb_interop;
 mod record_replay;
 mod replay_chromium;
 mod settle;
+mod site_template;
 mod slurm_shards;
 mod warm_browsers;
 mod webarena_actions;

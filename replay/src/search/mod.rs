@@ -10,7 +10,9 @@
 //! (a replay that never searches pays nothing), once per process for every replay of the same snapshots
 //! (`shared`). A document's text is what the browser rendered when the
 //! recording observed the page (`Store::rendered_text`), else the recorded HTML's visible text with its entities
-//! decoded. `--search site` (`site`) answers a site's own search the same way.
+//! decoded. `--search site` (`site`) answers a site's own search the same way, in the site's own results
+//! page for another query when the frozen web holds one (`template`: the page's result list refilled,
+//! `x-webfreeze-template` naming the page it was made from), else in the generic page (`page`).
 
 pub mod engines;
 pub mod index;
@@ -19,6 +21,7 @@ pub mod page;
 pub mod shared;
 pub mod site;
 pub mod stored;
+pub mod template;
 pub mod words;
 
 use std::sync::OnceLock;
@@ -61,6 +64,12 @@ pub struct SearchConfig {
 
 /// Largest HTML document read into the index.
 const DOC_MAX: u64 = 4 << 20;
+
+/// How many of a site's recorded results pages are tried as a template before the generic page answers.
+const TEMPLATES_TRIED: usize = 4;
+
+/// The header naming the site's results page a frozen results page was made from (`template`).
+pub const TEMPLATE_HEADER: &str = "x-webfreeze-template";
 
 /// Whether a recorded exchange is a page: a GET answered 2xx with `text/html` (what the frozen search
 /// engine indexes and `snapshots explore` revisits).
@@ -143,7 +152,45 @@ impl crate::Replay {
         };
         let form =
             page::Form { action: u.path().to_string(), field: ss.field.clone(), hidden: ss.hidden.clone() };
-        self.answer_search_page(url, &form, Some(&ss.query), ss.offset, u.host_str())
+        let template = self.results_template(url, ss);
+        self.answer_search_page_in(url, &form, Some(&ss.query), ss.offset, u.host_str(), template.as_ref())
+    }
+
+    /// The site's own results page for another query, as the frozen web holds it (any layer this replay
+    /// searches, never a page hidden from it): (its URL, its query, its HTML), the first of at most
+    /// [`TEMPLATES_TRIED`] that holds a result list (`template`).
+    fn results_template(&self, url: &str, ss: &SiteSearch) -> Option<(String, String, String)> {
+        let hidden = self.cfg.overlays.hidden.as_ref();
+        let mut tried = 0;
+        for m in self.searched_snapshots() {
+            let Ok(xs) = self.store.scan_host_path(m, url) else { continue };
+            for x in xs.into_iter().filter(is_document) {
+                let Ok(u) = url::Url::parse(&x.request.url) else { continue };
+                let Some(old) =
+                    u.query_pairs().find(|(k, _)| *k == ss.field.as_str()).map(|(_, v)| v.into_owned())
+                else {
+                    continue;
+                };
+                if old.trim().is_empty()
+                    || old == ss.query
+                    || hidden.is_some_and(|h| h.contains(&x.request.url))
+                {
+                    continue;
+                }
+                let Some(b) = x.response.body.as_ref().filter(|b| b.size <= DOC_MAX) else { continue };
+                let Ok(bytes) = self.store.blob_bytes(&b.hash) else { continue };
+                let html = String::from_utf8_lossy(&bytes).into_owned();
+                // A probe with no hits: does the page hold a result list at all?
+                if template::refill(&html, &x.request.url, &ss.field, &old, &ss.query, &[]).is_some() {
+                    return Some((x.request.url, old, html));
+                }
+                tried += 1;
+                if tried >= TEMPLATES_TRIED {
+                    return None;
+                }
+            }
+        }
+        None
     }
 
     /// The results page for `query` (None: a search box only), of documents on `host` when given.
@@ -154,6 +201,20 @@ impl crate::Replay {
         query: Option<&str>,
         offset: usize,
         host: Option<&str>,
+    ) -> proxy::Decision {
+        self.answer_search_page_in(url, form, query, offset, host, None)
+    }
+
+    /// [`Self::answer_search_page`], in the site's own results page `template` (its URL, its query, its
+    /// HTML) when there is one.
+    fn answer_search_page_in(
+        &self,
+        url: &str,
+        form: &page::Form,
+        query: Option<&str>,
+        offset: usize,
+        host: Option<&str>,
+        template: Option<&(String, String, String)>,
     ) -> proxy::Decision {
         use http::{header, HeaderValue, StatusCode};
         let snapshots = self.searched_snapshots();
@@ -187,7 +248,13 @@ impl crate::Replay {
             }
             None => (total, hits),
         };
-        let html = page::render(form, query, offset, total, &hits, ix.len());
+        let in_template = template.zip(query).and_then(|((t_url, old, t_html), q)| {
+            template::refill(t_html, t_url, &form.field, old, q, &hits).map(|h| (h, t_url.clone()))
+        });
+        let (html, template_url) = match in_template {
+            Some((h, t)) => (h, Some(t)),
+            None => (page::render(form, query, offset, total, &hits, ix.len()), None),
+        };
         if let Ok(mut s) = self.state.lock() {
             s.frozen_search += 1;
             let episode = s.episode;
@@ -207,6 +274,10 @@ impl crate::Replay {
             http::HeaderName::from_static(crate::overlay::LAYER_HEADER),
             HeaderValue::from_static("frozen-search"),
         );
+        // The site's own results page this one was made from.
+        if let Some(v) = template_url.and_then(|t| HeaderValue::from_str(&t).ok()) {
+            h.insert(http::HeaderName::from_static(TEMPLATE_HEADER), v);
+        }
         proxy::Decision::Respond(r)
     }
 

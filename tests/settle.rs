@@ -134,3 +134,34 @@ async fn a_request_of_the_document_left_behind_is_not_waited_for() {
         );
     }
 }
+
+/// A page that asks "Leave site?" when left with changes (a `beforeunload` dialog, as MediaWiki's editor
+/// does) does not hold the agent: the dialog is answered (leaving, as the agent chose to) and the click
+/// lands on the next page within the step, not at the page timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_asks_before_it_is_left_does_not_hold_the_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let (_origin, reach) = https_origin(home.path(), "edit.test").await;
+    let task = r#"{"web_name": "Edit", "id": "Warn--0", "ques": "Leave", "web": "https://edit.test/unload/warn"}"#;
+    let replies = [
+        "Thought: write\nAction: Type [0]; unsaved text",
+        "Thought: leave\nAction: Click [1]",
+        "Thought: done\nAction: ANSWER; left",
+    ];
+    let scripted = Scripted::new(home.path(), task, &replies);
+    let out_dir = home.path().join("run");
+    let mut args = scripted.run_args("live", &out_dir);
+    args.extend(strs(&["--page-timeout", "8"]));
+    args.extend(reach);
+    let out = cli(home.path(), args, vec![]).await;
+    assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
+    let t = traj(&out_dir, "Warn--0");
+    assert_eq!(t.outcome, trajectory::Outcome::Answered, "{t:?}");
+    let steps = &t.steps;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert!(steps[1].url_after.ends_with("/unload/saved"), "the click left the page: {}", steps[1].url_after);
+    for s in steps {
+        assert!(!s.notes.iter().any(|n| n.contains("had not settled")), "step {}: {:?}", s.n, s.notes);
+        assert!(s.error.is_none(), "step {}: {:?}", s.n, s.error);
+    }
+}

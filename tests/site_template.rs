@@ -86,10 +86,7 @@ async fn a_site_search_the_recording_never_made_is_answered_in_the_sites_own_res
     let t = RunDir::new(&rec).task("1").read_trajectory().unwrap().unwrap();
     assert_eq!(t.outcome, Outcome::Answered, "{t:?}");
     let recorded_search = t.steps[1].url_after.clone();
-    assert!(
-        recorded_search.contains("do=search") && recorded_search.contains("q=blue"),
-        "{recorded_search}"
-    );
+    assert!(recorded_search.contains("do=search") && recorded_search.contains("q=blue"), "{recorded_search}");
     wiki.stop();
 
     let rep = h.join("rep");

@@ -301,6 +301,13 @@ async fn unload_route(uri: &http::Uri) -> Option<Response<BoxBody>> {
              fetch('/unload/stash', {method: 'POST', body: 'stash'});</script>",
         )),
         "/unload/saved" => Some(page("<h1>Saved</h1><a href=/unload/>Edit again</a>")),
+        // An editor that warns before it is left with changes (MediaWiki's edit warning): leaving it
+        // opens a `beforeunload` dialog.
+        "/unload/warn" => Some(page(
+            "<textarea id=t></textarea> <a href=/unload/saved>Elsewhere</a><script>\
+             document.getElementById('t').oninput = () => { window.onbeforeunload = e => \
+             { e.preventDefault(); e.returnValue = ''; }; };</script>",
+        )),
         "/unload/stash" => {
             std::future::pending::<()>().await;
             None

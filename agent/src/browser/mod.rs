@@ -39,6 +39,7 @@ use futures_util::StreamExt as _;
 use crate::som;
 
 mod chrome;
+mod dialogs;
 mod error;
 mod explore;
 mod network;

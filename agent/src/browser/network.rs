@@ -1,6 +1,6 @@
 //! A tab's network as CDP reports it: requests in flight (to know when a page has settled), WebSocket
 //! messages received, the latest document responses (for the wall check) and crashes. One watcher task
-//! per tab keeps a [`NetState`] current.
+//! per tab keeps a [`NetState`] current, and answers the tab's JavaScript dialogs (`super::dialogs`).
 //!
 //! A request is in flight from its `requestWillBeSent` to its `loadingFinished` or `loadingFailed`, or
 //! until the main frame commits another document: Chromium does not always end a request of the document
@@ -18,7 +18,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
     EventWebSocketClosed, EventWebSocketCreated, EventWebSocketFrameReceived, ResourceType,
 };
-use chromiumoxide::cdp::browser_protocol::page::EventFrameNavigated;
+use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventJavascriptDialogOpening};
 use chromiumoxide::page::Page;
 use futures_util::StreamExt as _;
 
@@ -98,6 +98,9 @@ pub(super) async fn watch(
     let mut ws_created = p.event_listener::<EventWebSocketCreated>().await.map_err(cdp)?;
     let mut ws_closed = p.event_listener::<EventWebSocketClosed>().await.map_err(cdp)?;
     let mut navigated = p.event_listener::<EventFrameNavigated>().await.map_err(cdp)?;
+    // The tab's dialogs are answered from here too (`super::dialogs`): one task per tab.
+    let mut dialogs = p.event_listener::<EventJavascriptDialogOpening>().await.map_err(cdp)?;
+    let page = p.clone();
     let net = Arc::new(Mutex::new(NetState::default()));
     let tab_net = net.clone();
     let watcher = tokio::spawn(async move {
@@ -110,6 +113,10 @@ pub(super) async fn watch(
                     let url = (!e.request.url.starts_with("data:"))
                         .then(|| Inflight { url: e.request.url.clone(), loader: e.loader_id.inner().clone() });
                     (e.request_id.inner().clone(), Some(url))
+                }
+                Some(e) = dialogs.next() => {
+                    super::dialogs::answer(&page, &e);
+                    continue;
                 }
                 Some(e) = navigated.next() => {
                     if e.frame.parent_id.is_none() {

@@ -1,5 +1,7 @@
 //! Layered matching of a request against a snapshot: exact key, normalised key (volatile parameters
-//! stripped), scored fuzzy match within the same host and path, miss. Every answer says which layer matched.
+//! stripped), scored fuzzy match within the same host and path (a request with a body only against one
+//! whose body has the same fields: a form's preview is not its save), miss. Every answer says which layer
+//! matched.
 
 use std::collections::BTreeSet;
 
@@ -158,6 +160,15 @@ pub fn content_conflict(
         .map(|k| k.to_ascii_lowercase())
 }
 
+/// The field names of a request body (a form's, a multipart form's, a JSON object's top-level keys):
+/// what the fuzzy layer requires to be the same on both sides (see [`find`]).
+fn body_fields(content_type: Option<&str>, body: &[u8]) -> BTreeSet<String> {
+    if body.is_empty() {
+        return BTreeSet::new();
+    }
+    proxy::guard::writes::field_names(content_type, body).into_iter().collect()
+}
+
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
@@ -309,10 +320,20 @@ pub fn find(
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
+    // A request with a body is another form's or another call's when its fields are not the recorded
+    // one's: MediaWiki's preview (`wpPreview`) is not its save (`wpSave`), though both post to one URL.
+    let my_fields = body_fields(req.content_type, req.body);
     let mut best: Option<(f64, usize, &Exchange)> = None;
     for x in &same_method {
         let theirs = pairs_of(rules, &x.request.url);
         if identity_conflict(&my_pairs, &theirs).is_some() || content_conflict(&my_pairs, &theirs).is_some() {
+            continue;
+        }
+        let their_body = match &x.request.body {
+            Some(b) => store.blob_bytes(&b.hash)?,
+            None => Vec::new(),
+        };
+        if body_fields(header_of(x, "content-type"), &their_body) != my_fields {
             continue;
         }
         let their_keys: BTreeSet<String> = theirs.iter().map(|(k, _)| k.clone()).collect();
@@ -354,6 +375,52 @@ pub fn find(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the fuzzy layer requires of a body: the same fields, whatever their values.
+    #[test]
+    fn a_body_matches_fuzzily_only_with_the_same_fields() {
+        let form = Some("application/x-www-form-urlencoded");
+        let mp = Some("multipart/form-data; boundary=b");
+        let part =
+            |n: &str, v: &str| format!("--b\r\nContent-Disposition: form-data; name=\"{n}\"\r\n\r\n{v}\r\n");
+        let save = format!(
+            "{}{}{}--b--\r\n",
+            part("wpTextbox1", "* Thyme"),
+            part("wpSave", "Save"),
+            part("wpEditToken", "+\\")
+        );
+        let save2 = format!(
+            "{}{}{}--b--\r\n",
+            part("wpTextbox1", "* Mint"),
+            part("wpSave", "Save"),
+            part("wpEditToken", "x")
+        );
+        let preview = format!(
+            "{}{}{}--b--\r\n",
+            part("wpTextbox1", "* Thyme"),
+            part("wpPreview", "Show"),
+            part("wpEditToken", "+\\")
+        );
+        type Row<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>, &'a str, bool);
+        let rows: Vec<Row> = vec![
+            ("another text, the same save", mp, &save, mp, &save2, true),
+            ("a preview is not the save", mp, &preview, mp, &save, false),
+            ("a form with other values", form, "q=tea&page=2", form, "page=1&q=mugs", true),
+            ("a form with another field", form, "q=tea", form, "q=tea&delete=1", false),
+            (
+                "JSON keys",
+                Some("application/json"),
+                r#"{"a":1,"b":2}"#,
+                Some("application/json"),
+                r#"{"b":3,"a":4}"#,
+                true,
+            ),
+            ("no body on either side", None, "", None, "", true),
+        ];
+        for (name, ct_a, a, ct_b, b, same) in rows {
+            assert_eq!(body_fields(ct_a, a.as_bytes()) == body_fields(ct_b, b.as_bytes()), same, "{name}");
+        }
+    }
 
     #[test]
     fn volatile_values() {

@@ -162,7 +162,14 @@ type Verdict = Result<bool, String>;
 
 fn verdict(r: &EvalReport, id: &str) -> Verdict {
     match r.tasks.iter().find(|t| t.id == id) {
-        Some(t) if t.state_unknown.is_some() => Err(t.state_unknown.clone().unwrap_or_default()),
+        Some(t) if t.state_unknown.is_some() => {
+            Err(format!("state unknown: {}", t.state_unknown.clone().unwrap_or_default()))
+        }
+        // A navigation the frozen web could not answer: a coverage miss, not an unknown state.
+        Some(_) if r.off_snapshot.iter().any(|o| o == id) => {
+            Err("coverage miss: a page the agent navigated to was not on the frozen web (off snapshot)"
+                .into())
+        }
         Some(t) if t.scored => Ok(t.success),
         Some(t) => Err(format!("not scored: {}", t.reference_error.clone().unwrap_or_default())),
         None => Err("no trajectory".into()),
@@ -395,7 +402,8 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
 /// Why a frozen verdict is not the live one ("" when they agree).
 fn explain(live: &Verdict, frozen: &Verdict, frozen_run: &Path, id: &str) -> String {
     match (live, frozen) {
-        (_, Err(why)) => format!("state unknown: {why}"),
+        (_, Err(why)) if why.starts_with("state unknown") || why.starts_with("coverage miss") => why.clone(),
+        (_, Err(why)) => format!("not scored frozen: {why}"),
         (Ok(a), Ok(b)) if a == b => String::new(),
         (Err(why), _) => format!("the live run was not scored: {why}"),
         (Ok(_), Ok(_)) => {
@@ -436,13 +444,14 @@ fn summary(what: &str, rows: &[Row]) {
     let all = rows.len();
     let scored: Vec<_> = rows.iter().filter(|r| r.3.is_ok() && r.2.is_ok()).collect();
     let agree = scored.iter().filter(|r| r.2 == r.3).count();
-    let apart = rows.iter().filter(|r| r.3.is_err()).count();
+    let apart = rows.iter().filter(|r| r.3.as_ref().is_err_and(|w| w.starts_with("state unknown"))).count();
+    let unscored = rows.iter().filter(|r| r.3.is_err()).count() - apart;
     let mut by_cause: BTreeMap<&str, usize> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.4.is_empty()) {
         *by_cause.entry(r.4.split(':').next().unwrap_or("")).or_default() += 1;
     }
     println!(
-        "\n{what}: {all} runs; scored frozen {}: verdicts agree on {agree} ({:.1}%, target >= 98%); counted apart {apart} ({:.1}% of all, target <= 10%); differences by cause: {by_cause:?}",
+        "\n{what}: {all} runs; scored frozen {}: verdicts agree on {agree} ({:.1}%, target >= 98%); counted apart for an unknown state {apart} ({:.1}% of all, target <= 10%); not scored frozen for a coverage miss {unscored}; differences by cause: {by_cause:?}",
         scored.len(),
         100.0 * agree as f64 / scored.len().max(1) as f64,
         100.0 * apart as f64 / all.max(1) as f64,

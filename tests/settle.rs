@@ -142,7 +142,8 @@ async fn a_request_of_the_document_left_behind_is_not_waited_for() {
 async fn a_page_that_asks_before_it_is_left_does_not_hold_the_agent() {
     let home = tempfile::tempdir().unwrap();
     let (_origin, reach) = https_origin(home.path(), "edit.test").await;
-    let task = r#"{"web_name": "Edit", "id": "Warn--0", "ques": "Leave", "web": "https://edit.test/unload/warn"}"#;
+    let task =
+        r#"{"web_name": "Edit", "id": "Warn--0", "ques": "Leave", "web": "https://edit.test/unload/warn"}"#;
     let replies = [
         "Thought: write\nAction: Type [0]; unsaved text",
         "Thought: leave\nAction: Click [1]",

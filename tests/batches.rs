@@ -4,6 +4,16 @@
 //! navigation). Replay assembles that batch from the recorded batches that hold its modules
 //! (`replay::batches`), in real Chromium: page A's batch (test.a, test.b) and page C's (test.c) are
 //! recorded; page B, never recorded, asks for test.a and test.c in one batch, and its modules run.
+//!
+//! And on a real MediaWiki (Debian's 1.39, `demo::mediawiki`): the recording opens one page, waits until
+//! MediaWiki's module store has written its modules to `localStorage`, then opens a second page, which asks
+//! only for what the store lacks; the replay, in a fresh profile, opens the second page alone, which asks
+//! for every module it needs in batches nobody recorded: its scripts run (every module the page asked for
+//! is `ready`), answered from the first page's batches and the second's.
+
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 
 use crate::proxy_chromium::{launch, spki_of};
 use crate::replay_chromium::{close, shim_for, visit};
@@ -55,4 +65,103 @@ async fn issue_61_an_unrecorded_module_batch_is_assembled_from_recorded_batches(
 /// The module names a page shows, in order.
 fn mods(text: &str) -> Vec<&str> {
     text.lines().map(str::trim).filter(|l| l.starts_with("test.")).collect()
+}
+
+const WIKI_PAGES: &[(&str, &str)] = &[
+    ("Kettles", "The Blue Kettle costs 24.00 and boils a litre. See [[Teapots]]."),
+    ("Teapots", "The Green Teapot is on promotion this week."),
+];
+
+/// Every module the page asked for (`RLPAGEMODULES`) in `state`; also true when none are left loading
+/// and `state` is "settled".
+const MODULES_IN: &str = "(state) => typeof mw === 'object' && mw.loader && window.RLPAGEMODULES && \
+    RLPAGEMODULES.every(m => state === 'settled' ? ['ready', 'error', 'missing'].includes(mw.loader.getState(m)) \
+    : mw.loader.getState(m) === state)";
+
+/// Wait (bounded) until `cond` (a JavaScript expression) holds on `page`.
+async fn until(page: &chromiumoxide::Page, cond: &str, what: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let ok: bool = page.evaluate(cond).await.ok().and_then(|v| v.into_value().ok()).unwrap_or(false);
+        if ok {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{what}: never; page: {:?}", page.url().await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Open `url` in a new page of `browser` (the shim installed first) and wait until its modules settle.
+async fn open_wiki(browser: &chromiumoxide::Browser, shim: &str, url: &str) -> chromiumoxide::Page {
+    let page = browser.new_page("about:blank").await.unwrap();
+    page.execute(AddScriptToEvaluateOnNewDocumentParams::new(shim.to_string())).await.unwrap();
+    page.goto(url).await.unwrap();
+    until(&page, &format!("({MODULES_IN})('settled')"), "modules settled").await;
+    page
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_61_mediawiki_modules_the_store_held_when_recording_are_assembled_in_replay() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut wiki = tokio::task::block_in_place(|| demo::mediawiki::MediaWiki::start(h, WIKI_PAGES).unwrap());
+    let resolve = format!("{}:443:{}", demo::mediawiki::HOST, wiki.addr);
+    let first = format!("https://{}/index.php?title=Kettles", demo::mediawiki::HOST);
+    let second = format!("https://{}/index.php?title=Teapots", demo::mediawiki::HOST);
+
+    let mut rec = Webfreeze::spawn(
+        h,
+        &[
+            "record",
+            "--snapshot",
+            "mw",
+            "--upstream-ca",
+            wiki.ca_file.to_str().unwrap(),
+            "--resolve",
+            &resolve,
+        ],
+    );
+    let spki = spki_of(h);
+    let shim = shim_for(h, "mw");
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    let page = open_wiki(&browser, &shim, &first).await;
+    // MediaWiki writes its module store a few seconds after the load, in idle time.
+    until(&page, "Object.keys(localStorage).some(k => k.startsWith('MediaWikiModuleStore'))", "module store")
+        .await;
+    page.close().await.unwrap();
+    let page = open_wiki(&browser, &shim, &second).await;
+    let live_ready: bool =
+        page.evaluate(format!("({MODULES_IN})('ready')")).await.unwrap().into_value().unwrap();
+    page.close().await.unwrap();
+    close(browser, task).await;
+    assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
+    assert!(live_ready, "the second page's modules were ready live");
+    wiki.stop();
+
+    let report = h.join("report.json");
+    let mut rep = Webfreeze::spawn(h, &["replay", "--snapshot", "mw", "--report", report.to_str().unwrap()]);
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rep.addr, Some(&spki), profile.path()).await;
+    let page = open_wiki(&browser, &shim, &second).await;
+    let states: String = page
+        .evaluate("JSON.stringify(RLPAGEMODULES.map(m => m + ':' + mw.loader.getState(m)))")
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    let ready: bool = page.evaluate(format!("({MODULES_IN})('ready')")).await.unwrap().into_value().unwrap();
+    page.close().await.unwrap();
+    close(browser, task).await;
+    assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(ready, "every module the page asked for is ready in replay: {states}\n{r}");
+    assert!(r["assembled_batches"].as_u64().unwrap_or(0) >= 1, "{r}");
+    let script_misses: Vec<&serde_json::Value> = r["misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["url"].as_str().unwrap().contains("load.php"))
+        .collect();
+    assert!(script_misses.is_empty(), "no module batch missed: {script_misses:?}");
 }

@@ -6,8 +6,8 @@
 //! recorded; page B, never recorded, asks for test.a and test.c in one batch, and its modules run.
 //!
 //! And on a real MediaWiki (Debian's 1.39, `demo::mediawiki`): the recording opens one page, waits until
-//! MediaWiki's module store has written its modules to `localStorage`, then opens a second page, which asks
-//! only for what the store lacks; the replay, in a fresh profile, opens the second page alone, which asks
+//! MediaWiki's module store has written its modules to `localStorage`, then opens an editor, which asks
+//! only for what the store lacks (the editor's own modules); the replay, in a fresh profile, opens the second page alone, which asks
 //! for every module it needs in batches nobody recorded: its scripts run (every module the page asked for
 //! is `ready`), answered from the first page's batches and the second's.
 
@@ -107,7 +107,9 @@ async fn issue_61_mediawiki_modules_the_store_held_when_recording_are_assembled_
     let mut wiki = tokio::task::block_in_place(|| demo::mediawiki::MediaWiki::start(h, WIKI_PAGES).unwrap());
     let resolve = format!("{}:443:{}", demo::mediawiki::HOST, wiki.addr);
     let first = format!("https://{}/index.php?title=Kettles", demo::mediawiki::HOST);
-    let second = format!("https://{}/index.php?title=Teapots", demo::mediawiki::HOST);
+    // The editor: the article's modules and its own (an article again would ask for the very batch the
+    // first page's recording holds).
+    let second = format!("https://{}/index.php?title=Teapots&action=edit", demo::mediawiki::HOST);
 
     let mut rec = Webfreeze::spawn(
         h,

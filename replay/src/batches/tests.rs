@@ -85,7 +85,7 @@ fn assembling_table() {
         version: version.map(str::to_string),
         context: Vec::new(),
     };
-    let rec = |bodies: &[(u64, &str)]| -> Vec<(u64, String)> {
+    let rec = |bodies: &[(u64, &String)]| -> Vec<(u64, String)> {
         bodies.iter().map(|(s, b)| (*s, b.to_string())).collect()
     };
     let v_ac = fnv132("1111a3333c");
@@ -96,7 +96,7 @@ fn assembling_table() {
             "two recorded batches, requested order",
             asked("m.c|a", None),
             rec(&[(3, &batch_ab), (7, &batch_c)]),
-            Ok((vec![format!("{c}"), a.clone()], vec![7, 3])),
+            Ok((vec![c.clone(), a.clone()], vec![7, 3])),
         ),
         (
             "the combined version matches",
@@ -156,10 +156,11 @@ async fn replay_answers_an_unrecorded_batch_from_recorded_ones_and_reports_it() 
     let c = implement("m.c", "3333c", "C()");
     let ab = format!("{a}{b}");
     let version = fnv132("1111a3333c");
+    let d = implement("m.d", "4", "D()");
     let (store, m) = snapshot(&[
-        ("GET", "https://w.test/w/load.php?lang=en&modules=a%2Cb&skin=vector&version=xxxxx", &ab),
-        ("GET", "https://w.test/w/load.php?lang=en&modules=m.c&skin=vector&version=yyyyy", &c),
-        ("GET", "https://w.test/w/load.php?lang=de&modules=m.d&skin=vector", &implement("m.d", "4", "D()")),
+        ("GET", "https://w.test/w/load.php?lang=en&modules=a%2Cb&skin=vector&version=xxxxx", ab.as_str()),
+        ("GET", "https://w.test/w/load.php?lang=en&modules=m.c&skin=vector&version=yyyyy", c.as_str()),
+        ("GET", "https://w.test/w/load.php?lang=de&modules=m.d&skin=vector", d.as_str()),
     ]);
     let r = crate::Replay::new(store, m, ReplayConfig { inject_shim: false, ..Default::default() });
     let asked = format!("https://w.test/w/load.php?lang=en&modules=a%7Cm.c&skin=vector&version={version}");
@@ -185,4 +186,33 @@ async fn replay_answers_an_unrecorded_batch_from_recorded_ones_and_reports_it() 
     assert_eq!((rep.assembled_batches, rep.missed, rep.requests), (1, 2, 3), "{rep:?}");
     assert_eq!(rep.assembled[0].from, vec![0, 1]);
     assert_eq!(rep.assembled[0].url, asked);
+}
+
+/// The scanner over real modules: batches made by `scripts/rl-corpus.sh` from MediaWiki's own sources
+/// (Debian's 1.39, each file wrapped in `mw.loader.implement` and minified by MediaWiki's own minifier, as
+/// `load.php` does), every file of the directory `WEBFREEZE_RL_CORPUS` names. Each batch must cut into
+/// as many modules as the script wrapped (`m0`, `m1` ...), in order. Run by hand:
+/// `WEBFREEZE_RL_CORPUS=DIR cargo test -p webfreeze-replay --lib -- --ignored real_modules`.
+#[test]
+#[ignore = "needs a corpus made by scripts/rl-corpus.sh from Debian's mediawiki package"]
+fn the_scanner_cuts_real_minified_modules() {
+    let dir = std::env::var("WEBFREEZE_RL_CORPUS").expect("WEBFREEZE_RL_CORPUS names the corpus directory");
+    let (mut files, mut modules) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("js") {
+            continue;
+        }
+        let js = std::fs::read_to_string(&path).unwrap();
+        let want = js.matches("mw.loader.implement(\"m").count();
+        let got = chunks(&js).unwrap_or_else(|| panic!("{}: not cut", path.display()));
+        let names: Vec<String> = got.iter().map(|c| c.name.clone()).collect();
+        let first = names.first().and_then(|n| n.strip_prefix('m')).and_then(|n| n.parse::<usize>().ok());
+        let expected: Vec<String> = (0..want).map(|i| format!("m{}", first.unwrap_or(0) + i)).collect();
+        assert_eq!(names, expected, "{}", path.display());
+        files += 1;
+        modules += got.len();
+    }
+    assert!(files > 0, "no .js file in {dir}");
+    eprintln!("cut {modules} modules from {files} batches");
 }

@@ -306,6 +306,7 @@ impl Replay {
             let usable = x.request.method == "GET"
                 && x.response.status == 200
                 && !x.flags.body_not_captured
+                && !x.flags.truncated
                 && !x.flags.decode_failed
                 && batch_request(&x.request.url).is_some_and(|b| b.context == asked.context);
             let Some(body) = x.response.body.as_ref().filter(|_| usable) else { continue };

@@ -168,6 +168,7 @@ async fn issue_61_mediawiki_modules_the_store_held_when_recording_are_assembled_
     assert!(rep.signal_and_wait("INT").success(), "{}", rep.stderr());
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert!(ready, "every module the page asked for is ready in replay: {states}\n{r}");
+    eprintln!("assembled: {}\nmisses: {}", r["assembled"], r["misses"]);
     assert!(r["assembled_batches"].as_u64().unwrap_or(0) >= 1, "{r}");
     let script_misses: Vec<&serde_json::Value> = r["misses"]
         .as_array()

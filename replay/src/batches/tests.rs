@@ -91,7 +91,8 @@ fn assembling_table() {
     let v_ac = fnv132("1111a3333c");
     let v_ac_old = fnv132("1111a0000c");
     type Want = Result<(Vec<String>, Vec<u64>), NotAssembled>;
-    let cases: Vec<(&str, BatchRequest, Vec<(u64, String)>, Want)> = vec![
+    type Case<'a> = (&'a str, BatchRequest, Vec<(u64, String)>, Want);
+    let cases: Vec<Case<'_>> = vec![
         (
             "two recorded batches, requested order",
             asked("m.c|a", None),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Batches of real ResourceLoader modules for the scanner's check (replay/src/batches/tests.rs,
-# `the_scanner_cuts_real_minified_modules`): MediaWiki's own JavaScript sources from Debian's `mediawiki`
+# Batches of real ResourceLoader modules for the scanner's check (tests/batches.rs,
+# `mediawikis_own_modules_minified_by_its_minifier_are_cut_in_order`): MediaWiki's own JavaScript sources
+# from Debian's `mediawiki`
 # package, each wrapped in `mw.loader.implement("mN@abcde",function($,jQuery,require,module){...});` and
 # minified by MediaWiki's own minifier (as load.php does), 20 modules per batch.
 # Usage: bash scripts/rl-corpus.sh OUT_DIR [MAX_FILES]

@@ -14,6 +14,8 @@
 //! only for what the store lacks (the editor's own modules); the replay, in a fresh profile, opens the
 //! editor alone, which asks for every module it needs in batches nobody recorded: its scripts run (every
 //! module the page asked for is `ready`), answered from the first page's batches and the editor's.
+//!
+//! And the scanner that cuts batches, on MediaWiki's own modules minified by its own minifier.
 
 use std::time::Duration;
 
@@ -177,4 +179,33 @@ async fn issue_61_mediawiki_modules_the_store_held_when_recording_are_assembled_
         .filter(|m| m["url"].as_str().unwrap().contains("load.php"))
         .collect();
     assert!(script_misses.is_empty(), "no module batch missed: {script_misses:?}");
+}
+
+/// MediaWiki 1.39's own JavaScript (`resources/src`, `resources/lib`: 567 files), each file wrapped in
+/// `mw.loader.implement("mN@abcde", function(...){...})` and minified by MediaWiki's own minifier as
+/// `load.php` does, 20 per batch (`scripts/rl-corpus.sh`): every batch cuts into its modules, in order.
+#[test]
+fn mediawikis_own_modules_minified_by_its_minifier_are_cut_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/rl-corpus.sh");
+    let out = std::process::Command::new("bash").arg(&script).arg(dir.path()).arg("1000").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (mut files, mut modules) = (0, 0);
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("js") {
+            continue;
+        }
+        let js = std::fs::read_to_string(&path).unwrap();
+        let first: usize =
+            path.file_stem().unwrap().to_str().unwrap().trim_start_matches("batch-").parse().unwrap();
+        let wrapped = js.matches("mw.loader.implement(\"m").count();
+        let got = replay::batches::chunks(&js).unwrap_or_else(|| panic!("{}: not cut", path.display()));
+        let names: Vec<String> = got.iter().map(|c| c.name.clone()).collect();
+        let want: Vec<String> = (first..first + wrapped).map(|i| format!("m{i}")).collect();
+        assert_eq!(names, want, "{}", path.display());
+        files += 1;
+        modules += got.len();
+    }
+    assert!(files >= 20 && modules >= 400, "{modules} modules in {files} batches");
 }

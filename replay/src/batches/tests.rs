@@ -188,32 +188,3 @@ async fn replay_answers_an_unrecorded_batch_from_recorded_ones_and_reports_it() 
     assert_eq!(rep.assembled[0].from, vec![0, 1]);
     assert_eq!(rep.assembled[0].url, asked);
 }
-
-/// The scanner over real modules: batches made by `scripts/rl-corpus.sh` from MediaWiki's own sources
-/// (Debian's 1.39, each file wrapped in `mw.loader.implement` and minified by MediaWiki's own minifier, as
-/// `load.php` does), every file of the directory `WEBFREEZE_RL_CORPUS` names. Each batch must cut into
-/// as many modules as the script wrapped (`m0`, `m1` ...), in order. Run by hand:
-/// `WEBFREEZE_RL_CORPUS=DIR cargo test -p webfreeze-replay --lib -- --ignored real_modules`.
-#[test]
-#[ignore = "needs a corpus made by scripts/rl-corpus.sh from Debian's mediawiki package"]
-fn the_scanner_cuts_real_minified_modules() {
-    let dir = std::env::var("WEBFREEZE_RL_CORPUS").expect("WEBFREEZE_RL_CORPUS names the corpus directory");
-    let (mut files, mut modules) = (0, 0);
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("js") {
-            continue;
-        }
-        let js = std::fs::read_to_string(&path).unwrap();
-        let want = js.matches("mw.loader.implement(\"m").count();
-        let got = chunks(&js).unwrap_or_else(|| panic!("{}: not cut", path.display()));
-        let names: Vec<String> = got.iter().map(|c| c.name.clone()).collect();
-        let first = names.first().and_then(|n| n.strip_prefix('m')).and_then(|n| n.parse::<usize>().ok());
-        let expected: Vec<String> = (0..want).map(|i| format!("m{}", first.unwrap_or(0) + i)).collect();
-        assert_eq!(names, expected, "{}", path.display());
-        files += 1;
-        modules += got.len();
-    }
-    assert!(files > 0, "no .js file in {dir}");
-    eprintln!("cut {modules} modules from {files} batches");
-}

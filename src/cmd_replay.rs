@@ -96,7 +96,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
     }
     eprintln!(
-        "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} site-union, {} frozen-search, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",
+        "replay of {:?}: {} requests: {} exact, {} normalised, {} fuzzy, {} site-union, {} frozen-search, {} assembled-batch, {} missed ({} background); coverage {:.1}% of {} recorded exchanges",
         report.snapshot,
         report.requests,
         report.exact,
@@ -104,6 +104,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         report.fuzzy,
         report.site_union,
         report.frozen_search,
+        report.assembled_batches,
         report.missed,
         report.background,
         report.coverage * 100.0,

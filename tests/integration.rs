@@ -9,6 +9,7 @@ mod agent_run;
 mod architecture;
 mod assistantbench;
 mod bad_origins;
+mod batches;
 mod bundle_roundtrip;
 mod bundle_s3;
 mod cli_snapshots;

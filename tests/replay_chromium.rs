@@ -18,13 +18,13 @@ use crate::support::*;
 const PAGES: [&str; 3] =
     ["https://shop.test/site/", "https://shop.test/site/redirect", "https://shop.test/site/p3"];
 
-struct Visit {
-    text: String,
-    png: Vec<u8>,
-    url: String,
+pub(crate) struct Visit {
+    pub(crate) text: String,
+    pub(crate) png: Vec<u8>,
+    pub(crate) url: String,
 }
 
-async fn visit(browser: &chromiumoxide::Browser, shim: &str, url: &str) -> Visit {
+pub(crate) async fn visit(browser: &chromiumoxide::Browser, shim: &str, url: &str) -> Visit {
     let page = browser.new_page("about:blank").await.unwrap();
     page.execute(AddScriptToEvaluateOnNewDocumentParams::new(shim.to_string())).await.unwrap();
     page.execute(SetTimezoneOverrideParams::new("UTC")).await.unwrap();
@@ -48,7 +48,7 @@ async fn visit(browser: &chromiumoxide::Browser, shim: &str, url: &str) -> Visit
     Visit { text, png, url: final_url }
 }
 
-fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
+pub(crate) fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
     let out = run_cli(home, &["snapshots", "show", snapshot, "--json", "--limit", "0"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -56,7 +56,7 @@ fn shim_for(home: &std::path::Path, snapshot: &str) -> String {
     replay::shim::for_snapshot(snapshot, start, 1)
 }
 
-async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {
+pub(crate) async fn close(mut b: chromiumoxide::Browser, task: tokio::task::JoinHandle<()>) {
     b.close().await.unwrap();
     let _ = b.wait().await;
     task.abort();

@@ -56,6 +56,20 @@ pub struct OverlayEntry {
     pub dest: Option<String>,
 }
 
+/// A ResourceLoader batch nobody recorded, assembled from recorded batches that hold its modules
+/// (`replay::batches`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssembledEntry {
+    /// Episode.
+    pub episode: u64,
+    /// Requested URL.
+    pub url: String,
+    /// How many modules it asked for.
+    pub modules: u64,
+    /// The recorded exchanges (sequence numbers in the replayed snapshot) its modules were cut from.
+    pub from: Vec<u64>,
+}
+
 /// One search answered by the frozen search engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchEntry {
@@ -96,6 +110,13 @@ pub struct ReplayReport {
     /// Those searches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frozen_search_queries: Vec<SearchEntry>,
+    /// ResourceLoader batches nobody recorded, assembled from recorded batches that hold their modules
+    /// (`replay::batches`), never counted as exact.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub assembled_batches: u64,
+    /// Those batches, and where their modules came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assembled: Vec<AssembledEntry>,
     /// Misses.
     pub missed: u64,
     /// Browser background requests answered 404 (not counted as misses).

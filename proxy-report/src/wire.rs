@@ -30,6 +30,9 @@ pub enum Answer {
     SiteSearch,
     /// Answered by replay itself (an empty icon, a sink).
     Synthetic,
+    /// A script batch nobody recorded, assembled from recorded batches that hold its modules
+    /// (`replay::batches`); `recorded` names the first of them.
+    AssembledBatch,
     /// Nothing recorded matched: the miss policy answered (404, or the live site).
     Miss,
     /// A page that carries state, recorded only after writes the run has not made: replay answered 404,
@@ -56,6 +59,7 @@ impl Answer {
             Answer::FrozenSearch => "frozen-search",
             Answer::SiteSearch => "site-search",
             Answer::Synthetic => "synthetic",
+            Answer::AssembledBatch => "assembled-batch",
             Answer::Miss => "miss",
             Answer::StateUnknown => "state-unknown",
             Answer::WithoutBody => "without-body",

@@ -104,7 +104,8 @@ impl Handler for Replay {
 
 impl Replay {
     /// The request phase proper, in three steps each in its own room: classify the request
-    /// ([`crate::classify`]), consult the layers ([`crate::lookup`]), answer or miss ([`crate::answer`]);
+    /// ([`crate::classify`]), consult the layers ([`crate::lookup`]), answer or miss ([`crate::answer`];
+    /// a script batch nothing recorded may be assembled from recorded ones first: [`crate::batches`]);
     /// each answer is noted for the wire log.
     async fn decide(&self, ctx: &ReplayCtx, req: Request<Body>) -> Decision {
         let req = match self.classify(req).await {
@@ -132,7 +133,10 @@ impl Replay {
         }
         match found {
             Some(m) => self.answer_match(ctx, req, m).await,
-            None => self.answer_miss(ctx, req),
+            None => match self.answer_batch(ctx, &req).await {
+                Some(d) => d,
+                None => self.answer_miss(ctx, req),
+            },
         }
     }
 }

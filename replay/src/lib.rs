@@ -13,6 +13,7 @@
 //! - WebSockets: a recorded handshake is accepted and its connection's messages played back
 //!   ([`websocket`]); a client message never recorded is a WebSocket miss.
 
+pub mod batches;
 pub mod inject;
 pub mod matcher;
 pub mod overlay;
@@ -168,7 +169,9 @@ impl Default for ReplayConfig {
 
 mod report;
 use report::State;
-pub use report::{dest_renders, FuzzyEntry, MissEntry, OverlayEntry, ReplayReport, SearchEntry};
+pub use report::{
+    dest_renders, AssembledEntry, FuzzyEntry, MissEntry, OverlayEntry, ReplayReport, SearchEntry,
+};
 
 /// Answers from one snapshot.
 pub struct Replay {
@@ -284,6 +287,7 @@ impl Replay {
                 + s.fuzzy
                 + overlay_total
                 + s.frozen_search
+                + s.assembled.len() as u64
                 + s.missed
                 + s.without_body
                 + s.synthetic,
@@ -295,6 +299,8 @@ impl Replay {
             crawl,
             frozen_search: s.frozen_search,
             frozen_search_queries: s.frozen_search_queries.clone(),
+            assembled_batches: s.assembled.len() as u64,
+            assembled: s.assembled.clone(),
             missed: s.missed,
             background: s.background,
             misses: s.misses.clone(),

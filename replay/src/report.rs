@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use proxy_report::replay::{FuzzyEntry, MissEntry, OverlayEntry, ReplayReport, SearchEntry};
+pub use proxy_report::replay::{
+    AssembledEntry, FuzzyEntry, MissEntry, OverlayEntry, ReplayReport, SearchEntry,
+};
 
 use proxy_report::replay::OverlayKind;
 
@@ -38,6 +40,8 @@ pub(crate) struct State {
     pub(crate) frozen_search: u64,
     pub(crate) frozen_search_queries: Vec<SearchEntry>,
     pub(crate) preferred_with_body: Vec<String>,
+    /// ResourceLoader batches assembled from recorded ones (`batches`).
+    pub(crate) assembled: Vec<AssembledEntry>,
     /// The run's write epoch (`epochs`): how many of the recording's writes the run has made, in effect.
     pub(crate) epoch: usize,
     /// Per page and epoch, how many of its recordings in that epoch were served.

@@ -21,7 +21,7 @@ use crate::{
 /// A row body that stands for "recorded without its body" (`body_not_captured`).
 const NOT_CAPTURED: &str = "\u{0}not captured";
 
-fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
+pub(crate) fn snapshot(rows: &[(&str, &str, &str)]) -> (Store, Manifest) {
     let store = Store::in_memory();
     let m = add_snapshot(&store, "t", rows);
     (store, m)
@@ -79,7 +79,7 @@ pub(crate) fn add_snapshot(store: &Store, name: &str, rows: &[(&str, &str, &str)
     w.finalize(2).unwrap()
 }
 
-async fn ask(
+pub(crate) async fn ask(
     r: &Replay,
     method: &str,
     url: &str,

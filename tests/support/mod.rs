@@ -15,10 +15,12 @@
 //!   published answers);
 //! - [`ws_origin`]: a WebSocket origin (a ticker, an echo, a JSON-RPC server) and a page that renders them;
 //! - [`scripted`]: a one-task file, a script of replies for it, and the `webfreeze run` arguments;
+//! - [`batch_origin`]: pages that batch their script modules as MediaWiki's ResourceLoader does;
 //! - [`in_process`]: a recording into an in-memory store and a proxy served in the test's process.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub(crate) mod batch_origin;
 pub(crate) mod bin;
 pub(crate) mod client;
 pub(crate) mod crawl_origin;
@@ -37,6 +39,7 @@ pub(crate) mod scripted;
 pub(crate) mod slurm;
 pub(crate) mod ws_origin;
 
+pub(crate) use batch_origin::*;
 pub(crate) use bin::*;
 pub(crate) use client::*;
 pub(crate) use crawl_origin::*;

@@ -330,6 +330,9 @@ async fn route(req: Request<Incoming>, stats: Arc<OriginStats>, scheme: &'static
     if let Some(r) = timer_route(req.uri()) {
         return r;
     }
+    if let Some(r) = super::batch_origin::batch_route(req.uri()) {
+        return r;
+    }
     if let Some(r) = unload_route(req.uri()).await {
         return r;
     }

@@ -332,7 +332,7 @@ fn replace_query(doc: &mut Html, page: &url::Url, field: &str, old: &str, new: &
         let Some(mut node) = doc.tree.get_mut(id) else { continue };
         match node.value() {
             Node::Text(t) if t.contains(old) => {
-                let s = t.replace(old, new);
+                let s = replace_whole(t, old, new);
                 t.text = s.as_str().into();
             }
             Node::Element(e) => {
@@ -350,6 +350,23 @@ fn replace_query(doc: &mut Html, page: &url::Url, field: &str, old: &str, new: &
             _ => {}
         }
     }
+}
+
+/// `text` with each occurrence of `old` that stands as whole words (no letter or digit joined to either
+/// end: "tea" in "Results for tea", not in "steam") replaced by `new`.
+fn replace_whole(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(old) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + old.len()..].chars().next();
+        let joined = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        out.push_str(&rest[..i]);
+        out.push_str(if joined(before) || joined(after) { old } else { new });
+        rest = &rest[i + old.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `href` (on `page`) with its `field` changed from `old` to `new`, when it carries it.
@@ -434,6 +451,18 @@ mod tests {
         let one = r#"<html><body><dl><dt><a href="/doku.php?id=x">x</a></dt><dd>tomatoes here</dd></dl></body></html>"#;
         assert!(refill(one, page, "q", "tomatoes", "tea", &[]).is_none());
         assert!(refill(DOKU, page, "q", "", "tea", &[]).is_none());
+    }
+
+    #[test]
+    fn the_old_query_is_replaced_where_it_stands_alone() {
+        for (text, want) in [
+            ("Results for tea", "Results for kettle"),
+            ("Steam and tea, tea.", "Steam and kettle, kettle."),
+            ("teapots and steam", "teapots and steam"),
+            ("", ""),
+        ] {
+            assert_eq!(replace_whole(text, "tea", "kettle"), want, "{text}");
+        }
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(super) struct NetState {
     pub(super) inflight: BTreeMap<String, Inflight>,
     /// Loaders (documents) the main frame has left: their requests are not waited for.
     pub(super) retired: HashSet<String>,
+    /// The main frame's document now (its loader), retired when the next one commits.
+    pub(super) main_loader: Option<String>,
     /// Ids whose end was seen before their start (the streams are separate channels).
     pub(super) ended_early: HashSet<String>,
     /// data: requests (not tracked).
@@ -62,6 +64,12 @@ impl NetState {
     /// The main frame committed the document of `loader`: forget the requests of every other loader (a
     /// worker's excepted), and retire those loaders.
     fn committed(&mut self, loader: &str) {
+        // The document left, even with nothing in flight now: a request it starts late is not waited for.
+        if let Some(left) =
+            self.main_loader.replace(loader.to_string()).filter(|l| l != loader && !l.is_empty())
+        {
+            self.retired.insert(left);
+        }
         let left: Vec<String> = self
             .inflight
             .iter()
@@ -215,5 +223,8 @@ mod tests {
         assert_eq!(left, ["nav", "worker"]);
         assert!(n.retired.contains("L1") && !n.retired.contains("L2") && !n.retired.contains(""));
         assert!(n.ignored.contains("old") && n.ignored.contains("frame-old"));
+        // The next commit retires the document left, though none of its requests was in flight.
+        n.committed("L3");
+        assert!(n.retired.contains("L2"));
     }
 }

@@ -58,8 +58,24 @@ const COMMANDS: &[&str] = &[
 ];
 
 /// What is the session's own: a command on it acts on nothing outside the session.
-const OWN: &[&str] =
-    &["session", "sessions", "cart", "basket", "token", "upload", "timer", "player", "playback"];
+const OWN: &[&str] = &[
+    "session",
+    "sessions",
+    "cart",
+    "basket",
+    "token",
+    "upload",
+    "timer",
+    "player",
+    "playback",
+    "notification",
+    "notifications",
+    "banner",
+    "tooltip",
+    "onboarding",
+    "tour",
+    "preferences",
+];
 
 /// The command an API POST runs, if it runs one (see the module docs): `idents` are the request's action
 /// words (`idents::action_idents`), the first the path's last word.
@@ -92,6 +108,7 @@ mod tests {
             ("api.shop.test", "/v1/cart/restore", ids(&["restore", "cart"]), false),
             ("www.shop.test", "/machines/3/stop", ids(&["stop", "machines"]), false),
             ("api.shop.test", "/v1/machines", ids(&["machines"]), false),
+            ("api.shop.test", "/v1/notifications/12/hide", ids(&["hide", "notifications"]), false),
         ];
         for (host, path, idents, want) in rows {
             assert_eq!(command(host, path, &idents, false).is_some(), want, "{host}{path}");

@@ -8,7 +8,7 @@
 //! - [`act_flag`]: a flag that says the request is the act (`_place: true`, `publish: true`,
 //!   `published: true`, a `status` of `publish`, `outbox`, `about_to_send`, `scheduled`): the order placed,
 //!   the post published, the mail sent, whatever the path's words say (an order resource patched, a
-//!   document created).
+//!   document created); never under a search's criteria (`filter.status: published` asks for posts).
 //! - [`own_view`]: a PATCH or PUT whose every field is the user's own view of the site (preferences, a
 //!   theme, a language, a read position, notification settings) changes nothing another user sees.
 
@@ -24,6 +24,9 @@ const DRAFT_STATUS: &[&str] = &["draft", "drafts", "unpublished"];
 
 /// `status` values that publish or send.
 const ACT_STATUS: &[&str] = &["publish", "published", "outbox", "about_to_send", "scheduled", "send"];
+
+/// Parents under which a flag is a search's criterion, not the request's own act.
+const CRITERIA: &[&str] = &["filter", "query", "where", "search", "criteria", "conditions", "facet"];
 
 /// Leaf keys whose true value is the act itself (Commerce Layer's `_place` on an order).
 const ACT_KEYS: &[(&str, &str)] =
@@ -60,6 +63,10 @@ pub(crate) fn harmless_flag(method: &str, params: &[(String, String)], leaves: &
 /// The act a request's flags say it is (see the module docs): the rule and the flag.
 pub(crate) fn act_flag(leaves: &[(String, String)]) -> Option<(&'static str, String)> {
     leaves.iter().find_map(|(k, v)| {
+        // A search's or a listing's criteria (`filter.status: published`) ask for things, they do none.
+        if k.split('.').any(|p| CRITERIA.iter().any(|c| p.starts_with(c))) {
+            return None;
+        }
         let (leaf, _) = leaf_and_parent(k);
         if let Some((_, rule)) = ACT_KEYS.iter().find(|(a, _)| *a == leaf).filter(|_| truthy(v)) {
             return Some((*rule, format!("flag {k}")));
@@ -126,6 +133,7 @@ mod tests {
             ("a mail to the outbox", "POST", kv(&[("status", "outbox")]), false, Some("message")),
             ("a sandbox turned off", "POST", kv(&[("sandbox_mode.enable", "false")]), false, None),
             ("nothing said", "POST", kv(&[("title", "Hello")]), false, None),
+            ("a search for published posts", "POST", kv(&[("filter.status", "published")]), false, None),
         ];
         for (name, method, leaves, harmless, act) in rows {
             assert_eq!(harmless_flag(method, &[], &leaves), harmless, "{name}");

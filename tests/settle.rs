@@ -97,66 +97,20 @@ async fn the_quiet_period_is_waited_only_for_a_pending_short_timer() {
     );
 }
 
-/// A request the old document started is not waited for once the next document has committed: a text box
-/// whose `change` starts a request the server never answers (MediaWiki's edit stash), and a click on Save
-/// that both blurs it and submits the form. Chromium does not always end such a request in its network
-/// events (MediaWiki's saves each waited for the whole page timeout, live and recording); the step ends
-/// when the saved page has settled.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_of_the_document_left_behind_is_not_waited_for() {
+/// Run `task` live on a local origin at `edit.test` with `replies`, with a short page timeout (a wait for
+/// what the test is about fails it in seconds, not the default 30): three steps answered, the second landing
+/// on `/unload/saved`, and no step that waited out the page timeout or failed.
+async fn three_steps_to_the_saved_page(task: &str, id: &str, replies: &[&str]) {
     let home = tempfile::tempdir().unwrap();
     let (_origin, reach) = https_origin(home.path(), "edit.test").await;
-    let task = r#"{"web_name": "Edit", "id": "Unload--0", "ques": "Save a text", "web": "https://edit.test/unload/"}"#;
-    let replies = [
-        "Thought: write\nAction: Type [0]; some text",
-        "Thought: save\nAction: Click [1]",
-        "Thought: done\nAction: ANSWER; saved",
-    ];
-    let scripted = Scripted::new(home.path(), task, &replies);
-    let out_dir = home.path().join("run");
-    let mut args = scripted.run_args("live", &out_dir);
-    // Short, so that a wait for the stash fails this test in seconds, not the default 30.
-    args.extend(strs(&["--page-timeout", "8"]));
-    args.extend(reach);
-    let out = cli(home.path(), args, vec![]).await;
-    assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
-    let t = traj(&out_dir, "Unload--0");
-    assert_eq!(t.outcome, trajectory::Outcome::Answered, "{t:?}");
-    let steps = &t.steps;
-    assert_eq!(steps.len(), 3, "{steps:?}");
-    assert!(steps[1].url_after.ends_with("/unload/saved"), "the click saved: {}", steps[1].url_after);
-    for s in steps {
-        assert!(
-            !s.notes.iter().any(|n| n.contains("had not settled")),
-            "step {} waited for a request of the document it left: {:?}",
-            s.n,
-            s.notes
-        );
-    }
-}
-
-/// A page that asks "Leave site?" when left with changes (a `beforeunload` dialog, as MediaWiki's editor
-/// does) does not hold the agent: the dialog is answered (leaving, as the agent chose to) and the click
-/// lands on the next page within the step, not at the page timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_page_that_asks_before_it_is_left_does_not_hold_the_agent() {
-    let home = tempfile::tempdir().unwrap();
-    let (_origin, reach) = https_origin(home.path(), "edit.test").await;
-    let task =
-        r#"{"web_name": "Edit", "id": "Warn--0", "ques": "Leave", "web": "https://edit.test/unload/warn"}"#;
-    let replies = [
-        "Thought: write\nAction: Type [0]; unsaved text",
-        "Thought: leave\nAction: Click [1]",
-        "Thought: done\nAction: ANSWER; left",
-    ];
-    let scripted = Scripted::new(home.path(), task, &replies);
+    let scripted = Scripted::new(home.path(), task, replies);
     let out_dir = home.path().join("run");
     let mut args = scripted.run_args("live", &out_dir);
     args.extend(strs(&["--page-timeout", "8"]));
     args.extend(reach);
     let out = cli(home.path(), args, vec![]).await;
     assert!(out.status.success(), "run: {}", String::from_utf8_lossy(&out.stderr));
-    let t = traj(&out_dir, "Warn--0");
+    let t = traj(&out_dir, id);
     assert_eq!(t.outcome, trajectory::Outcome::Answered, "{t:?}");
     let steps = &t.steps;
     assert_eq!(steps.len(), 3, "{steps:?}");
@@ -165,4 +119,35 @@ async fn a_page_that_asks_before_it_is_left_does_not_hold_the_agent() {
         assert!(!s.notes.iter().any(|n| n.contains("had not settled")), "step {}: {:?}", s.n, s.notes);
         assert!(s.error.is_none(), "step {}: {:?}", s.n, s.error);
     }
+}
+
+/// A request the old document started is not waited for once the next document has committed: a text box
+/// whose `change` starts a request the server never answers (MediaWiki's edit stash), and a click on Save
+/// that both blurs it and submits the form. Chromium does not always end such a request in its network
+/// events (MediaWiki's saves each waited for the whole page timeout, live and recording); the step ends
+/// when the saved page has settled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_the_document_left_behind_is_not_waited_for() {
+    let task = r#"{"web_name": "Edit", "id": "Unload--0", "ques": "Save a text", "web": "https://edit.test/unload/"}"#;
+    let replies = [
+        "Thought: write\nAction: Type [0]; some text",
+        "Thought: save\nAction: Click [1]",
+        "Thought: done\nAction: ANSWER; saved",
+    ];
+    three_steps_to_the_saved_page(task, "Unload--0", &replies).await;
+}
+
+/// A page that asks "Leave site?" when left with changes (a `beforeunload` dialog, as MediaWiki's editor
+/// does) does not hold the agent: the dialog is answered (leaving, as the agent chose to) and the click
+/// lands on the next page within the step, not at the page timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_asks_before_it_is_left_does_not_hold_the_agent() {
+    let task =
+        r#"{"web_name": "Edit", "id": "Warn--0", "ques": "Leave", "web": "https://edit.test/unload/warn"}"#;
+    let replies = [
+        "Thought: write\nAction: Type [0]; unsaved text",
+        "Thought: leave\nAction: Click [1]",
+        "Thought: done\nAction: ANSWER; left",
+    ];
+    three_steps_to_the_saved_page(task, "Warn--0", &replies).await;
 }

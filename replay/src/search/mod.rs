@@ -142,18 +142,18 @@ impl crate::Replay {
             Err(_) => "/search".into(),
         };
         let form = page::Form { action, field: "q".into(), hidden: Vec::new() };
-        self.answer_search_page(url, &form, sr.query.as_deref(), sr.offset, None)
+        self.answer_search_page(url, &form, sr.query.as_deref(), sr.offset, None, None)
     }
 
     /// Answer a site's own search from the index: the site's documents only, on a page at its path.
     pub(crate) fn answer_from_site_search(&self, url: &str, ss: &SiteSearch) -> proxy::Decision {
         let Ok(u) = url::Url::parse(url) else {
-            return self.answer_search_page(url, &page::Form::default(), None, 0, None);
+            return self.answer_search_page(url, &page::Form::default(), None, 0, None, None);
         };
         let form =
             page::Form { action: u.path().to_string(), field: ss.field.clone(), hidden: ss.hidden.clone() };
         let template = self.results_template(url, ss);
-        self.answer_search_page_in(url, &form, Some(&ss.query), ss.offset, u.host_str(), template.as_ref())
+        self.answer_search_page(url, &form, Some(&ss.query), ss.offset, u.host_str(), template.as_ref())
     }
 
     /// The site's own results page for another query, as the frozen web holds it (any layer this replay
@@ -193,21 +193,9 @@ impl crate::Replay {
         None
     }
 
-    /// The results page for `query` (None: a search box only), of documents on `host` when given.
+    /// The results page for `query` (None: a search box only), of documents on `host` when given: in the
+    /// site's own results page `template` (its URL, its query, its HTML) when there is one.
     fn answer_search_page(
-        &self,
-        url: &str,
-        form: &page::Form,
-        query: Option<&str>,
-        offset: usize,
-        host: Option<&str>,
-    ) -> proxy::Decision {
-        self.answer_search_page_in(url, form, query, offset, host, None)
-    }
-
-    /// [`Self::answer_search_page`], in the site's own results page `template` (its URL, its query, its
-    /// HTML) when there is one.
-    fn answer_search_page_in(
         &self,
         url: &str,
         form: &page::Form,

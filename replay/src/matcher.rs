@@ -166,7 +166,7 @@ fn body_fields(content_type: Option<&str>, body: &[u8]) -> BTreeSet<String> {
     if body.is_empty() {
         return BTreeSet::new();
     }
-    proxy::guard::writes::field_names(content_type, body).into_iter().collect()
+    proxy::guard::field_names(content_type, body).into_iter().collect()
 }
 
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {

@@ -8,7 +8,7 @@
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
-use super::writes::GuardRulesError;
+use super::rules_file::GuardRulesError;
 
 /// (family, host, path pattern): the built-in list.
 pub const PLACES: &[(&str, &str, &str)] = &[
@@ -88,14 +88,14 @@ impl AnswerPlaces {
 
     /// The built-in list plus a user file's places.
     pub fn with_file(path: &std::path::Path) -> Result<Self, GuardRulesError> {
-        let (f, p) = super::writes::read_rules(path, PLACES_SHAPE)?;
+        let (f, p) = super::rules_file::read_rules(path, PLACES_SHAPE)?;
         Self::builtin().with_places(f, &p)
     }
 
     /// The places in `text` added; `path` names the file in the error.
     #[cfg(test)]
     fn with_text(self, text: &str, path: &str) -> Result<Self, GuardRulesError> {
-        self.with_places(super::writes::parse_rules(text, path, PLACES_SHAPE)?, path)
+        self.with_places(super::rules_file::parse_rules(text, path, PLACES_SHAPE)?, path)
     }
 
     /// A places file's places added.

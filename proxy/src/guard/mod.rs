@@ -21,11 +21,13 @@ pub mod answers;
 pub mod cases;
 mod commands;
 mod creates;
+mod facts;
 mod flags;
 pub mod graphql;
 pub mod heldout;
 mod idents;
 pub mod platforms;
+mod rules_file;
 pub mod socket;
 pub mod writes;
 
@@ -40,9 +42,9 @@ use crate::handler::{Decision, Handler, RequestInfo, UpstreamInfo};
 use crate::websocket::{WsFrom, WsKind, WsMessage, WsVerdict};
 
 pub use answers::{AnswerHit, AnswerPlaces};
-pub use writes::{
-    body_fields, field_names, GuardRulesError, WriteFacts, WriteHit, WriteRules, CONTROL_HEADER,
-};
+pub use facts::{body_fields, field_names, WriteFacts};
+pub use rules_file::GuardRulesError;
+pub use writes::{WriteHit, WriteRules, CONTROL_HEADER};
 
 /// The label of the control a click used ([`CONTROL_HEADER`]): the proxy takes the header off every
 /// request, whatever the handler, and hands its value to the handler as this request extension.

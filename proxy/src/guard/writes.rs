@@ -36,11 +36,14 @@
 //!   "safe_paths": ["/api/preview"] }
 //! ```
 //!
-//! Size: the rule table and its table test; the rows are most of its length and are read top to bottom as
-//! one ordered list (strongest evidence first), which a split would cut in two.
+//! What a request is judged by is [`super::facts`]; a user's rules file is read by [`super::rules_file`].
 
 use regex::{Regex, RegexBuilder};
-use serde::Deserialize;
+
+use super::facts::{parent_is_recipient, WriteFacts};
+#[cfg(test)]
+use super::rules_file::parse_rules;
+use super::rules_file::{read_rules, GuardRulesError, RulesFile, RULES_SHAPE};
 
 /// The request header the agent sets while it clicks a control: the control's visible label. The proxy
 /// removes it from every request before any handler sees it (the guard gets it as a
@@ -81,8 +84,6 @@ const TEXT_FIELDS: &str = r"(^|[\[_-])(body|comment|comments|review|reply|conten
 const TITLE_FIELDS: &str = r"(^|[\[_-])(title|subject|headline)(\]|$)";
 /// A password field (a log-in form when no confirmation comes with it).
 const PASSWORD_FIELD: &str = r"(^|[\[_-])(password|passwd|pass|pwd)(\]|$)";
-/// A value this long, or with a line break, is a text someone wrote, not a query.
-const LONG_VALUE: usize = 80;
 
 /// One built-in rule: (id, why, methods, path, field names, control label). Empty patterns match nothing.
 type Row = (&'static str, &'static str, &'static [&'static str], &'static str, &'static str, &'static str);
@@ -184,29 +185,6 @@ pub struct WriteRule {
     label: Option<Regex>,
 }
 
-/// What a request is judged by.
-#[derive(Debug, Clone, Default)]
-pub struct WriteFacts<'a> {
-    /// Method, upper case.
-    pub method: &'a str,
-    /// Path and query.
-    pub path: &'a str,
-    /// Form or JSON field names of the body (top level).
-    pub fields: Vec<String>,
-    /// Those of them whose value is a text someone wrote (long, or with a line break).
-    pub long_fields: Vec<String>,
-    /// The label of the control the agent used, when it said.
-    pub label: Option<&'a str>,
-    /// The request's host ("" when unknown): payment processors are known by theirs.
-    pub host: &'a str,
-    /// The body's leaves at every depth: (keys joined by `.`, lower case; value).
-    pub leaves: Vec<(String, String)>,
-    /// The GraphQL operations the request carries.
-    pub graphql: Vec<super::graphql::GqlOp>,
-    /// The body's content type, when it said.
-    pub content_type: Option<&'a str>,
-}
-
 /// Why a request was judged a write that acts in the world.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteHit {
@@ -230,84 +208,6 @@ pub struct WriteRules {
     text_fields: Regex,
     title_fields: Regex,
     password: Regex,
-}
-
-/// A rules file could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum GuardRulesError {
-    /// Reading the file failed.
-    #[error("cannot read guard rules file {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is not valid.
-    #[error("guard rules file {path}: {detail}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        detail: String,
-    },
-}
-
-/// A guard rules file as `T`: read from `path`, parsed as JSON; `shape` (the JSON expected) follows a
-/// parse error. Returns the file's name for later errors too.
-pub(super) fn read_rules<T: serde::de::DeserializeOwned>(
-    path: &std::path::Path,
-    shape: &str,
-) -> Result<(T, String), GuardRulesError> {
-    let p = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| GuardRulesError::Io { path: p.clone(), source: e })?;
-    Ok((parse_rules(&text, &p, shape)?, p))
-}
-
-/// [`read_rules`] on text already read.
-pub(super) fn parse_rules<T: serde::de::DeserializeOwned>(
-    text: &str,
-    path: &str,
-    shape: &str,
-) -> Result<T, GuardRulesError> {
-    serde_json::from_str(text).map_err(|e| GuardRulesError::Invalid {
-        path: path.to_string(),
-        detail: format!("{e} (expected JSON: {shape})"),
-    })
-}
-
-/// The JSON a write rules file holds, for errors.
-const RULES_SHAPE: &str =
-    r#"{"rules": [{"id", "why", "methods", "path", "fields", "label"}], "safe_paths": [...]}"#;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RulesFile {
-    #[serde(default)]
-    rules: Vec<RuleFile>,
-    #[serde(default)]
-    safe_paths: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleFile {
-    id: String,
-    why: String,
-    #[serde(default = "default_methods")]
-    methods: Vec<String>,
-    #[serde(default)]
-    path: String,
-    #[serde(default)]
-    fields: String,
-    #[serde(default)]
-    label: String,
-}
-
-fn default_methods() -> Vec<String> {
-    ["POST", "PUT", "PATCH", "DELETE"].map(String::from).to_vec()
 }
 
 fn pattern(p: &str) -> Result<Option<Regex>, regex::Error> {
@@ -656,121 +556,6 @@ const VERB_SAFE: &[&str] = &[
 
 fn path_words(path: &str) -> impl Iterator<Item = &str> {
     path.split(['/', '?', '&', '=']).filter(|s| !s.is_empty())
-}
-
-/// A recipient's field: its value is an address or a phone number, or its parent names recipients.
-fn parent_is_recipient(parent: &str, value: &str) -> bool {
-    let v = value.trim();
-    let addressy = v.contains('@') || (v.starts_with('+') && v.len() > 7);
-    let leaf = parent.rsplit('.').next().unwrap_or(parent);
-    addressy
-        && (parent.contains("recipient")
-            || parent.contains("attendee")
-            || parent.contains("personalizations")
-            || matches!(leaf, "to" | "_to" | "cc" | "bcc"))
-}
-
-/// The facts of a request's body: its top-level field names, and those whose value is a text someone
-/// wrote (long or multi-line).
-pub fn body_fields(content_type: Option<&str>, body: &[u8]) -> (Vec<String>, Vec<String>) {
-    let ct = content_type.unwrap_or("").to_ascii_lowercase();
-    let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
-    if ct.contains("json") || body.first() == Some(&b'{') {
-        if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(body) {
-            let names = o.keys().cloned().collect();
-            let longs =
-                o.iter().filter(|(_, v)| v.as_str().is_some_and(long)).map(|(k, _)| k.clone()).collect();
-            return (names, longs);
-        }
-    }
-    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(body)
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .filter(|(k, _)| !k.is_empty())
-            .collect();
-        let longs = pairs.iter().filter(|(_, v)| long(v)).map(|(k, _)| k.clone()).collect();
-        return (pairs.into_iter().map(|(k, _)| k).collect(), longs);
-    }
-    (field_names(content_type, body), Vec::new())
-}
-
-impl<'a> WriteFacts<'a> {
-    /// The facts of a request: its method, path and query, body (with its content type) and the label of
-    /// the control the agent used.
-    pub fn of(
-        method: &'a str,
-        path: &'a str,
-        content_type: Option<&'a str>,
-        body: Option<&[u8]>,
-        label: Option<&'a str>,
-    ) -> Self {
-        Self::of_request(method, "", path, content_type, body, label)
-    }
-
-    /// [`WriteFacts::of`] for a request to `host`.
-    pub fn of_request(
-        method: &'a str,
-        host: &'a str,
-        path: &'a str,
-        content_type: Option<&'a str>,
-        body: Option<&[u8]>,
-        label: Option<&'a str>,
-    ) -> Self {
-        let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
-        let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
-        let mut graphql = super::graphql::graphql_ops(path, json.as_ref());
-        // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`): the body's
-        // name, before any the URL gave.
-        if let Some((_, name)) = leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name") {
-            if graphql.iter().all(|o| o.kind.is_empty()) {
-                graphql = vec![super::graphql::GqlOp {
-                    kind: String::new(),
-                    name: name.clone(),
-                    fields: Vec::new(),
-                }];
-            }
-        }
-        let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
-        for (k, v) in &leaves {
-            if !k.contains('.') {
-                continue;
-            }
-            let leaf = k.rsplit('.').next().unwrap_or(k).to_string();
-            if k.contains("address") {
-                continue;
-            }
-            if graphql.is_empty() && long(v) && !long_fields.contains(&leaf) {
-                long_fields.push(leaf.clone());
-            }
-            if !fields.contains(&leaf) {
-                fields.push(leaf);
-            }
-        }
-        WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql, content_type }
-    }
-}
-
-/// The top-level field names of a form or JSON body (nothing for other bodies).
-pub fn field_names(content_type: Option<&str>, body: &[u8]) -> Vec<String> {
-    let ct = content_type.unwrap_or("").to_ascii_lowercase();
-    if ct.contains("json") || body.first() == Some(&b'{') {
-        if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(body) {
-            return o.keys().cloned().collect();
-        }
-    }
-    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
-        return form_urlencoded::parse(body).map(|(k, _)| k.into_owned()).filter(|k| !k.is_empty()).collect();
-    }
-    if ct.contains("multipart/form-data") {
-        let text = String::from_utf8_lossy(body);
-        return text
-            .split("name=\"")
-            .skip(1)
-            .filter_map(|s| s.split('"').next())
-            .map(str::to_string)
-            .collect();
-    }
-    Vec::new()
 }
 
 #[cfg(test)]

@@ -1,0 +1,144 @@
+//! What a request is judged by ([`WriteFacts`]): its method, path, body fields at every depth, the
+//! published texts among them, its GraphQL operations and the label of the control the agent used.
+
+/// A value this long, or with a line break, is a text someone wrote, not a query.
+const LONG_VALUE: usize = 80;
+
+/// What a request is judged by.
+#[derive(Debug, Clone, Default)]
+pub struct WriteFacts<'a> {
+    /// Method, upper case.
+    pub method: &'a str,
+    /// Path and query.
+    pub path: &'a str,
+    /// Form or JSON field names of the body (top level).
+    pub fields: Vec<String>,
+    /// Those of them whose value is a text someone wrote (long, or with a line break).
+    pub long_fields: Vec<String>,
+    /// The label of the control the agent used, when it said.
+    pub label: Option<&'a str>,
+    /// The request's host ("" when unknown): payment processors are known by theirs.
+    pub host: &'a str,
+    /// The body's leaves at every depth: (keys joined by `.`, lower case; value).
+    pub leaves: Vec<(String, String)>,
+    /// The GraphQL operations the request carries.
+    pub graphql: Vec<super::graphql::GqlOp>,
+    /// The body's content type, when it said.
+    pub content_type: Option<&'a str>,
+}
+
+/// A recipient's field: its value is an address or a phone number, or its parent names recipients.
+pub(super) fn parent_is_recipient(parent: &str, value: &str) -> bool {
+    let v = value.trim();
+    let addressy = v.contains('@') || (v.starts_with('+') && v.len() > 7);
+    let leaf = parent.rsplit('.').next().unwrap_or(parent);
+    addressy
+        && (parent.contains("recipient")
+            || parent.contains("attendee")
+            || parent.contains("personalizations")
+            || matches!(leaf, "to" | "_to" | "cc" | "bcc"))
+}
+
+/// The facts of a request's body: its top-level field names, and those whose value is a text someone
+/// wrote (long or multi-line).
+pub fn body_fields(content_type: Option<&str>, body: &[u8]) -> (Vec<String>, Vec<String>) {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
+    if ct.contains("json") || body.first() == Some(&b'{') {
+        if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(body) {
+            let names = o.keys().cloned().collect();
+            let longs =
+                o.iter().filter(|(_, v)| v.as_str().is_some_and(long)).map(|(k, _)| k.clone()).collect();
+            return (names, longs);
+        }
+    }
+    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .filter(|(k, _)| !k.is_empty())
+            .collect();
+        let longs = pairs.iter().filter(|(_, v)| long(v)).map(|(k, _)| k.clone()).collect();
+        return (pairs.into_iter().map(|(k, _)| k).collect(), longs);
+    }
+    (field_names(content_type, body), Vec::new())
+}
+
+impl<'a> WriteFacts<'a> {
+    /// The facts of a request: its method, path and query, body (with its content type) and the label of
+    /// the control the agent used.
+    pub fn of(
+        method: &'a str,
+        path: &'a str,
+        content_type: Option<&'a str>,
+        body: Option<&[u8]>,
+        label: Option<&'a str>,
+    ) -> Self {
+        Self::of_request(method, "", path, content_type, body, label)
+    }
+
+    /// [`WriteFacts::of`] for a request to `host`.
+    pub fn of_request(
+        method: &'a str,
+        host: &'a str,
+        path: &'a str,
+        content_type: Option<&'a str>,
+        body: Option<&[u8]>,
+        label: Option<&'a str>,
+    ) -> Self {
+        let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
+        let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
+        let mut graphql = super::graphql::graphql_ops(path, json.as_ref());
+        // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`): the body's
+        // name, before any the URL gave.
+        if let Some((_, name)) = leaves.iter().find(|(k, _)| k == "fb_api_req_friendly_name") {
+            if graphql.iter().all(|o| o.kind.is_empty()) {
+                graphql = vec![super::graphql::GqlOp {
+                    kind: String::new(),
+                    name: name.clone(),
+                    fields: Vec::new(),
+                }];
+            }
+        }
+        let long = |v: &str| v.len() >= LONG_VALUE || v.contains('\n');
+        for (k, v) in &leaves {
+            if !k.contains('.') {
+                continue;
+            }
+            let leaf = k.rsplit('.').next().unwrap_or(k).to_string();
+            if k.contains("address") {
+                continue;
+            }
+            if graphql.is_empty() && long(v) && !long_fields.contains(&leaf) {
+                long_fields.push(leaf.clone());
+            }
+            if !fields.contains(&leaf) {
+                fields.push(leaf);
+            }
+        }
+        WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql, content_type }
+    }
+}
+
+/// The top-level field names of a form or JSON body (nothing for other bodies).
+/// The top-level field names of a form or JSON body (nothing for other bodies).
+pub fn field_names(content_type: Option<&str>, body: &[u8]) -> Vec<String> {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    if ct.contains("json") || body.first() == Some(&b'{') {
+        if let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(body) {
+            return o.keys().cloned().collect();
+        }
+    }
+    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
+        return form_urlencoded::parse(body).map(|(k, _)| k.into_owned()).filter(|k| !k.is_empty()).collect();
+    }
+    if ct.contains("multipart/form-data") {
+        let text = String::from_utf8_lossy(body);
+        return text
+            .split("name=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .map(str::to_string)
+            .collect();
+    }
+    Vec::new()
+}

@@ -71,6 +71,7 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
 }
 
 fn main() -> anyhow::Result<()> {
+    spawn::end_descendants_on_signal();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bench", "store", ..] => store_bench::run(arg(&args, "--entries", 100_000)),

@@ -1,11 +1,11 @@
 //! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
 //! rules were first written against (`proxy::guard::cases`); the first table of issue 60
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
-//! half was spent once its failures were read); the fresh table (`fresh.json`) and the third
-//! (`third.json`), each spent in turn; and the fourth held-out table (`fourth.json`), written by someone
-//! who never read the rules and committed before the rules that followed, which gives the figures.
-//! Precision and recall of each, and the time per judgement. The fourth table's failures are not printed
-//! (it stays held out).
+//! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`)
+//! and the fourth (`fourth.json`), each spent in turn; and the fifth held-out table (`fifth.json`), written
+//! by someone who never read the rules and committed before the rules that followed, which gives the
+//! figures. Precision and recall of each, and the time per judgement. The fifth table's failures are not
+//! printed (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -19,6 +19,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let fresh = heldout::score_rows(&rules, &heldout::fresh_rows());
     let third = heldout::score_rows(&rules, &heldout::third_rows());
     let fourth = heldout::score_rows(&rules, &heldout::fourth_rows());
+    let fifth = heldout::score_rows(&rules, &heldout::fifth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -40,7 +41,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("requests.json, first held-out half (spent: now tuning)", &held),
         ("fresh.json (spent: now tuning)", &fresh),
         ("third.json (spent: now tuning)", &third),
-        ("fourth.json, held out", &fourth),
+        ("fourth.json (spent: now tuning)", &fourth),
+        ("fifth.json, held out", &fifth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -74,6 +76,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("requests.json spent", &held),
         ("fresh.json spent", &fresh),
         ("third.json spent", &third),
+        ("fourth.json spent", &fourth),
     ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -82,8 +85,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if fourth.precision() < 0.97 || fourth.recall() < 0.97 {
-        println!("target missed on the fourth held-out table: precision and recall >= 0.97");
+    if fifth.precision() < 0.97 || fifth.recall() < 0.97 {
+        println!("target missed on the fifth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

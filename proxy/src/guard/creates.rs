@@ -36,16 +36,18 @@ const DRY_RUN_PATH: &[&str] = &[
     "simulation",
     "dryrun",
     "dry-run",
+    "dry_run",
     "preview",
     "validate",
     "validation",
     "validations",
+    "lint",
 ];
 
 /// Whether a request says it is a dry run (see the module docs): its query `params` and body `leaves`
 /// (key paths lower case), and its path.
 pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String, String)]) -> bool {
-    let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on");
+    let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on" | "all");
     let flagged = params.iter().chain(leaves).any(|(k, v)| {
         let leaf = k.rsplit('.').next().unwrap_or(k).to_ascii_lowercase();
         (DRY_RUN_KEYS.contains(&leaf.as_str()) && truthy(v)) || v.eq_ignore_ascii_case("simulation")

@@ -30,13 +30,20 @@ pub struct WriteFacts<'a> {
 /// A recipient's field: its value is an address or a phone number, or its parent names recipients.
 pub(super) fn parent_is_recipient(parent: &str, value: &str) -> bool {
     let v = value.trim();
-    let addressy = v.contains('@') || (v.starts_with('+') && v.len() > 7);
-    let leaf = parent.rsplit('.').next().unwrap_or(parent);
+    let digits = v.trim_start_matches('+');
+    let phone = digits.len() >= 10 && digits.chars().all(|c| c.is_ascii_digit());
+    let addressy = v.contains('@') || (v.starts_with('+') && v.len() > 7) || phone;
+    let leaf = key_leaf(parent);
     addressy
         && (parent.contains("recipient")
             || parent.contains("attendee")
             || parent.contains("personalizations")
             || matches!(leaf, "to" | "_to" | "cc" | "bcc"))
+}
+
+/// A leaf's key with the array indexes that end it left out: `to.0` -> `to`, `messages.0.text` -> `text`.
+pub(super) fn key_leaf(key: &str) -> &str {
+    key.rsplit('.').find(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit())).unwrap_or(key)
 }
 
 /// The facts of a request's body: its top-level field names, and those whose value is a text someone
@@ -86,7 +93,7 @@ impl<'a> WriteFacts<'a> {
         label: Option<&'a str>,
     ) -> Self {
         let (mut fields, mut long_fields) = body.map(|b| body_fields(content_type, b)).unwrap_or_default();
-        let (leaves, json) = body.map(|b| super::acts::leaves(content_type, b)).unwrap_or_default();
+        let (leaves, json) = body.map(|b| leaves(content_type, b)).unwrap_or_default();
         let mut graphql = super::graphql::graphql_ops(path, json.as_ref());
         // A persisted operation named in a form body (Instagram's `fb_api_req_friendly_name`): the body's
         // name, before any the URL gave.
@@ -141,4 +148,70 @@ pub fn field_names(content_type: Option<&str>, body: &[u8]) -> Vec<String> {
             .collect();
     }
     Vec::new()
+}
+
+/// A request's body as leaves: (path of keys joined by `.`, lower case; the value as text). JSON at every
+/// depth, form names with brackets (`card[number]` -> `card.number`), multipart parts.
+pub(super) fn leaves(
+    content_type: Option<&str>,
+    body: &[u8],
+) -> (Vec<(String, String)>, Option<serde_json::Value>) {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let mut out = Vec::new();
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if ct.contains("json") || matches!(first, Some(b'{') | Some(b'[')) {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+            walk(&v, String::new(), &mut out, 0);
+            return (out, Some(v));
+        }
+    }
+    if ct.contains("multipart/form-data") {
+        let text = String::from_utf8_lossy(body);
+        for part in text.split("name=\"").skip(1) {
+            let Some((name, rest)) = part.split_once('"') else { continue };
+            let value = rest.split_once("\r\n\r\n").map(|(_, v)| v).unwrap_or("");
+            let value = value.split("\r\n--").next().unwrap_or("");
+            out.push((bracket_path(name), value.to_string()));
+        }
+        return (out, None);
+    }
+    if ct.contains("x-www-form-urlencoded") || ct.is_empty() {
+        for (k, v) in form_urlencoded::parse(body) {
+            if !k.is_empty() {
+                out.push((bracket_path(&k), v.into_owned()));
+            }
+        }
+    }
+    (out, None)
+}
+
+fn bracket_path(name: &str) -> String {
+    name.replace("][", ".").replace(['[', ']'], ".").trim_matches('.').to_ascii_lowercase()
+}
+
+fn walk(v: &serde_json::Value, path: String, out: &mut Vec<(String, String)>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_ascii_lowercase()
+        } else {
+            format!("{path}.{}", k.to_ascii_lowercase())
+        }
+    };
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                walk(x, join(k), out, depth + 1);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                walk(x, path.clone(), out, depth + 1);
+            }
+        }
+        serde_json::Value::String(s) => out.push((path, s.clone())),
+        other => out.push((path, other.to_string())),
+    }
 }

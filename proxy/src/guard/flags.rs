@@ -46,6 +46,33 @@ fn leaf_and_parent(k: &str) -> (&str, &str) {
     (it.next().unwrap_or(k), it.next().unwrap_or(""))
 }
 
+/// Whether a request records the user's cookie or tracking consent (a path word `consent`): the site's own
+/// bookkeeping of a banner's answer, whatever its `action` says (`onAcceptAllServices`).
+pub(crate) fn consent_record(path: &str) -> bool {
+    path.split(['/', '?', '.']).any(|s| {
+        let s = s.to_ascii_lowercase();
+        s == "consent" || s == "consents" || s.ends_with("-consent") || s.ends_with("_consent")
+    })
+}
+
+/// What a batch envelope's nested requests do (`{"requests": [{"path": ..., "method": ..., "body": ...}]}`,
+/// WooCommerce's Store API batch): `Some(None)` when every nested request is under the shopper's cart,
+/// `Some(Some(rule))` when one places an order; `None` when the body is no batch or says neither.
+pub(crate) fn batch(leaves: &[(String, String)]) -> Option<Option<&'static str>> {
+    let paths: Vec<String> = leaves
+        .iter()
+        .filter(|(k, _)| k.starts_with("requests.") && k.ends_with(".path") && k.matches('.').count() == 2)
+        .map(|(_, v)| v.to_ascii_lowercase())
+        .collect();
+    if paths.is_empty() {
+        return None;
+    }
+    if paths.iter().any(|p| p.contains("checkout") || p.contains("/order")) {
+        return Some(Some("purchase"));
+    }
+    paths.iter().all(|p| p.split('/').any(|s| matches!(s, "cart" | "basket"))).then_some(None)
+}
+
 /// Whether a request's flags (query `params` and body `leaves`, keys lower case) make it harmless (see
 /// the module docs); `method` upper case.
 pub(crate) fn harmless_flag(method: &str, params: &[(String, String)], leaves: &[(String, String)]) -> bool {
@@ -154,5 +181,22 @@ mod tests {
         for (leaves, want) in rows {
             assert_eq!(own_view(&leaves), want, "{leaves:?}");
         }
+    }
+
+    /// Consent records pass; a batch is what its nested requests do.
+    #[test]
+    fn consent_records_and_batches() {
+        assert!(consent_record("/consent/uw/3"));
+        assert!(consent_record("/api/cookie-consent"));
+        assert!(!consent_record("/api/consentforms/sign/extra"));
+        let cart = kv(&[("requests.0.path", "/wc/store/v1/cart/add-item"), ("requests.0.body.id", "2")]);
+        assert_eq!(batch(&cart), Some(None));
+        let order = kv(&[
+            ("requests.0.path", "/wc/store/v1/cart/add-item"),
+            ("requests.1.path", "/wc/store/v1/checkout"),
+        ]);
+        assert_eq!(batch(&order), Some(Some("purchase")));
+        assert_eq!(batch(&kv(&[("requests.0.path", "/wp/v2/posts")])), None);
+        assert_eq!(batch(&kv(&[("path", "/cart")])), None);
     }
 }

@@ -27,6 +27,13 @@
 //! held-out figures now. Its rows were written mostly from the helper's knowledge of the platforms' public
 //! API references and pages, each citing the page; a few of those pages were opened while writing, most
 //! were not (8 rows citing a page an earlier table cites were dropped before the commit).
+//!
+//! The fourth table's failures were read for the fifth round of rules, so it is tuning material too. A
+//! fifth table (`heldout/fifth.json`, every row `"half": "fifth"`: 500 requests on 310 hosts none of the
+//! earlier tables names, 306 API-shaped, 49 GraphQL) was written by a helper that never read the rules,
+//! the earlier tables' rows or the guard's documentation (it was given only the hosts and sources already
+//! used, to avoid them), and committed (d29c059) before the fifth round's rules; it gives the held-out
+//! figures now.
 
 use serde::Deserialize;
 
@@ -41,9 +48,13 @@ pub const FRESH_JSON: &str = include_str!("heldout/fresh.json");
 /// before the rules that followed it; spent by the fourth round.
 pub const THIRD_JSON: &str = include_str!("heldout/third.json");
 
-/// The fourth held-out table, written by someone who never read the rules, after the third was spent and
-/// before the rules that followed it.
+/// The fourth table, written by someone who never read the rules, after the third was spent and before
+/// the rules that followed it; spent by the fifth round.
 pub const FOURTH_JSON: &str = include_str!("heldout/fourth.json");
+
+/// The fifth held-out table, written by someone who never read the rules, after the fourth was spent and
+/// before the rules that followed it.
+pub const FIFTH_JSON: &str = include_str!("heldout/fifth.json");
 
 /// One request of the table.
 #[derive(Debug, Clone, Deserialize)]
@@ -92,16 +103,23 @@ pub fn third_rows() -> Vec<Row> {
     serde_json::from_str(THIRD_JSON).unwrap_or_default()
 }
 
-/// The fourth table's rows (all held out).
+/// The fourth table's rows (tuning material since the fifth round).
 pub fn fourth_rows() -> Vec<Row> {
     serde_json::from_str(FOURTH_JSON).unwrap_or_default()
 }
 
-/// Every row rules may be written from: both halves of the first table, the fresh table and the third.
+/// The fifth table's rows (all held out).
+pub fn fifth_rows() -> Vec<Row> {
+    serde_json::from_str(FIFTH_JSON).unwrap_or_default()
+}
+
+/// Every row rules may be written from: both halves of the first table, the fresh table, the third and
+/// the fourth.
 pub fn tuning_rows() -> Vec<Row> {
     let mut rows = rows();
     rows.extend(fresh_rows());
     rows.extend(third_rows());
+    rows.extend(fourth_rows());
     rows
 }
 
@@ -250,16 +268,18 @@ mod tests {
         let mut before_third = rows();
         before_third.extend(fresh_rows());
         check_table(THIRD_JSON, 300, 100, Some("third"), &before_third);
-        check_table(FOURTH_JSON, 300, 100, Some("fourth"), &tuning_rows());
+        before_third.extend(third_rows());
+        check_table(FOURTH_JSON, 300, 100, Some("fourth"), &before_third);
+        check_table(FIFTH_JSON, 300, 100, Some("fifth"), &tuning_rows());
     }
 
-    /// The fourth table's figures only (held out: its failures are not printed while rules are written).
+    /// The fifth table's figures only (held out: its failures are not printed while rules are written).
     #[test]
     #[ignore]
-    fn fourth_figures() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &fourth_rows());
+    fn fifth_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fifth_rows());
         println!(
-            "fourth: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
+            "fifth: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
             s.precision(),
             s.recall(),
             s.ordinary_blocked,
@@ -283,33 +303,34 @@ mod tests {
         );
     }
 
-    /// The tuning material (the first table, both halves, the fresh table and the third) stays where the
-    /// rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the third joined it,
-    /// 22 and 32 after the fourth round's rules.
+    /// The tuning material (the first table, both halves, the fresh table, the third and the fourth)
+    /// stays where the rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the
+    /// third joined it, 22 and 32 after the fourth round's rules; with the fourth table joined (2016 rows),
+    /// 39 and 76 before the fifth round's rules and 26 and 44 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 22 && s.harmful_passed <= 32, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 26 && s.harmful_passed <= 44, "{:?}", s.wrong);
     }
 
-    /// The fourth held-out table keeps what it measured: precision 0.919 and recall 0.814 under the
-    /// fourth round's rules (0.918 and 0.806 before them). A regression below these floors (about one row
-    /// less) fails; raise them when the rules get better, never lower them to pass.
+    /// The fifth held-out table keeps what it measured: precision 0.892 and recall 0.780 under the fifth
+    /// round's rules (0.895 and 0.773 under the rules before them). A regression below these floors (about
+    /// one row less) fails; raise them when the rules get better, never lower them to pass.
     #[test]
-    fn the_fourth_held_out_table_stays_above_its_floor() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &fourth_rows());
+    fn the_fifth_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &fifth_rows());
         assert!(
-            s.precision() >= 0.915 && s.recall() >= 0.810,
-            "fourth held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
+            s.precision() >= 0.888 && s.recall() >= 0.776,
+            "fifth held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
             s.precision(),
             s.recall(),
             s.wrong.len()
         );
     }
 
-    /// The tuning material's failures (both halves of the first table, the fresh table and the third, each
-    /// spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib tuning_material --
-    /// --ignored --nocapture`); the fourth table is never printed here.
+    /// The tuning material's failures (both halves of the first table, the fresh table, the third and the
+    /// fourth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib
+    /// tuning_material -- --ignored --nocapture`); the fifth table is never printed here.
     #[test]
     #[ignore]
     fn tuning_material() {

@@ -2,12 +2,13 @@
 //! body, else its path's last words that are not ids. The judge (`writes`) reads them with the act
 //! vocabulary (`acts::classify`) and the general readings (`creates`).
 
-/// The identifier a request names its action with: the `action` (or RPC method) in its query or body,
-/// else its path's last word that is not an id.
+/// The identifiers a request names its action with: the `action` (or RPC method) in its query or body,
+/// then its path's last words that are not ids.
 pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -> Vec<String> {
     const KEYS: &[&str] = &[
         "action",
         "_action",
+        ":action",
         "do",
         "wsfunction",
         "methodname",
@@ -21,13 +22,20 @@ pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -
     let from_query = form_urlencoded::parse(query.as_bytes())
         .find(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
         .map(|(_, v)| v.into_owned());
-    let from_body = leaves
+    // Every action the body names, outermost first: an RPC envelope's `method` is often `call`, the
+    // method it calls nested (`params.method`: `action_confirm`); a generic `action` hands over to a
+    // nested `method` (`action=mailpoet&method=subscribe`).
+    let from_body: Vec<String> = leaves
         .iter()
-        .find(|(k, v)| KEYS.contains(&k.rsplit('.').next().unwrap_or(k)) && v.len() < 80 && !v.contains(' '))
-        .map(|(_, v)| v.clone());
-    if let Some(a) = from_query.or(from_body).filter(|a| !a.is_empty()) {
-        return vec![a];
-    }
+        .filter(|(k, v)| {
+            KEYS.contains(&k.rsplit('.').next().unwrap_or(k))
+                && !v.is_empty()
+                && v.len() < 80
+                && !v.contains(' ')
+        })
+        .map(|(_, v)| v.clone())
+        .collect();
+    let named: Vec<String> = from_query.filter(|a| !a.is_empty()).into_iter().chain(from_body).collect();
     // The last two words of the path that are not ids (numbers, hashes, UUIDs, versions), and both
     // together (`dm/new`).
     let segs: Vec<String> = path
@@ -43,8 +51,11 @@ pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -
         .take(2)
         .map(|s| s.trim_end_matches(".json").trim_end_matches(".php").to_string())
         .collect();
-    match segs.as_slice() {
+    // What the query or the body names comes first; the path's words after it, read when those say
+    // nothing (a `rating` of 9 in the body of `POST /sync/ratings`).
+    let from_path = match segs.as_slice() {
         [last, prev] => vec![last.clone(), prev.clone(), format!("{prev}/{last}")],
         _ => segs,
-    }
+    };
+    named.into_iter().chain(from_path).collect()
 }

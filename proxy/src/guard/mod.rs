@@ -26,9 +26,12 @@ mod flags;
 pub mod graphql;
 pub mod heldout;
 mod idents;
+mod links;
 pub mod platforms;
 mod rules_file;
 pub mod socket;
+mod table;
+mod vocab;
 pub mod writes;
 
 use std::sync::{Arc, Mutex};

@@ -62,6 +62,15 @@ pub const ROWS: &[Row] = &[
     ),
     ("magento", W, r"^/(catalogsearch|search/ajax)/", "", "searches"),
     ("magento", W, r"^/customer/section/load(/|$)|^/page_cache/block/", "", "loads page sections"),
+    // VTEX: the orderForm is the shopper's cart; its transaction places the order.
+    ("vtex", W, r"(?i)/api/checkout/pub/orderform/[^/]+/transaction(/|$)", "purchase", "places an order"),
+    (
+        "vtex",
+        ALL,
+        r"(?i)/api/checkout/pub/orderform(/[^/?]+)?(/(items|coupons|attachments|customdata|profile|clearmessages)(/|$|\?)|/?$|\?)",
+        "",
+        "changes the shopper's cart (the orderForm)",
+    ),
     // WooCommerce (routes by ?wc-ajax=).
     (
         "woocommerce",
@@ -71,8 +80,8 @@ pub const ROWS: &[Row] = &[
         "changes the session's cart",
     ),
     ("woocommerce", W, r"[?&]wc-ajax=checkout(&|$)", "purchase", "places an order"),
-    ("woocommerce", W, r"^/wp-json/wc/store/(v1/)?cart/", "", "changes the session's cart"),
-    ("woocommerce", W, r"^/wp-json/wc/store/(v1/)?checkout", "purchase", "places an order"),
+    ("woocommerce", W, r"(^|/)wp-json/wc/store/(v1/)?cart/", "", "changes the session's cart"),
+    ("woocommerce", W, r"(^|/)wp-json/wc/store/(v1/)?checkout", "purchase", "places an order"),
     // WordPress.
     ("wordpress", W, r"^/wp-comments-post\.php", "post", "publishes a comment"),
     (
@@ -239,7 +248,29 @@ const PROCESSORS: &[(&str, &str, &str)] = &[
     ("mollie", "mollie.com", r"^/v2/(payments|orders|refunds)(/|\?|$)"),
     ("razorpay", "razorpay.com", r"/payments"),
     ("bigcommerce payments", "payments.bigcommerce.com", r"/payments"),
+    ("mangopay", "mangopay.com", r"/(payins|payouts|refunds|transfers|preauthorizations)(/|\?|$)"),
 ];
+
+/// Form services a site's contact, quote and sign-up forms post to: every POST to them sends the form to
+/// the site's owner (Formspree, Formspark, Getform, FormSubmit, Basin, Web3Forms, Formcarry, Static Forms,
+/// Netlify's form handler). Hosts, or their parents.
+const FORM_BACKENDS: &[&str] = &[
+    "formspree.io",
+    "submit-form.com",
+    "getform.io",
+    "formsubmit.co",
+    "usebasin.com",
+    "api.web3forms.com",
+    "formcarry.com",
+    "api.staticforms.xyz",
+    "forms.netlify.com",
+];
+
+/// Whether `host` is a form service's (`FORM_BACKENDS`).
+pub fn form_backend(host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    FORM_BACKENDS.iter().any(|h| host == *h || host.ends_with(&format!(".{h}")))
+}
 
 /// A payment processor's verdict on a request to `host`: (processor, rule or "" for harmless, why).
 /// None when the host is no processor's (or a processor's GraphQL, judged by its operations).

@@ -2,7 +2,7 @@
 //! message, delete an account) and must not reach a site the user does not own.
 //!
 //! A request is judged by what it *does*, strongest evidence first:
-//! 1. GET and HEAD only when they name an act and carry a token ([`super::acts::judge_get`]: a vote link,
+//! 1. GET and HEAD only when they name an act and carry a token (`guard::links::judge_get`: a vote link,
 //!    an unsubscribe or confirmation link); OPTIONS never;
 //! 2. payment processors by host ([`super::platforms::processor`]); the pressed button (a preview or a
 //!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
@@ -16,12 +16,12 @@
 //!    names its action with (a query or body `action`, an RPC method, the path's last words:
 //!    [`super::acts::classify`]), a POST to a collection of acts, recipients at any depth, and the verb
 //!    (DELETE, PUT, PATCH write unless on the session's own state); a resume attached applies;
-//! 5. what the form's action says it is ([`SAFE_PATH`]: a search, results, a filter, a translation, a
+//! 5. what the form's action says it is (`guard::table::SAFE_PATH`: a search, results, a filter, a translation, a
 //!    quote, a log-in, the session's cart, a preview, telemetry) passes;
 //! 6. the control the agent used (its text, value or aria-label, handed over by the agent as
 //!    [`CONTROL_HEADER`]): "Place order", "Pay now", "Send message", "Post comment" block, a neutral label
 //!    ("Submit", "Go", "Continue") says nothing;
-//! 7. the action's path ([`RULES`]): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
+//! 7. the action's path (`guard::table::RULES`): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
 //! 8. a published text (a long or multi-line `body`, `comment`, `review`, `message`, `content` or `text`,
 //!    or a `title` with a body) blocks as a post.
 //!
@@ -36,141 +36,22 @@
 //!   "safe_paths": ["/api/preview"] }
 //! ```
 //!
-//! What a request is judged by is [`super::facts`]; a user's rules file is read by [`super::rules_file`].
+//! What a request is judged by is `guard::facts`; a user's rules file is read by `guard::rules_file`.
 
 use regex::{Regex, RegexBuilder};
 
-use super::facts::{parent_is_recipient, WriteFacts};
+use super::facts::{key_leaf, parent_is_recipient, WriteFacts};
 #[cfg(test)]
 use super::rules_file::parse_rules;
 use super::rules_file::{read_rules, GuardRulesError, RulesFile, RULES_SHAPE};
+use super::table::{
+    ACT_FIELDS, PASSWORD_FIELD, RESUME, RULES, SAFE_PATH, TEXT_FIELDS, TITLE_FIELDS, VERB_SAFE,
+};
 
 /// The request header the agent sets while it clicks a control: the control's visible label. The proxy
 /// removes it from every request before any handler sees it (the guard gets it as a
 /// [`super::ControlLabel`]), so it is never forwarded or recorded.
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
-
-/// Paths of harmless writes, checked before any rule.
-pub const SAFE_PATH: &str = r"(?i)(^|[/_.-])(search|searches|find|filter|filters|query|queries|results|result|lookup|quote|quotes|estimate|calculate|calculator|convert|translate|translation|availability|fares|flights|autocomplete|suggest|login|log-in|signin|sign-in|authenticate|logout|log-out|signout|sign-out|auth|oauth|oauth2|session|sessions|token|csrf|cart|cart/add|add-?to-?cart|addtocart|cart/update|basket|wishlist|compare|collect|beacon|analytics|track|telemetry|log|logs|metrics|rum|graphql/query|jobs|sign_out|sign_in|rates|rating|markdown|preview|preview_markdown|transform|drafts|autosaves|notifications|validate)([/_.?-]|$)";
-
-/// Field names only an act carries: (rule, why, pattern).
-const ACT_FIELDS: &[(&str, &str, &str)] = &[
-    (
-        "payment",
-        "pays or submits card details",
-        r"^(card_?number|cardnumber|cc_?(number|num)|cvv|cvc|cvv2|card_?cvc|card_?cvv|security_?code|card\[number\]|payment\[cc_number\])$",
-    ),
-    (
-        "purchase",
-        "places an order or confirms a purchase",
-        r"^(place_?order|confirm_?order|purchase|submit_?order)$",
-    ),
-    (
-        "message",
-        "sends a message or email",
-        r"^(recipient|recipients|to_?email|to_?address|to_?user(name)?|cc|bcc|send_?to|message\[to\])$",
-    ),
-    ("post", "saves a page edit", r"^(do\[save\]|wptextbox1)$"),
-    (
-        "account",
-        "creates or changes an account",
-        r"^(password[-_]?(confirm|confirmation|again|repeat|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
-    ),
-];
-
-/// Fields that hold a published text when their value is long or multi-line.
-const TEXT_FIELDS: &str = r"(^|[\[_-])(body|comment|comments|review|reply|content|message|text|post|detail|details|description|note|raw)(\]|$)";
-/// Fields that hold a published text's title (a post when a body comes with it).
-const TITLE_FIELDS: &str = r"(^|[\[_-])(title|subject|headline)(\]|$)";
-/// A password field (a log-in form when no confirmation comes with it).
-const PASSWORD_FIELD: &str = r"(^|[\[_-])(password|passwd|pass|pwd)(\]|$)";
-
-/// One built-in rule: (id, why, methods, path, field names, control label). Empty patterns match nothing.
-type Row = (&'static str, &'static str, &'static [&'static str], &'static str, &'static str, &'static str);
-
-/// The built-in rules, in the order they are tried.
-pub const RULES: &[Row] = &[
-    (
-        "purchase",
-        "places an order or confirms a purchase",
-        &["POST", "PUT", "PATCH"],
-        r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
-        r"^(place_?order|confirm_?order|purchase)$",
-        r"^(place (your )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase)$",
-    ),
-    (
-        "payment",
-        "pays or submits card details",
-        &["POST", "PUT", "PATCH"],
-        r"(^|/)(pay|payment|payments|charge|charges|billing/submit)(/|$|\.)",
-        r"^(card_?number|cc_?(number|num)|cvv|cvc|card_?cvc|card_?cvv)$",
-        r"^(pay|pay now|pay \S.*|confirm payment|submit payment)$",
-    ),
-    (
-        "booking",
-        "books or reserves",
-        &["POST", "PUT", "PATCH"],
-        r"(^|/)(book|booking|bookings|reserve|reservation|reservations)(/|$|\.)",
-        "",
-        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation))$",
-    ),
-    (
-        "post",
-        "publishes a post, comment, review or reply",
-        &["POST", "PUT"],
-        r"(^|/)(posts|comment|comments|reply|replies|review|reviews|answers|publish|thread|threads|topic|topics)(/|$|\.)",
-        r"^(comment|review|reply)$",
-        r"^(post|publish|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post)$",
-    ),
-    (
-        "vote",
-        "votes, likes, follows or subscribes",
-        &["POST", "PUT"],
-        r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
-        "",
-        r"^(upvote|downvote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star)$",
-    ),
-    (
-        "message",
-        "sends a message or email",
-        &["POST", "PUT"],
-        r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
-        "",
-        r"^(send|send message|send email|send now|email this|share by email)$",
-    ),
-    (
-        "delete-account",
-        "deletes or closes an account",
-        &["POST", "PUT", "PATCH", "DELETE"],
-        r"(delete|remove|close|deactivate|cancel)[-_/]?(account|profile|membership|user)(/|$|\.)",
-        "",
-        r"^(delete|close|deactivate) (my )?(account|profile)$",
-    ),
-    (
-        "account",
-        "creates or changes an account",
-        &["POST", "PUT", "PATCH"],
-        r"(^|/)(register|registration|signup|sign-up|create-?account|join)(/|$|\.)|(^|/)(account|settings|profile)/(edit|update|password|email)(/|$|\.)",
-        "",
-        r"^(create (an |my )?account|sign up|register|join now|save changes|update (my )?(profile|account)|change password)$",
-    ),
-    (
-        "delete",
-        "deletes content",
-        &["POST", "DELETE"],
-        r"(^|/)(delete|destroy|remove)(/|$|\.)",
-        "",
-        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment))$",
-    ),
-    (
-        "delete-account",
-        "deletes or closes an account",
-        &["DELETE"],
-        r"(^|/)(account|accounts|profile|me|user|users)(/[^/]*)?$",
-        "",
-        "",
-    ),
-];
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
@@ -300,7 +181,7 @@ impl WriteRules {
             |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
         if matches!(f.method, "GET" | "HEAD") {
             // A link that acts and carries its token: a vote, an unsubscribe, a confirmation.
-            return super::acts::judge_get(f.path).map(|(rule, m)| hit(rule, why_of(rule), m));
+            return super::links::judge_get(f.path).map(|(rule, m)| hit(rule, why_of(rule), m));
         }
         if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
             return None;
@@ -322,8 +203,23 @@ impl WriteRules {
         if super::creates::dry_run(f.path, &params, &f.leaves)
             || super::creates::own_signal(&f.leaves)
             || super::flags::harmless_flag(f.method, &params, &f.leaves)
+            || super::flags::consent_record(f.path)
         {
             return None;
+        }
+        // 2a''. A form service: the form goes to the site's owner.
+        if f.method == "POST" && super::platforms::form_backend(f.host) {
+            return Some(hit(
+                "message",
+                "sends a form to the site's owner",
+                format!("form service {}", f.host),
+            ));
+        }
+        // 2a'''. A batch of requests is what its requests do: a cart's, or an order.
+        match super::flags::batch(&f.leaves) {
+            Some(Some(rule)) => return Some(hit(rule, why_of(rule), "a batched request".into())),
+            Some(None) => return None,
+            None => {}
         }
         // 2b. A form's pressed button: a preview or a diff saves nothing (MediaWiki's wpPreview/wpDiff,
         // phpBB's preview, WordPress's wp-preview, Drupal's `op=Preview`), a save button saves.
@@ -344,7 +240,10 @@ impl WriteRules {
         }
         let path = f.path.split('?').next().unwrap_or(f.path);
         // 2d. GraphQL: the operation's type from its document, a persisted operation's name.
+        // A cart service's own GraphQL (`cart.` host) changes the cart.
+        let cart_host = matches!(f.host.split('.').next(), Some("cart" | "basket"));
         match judge_graphql(&f.graphql) {
+            Says::Act(_) if cart_host => return None,
             Says::Act(rule) => return Some(hit(rule, why_of(rule), "graphql operation".into())),
             Says::Harmless => return None,
             Says::Nothing => {}
@@ -397,7 +296,12 @@ impl WriteRules {
             if creates && !logs_in {
                 return Some(hit("account", why_of("account"), format!("password sent to {}", idents[0])));
             }
-            return None;
+            // A password for what a POST to an API's collection creates (a server's root password).
+            let json = ct.contains("json");
+            let made = (f.method == "POST" && !logs_in)
+                .then(|| super::creates::creates_resource(f.host, path, &idents, true, json))
+                .flatten();
+            return made.map(|m| hit("post", "creates something on the site in the user's name", m));
         }
         // Asking a reset email for oneself: the request names a password (reset, forgot, change) and
         // carries none.
@@ -428,7 +332,7 @@ impl WriteRules {
             }
         }
         for ident in &idents {
-            match classify(ident) {
+            match super::acts::classify_for(f.method, ident) {
                 Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
                 Says::Harmless => return None,
                 Says::Nothing => {}
@@ -445,8 +349,8 @@ impl WriteRules {
         }
         // 4c. Recipients at any depth: an address or a number under `to`, `recipients`, `attendees`.
         if let Some((k, _)) = f.leaves.iter().find(|(k, v)| {
-            let leaf = k.rsplit('.').next().unwrap_or(k);
-            matches!(leaf, "to" | "_to" | "cc" | "bcc" | "address" | "email") && parent_is_recipient(k, v)
+            matches!(key_leaf(k), "to" | "_to" | "cc" | "bcc" | "address" | "email")
+                && parent_is_recipient(k, v)
         }) {
             return Some(hit("message", why_of("message"), format!("field {k}")));
         }
@@ -469,9 +373,20 @@ impl WriteRules {
         }) {
             return Some(hit("booking", "applies, books or enrols", format!("field {n}")));
         }
-        // 5. An action that says what it is: a search, results, a translation, the session's cart.
-        if self.safe.iter().any(|s| s.is_match(path)) {
-            return None;
+        // 5. An action that says what it is: a search, results, a translation, the session's cart; unless
+        // an act's path comes after it (`/oauth2/comments/post`: the comment is the action, the log-in
+        // segment only the API's prefix).
+        let safe_at = self.safe.iter().filter_map(|s| s.find_iter(path).last().map(|m| m.start())).max();
+        if let Some(at) = safe_at {
+            let act_after = self
+                .rules
+                .iter()
+                .filter(|r| r.methods.iter().any(|m| m == f.method))
+                .any(|r| r.path.as_ref().is_some_and(|p| p.find_iter(path).any(|m| m.start() > at)));
+            // The session's own state (its notifications, its cart) stays its own whatever follows.
+            if !act_after || path_words(path).any(|p| VERB_SAFE.contains(&p)) {
+                return None;
+            }
         }
 
         // 6-7. The control's label, the action's path.
@@ -524,35 +439,6 @@ impl WriteRules {
         None
     }
 }
-
-/// Field names of a job application's attachments.
-const RESUME: &[&str] = &["resume", "cv", "cover_letter", "coverletter", "resume_1", "resume_text"];
-
-/// Path words under which DELETE, PUT and PATCH change only the session's own state.
-const VERB_SAFE: &[&str] = &[
-    "cart",
-    "carts",
-    "basket",
-    "typing",
-    "settings",
-    "logout",
-    "sign_out",
-    "signout",
-    "session",
-    "sessions",
-    "notifications",
-    "notification",
-    "drafts",
-    "draft",
-    "checkout",
-    "checkouts",
-    "preferences",
-    "prefs",
-    "player",
-    "markers",
-    "search",
-    "mark-read",
-];
 
 fn path_words(path: &str) -> impl Iterator<Item = &str> {
     path.split(['/', '?', '&', '=']).filter(|s| !s.is_empty())

@@ -1,0 +1,157 @@
+//! The side-effect guard's built-in rule table (issue 60): harmless paths, fields only an act carries,
+//! the fields of a published text, and the rules by path, field and control label that
+//! [`super::writes`] tries in its order of evidence (its module docs).
+
+/// Paths of harmless writes, checked before any rule.
+pub(super) const SAFE_PATH: &str = r"(?i)(^|[/_.-])(search|searches|find|filter|filters|query|queries|results|result|lookup|quote|quotes|estimate|calculate|calculator|convert|translate|translation|availability|fares|flights|autocomplete|suggest|login|log-in|signin|sign-in|authenticate|logout|log-out|signout|sign-out|auth|oauth|oauth2|session|sessions|token|csrf|cart|cart/add|add-?to-?cart|addtocart|cart/update|basket|wishlist|compare|collect|beacon|analytics|track|telemetry|log|logs|metrics|rum|graphql/query|jobs|sign_out|sign_in|rates|rating|markdown|preview|preview_markdown|transform|drafts|autosaves|notifications|validate)([/_.?-]|$)";
+
+/// Field names only an act carries: (rule, why, pattern).
+pub(super) const ACT_FIELDS: &[(&str, &str, &str)] = &[
+    (
+        "payment",
+        "pays or submits card details",
+        r"^(card_?number|cardnumber|cc_?(number|num)|cvv|cvc|cvv2|card_?cvc|card_?cvv|security_?code|card\[number\]|payment\[cc_number\])$",
+    ),
+    (
+        "purchase",
+        "places an order or confirms a purchase",
+        r"^(place_?order|confirm_?order|purchase|submit_?order)$",
+    ),
+    (
+        "message",
+        "sends a message or email",
+        r"^(recipient|recipients|to_?email|to_?address|to_?user(name)?|cc|bcc|send_?to|message\[to\])$",
+    ),
+    ("post", "saves a page edit", r"^(do\[save\]|wptextbox1)$"),
+    (
+        "account",
+        "creates or changes an account",
+        r"^(password[-_]?(confirm|confirmation|again|repeat|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
+    ),
+];
+
+/// Fields that hold a published text when their value is long or multi-line.
+pub(super) const TEXT_FIELDS: &str = r"(^|[\[_-])(body|comment|comments|review|reply|content|message|text|post|detail|details|description|note|raw)(\]|$)";
+/// Fields that hold a published text's title (a post when a body comes with it).
+pub(super) const TITLE_FIELDS: &str = r"(^|[\[_-])(title|subject|headline)(\]|$)";
+/// A password field (a log-in form when no confirmation comes with it).
+pub(super) const PASSWORD_FIELD: &str = r"(^|[\[_-])(password|passwd|pass|pwd)(\]|$)";
+
+/// One built-in rule: (id, why, methods, path, field names, control label). Empty patterns match nothing.
+pub(super) type Row =
+    (&'static str, &'static str, &'static [&'static str], &'static str, &'static str, &'static str);
+
+/// The built-in rules, in the order they are tried.
+pub(super) const RULES: &[Row] = &[
+    (
+        "purchase",
+        "places an order or confirms a purchase",
+        &["POST", "PUT", "PATCH"],
+        r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
+        r"^(place_?order|confirm_?order|purchase)$",
+        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase)$",
+    ),
+    (
+        "payment",
+        "pays or submits card details",
+        &["POST", "PUT", "PATCH"],
+        r"(^|/)(pay|payment|payments|charge|charges|billing/submit)(/|$|\.)",
+        r"^(card_?number|cc_?(number|num)|cvv|cvc|card_?cvc|card_?cvv)$",
+        r"^(pay|pay now|pay \S.*|confirm payment|submit payment)$",
+    ),
+    (
+        "booking",
+        "books or reserves",
+        &["POST", "PUT", "PATCH"],
+        r"(^|/)(book|booking|bookings|reserve|reservation|reservations)(/|$|\.)",
+        "",
+        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation))$",
+    ),
+    (
+        "post",
+        "publishes a post, comment, review or reply",
+        &["POST", "PUT"],
+        r"(^|/)(posts|comment|comments|reply|replies|review|reviews|answers|publish|thread|threads|topic|topics)(/|$|\.)",
+        r"^(comment|review|reply)$",
+        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post)$",
+    ),
+    (
+        "vote",
+        "votes, likes, follows or subscribes",
+        &["POST", "PUT"],
+        r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
+        "",
+        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star)$",
+    ),
+    (
+        "message",
+        "sends a message or email",
+        &["POST", "PUT"],
+        r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
+        "",
+        r"^(send|send message|send email|send now|email this|share by email)$",
+    ),
+    (
+        "delete-account",
+        "deletes or closes an account",
+        &["POST", "PUT", "PATCH", "DELETE"],
+        r"(delete|remove|close|deactivate|cancel)[-_/]?(account|profile|membership|user)(/|$|\.)",
+        "",
+        r"^(delete|close|deactivate) (my )?(account|profile)$",
+    ),
+    (
+        "account",
+        "creates or changes an account",
+        &["POST", "PUT", "PATCH"],
+        r"(^|/)(register|registration|signup|sign-up|create-?account|join)(/|$|\.)|(^|/)(account|settings|profile)/(edit|update|password|email)(/|$|\.)",
+        "",
+        r"^(create (an |my )?account|sign up|register|join now|save changes|update (my )?(profile|account)|change password)$",
+    ),
+    (
+        "delete",
+        "deletes content",
+        &["POST", "DELETE"],
+        r"(^|/)(delete|destroy|remove)(/|$|\.)",
+        "",
+        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment))$",
+    ),
+    (
+        "delete-account",
+        "deletes or closes an account",
+        &["DELETE"],
+        r"(^|/)(account|accounts|profile|me|user|users)(/[^/]*)?$",
+        "",
+        "",
+    ),
+];
+
+/// Field names of a job application's attachments.
+pub(super) const RESUME: &[&str] =
+    &["resume", "cv", "cover_letter", "coverletter", "resume_1", "resume_text"];
+
+/// Path words under which DELETE, PUT and PATCH change only the session's own state.
+pub(super) const VERB_SAFE: &[&str] = &[
+    "cart",
+    "carts",
+    "basket",
+    "typing",
+    "settings",
+    "logout",
+    "sign_out",
+    "signout",
+    "session",
+    "sessions",
+    "notifications",
+    "notification",
+    "drafts",
+    "draft",
+    "checkout",
+    "checkouts",
+    "preferences",
+    "prefs",
+    "player",
+    "markers",
+    "search",
+    "mark-read",
+    "ack",
+];

@@ -505,7 +505,24 @@ async fn a_live_wire_tap_keeps_each_exchange() {
             Some(t) => assert!(e.response_text.as_deref().is_some_and(|r| r.contains(t)), "{e:?}"),
             None => assert_eq!(e.response_text, None, "{path}"),
         }
+        assert_eq!(e.control, None, "{path}: no control was named");
     }
+    // The control the agent names (here by the header agents may send) is the entry's, and is what the
+    // guard judged with: a path that says nothing, refused for its "Place order" button.
+    let label = ("x-webfreeze-control", "Place order");
+    let g = fetch(
+        Via::Proxy(addr),
+        &format!("{base}/s/42/go"),
+        o,
+        &[],
+        false,
+        req("POST", "x=1", &[form, label]),
+    )
+    .await;
+    assert_eq!(g.status, 403, "{}", g.text());
+    let e = kept.nth(3).await;
+    assert_eq!((e.answer, e.control.as_deref()), (Answer::Blocked, Some("Place order")), "{e:?}");
+    assert!(!e.request_headers.iter().any(|(n, _)| n == "x-webfreeze-control"), "the header is taken off");
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }

@@ -202,3 +202,31 @@ fn har_export_imports_back_to_the_same_exchanges() {
         assert_eq!(s.stats().unwrap().blobs, 4, "bodies were not duplicated by the re-import");
     }
 }
+
+/// A run's own requests exported with the label of the control that sent each, where the run knew it, and
+/// read back as `webfreeze guard check` reads them.
+#[test]
+fn a_wire_record_exports_its_control_label_and_reads_back() {
+    let store = Store::in_memory();
+    let record = |control| har::WireRecord {
+        method: "POST",
+        url: "https://shop.example/s/42/go",
+        request_headers: vec![snapshots::Header {
+            name: "content-type".into(),
+            value: "application/x-www-form-urlencoded".into(),
+        }],
+        request_body: Some("x=1"),
+        status: 403,
+        response_headers: Vec::new(),
+        response_body: None,
+        response_text: None,
+        control,
+    };
+    let mut out = Vec::new();
+    har::export_records(&store, &[record(Some("Place order")), record(None)], "a run", &mut out, "t.har")
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let entries = v["log"]["entries"].as_array().unwrap();
+    let labels: Vec<Option<String>> = entries.iter().map(har::labels::control_label).collect();
+    assert_eq!(labels, vec![Some("Place order".to_string()), None]);
+}

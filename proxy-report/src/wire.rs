@@ -117,6 +117,11 @@ pub struct WireEntry {
     /// read ([`readable_body`]), up to [`MAX_WIRE_BODY`] bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_text: Option<String>,
+    /// The label of the control the agent was using when the browser sent the request (the button or
+    /// link it clicked, as it told the proxy), when it said: what the side-effect guard judged the request
+    /// with, exported to HAR as `_webfreeze.control` so `webfreeze guard check` judges it the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 /// Whether a response body of this content type is one the network checks read (JSON and form bodies):

@@ -93,6 +93,7 @@ impl<H: Handler> Handler for WireTapped<H> {
                 recorded: None,
                 response_body: None,
                 response_text: None,
+                control: req.extensions().get::<crate::guard::ControlLabel>().map(|l| l.0.clone()),
             });
         }
         self.inner.request(&ctx.inner, req)
@@ -186,6 +187,7 @@ impl<H: Handler> Handler for WireTapped<H> {
             recorded: None,
             response_body: None,
             response_text: None,
+            control: None,
         });
     }
 

@@ -25,6 +25,7 @@ struct Pending {
     headers: Vec<(String, String)>,
     body: Option<String>,
     cut: Option<u64>,
+    control: Option<String>,
     answer: Option<Answered>,
 }
 
@@ -79,6 +80,7 @@ impl Replay {
             headers: pairs(&parts.headers),
             body,
             cut,
+            control: parts.extensions.get::<proxy::guard::ControlLabel>().map(|l| l.0.clone()),
             answer: None,
         };
         if let Ok(mut n) = ctx.wire.0.lock() {
@@ -129,6 +131,7 @@ impl Replay {
             recorded: a.recorded,
             response_body: a.body_hash,
             response_text: None,
+            control: p.control,
         });
     }
 }

@@ -116,6 +116,7 @@ mod tests {
             recorded: None,
             response_body: None,
             response_text: None,
+            control: None,
         }
     }
 

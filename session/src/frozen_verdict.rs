@@ -199,6 +199,7 @@ pub(super) mod tests {
             recorded: None,
             response_body: None,
             response_text: None,
+            control: None,
         }
     }
 

@@ -188,6 +188,7 @@ pub fn export_har(
                             response_headers: e.response_headers.iter().map(header).collect(),
                             response_body: e.response_body.as_deref(),
                             response_text: e.response_text.as_deref(),
+                            control: e.control.as_deref(),
                         })
                         .collect();
                     let comment = format!("the wire log of task {} of {}", t.task_id, run.display());

@@ -28,6 +28,7 @@ fn entry(i: u64) -> WireEntry {
         recorded: Some(RecordedRef { snapshot: "recorded/task-1".into(), seq: i }),
         response_body: Some(blake3::hash(&i.to_le_bytes()).to_hex().to_string()),
         response_text: None,
+        control: None,
     }
 }
 

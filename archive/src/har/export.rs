@@ -195,6 +195,9 @@ pub struct WireRecord<'a> {
     pub response_body: Option<&'a str>,
     /// The response body as text, when no store holds it (a live run's wire log).
     pub response_text: Option<&'a str>,
+    /// The label of the control that sent it, when the run knew it: `_webfreeze.control`
+    /// ([`super::labels`]), read back by `webfreeze guard check`.
+    pub control: Option<&'a str>,
 }
 
 /// A run's own requests (its wire log) as HAR 1.2, so a benchmark's own evaluator (WebArena-Verified's reads
@@ -235,7 +238,7 @@ pub fn export_records<W: Write>(
                 content["encoding"] = json!(enc);
             }
         }
-        entries.push(json!({
+        let mut entry = json!({
             "startedDateTime": format_time(0),
             "time": 0,
             "request": request,
@@ -252,7 +255,11 @@ pub fn export_records<W: Write>(
             },
             "cache": {},
             "timings": {"send": 0, "wait": -1, "receive": -1},
-        }));
+        });
+        if let Some(label) = r.control {
+            entry["_webfreeze"] = json!({ super::labels::CONTROL_FIELD: label });
+        }
+        entries.push(entry);
     }
     let har = json!({"log": {
         "version": "1.2",

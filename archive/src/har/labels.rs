@@ -7,8 +7,10 @@
 //!    proxy the label by a header, captured by the browser that sent it.
 //!
 //! Chromium's `_initiator` (`{type: "parser" | "script" | "other", url, lineNumber, stack}`) names the
-//! document or script that started a request, never the control: it is not read. webfreeze's snapshots
-//! and wire logs keep no label, so the HAR files webfreeze itself exports carry none.
+//! document or script that started a request, never the control: it is not read. A run's wire log keeps
+//! the label the agent told the proxy (`proxy_report::wire::WireEntry::control`), and the HAR a run's
+//! tasks are exported to (`webfreeze eval --har`) writes it as `_webfreeze.control`; snapshots keep no
+//! label, so a snapshot's export carries none.
 
 use serde_json::Value;
 

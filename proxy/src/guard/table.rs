@@ -5,6 +5,30 @@
 /// Paths of harmless writes, checked before any rule.
 pub(super) const SAFE_PATH: &str = r"(?i)(^|[/_.-])(search|searches|find|filter|filters|query|queries|results|result|lookup|quote|quotes|estimate|calculate|calculator|convert|translate|translation|availability|fares|flights|autocomplete|suggest|login|log-in|signin|sign-in|authenticate|logout|log-out|signout|sign-out|auth|oauth|oauth2|session|sessions|token|csrf|cart|cart/add|add-?to-?cart|addtocart|cart/update|basket|wishlist|compare|collect|beacon|analytics|track|telemetry|log|logs|metrics|rum|graphql/query|jobs|sign_out|sign_in|rates|rating|markdown|preview|preview_markdown|transform|drafts|autosaves|notifications|validate)([/_.?-]|$)";
 
+/// The [`SAFE_PATH`] words that read what the path names after them (`/search/posts` searches posts): an
+/// act's path after them is what they read, not an act. The other safe words (a log-in prefix, a flights
+/// or jobs section, a quote) do not hide an act's path after them (`/oauth2/comments/post`).
+pub(super) const SAFE_READS: &[&str] = &[
+    "search",
+    "searches",
+    "find",
+    "filter",
+    "filters",
+    "query",
+    "queries",
+    "results",
+    "result",
+    "lookup",
+    "autocomplete",
+    "suggest",
+    "compare",
+    "preview",
+    "translate",
+    "translation",
+    "markdown",
+    "validate",
+];
+
 /// Field names only an act carries: (rule, why, pattern).
 pub(super) const ACT_FIELDS: &[(&str, &str, &str)] = &[
     (

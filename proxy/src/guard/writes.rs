@@ -45,7 +45,7 @@ use super::facts::{key_leaf, parent_is_recipient, WriteFacts};
 use super::rules_file::parse_rules;
 use super::rules_file::{read_rules, GuardRulesError, RulesFile, RULES_SHAPE};
 use super::table::{
-    ACT_FIELDS, PASSWORD_FIELD, RESUME, RULES, SAFE_PATH, TEXT_FIELDS, TITLE_FIELDS, VERB_SAFE,
+    ACT_FIELDS, PASSWORD_FIELD, RESUME, RULES, SAFE_PATH, SAFE_READS, TEXT_FIELDS, TITLE_FIELDS, VERB_SAFE,
 };
 
 /// The request header the agent sets while it clicks a control: the control's visible label. The proxy
@@ -376,15 +376,19 @@ impl WriteRules {
         // 5. An action that says what it is: a search, results, a translation, the session's cart; unless
         // an act's path comes after it (`/oauth2/comments/post`: the comment is the action, the log-in
         // segment only the API's prefix).
-        let safe_at = self.safe.iter().filter_map(|s| s.find_iter(path).last().map(|m| m.start())).max();
-        if let Some(at) = safe_at {
-            let act_after = self
-                .rules
-                .iter()
-                .filter(|r| r.methods.iter().any(|m| m == f.method))
-                .any(|r| r.path.as_ref().is_some_and(|p| p.find_iter(path).any(|m| m.start() > at)));
-            // The session's own state (its notifications, its cart) stays its own whatever follows.
-            if !act_after || path_words(path).any(|p| VERB_SAFE.contains(&p)) {
+        let safe_at = self.safe.iter().filter_map(|s| s.find_iter(path).last()).max_by_key(|m| m.start());
+        if let Some(m) = safe_at {
+            let act_after =
+                self.rules.iter().filter(|r| r.methods.iter().any(|m| m == f.method)).any(|r| {
+                    r.path.as_ref().is_some_and(|p| p.find_iter(path).any(|a| a.start() > m.start()))
+                });
+            // A read (a search of posts, a filter of reviews) reads whatever it names after it, and the
+            // session's own state (its notifications, its cart) stays its own whatever follows.
+            let word = m.as_str().trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase();
+            if !act_after
+                || SAFE_READS.contains(&word.as_str())
+                || path_words(path).any(|p| VERB_SAFE.contains(&p))
+            {
                 return None;
             }
         }
@@ -465,6 +469,23 @@ mod tests {
             r#"{"nope":1}"#,
         ] {
             assert!(WriteRules::builtin().with_text(bad, "test").is_err(), "{bad}");
+        }
+    }
+
+    /// A safe prefix does not hide an act's path after it; a read reads what it names after it.
+    #[test]
+    fn a_safe_prefix_and_what_follows_it() {
+        let r = WriteRules::builtin();
+        let rows: &[(&str, &str, &str, Option<&str>)] = &[
+            ("POST", "/api/v1/oauth2/comments/post/deviation/7A2B", "body=Nice", Some("post")),
+            ("POST", "/search/threads/latest", "q=kettle", None),
+            ("POST", "/filter/reviews/latest", "stars=5", None),
+            ("PUT", "/notifications/threads", "x=1", None),
+        ];
+        for (method, path, body, want) in rows {
+            let ct = Some("application/x-www-form-urlencoded");
+            let f = WriteFacts::of(method, path, ct, Some(body.as_bytes()), None);
+            assert_eq!(r.judge(&f).map(|h| h.rule), want.map(str::to_string), "{method} {path}");
         }
     }
 }

@@ -128,6 +128,7 @@ pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
             ("explore", p.explore),
             ("crawl", p.crawl),
             ("frozen-search", p.frozen_search),
+            ("assembled-batch", p.assembled_batches),
             ("missed", p.missed),
         ] {
             *c.layers.entry(layer.to_string()).or_insert(0) += n;

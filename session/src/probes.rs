@@ -82,6 +82,7 @@ impl ProxyProbe for ReplayProbe {
                 .map(|a| format!("{} <- {}", a.url, a.snapshot))
                 .collect(),
             frozen_search: r.frozen_search,
+            assembled_batches: r.assembled_batches,
             explore: r.explore,
             crawl: r.crawl,
             missed: r.missed,

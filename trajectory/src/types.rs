@@ -86,6 +86,10 @@ pub struct ProxyStats {
     /// Replay: search engine pages answered by the frozen search engine (the `frozen-search` layer).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frozen_search: u64,
+    /// Replay: script-module batches nobody recorded, assembled from recorded batches that hold their
+    /// modules (the `assembled-batch` answer, `replay::batches`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub assembled_batches: u64,
     /// Replay: answers from the task's exploration (the `explore` layer).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub explore: u64,
@@ -194,6 +198,9 @@ pub struct Coverage {
     /// Searches over the whole task answered by the frozen search engine.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frozen_search: u64,
+    /// Module batches over the whole task assembled from recorded batches.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub assembled_batches: u64,
     /// Steps during which the page sent a WebSocket message no recorded one matched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps_websocket_missed: Vec<u32>,

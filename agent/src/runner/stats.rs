@@ -12,6 +12,7 @@ pub(super) fn delta(before: &ProxyStats, after: &ProxyStats) -> ProxyStats {
         fuzzy: after.fuzzy.saturating_sub(before.fuzzy),
         site_union: after.site_union.saturating_sub(before.site_union),
         frozen_search: after.frozen_search.saturating_sub(before.frozen_search),
+        assembled_batches: after.assembled_batches.saturating_sub(before.assembled_batches),
         explore: after.explore.saturating_sub(before.explore),
         crawl: after.crawl.saturating_sub(before.crawl),
         site_union_urls: after.site_union_urls.iter().skip(before.site_union_urls.len()).cloned().collect(),
@@ -83,10 +84,44 @@ pub fn coverage(steps: &[trajectory::Step], total: &ProxyStats) -> trajectory::C
         steps_site_union,
         site_union: total.site_union,
         frozen_search: total.frozen_search,
+        assembled_batches: total.assembled_batches,
         explore: total.explore,
         crawl: total.crawl,
         steps_websocket_missed,
         websocket_missed: total.websocket_missed,
         covered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's counters are the difference of two readings, every layer's; the task's coverage takes the
+    /// totals.
+    #[test]
+    fn a_steps_share_is_the_difference_of_two_readings() {
+        let before = ProxyStats {
+            requests: 3,
+            exact: 2,
+            frozen_search: 1,
+            assembled_batches: 1,
+            ..Default::default()
+        };
+        let after = ProxyStats {
+            requests: 9,
+            exact: 5,
+            frozen_search: 1,
+            assembled_batches: 3,
+            miss_urls: vec!["GET https://a.test/x".into()],
+            document_missed: 1,
+            ..Default::default()
+        };
+        let d = delta(&before, &after);
+        assert_eq!((d.requests, d.exact, d.frozen_search, d.assembled_batches), (6, 3, 0, 2));
+        assert_eq!(d.miss_urls, vec!["GET https://a.test/x".to_string()]);
+        let c = coverage(&[], &after);
+        assert!(c.off_snapshot);
+        assert_eq!((c.assembled_batches, c.frozen_search, c.documents_missed), (3, 1, 1));
     }
 }

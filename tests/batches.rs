@@ -22,27 +22,16 @@ use std::time::Duration;
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 
 use crate::proxy_chromium::{launch, spki_of};
-use crate::replay_chromium::{close, shim_for, visit};
+use crate::replay_chromium::{close, shim_for, start_recording, visit, Recording};
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_61_an_unrecorded_module_batch_is_assembled_from_recorded_batches() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let origin = Origin::start(Some(origin_tls(&["wiki.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = h.join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("wiki.test:443:{}", origin.addr);
-
     // Record page A, then page B (which finds test.a in the store).
-    let mut rec = Webfreeze::spawn(
-        h,
-        &["record", "--snapshot", "rl", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
-    let spki = spki_of(h);
-    let shim = shim_for(h, "rl");
-    let profile = tempfile::tempdir().unwrap();
-    let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    let Recording { origin, mut rec, spki, shim, browser, task, .. } =
+        start_recording(h, "wiki.test", "rl").await;
     let a = visit(&browser, &shim, "https://wiki.test/rl/a").await;
     let b_live = visit(&browser, &shim, "https://wiki.test/rl/b").await;
     close(browser, task).await;

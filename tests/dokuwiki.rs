@@ -146,12 +146,7 @@ async fn dokuwiki_browse_with_login_and_edit_replays_with_the_same_url_and_text_
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES).unwrap());
-    let reach = [
-        "--upstream-ca".to_string(),
-        wiki.ca_file.display().to_string(),
-        "--resolve".to_string(),
-        format!("wiki.test:443:{}", wiki.addr),
-    ];
+    let reach = reach(&wiki);
     let mut rec = Webfreeze::spawn_with(h, &["record", "--snapshot", "wiki"], &reach);
     let recorded = browse(rec.addr, h, &h.join("profile-rec"), &[], Duration::ZERO).await;
     assert!(rec.signal_and_wait("INT").success(), "{}", rec.stderr());
@@ -220,15 +215,7 @@ async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES).unwrap());
-    let tasks = h.join("tasks.json");
-    let task = serde_json::json!([{
-        "sites": ["wiki"], "task_id": 1, "require_login": false, "storage_state": null,
-        "start_url": "https://wiki.test/doku.php?id=start", "geolocation": null,
-        "intent": "Add 'It now comes in red.' to the kettles page and preview it.", "require_reset": false,
-        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["previewed"]},
-                 "reference_url": "", "program_html": []},
-    }]);
-    std::fs::write(&tasks, task.to_string()).unwrap();
+    let tasks = wiki_task(h, "Add 'It now comes in red.' to the kettles page and preview it.", "previewed");
     let llm = FakeLlm::start(move |body| {
         let obs = last_user_text(body);
         let turn = body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
@@ -259,12 +246,7 @@ async fn dokuwiki_agent_run_recorded_and_replayed_twice_sees_the_same_pages() {
         }
     })
     .await;
-    let reach = [
-        "--upstream-ca".to_string(),
-        wiki.ca_file.display().to_string(),
-        "--resolve".to_string(),
-        format!("wiki.test:443:{}", wiki.addr),
-    ];
+    let reach = reach(&wiki);
     let run = |mode: &str, policy: &str, out: &std::path::Path| {
         let mut a = RunArgs::new(&tasks, mode, out)
             .opt("--policy", policy)

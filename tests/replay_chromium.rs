@@ -62,24 +62,52 @@ pub(crate) async fn close(mut b: chromiumoxide::Browser, task: tokio::task::Join
     task.abort();
 }
 
+/// A recording in progress: an HTTPS origin for one host (h2 and HTTP/1.1, a throwaway CA), `webfreeze
+/// record` reaching it, and a Chromium that trusts the proxy driving the visit with the shim the
+/// recording will be replayed with. Close the browser with [`close`].
+pub(crate) struct Recording {
+    pub(crate) origin: Origin,
+    pub(crate) ca_file: std::path::PathBuf,
+    pub(crate) rec: Webfreeze,
+    pub(crate) spki: String,
+    pub(crate) shim: String,
+    pub(crate) browser: chromiumoxide::Browser,
+    pub(crate) task: tokio::task::JoinHandle<()>,
+    _profile: tempfile::TempDir,
+}
+
+/// Start a [`Recording`] of `host` into `snapshot`, under `h`.
+pub(crate) async fn start_recording(h: &std::path::Path, host: &str, snapshot: &str) -> Recording {
+    let origin = Origin::start(Some(origin_tls(&[host], &[b"h2", b"http/1.1"]))).await;
+    let ca_file = h.join("origin-ca.pem");
+    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
+    let resolve = format!("{host}:443:{}", origin.addr);
+    let rec = Webfreeze::spawn(
+        h,
+        &[
+            "record",
+            "--snapshot",
+            snapshot,
+            "--upstream-ca",
+            ca_file.to_str().unwrap(),
+            "--resolve",
+            &resolve,
+        ],
+    );
+    let spki = spki_of(h);
+    let shim = shim_for(h, snapshot);
+    let profile = tempfile::tempdir().unwrap();
+    let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    Recording { origin, ca_file, rec, spki, shim, browser, task, _profile: profile }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_replays_a_changing_site_identically() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let origin = Origin::start(Some(origin_tls(&["shop.test"], &[b"h2", b"http/1.1"]))).await;
-    let ca_file = h.join("origin-ca.pem");
-    std::fs::write(&ca_file, origin.ca_pem.as_ref().unwrap()).unwrap();
-    let resolve = format!("shop.test:443:{}", origin.addr);
-
     // Record the visit.
-    let mut rec = Webfreeze::spawn(
-        h,
-        &["record", "--snapshot", "visit", "--upstream-ca", ca_file.to_str().unwrap(), "--resolve", &resolve],
-    );
-    let spki = spki_of(h);
-    let shim = shim_for(h, "visit");
-    let profile = tempfile::tempdir().unwrap();
-    let (browser, task) = launch(rec.addr, Some(&spki), profile.path()).await;
+    let Recording { origin, ca_file, mut rec, spki, shim, browser, task, .. } =
+        start_recording(h, "shop.test", "visit").await;
     let mut recorded = Vec::new();
     for url in PAGES {
         recorded.push(visit(&browser, &shim, url).await);

@@ -19,15 +19,7 @@ async fn a_site_search_the_recording_never_made_is_answered_in_the_sites_own_res
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let mut wiki = tokio::task::block_in_place(|| DokuWiki::start(h, PAGES).unwrap());
-    let tasks = h.join("tasks.json");
-    let task = serde_json::json!([{
-        "sites": ["wiki"], "task_id": 1, "require_login": false, "storage_state": null,
-        "start_url": "https://wiki.test/doku.php?id=start", "geolocation": null,
-        "intent": "What does the Blue Kettle cost?", "require_reset": false,
-        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["24.00"]},
-                 "reference_url": "", "program_html": []},
-    }]);
-    std::fs::write(&tasks, task.to_string()).unwrap();
+    let tasks = wiki_task(h, "What does the Blue Kettle cost?", "24.00");
     // The recording: open the kettles page, then search the wiki for "blue" (two pages say it: the
     // wiki's results page lists two results, a list to refill).
     let recorder = FakeLlm::start(move |body| {
@@ -57,12 +49,7 @@ async fn a_site_search_the_recording_never_made_is_answered_in_the_sites_own_res
         }
     })
     .await;
-    let reach = [
-        "--upstream-ca".to_string(),
-        wiki.ca_file.display().to_string(),
-        "--resolve".to_string(),
-        format!("wiki.test:443:{}", wiki.addr),
-    ];
+    let reach = reach(&wiki);
     let run = |mode: &str, out: &std::path::Path, api: String| {
         let mut a = RunArgs::new(&tasks, mode, out)
             .opt("--policy", "llm")

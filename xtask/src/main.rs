@@ -97,7 +97,7 @@ fn main() -> anyhow::Result<()> {
             arg(&args, "--tasks", 3),
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
         ),
-        ["bench", "coverage", ..] => coverage_real::run(),
+        ["bench", "coverage", ..] => coverage_real::run(&args[2..]),
         ["bench", "agreement", ..] => agreement_bench::run(&args[2..]),
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),

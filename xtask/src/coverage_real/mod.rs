@@ -325,8 +325,11 @@ fn start_docs(work: &Path) -> anyhow::Result<App> {
     })
 }
 
+/// Starts an application under a directory of its own.
+type Starter = fn(&Path) -> anyhow::Result<App>;
+
 /// The applications, by `--app` name (lower case), in the bench's order.
-const APPS: &[(&str, fn(&Path) -> anyhow::Result<App>)] =
+const APPS: &[(&str, Starter)] =
     &[("dokuwiki", start_dokuwiki), ("pythondocs", start_docs), ("wordpress", wordpress::start)];
 
 /// `bench coverage [--app NAME[,NAME]] [--keep]`: the applications to run (all by default), and whether to
@@ -631,8 +634,8 @@ fn report(
     // Every step (d) does not serve as recorded, with why: the URL or the element list, and what missed.
     if let Some((_, tag, _)) = rows.last() {
         println!("\nsteps not served as recorded with every layer (d):");
-        let rec = trajectory::RunDir::new(&work.join("rex"));
-        let rep = trajectory::RunDir::new(&work.join(format!("cov-{tag}")));
+        let rec = trajectory::RunDir::new(work.join("rex"));
+        let rep = trajectory::RunDir::new(work.join(format!("cov-{tag}")));
         for (_, id, _) in paths {
             let (Ok(Some(o)), Ok(Some(r))) = (rec.task(id).read_trajectory(), rep.task(id).read_trajectory())
             else {
@@ -663,7 +666,12 @@ fn report(
                         b.get(first).map(|l| l.chars().take(100).collect::<String>())
                     )
                 };
-                let p = &x.proxy;
+                // A step's counters are the requests of its action: the page it leads to. The page
+                // before step n was loaded by step n-1's action (the start page's load is in no step).
+                let Some(p) = i.checked_sub(1).and_then(|j| r.steps.get(j)).map(|y| &y.proxy) else {
+                    println!("- {id} step {}: {why}; the start page", s.n);
+                    continue;
+                };
                 let served_by: Vec<String> = [
                     ("exact", p.exact),
                     ("normalised", p.normalised),
@@ -679,7 +687,7 @@ fn report(
                 .map(|(k, n)| format!("{k} {n}"))
                 .collect();
                 println!(
-                    "- {id} step {}: {why}; requests: {}; missed: [{}]; fuzzy: [{}]",
+                    "- {id} step {}: {why}; its load: {}; missed: [{}]; fuzzy: [{}]",
                     s.n,
                     served_by.join(", "),
                     p.miss_urls.join(", "),

@@ -381,6 +381,14 @@ fn run(cmd: &mut Command) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// `program` as a server child: under `setpriv --pdeathsig TERM` (util-linux), so it gets SIGTERM even when
+/// the bench itself is killed and its drops never run.
+fn child(program: &str) -> Command {
+    let mut c = Command::new("/usr/bin/setpriv");
+    c.args(["--pdeathsig", "TERM", "--", program]);
+    c
+}
+
 /// MariaDB, php-fpm and nginx serving the blog; every one is stopped on drop (the bench's end or failure).
 pub(crate) struct WordPress {
     addr: SocketAddr,
@@ -461,6 +469,7 @@ impl WordPress {
             "/usr/sbin/nginx",
             "/usr/share/wordpress/wp-settings.php",
             "/usr/bin/curl",
+            "/usr/bin/setpriv",
         ] {
             need(bin)?;
         }
@@ -481,7 +490,7 @@ impl WordPress {
             .args(["--user=root", "--auth-root-authentication-method=socket", "--skip-test-db"]))?;
         wp.spawn(
             "mariadbd",
-            Command::new("/usr/sbin/mariadbd")
+            child("/usr/sbin/mariadbd")
                 .arg("--no-defaults")
                 .arg(format!("--datadir={}", data.display()))
                 .arg(format!("--socket={}", sock.display()))
@@ -569,7 +578,7 @@ impl WordPress {
                 s = php_sock.display()
             ),
         )?;
-        wp.spawn("php-fpm", Command::new("/usr/sbin/php-fpm8.2").args(["-F", "-R", "-y"]).arg(&fpm_conf))?;
+        wp.spawn("php-fpm", child("/usr/sbin/php-fpm8.2").args(["-F", "-R", "-y"]).arg(&fpm_conf))?;
         let nginx_conf = root.join("nginx.conf");
         let t = root.join("tmp").display().to_string();
         std::fs::write(
@@ -593,7 +602,7 @@ impl WordPress {
                 sock = php_sock.display(),
             ),
         )?;
-        wp.spawn("nginx", Command::new("/usr/sbin/nginx").arg("-c").arg(&nginx_conf).arg("-p").arg(&root))?;
+        wp.spawn("nginx", child("/usr/sbin/nginx").arg("-c").arg(&nginx_conf).arg("-p").arg(&root))?;
         let addr = wp.addr;
         wp.wait_for("nginx and php-fpm", "nginx-error.log", || {
             std::net::TcpStream::connect(addr).is_ok() && php_sock.exists()

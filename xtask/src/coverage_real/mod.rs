@@ -257,6 +257,8 @@ pub(crate) struct App {
     /// The site's size in pages, and how it is counted.
     pub(crate) size: usize,
     pub(crate) size_note: String,
+    /// The query parameter of the site's search box, when its paths search.
+    pub(crate) search_field: Option<&'static str>,
     pub(crate) server: Box<dyn Stop>,
 }
 
@@ -284,6 +286,7 @@ fn start_dokuwiki(work: &Path) -> anyhow::Result<App> {
             pages.len(),
             NAMESPACES.len()
         ),
+        search_field: None,
         server: Box::new(wiki),
     })
 }
@@ -321,6 +324,7 @@ fn start_docs(work: &Path) -> anyhow::Result<App> {
         budget: 300,
         size,
         size_note: format!("HTML files under {DOCS_ROOT}"),
+        search_field: None,
         server: Box::new(docs),
     })
 }
@@ -696,6 +700,7 @@ fn report(
             }
         }
     }
+    templates(work, apps, paths)?;
     println!(
         "\n| cost | wall time | pages | exchanges stored | body bytes stored |\n|---|---:|---:|---:|---:|"
     );
@@ -717,6 +722,41 @@ fn report(
     println!();
     for a in apps {
         println!("{}: {} pages ({})", a.name, a.size, a.size_note);
+    }
+    Ok(())
+}
+
+/// Which of the site's own results pages the recording holds would make a frozen-search template
+/// (`replay::search::template::refill`, as replay tries them): when none does, an unrecorded query is
+/// answered with webfreeze's generic results page instead of the site's.
+fn templates(work: &Path, apps: &[App], paths: &[(&'static str, String, AppPath)]) -> anyhow::Result<()> {
+    let store = Store::open_read_only(&work.join("home/store"))?;
+    for a in apps {
+        let Some(field) = a.search_field else { continue };
+        let (mut pages, mut usable) = (0, Vec::new());
+        for (_, id, _) in paths.iter().filter(|(site, _, _)| *site == a.name) {
+            let Ok(m) = store.manifest(&format!("rec/{id}")) else { continue };
+            for x in store.exchanges(&m).filter_map(Result::ok).filter(replay::search::is_document) {
+                let Ok(u) = url::Url::parse(&x.request.url) else { continue };
+                let Some(old) = u.query_pairs().find(|(k, _)| k == field).map(|(_, v)| v.into_owned()) else {
+                    continue;
+                };
+                let Some(b) = &x.response.body else { continue };
+                let html = String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned();
+                pages += 1;
+                if replay::search::template::refill(&html, &x.request.url, field, &old, "probe", &[])
+                    .is_some()
+                {
+                    usable.push(x.request.url.clone());
+                }
+            }
+        }
+        println!(
+            "\n{}: {} of {pages} recorded results pages (`?{field}=`) make a frozen-search template{}",
+            a.name,
+            usable.len(),
+            if usable.is_empty() { String::new() } else { format!(": {}", usable.join(", ")) }
+        );
     }
     Ok(())
 }

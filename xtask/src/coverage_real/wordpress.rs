@@ -743,6 +743,7 @@ pub(crate) fn start(work: &Path) -> anyhow::Result<App> {
             CATEGORIES.len(),
             TAGS.len()
         ),
+        search_field: Some("s"),
         server: Box::new(wp),
     })
 }

@@ -733,7 +733,7 @@ fn templates(work: &Path, apps: &[App], paths: &[(&'static str, String, AppPath)
     let store = Store::open_read_only(&work.join("home/store"))?;
     for a in apps {
         let Some(field) = a.search_field else { continue };
-        let (mut pages, mut usable) = (0, Vec::new());
+        let (mut pages, mut usable, mut plain) = (0, Vec::new(), 0);
         for (_, id, _) in paths.iter().filter(|(site, _, _)| *site == a.name) {
             let Ok(m) = store.manifest(&format!("rec/{id}")) else { continue };
             for x in store.exchanges(&m).filter_map(Result::ok).filter(replay::search::is_document) {
@@ -744,19 +744,40 @@ fn templates(work: &Path, apps: &[App], paths: &[(&'static str, String, AppPath)
                 let Some(b) = &x.response.body else { continue };
                 let html = String::from_utf8_lossy(&store.blob_bytes(&b.hash)?).into_owned();
                 pages += 1;
-                if replay::search::template::refill(&html, &x.request.url, field, &old, "probe", &[])
-                    .is_some()
-                {
+                let refill = |h: &str| {
+                    replay::search::template::refill(h, &x.request.url, field, &old, "probe", &[]).is_some()
+                };
+                if refill(&html) {
                     usable.push(x.request.url.clone());
+                } else if refill(&first_class_only(&html, "<li class=\"")) {
+                    // The cause, when this is it: each result item carries classes of its own.
+                    plain += 1;
                 }
             }
         }
         println!(
-            "\n{}: {} of {pages} recorded results pages (`?{field}=`) make a frozen-search template{}",
+            "\n{}: {} of {pages} recorded results pages (`?{field}=`) make a frozen-search template{}; \
+             with each `<li>`'s classes cut to its first (no per-item `post-N category-x tag-y`): {} more",
             a.name,
             usable.len(),
-            if usable.is_empty() { String::new() } else { format!(": {}", usable.join(", ")) }
+            if usable.is_empty() { String::new() } else { format!(" ({})", usable.join(", ")) },
+            plain
         );
     }
     Ok(())
+}
+
+/// `html` with the class attribute of every element opened by `open` (`<li class="`) cut to its first class.
+fn first_class_only(html: &str, open: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find(open) {
+        let (head, tail) = rest.split_at(i + open.len());
+        out.push_str(head);
+        let end = tail.find('"').unwrap_or(tail.len());
+        out.push_str(tail[..end].split_whitespace().next().unwrap_or(""));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }

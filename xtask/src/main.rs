@@ -8,9 +8,11 @@
 //! - `cargo xtask bench replay [--secs S] [--throughput-only] [--before OLD_WEBFREEZE]`: replay vs an in-memory hyper+rustls server vs
 //!   mitmproxy server replay, with each server's CPU time per request; then (unless `--throughput-only`)
 //!   the store-bound cells and replay RSS and first-request latency for a 100- and a 100k-exchange snapshot.
-//! - `cargo xtask bench coverage`: steps of unseen scripted paths served as recorded on real applications
-//!   (DokuWiki with 220 pages, Python's documentation), leave-one-out: the site union, + exploration, + the
-//!   frozen search engine, + the site's crawl; each layer's cost.
+//! - `cargo xtask bench coverage [--app dokuwiki,pythondocs,wordpress] [--keep]`: steps of unseen scripted
+//!   paths served as recorded on real applications (DokuWiki with 232 pages, Python's documentation,
+//!   WordPress with 300 posts: paths that start deep, page and search), leave-one-out: the site union, +
+//!   exploration, + the frozen search engine with the site's own search, + the site's crawl (its budget
+//!   against the site's size); each layer's cost, the crawl's per page.
 //! - `cargo xtask bench agreement`: live and frozen verdicts of state tasks side by side on a real
 //!   application (DokuWiki), run by agents other than the recording one (issue 59).
 //! - `cargo xtask bench coverage-demo`: the same on the demo sites and a 6-page DokuWiki (the last wave's).
@@ -98,7 +100,7 @@ fn main() -> anyhow::Result<()> {
             arg(&args, "--tasks", 3),
             arg(&args, "--settle-ms", agent::runner::DEFAULT_SETTLE_MS),
         ),
-        ["bench", "coverage", ..] => coverage_real::run(),
+        ["bench", "coverage", ..] => coverage_real::run(&args[2..]),
         ["bench", "agreement", ..] => agreement_bench::run(&args[2..]),
         ["bench", "coverage-demo", ..] => coverage_bench::run(),
         ["bench", "guard", ..] => guard_bench::run(),

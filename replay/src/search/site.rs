@@ -105,6 +105,10 @@ pub struct DeclaredSearch {
     pub path: String,
     /// The text box's name.
     pub field: String,
+    /// Parameters the search always sends with these values (an OpenSearch template's literal ones:
+    /// DokuWiki's `do=search`, MediaWiki's `title=Special:Search`): a request without them is no search, so
+    /// `doku.php?id=tea` is the page, where the template's box is `id` too.
+    pub fixed: Vec<(String, String)>,
 }
 
 /// The GET search forms of a page at `page_url`: forms whose method is GET (the default) with a text or
@@ -157,6 +161,7 @@ fn form_search(f: &markup::Form, base: &url::Url) -> Option<DeclaredSearch> {
         host: action.host_str()?.to_ascii_lowercase(),
         path: action.path().to_string(),
         field: field.to_string(),
+        fixed: Vec::new(),
     })
 }
 
@@ -170,7 +175,18 @@ pub fn opensearch_search(xml: &str) -> Option<DeclaredSearch> {
     let template = attr(html, "template")?;
     let u = url::Url::parse(&template.replace("{searchTerms}", "SEARCHTERMS")).ok()?;
     let field = u.query_pairs().find(|(_, v)| v == "SEARCHTERMS").map(|(k, _)| k.into_owned())?;
-    Some(DeclaredSearch { host: u.host_str()?.to_ascii_lowercase(), path: u.path().to_string(), field })
+    // The template's other parameters with a literal value; `{startPage?}`, `{count}` and the like vary.
+    let fixed = u
+        .query_pairs()
+        .filter(|(k, v)| *k != field && !v.contains('{'))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    Some(DeclaredSearch {
+        host: u.host_str()?.to_ascii_lowercase(),
+        path: u.path().to_string(),
+        field,
+        fixed,
+    })
 }
 
 /// The search `url` makes through a declared form (its host, path and text box), if it does: the box's
@@ -178,8 +194,12 @@ pub fn opensearch_search(xml: &str) -> Option<DeclaredSearch> {
 pub fn declared_search(url: &str, declared: &[DeclaredSearch]) -> Option<SiteSearch> {
     let u = url::Url::parse(url).ok()?;
     let host = u.host_str()?.to_ascii_lowercase();
+    let has = |k: &str, v: Option<&str>| u.query_pairs().any(|(a, b)| a == k && v.is_none_or(|v| b == v));
     let d = declared.iter().find(|d| {
-        d.host == host && d.path == u.path() && u.query_pairs().any(|(k, _)| k == d.field.as_str())
+        d.host == host
+            && d.path == u.path()
+            && has(&d.field, None)
+            && d.fixed.iter().all(|(k, v)| has(k, Some(v)))
     })?;
     let pairs: Vec<(String, String)> =
         u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
@@ -218,7 +238,8 @@ mod tests {
             Some(DeclaredSearch {
                 host: "w.test".into(),
                 path: "/w/index.php".into(),
-                field: "search".into()
+                field: "search".into(),
+                fixed: vec![("title".into(), "Special:Search".into())],
             })
         );
         assert_eq!(opensearch_search("<OpenSearchDescription/>"), None);
@@ -297,25 +318,26 @@ mod tests {
         ] {
             assert_eq!(opensearch_links(html, base), want, "{html}");
         }
-        let declared = |host: &str, path: &str, field: &str| {
-            Some(DeclaredSearch { host: host.into(), path: path.into(), field: field.into() })
+        let declared = |host: &str, path: &str, field: &str, fixed: &[(&str, &str)]| {
+            let fixed = fixed.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            Some(DeclaredSearch { host: host.into(), path: path.into(), field: field.into(), fixed })
         };
         for (xml, want) in [
             (
                 r#"<OpenSearchDescription><Url template="https://w.test/s?a=1&amp;q={searchTerms}" type="text/html"/></OpenSearchDescription>"#,
-                declared("w.test", "/s", "q"),
+                declared("w.test", "/s", "q", &[("a", "1")]),
             ),
             (
                 r#"<OpenSearchDescription><Url type='text/html' template='https://w.test/s?a=1&#38;k={searchTerms}'></Url></OpenSearchDescription>"#,
-                declared("w.test", "/s", "k"),
+                declared("w.test", "/s", "k", &[("a", "1")]),
             ),
             (
                 r#"<os:OpenSearchDescription xmlns:os="http://a9.com/-/spec/opensearch/1.1/"><os:Url type="text/html" template="https://w.test/s?q={searchTerms}"/></os:OpenSearchDescription>"#,
-                declared("w.test", "/s", "q"),
+                declared("w.test", "/s", "q", &[]),
             ),
             (
                 r#"<?xml version="1.0"?><OpenSearchDescription><Url type="application/rss+xml" template="https://w.test/rss?q={searchTerms}"/><Url type="TEXT/HTML" template="https://w.test/html?s={searchTerms}"/></OpenSearchDescription>"#,
-                declared("w.test", "/html", "s"),
+                declared("w.test", "/html", "s", &[]),
             ),
             (
                 r#"<OpenSearchDescription><Url type="text/html" template="https://w.test/s?q=fixed"/></OpenSearchDescription>"#,
@@ -358,6 +380,14 @@ mod tests {
         ] {
             assert_eq!(declared_search(url, &d), None, "{url}");
         }
+        // DokuWiki's OpenSearch template names its box `id`, as the wiki's pages name their page: only a
+        // request with the template's `do=search` is a search, never the article.
+        let xml = r#"<OpenSearchDescription><Url type="text/html" template="https://wiki.test/doku.php?do=search&amp;id={searchTerms}"/></OpenSearchDescription>"#;
+        let os = vec![opensearch_search(xml).expect("a declared search")];
+        assert_eq!(os[0].fixed, vec![("do".to_string(), "search".to_string())]);
+        assert_eq!(declared_search("https://wiki.test/doku.php?id=tea:tea_09", &os), None);
+        let q = declared_search("https://wiki.test/doku.php?do=search&id=kettle", &os).expect("a search");
+        assert_eq!((q.field.as_str(), q.query.as_str()), ("id", "kettle"));
     }
 
     #[test]

@@ -158,6 +158,39 @@ fn kind(e: &Element) -> String {
     format!("{}.{}", e.name(), classes.join("."))
 }
 
+/// Sibling elements grouped as one list's items: by tag, when the siblings of a tag share a class (or none
+/// has any), whatever classes each adds of its own (WordPress gives each result `post-297`,
+/// `category-rivers`, `tag-…` beside the `wp-block-post` they share); else by exact kind ([`kind`]), so a
+/// menu's items and a result list's under one parent stay apart.
+fn item_groups(items: Vec<(NodeId, &Element)>) -> Vec<Vec<NodeId>> {
+    let mut by_tag: Vec<(&str, Vec<(NodeId, &Element)>)> = Vec::new();
+    for (id, e) in items {
+        match by_tag.iter_mut().find(|(t, _)| *t == e.name()) {
+            Some((_, v)) => v.push((id, e)),
+            None => by_tag.push((e.name(), vec![(id, e)])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, members) in by_tag {
+        let first: std::collections::BTreeSet<&str> = members[0].1.classes().collect();
+        let shared = first.iter().any(|c| members.iter().all(|(_, e)| e.classes().any(|x| x == *c)));
+        if shared || members.iter().all(|(_, e)| e.classes().next().is_none()) {
+            out.push(members.iter().map(|(id, _)| *id).collect());
+            continue;
+        }
+        let mut exact: Vec<(String, Vec<NodeId>)> = Vec::new();
+        for (id, e) in members {
+            let k = kind(e);
+            match exact.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, ids)) => ids.push(id),
+                None => exact.push((k, vec![id])),
+            }
+        }
+        out.extend(exact.into_iter().map(|(_, ids)| ids));
+    }
+    out
+}
+
 /// The page's result list (see the module docs).
 fn find_list(doc: &Html, page: &url::Url, field: &str, old_query: &str) -> Option<List> {
     let words: Vec<String> =
@@ -167,20 +200,13 @@ fn find_list(doc: &Html, page: &url::Url, field: &str, old_query: &str) -> Optio
     }
     let mut best: Option<(usize, usize, List)> = None;
     for parent in doc.tree.nodes().filter(|n| n.value().is_element()) {
-        // Children of one kind that link into the site, grouped by kind, in order.
-        let mut groups: Vec<(String, Vec<NodeId>)> = Vec::new();
-        for c in parent.children() {
-            let Some(e) = c.value().as_element() else { continue };
-            if !first_link(doc, c.id()).is_some_and(|(_, h)| into_site(page, field, &h)) {
-                continue;
-            }
-            let k = kind(e);
-            match groups.iter_mut().find(|(g, _)| *g == k) {
-                Some((_, ids)) => ids.push(c.id()),
-                None => groups.push((k, vec![c.id()])),
-            }
-        }
-        for (_, starts) in groups {
+        // Children that link into the site, grouped as one list's items ([`item_groups`]), in order.
+        let items: Vec<(NodeId, &Element)> = parent
+            .children()
+            .filter_map(|c| Some((c.id(), c.value().as_element()?)))
+            .filter(|(id, _)| first_link(doc, *id).is_some_and(|(_, h)| into_site(page, field, &h)))
+            .collect();
+        for starts in item_groups(items) {
             if starts.len() < 2 {
                 continue;
             }
@@ -470,5 +496,38 @@ mod tests {
         let page = "https://wiki.test/doku.php?do=search&q=tomatoes";
         let out = refill(DOKU, page, "q", "tomatoes", "zzz", &[]).expect("a template");
         assert!(!out.contains("<dt>") && out.contains("webfreeze-note"), "{out}");
+    }
+
+    /// WordPress's results page (Twenty Twenty-Three, trimmed): each result's `<li>` adds classes of its
+    /// own (`post-297`, `category-rivers`, `tag-…`) beside those they share; a category list in the footer.
+    const WP: &str = r#"<!DOCTYPE html><html><head><title>Search Results for &#8220;lantern&#8221; &#8211; Blog</title></head>
+<body><header><form role="search" method="get" action="https://blog.test/"><input type="search" name="s" value="lantern"></form></header>
+<main><h1>Search results: &#8220;lantern&#8221;</h1><ul class="wp-block-post-template">
+<li class="wp-block-post post-297 post type-post status-publish format-standard hentry category-rivers tag-lanterns"><h2 class="wp-block-post-title"><a href="https://blog.test/river-lantern-3/">River lantern 3</a></h2><div class="wp-block-post-excerpt"><p>The lantern by the river keeps its light.</p></div></li>
+<li class="wp-block-post post-12 post type-post status-publish format-standard hentry category-tools tag-field-notes"><h2 class="wp-block-post-title"><a href="https://blog.test/old-lantern/">Old lantern</a></h2><div class="wp-block-post-excerpt"><p>An old lantern, copper and glass.</p></div></li>
+</ul></main>
+<footer><ul class="wp-block-categories-list"><li class="cat-item cat-item-2"><a href="https://blog.test/category/rivers/">Rivers</a></li><li class="cat-item cat-item-3"><a href="https://blog.test/category/tools/">Tools</a></li></ul></footer></body></html>"#;
+
+    #[test]
+    fn a_wordpress_results_page_refilled_whatever_classes_each_result_adds() {
+        let hits = [
+            hit("https://blog.test/orchard-walk/", "Orchard walk", "The orchard in early light"),
+            hit("https://blog.test/meadow-orchard/", "Meadow orchard", "An orchard beside the meadow"),
+        ];
+        let out =
+            refill(WP, "https://blog.test/?s=lantern", "s", "lantern", "orchard", &hits).expect("a template");
+        let doc = Html::parse_document(&out);
+        let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+        let titles: Vec<String> =
+            doc.select(&sel("ul.wp-block-post-template li h2 a")).map(|a| a.text().collect()).collect();
+        assert_eq!(titles, ["Orchard walk", "Meadow orchard"], "{out}");
+        assert!(!out.contains("River lantern 3"), "{out}");
+        // The footer's category list (items that share `cat-item`, mention no query) is left as it is.
+        assert_eq!(doc.select(&sel(".wp-block-categories-list li")).count(), 2);
+        // Items of one tag that share no class stay apart: a menu and results under one parent.
+        let mixed = WP
+            .replace("wp-block-post post-297 post type-post status-publish format-standard hentry category-rivers tag-lanterns", "menu-item")
+            .replace("wp-block-post post-12 post type-post status-publish format-standard hentry category-tools tag-field-notes", "result");
+        assert!(refill(&mixed, "https://blog.test/?s=lantern", "s", "lantern", "orchard", &hits).is_none());
     }
 }

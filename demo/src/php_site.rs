@@ -86,7 +86,7 @@ pub(crate) fn write(app: &'static str, path: &Path, text: impl AsRef<[u8]>) -> R
 }
 
 /// A throwaway CA and a leaf for `host` and 127.0.0.1 (PEM: CA, leaf, leaf key).
-pub(crate) fn throwaway_tls(host: &str) -> Result<(String, String, String), rcgen::Error> {
+pub fn throwaway_tls(host: &str) -> Result<(String, String, String), rcgen::Error> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);

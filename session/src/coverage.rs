@@ -120,17 +120,7 @@ pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
             continue;
         };
         let p = &s.proxy;
-        for (layer, n) in [
-            ("exact", p.exact),
-            ("normalised", p.normalised),
-            ("fuzzy", p.fuzzy),
-            ("site-union", p.site_union),
-            ("explore", p.explore),
-            ("crawl", p.crawl),
-            ("frozen-search", p.frozen_search),
-            ("assembled-batch", p.assembled_batches),
-            ("missed", p.missed),
-        ] {
+        for (layer, n) in p.layers() {
             *c.layers.entry(layer.to_string()).or_insert(0) += n;
         }
         if s.url_before == o.url_before && s.elements == o.elements {

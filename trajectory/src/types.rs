@@ -214,6 +214,24 @@ pub struct Coverage {
     pub off_snapshot: bool,
 }
 
+impl ProxyStats {
+    /// How the requests were answered, by replay's layer (name as the wire log and `coverage` write it,
+    /// count), misses last: one list for every table that shows them.
+    pub fn layers(&self) -> [(&'static str, u64); 9] {
+        [
+            ("exact", self.exact),
+            ("normalised", self.normalised),
+            ("fuzzy", self.fuzzy),
+            ("site-union", self.site_union),
+            ("explore", self.explore),
+            ("crawl", self.crawl),
+            ("frozen-search", self.frozen_search),
+            ("assembled-batch", self.assembled_batches),
+            ("missed", self.missed),
+        ]
+    }
+}
+
 /// What the guards of a live or recording run saw in one task (`proxy::guard`, the agent's page check).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardFlags {

@@ -54,6 +54,7 @@ pub fn refill(
     let page = url::Url::parse(page_url).ok()?;
     let mut doc = Html::parse_document(html);
     let list = find_list(&doc, &page, field, old_query)?;
+    let suffix = site_suffix(&doc);
     let units = units(&doc, &list);
     let template = units.first()?.clone();
     // Where the new units go: before whatever follows the last old one.
@@ -77,7 +78,7 @@ pub fn refill(
         for n in &template {
             let copy = deep_copy(&mut doc, *n);
             insert(&mut doc, list.parent, after, copy);
-            fill(&mut doc, copy, hit);
+            fill(&mut doc, copy, hit, suffix.as_deref());
         }
     }
     Some(doc.html())
@@ -265,13 +266,33 @@ fn units(doc: &Html, list: &List) -> Vec<Vec<NodeId>> {
     out
 }
 
+/// Separators a page's `<title>` puts between what the page is and the site's name.
+const TITLE_SEPARATORS: &[&str] = &[" \u{2013} ", " \u{2014} ", " | ", " - ", " \u{b7} ", " :: "];
+
+/// The site's name as the results page's `<title>` ends with it, with its separator (` – Test Blog`).
+fn site_suffix(doc: &Html) -> Option<String> {
+    let sel = scraper::Selector::parse("title").ok()?;
+    let title: String = doc.select(&sel).next()?.text().collect();
+    TITLE_SEPARATORS
+        .iter()
+        .filter_map(|sep| title.rfind(sep).map(|i| title[i..].to_string()))
+        .max_by_key(|s| s.len())
+        .filter(|s| s.chars().count() < title.chars().count())
+}
+
+/// A hit's title as the site's list shows it: the page title without the site's name after it (a
+/// frozen page's `<title>` is `Post – Blog`; the list says `Post`).
+fn short_title<'a>(title: &'a str, suffix: Option<&str>) -> &'a str {
+    suffix.and_then(|s| title.strip_suffix(s)).map(str::trim_end).filter(|t| !t.is_empty()).unwrap_or(title)
+}
+
 /// Fill a copied unit node with `hit`: its link, its longest other text (the snippet), and the rest of its
 /// text cleared (see the module docs).
-fn fill(doc: &mut Html, n: NodeId, hit: &Hit) {
+fn fill(doc: &mut Html, n: NodeId, hit: &Hit, suffix: Option<&str>) {
     let link = first_link(doc, n).map(|(id, _)| id);
     if let Some(l) = link {
         set_attr(doc, l, "href", &hit.url);
-        set_children_text(doc, l, &hit.title);
+        set_children_text(doc, l, short_title(&hit.title, suffix));
     }
     let under_link = |doc: &Html, t: NodeId| {
         link.is_some_and(|l| doc.tree.get(t).is_some_and(|x| x.ancestors().any(|a| a.id() == l)))
@@ -511,7 +532,13 @@ mod tests {
     #[test]
     fn a_wordpress_results_page_refilled_whatever_classes_each_result_adds() {
         let hits = [
-            hit("https://blog.test/orchard-walk/", "Orchard walk", "The orchard in early light"),
+            // A frozen page's title ends with the site's name, as the results page's does; the list
+            // shows the post's own.
+            hit(
+                "https://blog.test/orchard-walk/",
+                "Orchard walk \u{2013} Blog",
+                "The orchard in early light",
+            ),
             hit("https://blog.test/meadow-orchard/", "Meadow orchard", "An orchard beside the meadow"),
         ];
         let out =

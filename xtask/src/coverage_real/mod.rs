@@ -424,20 +424,8 @@ fn report(
                     println!("- {id} step {}: {why}; the start page", s.n);
                     continue;
                 };
-                let served_by: Vec<String> = [
-                    ("exact", p.exact),
-                    ("normalised", p.normalised),
-                    ("fuzzy", p.fuzzy),
-                    ("site-union", p.site_union),
-                    ("explore", p.explore),
-                    ("crawl", p.crawl),
-                    ("frozen-search", p.frozen_search),
-                    ("missed", p.missed),
-                ]
-                .iter()
-                .filter(|(_, n)| *n > 0)
-                .map(|(k, n)| format!("{k} {n}"))
-                .collect();
+                let served_by: Vec<String> =
+                    p.layers().iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{k} {n}")).collect();
                 println!(
                     "- {id} step {}: {why}; its load: {}; missed: [{}]; fuzzy: [{}]",
                     s.n,

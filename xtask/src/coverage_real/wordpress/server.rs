@@ -64,21 +64,6 @@ pub(super) const HEADER: &str = r#"<!-- wp:group {"layout":{"type":"constrained"
 /// The footer part: the category list (with counts) and the tag cloud.
 pub(super) const FOOTER: &str = r#"<!-- wp:group {"layout":{"type":"constrained"}} --><div class="wp-block-group"><!-- wp:columns {"align":"wide"} --><div class="wp-block-columns alignwide"><!-- wp:column --><div class="wp-block-column"><!-- wp:heading {"level":3} --><h3>Categories</h3><!-- /wp:heading --><!-- wp:categories {"showPostCounts":true} /--></div><!-- /wp:column --><!-- wp:column --><div class="wp-block-column"><!-- wp:heading {"level":3} --><h3>Tags</h3><!-- /wp:heading --><!-- wp:tag-cloud /--></div><!-- /wp:column --></div><!-- /wp:columns --></div><!-- /wp:group -->"#;
 
-/// A throwaway CA and a leaf for `host` (PEM: CA, leaf, leaf key).
-pub(super) fn throwaway_tls(host: &str) -> anyhow::Result<(String, String, String)> {
-    let ca_key = rcgen::KeyPair::generate()?;
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, format!("throwaway {host} CA"));
-    ca_params.key_usages =
-        vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
-    let ca_cert = ca_params.self_signed(&ca_key)?;
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_key = rcgen::KeyPair::generate()?;
-    let leaf = rcgen::CertificateParams::new(vec![host.to_string()])?.signed_by(&leaf_key, &issuer)?;
-    Ok((ca_cert.pem(), leaf.pem(), leaf_key.serialize_pem()))
-}
-
 pub(super) fn need(bin: &str) -> anyhow::Result<()> {
     if !Path::new(bin).exists() {
         bail!("{bin} is missing: apt-get install -y {PACKAGES}");
@@ -274,7 +259,7 @@ impl WordPress {
         run(Command::new("/usr/bin/php").arg(&seed).arg(&spec_file))?;
         std::fs::remove_file(&seed)?;
         // php-fpm and nginx.
-        let (ca, leaf, key) = throwaway_tls(HOST)?;
+        let (ca, leaf, key) = demo::php_site::throwaway_tls(HOST)?;
         let (cert_f, key_f) = (root.join("cert.pem"), root.join("key.pem"));
         std::fs::write(&cert_f, leaf)?;
         std::fs::write(&key_f, key)?;

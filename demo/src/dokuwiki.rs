@@ -113,6 +113,7 @@ impl DokuWiki {
             deny: "/(conf|bin|inc|vendor|data)/",
             prepend: None,
             packages: PACKAGES,
+            front_controller: None,
         })?;
         Ok(DokuWiki { addr: site.addr, ca_file: site.ca_file.clone(), site })
     }

@@ -117,6 +117,7 @@ impl MediaWiki {
             deny: "^/(maintenance|includes|vendor|cache|languages|tests|mw-config)/",
             prepend: Some(&prepend),
             packages: PACKAGES,
+            front_controller: None,
         })?;
         Ok(MediaWiki { addr: site.addr, ca_file: site.ca_file.clone(), site })
     }

@@ -20,7 +20,7 @@ pub struct AppError {
 }
 
 /// How one application is served.
-pub(crate) struct PhpSiteSpec<'a> {
+pub struct PhpSiteSpec<'a> {
     /// The application's name, for errors.
     pub app: &'static str,
     /// Its host (the leaf certificate's name, nginx's `server_name`).
@@ -37,10 +37,13 @@ pub(crate) struct PhpSiteSpec<'a> {
     pub prepend: Option<&'a Path>,
     /// The Debian packages that provide what is missing, for the error.
     pub packages: &'a str,
+    /// The script a path no file answers goes to, with its query (`/index.php?$args`: WordPress's pretty
+    /// permalinks), as nginx's `try_files` falls back; None serves files only.
+    pub front_controller: Option<&'a str>,
 }
 
 /// nginx and php-fpm serving one application; both are stopped on drop.
-pub(crate) struct PhpSite {
+pub struct PhpSite {
     /// nginx's TLS address.
     pub addr: SocketAddr,
     /// The origin's CA (PEM file), for `--upstream-ca`.
@@ -104,7 +107,7 @@ pub fn throwaway_tls(host: &str) -> Result<(String, String, String), rcgen::Erro
 
 impl PhpSite {
     /// Start php-fpm and nginx for `s` and wait (bounded, on their own signs) until both serve.
-    pub(crate) fn start(s: &PhpSiteSpec<'_>) -> Result<PhpSite, AppError> {
+    pub fn start(s: &PhpSiteSpec<'_>) -> Result<PhpSite, AppError> {
         let app = s.app;
         let fpm = need(app, "/usr/sbin/php-fpm8.2", s.packages)?;
         let nginx_bin = need(app, "/usr/sbin/nginx", s.packages)?;
@@ -163,7 +166,7 @@ impl PhpSite {
                  fastcgi_temp_path {t}/fastcgi;\nproxy_temp_path {t}/proxy;\nuwsgi_temp_path {t}/uwsgi;\n\
                  scgi_temp_path {t}/scgi;\nserver {{\nlisten {addr} ssl;\nserver_name {host};\n\
                  ssl_certificate {cert};\nssl_certificate_key {key};\nroot {code};\nindex {index};\n\
-                 location ~ {deny} {{ deny all; }}\n\
+                 location ~ {deny} {{ deny all; }}\n{front}\
                  location ~ \\.php$ {{\ninclude /etc/nginx/fastcgi_params;\n\
                  fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\nfastcgi_param HTTPS on;\n\
                  fastcgi_pass unix:{sock};\n}}\n}}\n}}\n",
@@ -174,6 +177,10 @@ impl PhpSite {
                 code = s.code.display(),
                 index = s.index,
                 deny = s.deny,
+                front = s
+                    .front_controller
+                    .map(|f| format!("location / {{ try_files $uri $uri/ {f}; }}\n"))
+                    .unwrap_or_default(),
                 sock = sock.display(),
             ),
         )?;
@@ -212,7 +219,7 @@ impl PhpSite {
     }
 
     /// Stop nginx and php-fpm (the app is gone: only a snapshot can answer now).
-    pub(crate) fn stop(&mut self) {
+    pub fn stop(&mut self) {
         // SIGTERM: php-fpm's master stops its workers (a SIGKILL would orphan them, still serving).
         for c in [self.nginx.take(), self.php.take()].into_iter().flatten() {
             let mut c = c;

@@ -92,14 +92,19 @@ pub(crate) struct WordPress {
     pub(super) addr: SocketAddr,
     pub(super) ca_file: PathBuf,
     root: PathBuf,
-    /// Started children, in start order (stopped in reverse).
+    /// nginx and php-fpm (demo's PHP site), stopped first.
+    site: Option<demo::php_site::PhpSite>,
+    /// MariaDB, started before the site.
     children: Vec<(&'static str, Child)>,
 }
 
 impl Stop for WordPress {
     fn stop(&mut self) {
-        // SIGTERM, newest first: nginx, then php-fpm's master (it stops its workers; a SIGKILL would orphan
-        // them), then MariaDB (a clean shutdown); a child still alive after 20 s is killed.
+        // nginx and php-fpm first (demo's site: its master stops its workers), then MariaDB with SIGTERM
+        // (a clean shutdown); a child still alive after 20 s is killed.
+        if let Some(site) = self.site.as_mut() {
+            site.stop();
+        }
         while let Some((name, mut c)) = self.children.pop() {
             let _ = Command::new("kill").args(["-TERM", &c.id().to_string()]).status();
             let deadline = Instant::now() + Duration::from_secs(20);
@@ -173,11 +178,12 @@ impl WordPress {
         }
         let root = dir.join("wordpress");
         std::fs::create_dir_all(root.join("tmp"))?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        // The address and the CA are the site's, once it is up.
         let mut wp = WordPress {
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             ca_file: root.join("ca.pem"),
             root: root.clone(),
+            site: None,
             children: Vec::new(),
         };
         // MariaDB: a private data directory, its own socket, no TCP.
@@ -258,53 +264,22 @@ impl WordPress {
         std::fs::write(&seed, SEED_PHP)?;
         run(Command::new("/usr/bin/php").arg(&seed).arg(&spec_file))?;
         std::fs::remove_file(&seed)?;
-        // php-fpm and nginx.
-        let (ca, leaf, key) = demo::php_site::throwaway_tls(HOST)?;
-        let (cert_f, key_f) = (root.join("cert.pem"), root.join("key.pem"));
-        std::fs::write(&cert_f, leaf)?;
-        std::fs::write(&key_f, key)?;
-        std::fs::write(&wp.ca_file, ca)?;
-        let php_sock = root.join("php.sock");
-        let fpm_conf = root.join("php-fpm.conf");
-        std::fs::write(
-            &fpm_conf,
-            format!(
-                "[global]\npid = {r}/php-fpm.pid\nerror_log = {r}/php-fpm.log\ndaemonize = no\n\
-                 [site]\nuser = root\ngroup = root\nlisten = {s}\npm = static\npm.max_children = 4\n\
-                 catch_workers_output = yes\n",
-                r = root.display(),
-                s = php_sock.display()
-            ),
-        )?;
-        wp.spawn("php-fpm", child("/usr/sbin/php-fpm8.2").args(["-F", "-R", "-y"]).arg(&fpm_conf))?;
-        let nginx_conf = root.join("nginx.conf");
-        let t = root.join("tmp").display().to_string();
-        std::fs::write(
-            &nginx_conf,
-            format!(
-                "daemon off;\nmaster_process off;\npid {r}/nginx.pid;\nerror_log {r}/nginx-error.log;\nevents {{}}\nhttp {{\n\
-                 include /etc/nginx/mime.types;\naccess_log off;\nclient_body_temp_path {t}/body;\n\
-                 fastcgi_temp_path {t}/fastcgi;\nproxy_temp_path {t}/proxy;\nuwsgi_temp_path {t}/uwsgi;\n\
-                 scgi_temp_path {t}/scgi;\nserver {{\nlisten {addr} ssl;\nserver_name {HOST};\n\
-                 ssl_certificate {cert};\nssl_certificate_key {key};\nroot {code};\nindex index.php;\n\
-                 location ~ /wp-config\\.php$ {{ deny all; }}\n\
-                 location / {{ try_files $uri $uri/ /index.php?$args; }}\n\
-                 location ~ \\.php$ {{\ninclude /etc/nginx/fastcgi_params;\n\
-                 fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\nfastcgi_param HTTPS on;\n\
-                 fastcgi_pass unix:{sock};\n}}\n}}\n}}\n",
-                r = root.display(),
-                addr = wp.addr,
-                cert = cert_f.display(),
-                key = key_f.display(),
-                code = code.display(),
-                sock = php_sock.display(),
-            ),
-        )?;
-        wp.spawn("nginx", child("/usr/sbin/nginx").arg("-c").arg(&nginx_conf).arg("-p").arg(&root))?;
-        let addr = wp.addr;
-        wp.wait_for("nginx and php-fpm", "nginx-error.log", || {
-            std::net::TcpStream::connect(addr).is_ok() && php_sock.exists()
+        // php-fpm and nginx, as demo's PHP applications are served, with WordPress's front controller for
+        // its pretty permalinks.
+        let site = demo::php_site::PhpSite::start(&demo::php_site::PhpSiteSpec {
+            app: "WordPress",
+            host: HOST,
+            root: &root,
+            code: &code,
+            index: "index.php",
+            deny: "/wp-config\\.php$",
+            prepend: None,
+            packages: PACKAGES,
+            front_controller: Some("/index.php?$args"),
         })?;
+        wp.addr = site.addr;
+        wp.ca_file = site.ca_file.clone();
+        wp.site = Some(site);
         Ok(wp)
     }
 

@@ -13,8 +13,9 @@
 //!   WordPress with 300 posts: paths that start deep, page and search), leave-one-out: the site union, +
 //!   exploration, + the frozen search engine with the site's own search, + the site's crawl (its budget
 //!   against the site's size); each layer's cost, the crawl's per page.
-//! - `cargo xtask bench agreement`: live and frozen verdicts of state tasks side by side on a real
-//!   application (DokuWiki), run by agents other than the recording one (issue 59).
+//! - `cargo xtask bench agreement [--app dokuwiki|mediawiki|wordpress]`: live and frozen verdicts of state
+//!   tasks side by side on real applications (DokuWiki and MediaWiki page edits; WordPress comments, held
+//!   out), run by agents other than the recording one (issue 59).
 //! - `cargo xtask bench coverage-demo`: the same on the demo sites and a 6-page DokuWiki (the last wave's).
 //! - `cargo xtask bench agent [--tasks N]`: per-step agent overhead (observation, action) in replay vs live
 //!   on the demo sites, browser start time per task.

@@ -1,9 +1,10 @@
 //! `cargo xtask bench agreement`: does a frozen verdict equal the live one on real applications nobody
 //! here wrote (issue 59, part 5)?
 //!
-//! Two applications from Debian (`apps`): DokuWiki (files) and MediaWiki (SQLite), each served by nginx +
-//! php-fpm on loopback, anyone may edit, with a few pages; state tasks that edit a page, scored by
-//! `program_html` on the page. Each task is recorded by one scripted agent (with its state probes); each
+//! Three applications from Debian (`apps`): DokuWiki (files) and MediaWiki (SQLite), each served by nginx +
+//! php-fpm on loopback, anyone may edit, with a few pages, state tasks that edit a page; and, held out (its
+//! tasks written before the bench first ran on it), WordPress on MariaDB with a few posts, state tasks that
+//! post a comment through the form under a post. Each is scored by `program_html` on the page. Each task is recorded by one scripted agent (with its state probes); each
 //! application is then crawled from its start page, freshly restored (the state every task starts from), into
 //! the recording's crawl layer. Then other agents run each task, each **live on a freshly restored
 //! application** and **frozen on the recording with its crawl** (the site union and the crawl, as
@@ -11,14 +12,14 @@
 //!
 //! - scripted variants: the recording's own writes (`same`); none (`answers`: it only answers; `looks`:
 //!   it opens the page and answers); the write twice (`repeats`); another text (`other`); a preview
-//!   instead of a save (`previews`);
+//!   instead of a save (`previews`; not on WordPress, whose comment form has no preview);
 //! - a seeded stochastic policy (`random-N`) that takes other paths: it may open other pages, edit with
 //!   the task's text or another, preview, save or not, in an order drawn from its seed.
 //!
 //! Each disagreement is explained: `state unknown` (counted apart: the write named), `coverage miss` (the
 //! frozen web missed a page the run asked for), or `defect` (neither: a bug). Targets: among the runs
-//! scored frozen, verdicts agree >= 98%; runs counted apart <= 10% of all. `--app dokuwiki|mediawiki` runs
-//! one; `--crawl-pages N` sets the crawl's budget (0: no crawl).
+//! scored frozen, verdicts agree >= 98%; runs counted apart <= 10% of all. `--app dokuwiki|mediawiki|wordpress`
+//! runs one (default: all three); `--crawl-pages N` sets the crawl's budget (0: no crawl).
 
 mod apps;
 
@@ -45,12 +46,13 @@ fn reply(action: &str) -> String {
     format!("In summary, the next action I will perform is ```{action}```")
 }
 
-/// The ids of the edit form's controls in the observation (the agent's element numbers).
+/// The ids of the form's controls in the observation (the agent's element numbers); no preview on a form
+/// without one.
 #[derive(Debug, Clone, Copy)]
 struct EditForm {
     text: u32,
     save: u32,
-    preview: u32,
+    preview: Option<u32>,
 }
 
 /// The element of an observation line naming every word of `what` (case-insensitive), e.g. `[12] textbox ''`.
@@ -78,7 +80,7 @@ fn state_task(app: &App, id: &str, page: &str, text: &str) -> serde_json::Value 
         "sites": [key.to_ascii_lowercase()], "task_id": id, "require_login": false, "storage_state": null,
         "start_url": format!("__{key}__{}", (app.page_path)(app.start)), "geolocation": null, "require_reset": true,
         "viewport_size": {"width": 1280, "height": app.viewport_height},
-        "intent": format!("Change the text of the wiki page {page} to: {text}"),
+        "intent": (app.intent)(page, text),
         "eval": {"eval_types": ["program_html"], "reference_answers": null, "reference_url": "", "url_note": "",
                  "program_html": [{"url": format!("__{key}__{}", (app.page_path)(page)),
                                    "locator": app.locator,
@@ -101,39 +103,53 @@ impl Rng {
     }
 }
 
+/// The form as the agent first finds it, and after its first save (on a page that lists what was saved
+/// above its form, a blog post's comments, the form's element numbers move: [`App::lists_writes`]).
+#[derive(Debug, Clone, Copy)]
+struct Forms {
+    first: EditForm,
+    later: EditForm,
+}
+
 /// The agents of one task: (name, replies).
-fn agents(app: &App, page: &str, text: &str, other: &str, form: EditForm) -> Vec<(String, Vec<String>)> {
-    let edit = |t: &str| {
+fn agents(app: &App, page: &str, text: &str, other: &str, forms: Forms) -> Vec<(String, Vec<String>)> {
+    let edit = |t: &str, form: EditForm| {
         vec![
             reply(&format!("goto [{}]", app.edit_url(page))),
             reply(&format!("type [{}] [{}] [0]", form.text, t.replace('\n', "\\n"))),
             reply(&format!("click [{}]", form.save)),
         ]
     };
+    let (first, later) = (forms.first, forms.later);
     let done = reply("stop [done]");
     let with_done = |mut v: Vec<String>| {
         v.push(done.clone());
         v
     };
     let mut out = vec![
-        ("same".to_string(), with_done(edit(text))),
+        ("same".to_string(), with_done(edit(text, first))),
         ("answers".to_string(), vec![done.clone()]),
         ("looks".to_string(), with_done(vec![reply(&format!("goto [{}]", app.page_url(page)))])),
-        ("repeats".to_string(), with_done([edit(text), edit(text)].concat())),
-        ("other".to_string(), with_done(edit(other))),
-        (
+        ("repeats".to_string(), with_done([edit(text, first), edit(text, later)].concat())),
+        ("other".to_string(), with_done(edit(other, first))),
+    ];
+    if let Some(preview) = first.preview {
+        out.push((
             "previews".to_string(),
             with_done(vec![
                 reply(&format!("goto [{}]", app.edit_url(page))),
-                reply(&format!("type [{}] [{}] [0]", form.text, text.replace('\n', "\\n"))),
-                reply(&format!("click [{}]", form.preview)),
+                reply(&format!("type [{}] [{}] [0]", first.text, text.replace('\n', "\\n"))),
+                reply(&format!("click [{preview}]")),
             ]),
-        ),
-    ];
+        ));
+    }
     for seed in 1..=RANDOM_AGENTS {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (seed * 0x1000_0001) ^ page.len() as u64);
         let mut replies = Vec::new();
+        // Whether it has saved yet: the form it then finds is `later`.
+        let mut saved = false;
         for _ in 0..1 + rng.pick(3) {
+            let form = if saved { later } else { first };
             match rng.pick(4) {
                 0 => {
                     let (p, _) = app.pages[rng.pick(app.pages.len() as u64) as usize];
@@ -143,12 +159,20 @@ fn agents(app: &App, page: &str, text: &str, other: &str, form: EditForm) -> Vec
                     let t = if rng.pick(2) == 0 { text } else { other };
                     replies.push(reply(&format!("goto [{}]", app.edit_url(page))));
                     replies.push(reply(&format!("type [{}] [{}] [0]", form.text, t.replace('\n', "\\n"))));
-                    replies.push(reply(&format!(
-                        "click [{}]",
-                        if rng.pick(3) == 0 { form.preview } else { form.save }
-                    )));
+                    // Drawn on every app (the same agents on the wikis as before); no preview: a save.
+                    let click = match (rng.pick(3), form.preview) {
+                        (0, Some(preview)) => preview,
+                        _ => {
+                            saved = true;
+                            form.save
+                        }
+                    };
+                    replies.push(reply(&format!("click [{click}]")));
                 }
-                2 => replies.extend(edit(text)),
+                2 => {
+                    replies.extend(edit(text, form));
+                    saved = true;
+                }
                 _ => replies.push(reply(&format!("goto [{}]", app.page_url(page)))),
             }
         }
@@ -198,29 +222,37 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--app" => {
-                only = Some(it.next().context("--app needs dokuwiki or mediawiki")?.to_ascii_lowercase())
+                only = Some(
+                    it.next().context("--app needs dokuwiki, mediawiki or wordpress")?.to_ascii_lowercase(),
+                )
             }
             "--crawl-pages" => {
                 crawl_pages =
                     it.next().context("--crawl-pages needs a number")?.parse().context("--crawl-pages")?
             }
             other => bail!(
-                "bench agreement: unknown argument {other:?} (--app dokuwiki|mediawiki, --crawl-pages N)"
+                "bench agreement: unknown argument {other:?} (--app dokuwiki|mediawiki|wordpress, --crawl-pages N)"
             ),
         }
     }
     let mut all: Vec<(&'static str, Vec<Row>, CrawlCost)> = Vec::new();
-    for app in [&apps::DOKUWIKI, &apps::MEDIAWIKI] {
+    let all_apps = [&apps::DOKUWIKI, &apps::MEDIAWIKI, &apps::WORDPRESS];
+    if let Some(o) = only.as_deref() {
+        if !all_apps.iter().any(|a| a.name.eq_ignore_ascii_case(o)) {
+            bail!("--app {o}: one of dokuwiki, mediawiki, wordpress");
+        }
+    }
+    for app in all_apps {
         if only.as_deref().is_some_and(|o| o != app.name.to_ascii_lowercase()) {
             continue;
         }
         let (rows, crawl) = run_app(app, crawl_pages)?;
-        print_table(app.name, &rows, crawl);
+        print_table(app, &rows, crawl);
         all.push((app.name, rows, crawl));
     }
     if all.len() > 1 {
         let rows: Vec<Row> = all.iter().flat_map(|(_, r, _)| r.clone()).collect();
-        summary("Both applications", &rows);
+        summary(&format!("All {} applications", all.len()), &rows);
     }
     Ok(())
 }
@@ -286,36 +318,52 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
         Ok(rt.block_on(session::eval_run(&store_dir, run, opts, None, &quiet))?.report)
     };
 
-    // The edit form's element numbers, read off a live observation of it.
-    eprintln!("bench agreement: {}: reading the edit form's element numbers", app.name);
-    let form = {
-        let origin = restored("look")?;
-        let script = work.join("look-script");
+    // The form's element numbers, read off a live observation of it: `name`'s run of `replies` on the first
+    // task, its observation at `step`.
+    let look = |name: &str, replies: Vec<String>, step: usize| -> anyhow::Result<EditForm> {
+        let origin = restored(name)?;
+        let script = work.join(format!("{name}-script"));
         let t = &tasks[0];
-        agent::policy::write_script(
-            &script,
-            &[(
-                t.clone(),
-                vec![reply(&format!("goto [{}]", app.edit_url(app.tasks[0].1))), reply("stop [done]")],
-            )],
-        )?;
-        let out = work.join("look");
+        agent::policy::write_script(&script, &[(t.clone(), replies)])?;
+        let out = work.join(name);
         run_one(options(Some(&origin), &out, ProxyMode::Live, &script), t)?;
         let tr = trajectory::RunDir::new(&out).task(&t.id).read_trajectory()?.context("the look run")?;
-        let elements = tr.steps.get(1).map(|s| s.elements.clone()).unwrap_or_default();
+        let elements = tr.steps.get(step).map(|s| s.elements.clone()).unwrap_or_default();
         let found = (
             element_of(&elements, app.text_words),
             element_of(&elements, app.save_words),
-            element_of(&elements, app.preview_words),
+            app.preview_words.map(|w| element_of(&elements, w)),
         );
-        match found {
-            (Some(text), Some(save), Some(preview)) => EditForm { text, save, preview },
+        Ok(match found {
+            (Some(text), Some(save), None) => EditForm { text, save, preview: None },
+            (Some(text), Some(save), Some(Some(preview))) => EditForm { text, save, preview: Some(preview) },
             _ => {
-                bail!("{}: the edit form's controls were not found in its observation:\n{elements}", app.name)
+                bail!(
+                    "{}: {name}: the form's controls were not found in its observation:\n{elements}",
+                    app.name
+                )
             }
-        }
+        })
     };
-    eprintln!("bench agreement: {}: edit form {form:?}", app.name);
+    eprintln!("bench agreement: {}: reading the form's element numbers", app.name);
+    let (page0, text0) = (app.tasks[0].1, app.tasks[0].2);
+    let goto_form = reply(&format!("goto [{}]", app.edit_url(page0)));
+    let first = look("look", vec![goto_form.clone(), reply("stop [done]")], 1)?;
+    // Where the page lists what was saved above the form, its numbers after one save (the first task's).
+    let later = if app.lists_writes {
+        let replies = vec![
+            goto_form.clone(),
+            reply(&format!("type [{}] [{}] [0]", first.text, text0.replace('\n', "\\n"))),
+            reply(&format!("click [{}]", first.save)),
+            goto_form,
+            reply("stop [done]"),
+        ];
+        look("look-later", replies, 4)?
+    } else {
+        first
+    };
+    let form = Forms { first, later };
+    eprintln!("bench agreement: {}: form {form:?}", app.name);
 
     // Record each task with the agent that makes its edit.
     let rec = work.join("rec");
@@ -428,16 +476,20 @@ fn explain(live: &Verdict, frozen: &Verdict, frozen_run: &Path, id: &str) -> Str
     }
 }
 
-fn print_table(app: &str, rows: &[Row], crawl: CrawlCost) {
-    println!("\n### {app}\n\n| task | agent | live | frozen | why they differ |\n|---|---|---|---|---|");
+fn print_table(app: &App, rows: &[Row], crawl: CrawlCost) {
+    let name = app.name;
+    println!("\n### {name}\n\n| task | agent | live | frozen | why they differ |\n|---|---|---|---|---|");
     for (id, name, live, frozen, why) in rows {
         println!("| {id} | {name} | {} | {} | {why} |", show(live), show(frozen));
     }
     match crawl {
-        Some((pages, secs)) => println!("\ncrawl of {app}: {pages} pages in {secs:.1} s"),
-        None => println!("\nno crawl of {app}"),
+        Some((pages, secs)) => println!("\ncrawl of {name}: {pages} pages in {secs:.1} s"),
+        None => println!("\nno crawl of {name}"),
     }
-    summary(app, rows);
+    if app.preview_words.is_none() {
+        println!("\n`previews` does not apply to {name} (its form has no preview): not run");
+    }
+    summary(name, rows);
 }
 
 fn summary(what: &str, rows: &[Row]) {
@@ -469,7 +521,8 @@ mod tests {
         assert_eq!(element(obs, &["button", "save"]), Some(13));
         assert_eq!(element(obs, &["button", "preview"]), Some(14));
         assert_eq!(element(obs, &["checkbox"]), None);
-        let form = EditForm { text: 12, save: 13, preview: 14 };
+        let first = EditForm { text: 12, save: 13, preview: Some(14) };
+        let form = Forms { first, later: first };
         let app = &apps::DOKUWIKI;
         let a = agents(app, "garden:tomatoes", "x", "y", form);
         assert_eq!(a.len(), 6 + RANDOM_AGENTS as usize);
@@ -479,5 +532,25 @@ mod tests {
             element_of("[4] textbox 'Summary'\n[5] textbox '' multiline", apps::MEDIAWIKI.text_words),
             Some(5)
         );
+        // WordPress's comment form: no preview, so no `previews` agent; its random agents save instead.
+        let wp = &apps::WORDPRESS;
+        let obs = "[3]: <input type=search> \"Search\"\n[9]: <textarea>\n[13]: <input type=submit> \"Post Comment\"";
+        let first = EditForm { text: 9, save: 13, preview: None };
+        let form = Forms { first, later: EditForm { text: 11, save: 15, preview: None } };
+        assert_eq!(element_of(obs, wp.text_words), Some(9));
+        assert_eq!(element_of(obs, wp.save_words), Some(13));
+        let a = agents(wp, "tea", "x", "y", form);
+        assert_eq!(a.len(), 5 + RANDOM_AGENTS as usize);
+        assert!(!a.iter().any(|(n, _)| n == "previews"));
+        assert!(a.iter().flat_map(|(_, r)| r).all(|r| !r.contains("click [14]")));
+        // The second comment is typed into the form as it is after the first (below that comment).
+        let repeats = &a.iter().find(|(n, _)| n == "repeats").expect("repeats").1;
+        assert!(
+            repeats[1].contains("type [9]")
+                && repeats[4].contains("type [11]")
+                && repeats[5].contains("click [15]")
+        );
+        assert_eq!((wp.page_path)(wp.start), "/");
+        assert_eq!(wp.edit_url("tea"), "https://blog.test/tea/");
     }
 }

@@ -22,7 +22,7 @@
 //! Cost per layer: wall time, pages, exchanges and body bytes stored; the crawl's per page.
 
 mod wiki_docs;
-mod wordpress;
+pub(crate) mod wordpress;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -159,14 +159,15 @@ pub(super) fn next(seed: &mut u64) -> u64 {
     *seed
 }
 
-/// A generated post.
-pub(super) struct Article {
-    pub(super) title: String,
-    pub(super) slug: String,
-    pub(super) content: String,
-    pub(super) date: String,
-    pub(super) category: &'static str,
-    pub(super) tags: Vec<&'static str>,
+/// A post to seed (generated here, or the agreement bench's own), its category one of [`CATEGORIES`].
+pub(crate) struct Article {
+    pub(crate) title: String,
+    pub(crate) slug: String,
+    /// Block markup.
+    pub(crate) content: String,
+    pub(crate) date: String,
+    pub(crate) category: &'static str,
+    pub(crate) tags: Vec<&'static str>,
 }
 
 pub(super) fn posts() -> anyhow::Result<Vec<Article>> {
@@ -216,7 +217,7 @@ pub(super) fn posts() -> anyhow::Result<Vec<Article>> {
     Ok(out)
 }
 
-pub(super) fn capitalise(s: &str) -> String {
+pub(crate) fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

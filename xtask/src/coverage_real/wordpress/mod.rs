@@ -19,6 +19,9 @@
 mod content;
 mod server;
 
+pub(crate) use content::{capitalise, Article};
+pub(crate) use server::WordPress;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
@@ -27,11 +30,10 @@ use anyhow::{bail, Context as _};
 
 use super::{App, AppPath};
 use content::*;
-use server::*;
 
 /// The application's name (the tasks' site).
 pub(crate) const NAME: &str = "WordPress";
-pub(super) const HOST: &str = "blog.test";
+pub(crate) const HOST: &str = "blog.test";
 /// Generated posts.
 pub(super) const POSTS: usize = 300;
 /// Posts on a list page (WordPress's default `posts_per_page`).
@@ -163,7 +165,7 @@ fn resolve(wp: &WordPress, slugs: &BTreeSet<String>) -> anyhow::Result<Vec<AppPa
 pub(crate) fn start(work: &Path) -> anyhow::Result<App> {
     let posts = posts()?;
     let t0 = Instant::now();
-    let wp = WordPress::start(work, &posts)?;
+    let wp = WordPress::start(work, &posts, &[])?;
     let slugs: BTreeSet<String> = posts.iter().map(|p| p.slug.clone()).collect();
     let paths = resolve(&wp, &slugs)?;
     let size = site_size(&posts);

@@ -25,6 +25,7 @@ require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 $spec = json_decode(file_get_contents($argv[1]), true);
 wp_install($spec['title'], 'admin', 'admin@blog.test', true, '', 'kettle-42');
 update_option('blogdescription', $spec['tagline']);
+foreach ($spec['options'] as $name => $value) update_option($name, $value);
 global $wp_rewrite;
 $wp_rewrite->set_permalink_structure('/%postname%/');
 wp_delete_post(1, true);
@@ -89,8 +90,8 @@ pub(super) fn child(program: &str) -> Command {
 
 /// MariaDB, php-fpm and nginx serving the blog; every one is stopped on drop (the bench's end or failure).
 pub(crate) struct WordPress {
-    pub(super) addr: SocketAddr,
-    pub(super) ca_file: PathBuf,
+    pub(crate) addr: SocketAddr,
+    pub(crate) ca_file: PathBuf,
     root: PathBuf,
     /// nginx and php-fpm (demo's PHP site), stopped first.
     site: Option<demo::php_site::PhpSite>,
@@ -161,8 +162,13 @@ impl WordPress {
         Ok(())
     }
 
-    /// Set up the blog under `dir` (database, code, seed) and serve it.
-    pub(super) fn start(dir: &Path, posts: &[Article]) -> anyhow::Result<WordPress> {
+    /// Set up the blog under `dir` (database, code, seed with `posts` and WordPress's `options` set) and
+    /// serve it.
+    pub(crate) fn start(
+        dir: &Path,
+        posts: &[Article],
+        options: &[(&str, &str)],
+    ) -> anyhow::Result<WordPress> {
         for bin in [
             "/usr/sbin/mariadbd",
             "/usr/bin/mariadb-install-db",
@@ -252,6 +258,7 @@ impl WordPress {
             "title": "Test Blog",
             "tagline": "Notes from a small town",
             "parts": { "header": HEADER, "footer": FOOTER },
+            "options": options.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
             "categories": CATEGORIES.iter().map(|c| serde_json::json!({"name": capitalise(c), "slug": c})).collect::<Vec<_>>(),
             "posts": posts.iter().map(|p| serde_json::json!({
                 "title": p.title, "slug": p.slug, "content": p.content, "date": p.date,

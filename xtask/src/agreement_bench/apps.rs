@@ -100,9 +100,15 @@ impl Running {
     }
 }
 
-/// WordPress's options for its tasks: an anonymous comment (no name or email asked) appears at once.
-const WORDPRESS_OPTIONS: &[(&str, &str)] =
-    &[("comment_moderation", "0"), ("comment_previously_approved", "0"), ("require_name_email", "0")];
+/// WordPress's options for its tasks: an anonymous comment (no name or email asked) appears at once; no
+/// avatars beside comments (each is an image from secure.gravatar.com, off loopback: the browser asked for
+/// it through the proxy in the first run).
+const WORDPRESS_OPTIONS: &[(&str, &str)] = &[
+    ("comment_moderation", "0"),
+    ("comment_previously_approved", "0"),
+    ("require_name_email", "0"),
+    ("show_avatars", "0"),
+];
 
 /// The blog's posts: each app page a post of one paragraph, titled by its slug, a day apart.
 fn blog_posts(app: &App) -> Vec<Article> {

@@ -195,6 +195,10 @@ fn verdict(r: &EvalReport, id: &str) -> Verdict {
                 .into())
         }
         Some(t) if t.scored => Ok(t.success),
+        // A wall the runner stopped at (WordPress's 429 to a second comment within 15 s): not scored.
+        Some(t) if t.blocked.is_some() => {
+            Err(format!("blocked: {}", t.error.clone().unwrap_or_else(|| "by the site".into())))
+        }
         Some(t) => Err(format!("not scored: {}", t.reference_error.clone().unwrap_or_default())),
         None => Err("no trajectory".into()),
     }
@@ -450,6 +454,10 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
 /// Why a frozen verdict is not the live one ("" when they agree).
 fn explain(live: &Verdict, frozen: &Verdict, frozen_run: &Path, id: &str) -> String {
     match (live, frozen) {
+        // Said first (the summary counts by it); a live run not scored either is said after it.
+        (Err(l), Err(why)) if why.starts_with("state unknown") || why.starts_with("coverage miss") => {
+            format!("{why}; the live run was not scored either ({l})")
+        }
         (_, Err(why)) if why.starts_with("state unknown") || why.starts_with("coverage miss") => why.clone(),
         (_, Err(why)) => format!("not scored frozen: {why}"),
         (Ok(a), Ok(b)) if a == b => String::new(),

@@ -33,6 +33,9 @@ use clap::Parser;
 
 use usage::UsageError;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse(); // exits 2 on a usage error, 0 on --help
     let agent_run = matches!(args.command, cli::Command::Run(_) | cli::Command::Demo(_));

@@ -13,6 +13,9 @@ use crate::search::SearchRequest;
 use crate::serving::read_body;
 use crate::Replay;
 
+/// `Sec-Fetch-Dest`, named once (a name built from a string at run time is parsed on every request).
+const SEC_FETCH_DEST: http::HeaderName = http::HeaderName::from_static("sec-fetch-dest");
+
 /// A request as the layers and the answer read it.
 pub(crate) struct Classified {
     /// The request's head (headers, URI), kept to forward a miss.
@@ -66,7 +69,7 @@ impl Replay {
         let background = HostFilter::is_background(parts.uri.host().unwrap_or_default());
         let text_of = |name| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
         let content_type = text_of(header::CONTENT_TYPE);
-        let dest = text_of(http::HeaderName::from_static("sec-fetch-dest"));
+        let dest = text_of(SEC_FETCH_DEST);
         // The body is read only for a write method (a GraphQL query or a preview is a read).
         let is_write = crate::epochs::is_state_write(&method, &url)
             && proxy_report::writes::is_write(

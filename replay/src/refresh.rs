@@ -57,44 +57,78 @@ pub fn shift_set_cookie(v: &str, offset_ms: i64) -> String {
     parts.join(";")
 }
 
-/// Shift the freshness headers of a response recorded at `started_ms` so they read as they did then,
-/// relative to `now_ms`. Returns the offset applied (ms).
-pub fn refresh(h: &mut HeaderMap, started_ms: i64, now_ms: i64) -> i64 {
-    let recorded = h.get(header::DATE).and_then(|v| v.to_str().ok()).and_then(parse_http_date).map(to_ms);
-    let offset = now_ms - recorded.unwrap_or(started_ms);
-    if offset == 0 {
-        return 0;
+/// What [`refresh`] reads of a response head, parsed once per recorded head (replay keeps it with the head,
+/// `serving::Head`), so serving a hit parses no date: the recorded `Date`, and the other dates it shifts.
+#[derive(Debug, Clone, Default)]
+pub struct RefreshPlan {
+    /// The recorded `Date` (ms since the epoch), when it parses.
+    recorded_ms: Option<i64>,
+    /// The headers shifted by the offset, with their recorded times: `Date`, `Expires` and (but for an HTML
+    /// document) `Last-Modified`, each when it parses (`Expires: 0` and other invalid dates mean "already
+    /// expired": left as they are).
+    dates: Vec<(header::HeaderName, i64)>,
+    /// Whether any `Set-Cookie` is present (their `Expires` are shifted on each answer: rare).
+    cookies: bool,
+}
+
+impl RefreshPlan {
+    /// The plan for head `h`.
+    pub fn of(h: &HeaderMap) -> RefreshPlan {
+        let parsed = |name: &header::HeaderName| {
+            h.get(name).and_then(|v| v.to_str().ok()).and_then(parse_http_date).map(to_ms)
+        };
+        // An HTML document's Last-Modified is what `document.lastModified` shows the page: left as recorded.
+        let html = h
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("text/html"));
+        let names: &[header::HeaderName] = if html {
+            &[header::DATE, header::EXPIRES]
+        } else {
+            &[header::DATE, header::EXPIRES, header::LAST_MODIFIED]
+        };
+        RefreshPlan {
+            recorded_ms: parsed(&header::DATE),
+            dates: names.iter().filter_map(|n| Some((n.clone(), parsed(n)?))).collect(),
+            cookies: h.contains_key(header::SET_COOKIE),
+        }
     }
-    // An HTML document's Last-Modified is what `document.lastModified` shows the page: left as recorded.
-    let html = h
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("text/html"));
-    let names: &[header::HeaderName] = if html {
-        &[header::DATE, header::EXPIRES]
-    } else {
-        &[header::DATE, header::EXPIRES, header::LAST_MODIFIED]
-    };
-    for name in names.iter().cloned() {
-        let Some(v) = h.get(&name).and_then(|v| v.to_str().ok()) else { continue };
-        // `Expires: 0` and other invalid dates mean "already expired": left as they are.
-        if let Some(s) = shifted(v, offset) {
+
+    /// Shift `h` (the head this plan was made of) for a response recorded at `started_ms`, so its
+    /// freshness reads as it did then, relative to `now_ms`. Returns the offset applied (ms).
+    pub fn apply(&self, h: &mut HeaderMap, started_ms: i64, now_ms: i64) -> i64 {
+        let offset = now_ms - self.recorded_ms.unwrap_or(started_ms);
+        if offset == 0 {
+            return 0;
+        }
+        for (name, t) in &self.dates {
+            let s = httpdate::fmt_http_date(from_ms(t.saturating_add(offset)));
             if let Ok(v) = HeaderValue::from_str(&s) {
-                h.insert(name, v);
+                h.insert(name.clone(), v);
             }
         }
-    }
-    let cookies: Vec<String> =
-        h.get_all(header::SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).map(str::to_string).collect();
-    if !cookies.is_empty() {
-        h.remove(header::SET_COOKIE);
-        for c in cookies {
-            if let Ok(v) = HeaderValue::from_str(&shift_set_cookie(&c, offset)) {
-                h.append(header::SET_COOKIE, v);
+        if self.cookies {
+            let cookies: Vec<String> = h
+                .get_all(header::SET_COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .map(str::to_string)
+                .collect();
+            h.remove(header::SET_COOKIE);
+            for c in cookies {
+                if let Ok(v) = HeaderValue::from_str(&shift_set_cookie(&c, offset)) {
+                    h.append(header::SET_COOKIE, v);
+                }
             }
         }
+        offset
     }
-    offset
+}
+
+/// Shift the freshness headers of a response recorded at `started_ms` so they read as they did then,
+/// relative to `now_ms`. Returns the offset applied (ms). (Replay keeps each head's [`RefreshPlan`].)
+pub fn refresh(h: &mut HeaderMap, started_ms: i64, now_ms: i64) -> i64 {
+    RefreshPlan::of(h).apply(h, started_ms, now_ms)
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ pub(crate) struct Head {
     status: StatusCode,
     headers: http::HeaderMap,
     is_html: bool,
+    /// What serving shifts of its dates (`refresh`), parsed once.
+    refresh: refresh::RefreshPlan,
 }
 
 impl Replay {
@@ -73,6 +75,7 @@ impl Replay {
         }
         Head {
             status: StatusCode::from_u16(x.response.status).unwrap_or(StatusCode::OK),
+            refresh: refresh::RefreshPlan::of(&h),
             headers: h,
             is_html,
         }
@@ -145,7 +148,7 @@ impl Replay {
         if let Some(h) = b.headers_mut() {
             *h = head.headers.clone();
             if let Some(r) = &self.cfg.refresh {
-                refresh::refresh(h, x.started_ms, r.0.now_ms());
+                head.refresh.apply(h, x.started_ms, r.0.now_ms());
             }
         }
         let Some(body_ref) = &x.response.body else {

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -22,6 +22,9 @@ use crate::body::{boxed, text_response, Body, Observed};
 use crate::handler::{Decision, Handler, RequestInfo};
 use crate::headers::{is_websocket_upgrade, join_cookies, strip_hop_by_hop};
 use crate::hello::ClientProfile;
+
+/// [`crate::guard::CONTROL_HEADER`] as a name (removing by `&str` parses it on every request).
+const CONTROL: HeaderName = HeaderName::from_static(crate::guard::CONTROL_HEADER);
 
 fn builder(cfg: &ProxyConfig) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
@@ -203,7 +206,7 @@ impl<H: Handler> Shared<H> {
         strip_hop_by_hop(&mut parts.headers);
         join_cookies(&mut parts.headers);
         // The agent's label of the control it clicked is for the guards, never for an origin or a record.
-        if let Some(label) = parts.headers.remove(crate::guard::CONTROL_HEADER) {
+        if let Some(label) = parts.headers.remove(CONTROL) {
             if let Ok(l) = label.to_str() {
                 parts.extensions.insert(crate::guard::ControlLabel(l.to_string()));
             }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clock::SystemClock;
-use session::{CoverageReport, FrozenWeb, PolicySpec, ProxyMode, RunOptions};
+use session::{CoverageReport, FrozenWeb, RunOptions};
 
 use crate::cli::CoverageArgs;
 use crate::config::{load_ca, Config};
@@ -49,21 +49,15 @@ pub(crate) fn run(cfg: &Config, a: CoverageArgs) -> anyhow::Result<()> {
     let store = snapshots::Store::open_read_only(&cfg.store)?;
     let base = RunOptions {
         out: out.clone(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(a.run.clone()),
-        chrome_version: agent::browser::browser_version(&chrome),
-        agent,
-        ca: load_ca(cfg)?,
-        proxy: proxy::ProxyConfig::default(),
-        clock: Arc::new(SystemClock),
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
         jobs: a.jobs,
         tasks_file: rf.tasks_file.clone(),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
-        guard: None,
+        ..RunOptions::scripted(
+            &a.run,
+            agent,
+            load_ca(cfg)?,
+            proxy::ProxyConfig::default(),
+            Arc::new(SystemClock),
+        )
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let progress = Arc::new(crate::output::RunProgress::new(&out));

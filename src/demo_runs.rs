@@ -2,7 +2,7 @@
 //! `trajectory:` policy over the scripts, the sites reached through their own CA; run.json's settings are
 //! `session::RunOptions::settings`'s, as every run's).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use agent::runner::AgentConfig;
@@ -23,22 +23,10 @@ pub(crate) fn scripted_run_options(
     // Both guards on, no site owned (`demo --webarena` owns its sites).
     let guard = Arc::new(proxy::guard::GuardConfig::standard(Vec::new()));
     Ok(RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script_dir.to_path_buf()),
-        chrome_version: agent::browser::browser_version(&agent.chrome),
-        agent,
-        ca: load_ca(cfg)?,
-        proxy: sites.proxy_config(),
-        clock: Arc::new(SystemClock),
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
         jobs,
         tasks_file: tasks_path.display().to_string(),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
         guard: Some(guard),
+        ..RunOptions::scripted(script_dir, agent, load_ca(cfg)?, sites.proxy_config(), Arc::new(SystemClock))
     })
 }
 

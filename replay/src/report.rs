@@ -63,6 +63,7 @@ impl crate::Replay {
             .unwrap_or_default();
         let doc = wall::DocumentResponse {
             url: &x.request.url,
+            method: &x.request.method,
             status: x.response.status,
             headers: &headers,
             title: wall::html_title(&html),

@@ -177,6 +177,37 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// A live run of the recorded actions in `script` (a run directory's trajectories), one task at a time,
+    /// with the usual defaults: UTC, `en_US`, no shard, no time limit, unguarded, the browser's version as
+    /// `agent.chrome` reports it. Benches and commands change what they need with struct update syntax
+    /// (`RunOptions { out, mode, ..RunOptions::scripted(..) }`).
+    pub fn scripted(
+        script: &std::path::Path,
+        agent: AgentConfig,
+        ca: Arc<CertificateAuthority>,
+        proxy: ProxyConfig,
+        clock: Arc<dyn Clock>,
+    ) -> RunOptions {
+        RunOptions {
+            out: PathBuf::new(),
+            mode: ProxyMode::Live,
+            policy: PolicySpec::Trajectory(script.to_path_buf()),
+            chrome_version: agent::browser::browser_version(&agent.chrome),
+            agent,
+            ca,
+            proxy,
+            clock,
+            time_zone: "UTC".into(),
+            locale: "en_US".into(),
+            jobs: 1,
+            tasks_file: "bench".into(),
+            shard: None,
+            task_timeout: None,
+            retry_blocked: false,
+            guard: None,
+        }
+    }
+
     /// What `run.json` keeps of these options: the one writer of a run's settings, from what the run is
     /// given (so what is written is what ran). The agent half from the agent's configuration and the
     /// policy (a model's temperature, context and budget; recorded replies have none: 0), the proxy half

@@ -8,6 +8,12 @@
 //!
 //! Captcha widgets alone are not a wall (login forms embed them): they count only on a short page or an
 //! error status.
+//!
+//! A status alone (429, 503 with Retry-After, 401/403/999 on a short page) answering the agent's own write
+//! (a form's POST) is the site's answer to that write, not a wall in front of the task: WordPress answers a
+//! second comment within 15 seconds 429 ("You are posting comments too quickly"), after accepting the first.
+//! The run goes on and is scored (found by the held-out WordPress run of `bench agreement`). A wall's own
+//! markers (headers, markup, titles) still count after a write.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +49,8 @@ pub struct Blocked {
 pub struct DocumentResponse<'a> {
     /// URL.
     pub url: &'a str,
+    /// The request's method ("" when unknown: read as a GET).
+    pub method: &'a str,
     /// HTTP status (0 when unknown).
     pub status: u16,
     /// Response headers (names lower-case).
@@ -135,6 +143,12 @@ pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
         if short || error {
             return found(BlockKind::Challenge, format!("{vendor} widget on a short page"));
         }
+    }
+    // A status alone answering the agent's own write is the site's answer to it (module docs); a proxy's
+    // 407 is never the site's.
+    let wrote = matches!(r.method.to_ascii_uppercase().as_str(), "POST" | "PUT" | "PATCH" | "DELETE");
+    if wrote && r.status != 407 {
+        return None;
     }
     if r.status == 429 {
         return found(BlockKind::RateLimited, "status 429".into());
@@ -242,6 +256,7 @@ mod tests {
         for (status, headers, title, html, text_len, want) in cases {
             let r = DocumentResponse {
                 url: "https://shop.test/p",
+                method: "GET",
                 status,
                 headers: &headers,
                 title,
@@ -254,6 +269,45 @@ mod tests {
         let b = classify(&DocumentResponse { url: "https://shop.test/x", status: 429, ..Default::default() })
             .unwrap();
         assert_eq!((b.host.as_str(), b.status), ("shop.test", 429));
+    }
+
+    #[test]
+    fn a_status_answering_the_agents_own_write_is_the_sites_answer() {
+        let h = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.to_string())).collect()
+        };
+        let cf = h(&[("cf-mitigated", "challenge")]);
+        let retry = h(&[("retry-after", "30")]);
+        type Headers<'a> = &'a [(String, String)];
+        #[rustfmt::skip]
+        let cases: Vec<(&str, u16, Headers<'_>, &str, Option<BlockKind>)> = vec![
+            // WordPress's comment flood check, after the first comment was accepted.
+            ("POST", 429, &[], "You are posting comments too quickly. Slow down.", None),
+            ("post", 429, &[], "", None),
+            ("PUT", 503, &retry, "", None),
+            ("DELETE", 403, &[], "Forbidden", None),
+            // The same statuses on a page the agent went to are walls.
+            ("GET", 429, &[], "", Some(BlockKind::RateLimited)),
+            ("", 429, &[], "", Some(BlockKind::RateLimited)),
+            ("HEAD", 503, &retry, "", Some(BlockKind::RateLimited)),
+            ("GET", 403, &[], "Forbidden", Some(BlockKind::AccessDenied)),
+            // A wall's own markers count after a write too; a proxy's 407 is never the site's.
+            ("POST", 403, &cf, "", Some(BlockKind::Challenge)),
+            ("POST", 200, &[], "<div id=px-captcha>", Some(BlockKind::Challenge)),
+            ("POST", 407, &[], "", Some(BlockKind::AccessDenied)),
+        ];
+        for (method, status, headers, html, want) in cases {
+            let r = DocumentResponse {
+                url: "https://blog.test/wp-comments-post.php",
+                method,
+                status,
+                headers,
+                html,
+                text_len: 60,
+                ..Default::default()
+            };
+            assert_eq!(classify(&r).map(|b| b.kind), want, "{method} {status} {html:?}");
+        }
     }
 
     #[test]

@@ -143,24 +143,8 @@ pub(crate) fn run(tasks: usize, settle_ms: u64) -> anyhow::Result<()> {
     let mut agent = AgentConfig::new(chrome.clone());
     agent.settle_quiet = Duration::from_millis(settle_ms);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script.clone()),
-        agent,
-        ca: Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?),
-        proxy: sites.proxy_config(),
-        clock,
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
-        jobs: 1,
-        tasks_file: "bench".into(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
-        guard: None,
-    };
+    let ca = Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?);
+    let base = RunOptions::scripted(&script, agent, ca, sites.proxy_config(), clock);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<()> {
         eprintln!("bench agent: {what} run of {} x 10 steps", ids.len());

@@ -14,7 +14,7 @@
 //! recordings' wall time, pages opened and bytes stored, side by side.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -156,24 +156,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     agent.settle_quiet = Duration::from_millis(200);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let script = work.join("script");
-    let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script.clone()),
-        agent,
-        ca: Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?),
-        proxy,
-        clock,
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
-        jobs: 2,
-        tasks_file: "bench".into(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
-        guard: None,
-    };
+    let ca = Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?);
+    let base = RunOptions { jobs: 2, ..RunOptions::scripted(&script, agent, ca, proxy, clock) };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run_tasks = |what: &str, opts: RunOptions, tasks: Vec<agent::tasks::Task>| -> anyhow::Result<()> {
         let out = rt.block_on(session::run_tasks(opts, tasks, std::future::pending(), Arc::new(())))?;

@@ -9,7 +9,7 @@
 //! by scripts/slurm/local-cluster.sh (root, slurm-wlm and munge needed), timed from submission to the
 //! end of the merge.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -173,23 +173,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     agent.search_url = "https://shop.test/".into();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let home = work.join("home");
+    let ca = Arc::new(CertificateAuthority::load_or_init(&home.join("ca"), now)?);
     let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script.clone()),
-        agent,
-        ca: Arc::new(CertificateAuthority::load_or_init(&home.join("ca"), now)?),
-        proxy: sites.proxy_config(),
-        clock,
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
         jobs: 2,
         tasks_file: tasks_file.display().to_string(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
-        guard: None,
+        ..RunOptions::scripted(&script, agent, ca, sites.proxy_config(), clock)
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let run = |what: &str, opts: RunOptions| -> anyhow::Result<Duration> {

@@ -290,13 +290,16 @@ impl Session {
             .map_err(cdp)?;
         let url = v["u"].as_str().unwrap_or_default();
         let base = url.split('#').next().unwrap_or(url);
-        let (status, headers) = net
+        let (status, headers, method) = net
             .lock()
             .ok()
-            .and_then(|n| n.documents.iter().rev().find(|d| d.0 == base).map(|d| (d.1, d.2.clone())))
+            .and_then(|n| {
+                n.documents.iter().rev().find(|d| d.0 == base).map(|d| (d.1, d.2.clone(), d.3.clone()))
+            })
             .unwrap_or_default();
         let r = wall::DocumentResponse {
             url: base,
+            method: &method,
             status,
             headers: &headers,
             title: v["t"].as_str().unwrap_or_default(),

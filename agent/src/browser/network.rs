@@ -9,7 +9,7 @@
 //! made it; when the main frame commits a new one, the requests of every other loader are forgotten, and
 //! those loaders retired: a late start of theirs is not waited for either.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -50,8 +50,11 @@ pub(super) struct NetState {
     /// The `last_change` at which the tab was last found settled (see [`settle`]).
     pub(super) settled_at: Option<Option<Instant>>,
     pub(super) crashed: bool,
-    /// The latest document responses (URL, status, headers), newest last, for [`Session::wall`].
+    /// The latest document responses (URL, status, headers, method), newest last, for [`Session::wall`].
     pub(super) documents: Vec<DocumentSeen>,
+    /// The methods of document requests awaiting their response, by request id (a wall is told from the
+    /// site's answer to the agent's own write by it: `wall`'s docs).
+    pub(super) document_methods: HashMap<String, String>,
 }
 
 /// A request in flight: its URL, and the loader (document) that made it ("" for a worker's).
@@ -86,8 +89,8 @@ impl NetState {
     }
 }
 
-/// A document response: URL, status, headers (names lower-case).
-pub(super) type DocumentSeen = (String, u16, Vec<(String, String)>);
+/// A document response: URL, status, headers (names lower-case), and its request's method.
+pub(super) type DocumentSeen = (String, u16, Vec<(String, String)>, String);
 
 /// Document responses kept per tab.
 const DOCUMENTS_KEPT: usize = 32;
@@ -118,6 +121,15 @@ pub(super) async fn watch(
             let (id, url) = tokio::select! {
                 biased;
                 Some(e) = sent.next() => {
+                    if e.r#type == Some(ResourceType::Document) {
+                        if let Ok(mut n) = net.lock() {
+                            // A document whose response never comes (a failed load) is not kept for long.
+                            if n.document_methods.len() >= DOCUMENTS_KEPT {
+                                n.document_methods.clear();
+                            }
+                            n.document_methods.insert(e.request_id.inner().clone(), e.request.method.clone());
+                        }
+                    }
                     let url = (!e.request.url.starts_with("data:"))
                         .then(|| Inflight { url: e.request.url.clone(), loader: e.loader_id.inner().clone() });
                     (e.request_id.inner().clone(), Some(url))
@@ -164,7 +176,8 @@ pub(super) async fn watch(
                             if n.documents.len() >= DOCUMENTS_KEPT {
                                 n.documents.remove(0);
                             }
-                            n.documents.push((e.response.url.clone(), status, headers.unwrap_or_default()));
+                            let method = n.document_methods.remove(e.request_id.inner()).unwrap_or_default();
+                            n.documents.push((e.response.url.clone(), status, headers.unwrap_or_default(), method));
                         }
                     }
                     continue;

@@ -34,7 +34,7 @@ use anyhow::{bail, Context as _};
 use clock::{Clock, SystemClock};
 use evaluator::evaluate::{EvalOptions, EvalReport};
 use proxy::CertificateAuthority;
-use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
+use session::{FrozenWeb, ProxyMode, RunOptions};
 use snapshots::Store;
 
 use apps::App;
@@ -295,20 +295,9 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
     let options = |origin: Option<&apps::Running>, out: &Path, mode: ProxyMode, script: &Path| RunOptions {
         out: out.to_path_buf(),
         mode,
-        policy: PolicySpec::Trajectory(script.to_path_buf()),
-        agent: agent_cfg.clone(),
-        ca: ca.clone(),
-        proxy: proxy_to(origin),
-        clock: clock.clone(),
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
-        jobs: 1,
         tasks_file: tasks_file.display().to_string(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
         task_timeout: Some(Duration::from_secs(120)),
-        retry_blocked: false,
-        guard: None,
+        ..RunOptions::scripted(script, agent_cfg.clone(), ca.clone(), proxy_to(origin), clock.clone())
     };
     let run_one = |opts: RunOptions, task: &agent::tasks::Task| -> anyhow::Result<()> {
         rt.block_on(session::run_tasks(opts, vec![task.clone()], std::future::pending(), Arc::new(())))?;

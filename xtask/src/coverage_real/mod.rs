@@ -33,7 +33,7 @@ use agent::runner::AgentConfig;
 use anyhow::bail;
 use clock::{Clock, SystemClock};
 use proxy::CertificateAuthority;
-use session::{CoverageReport, FrozenWeb, FrozenWebUnit, PolicySpec, ProxyMode, RunOptions};
+use session::{CoverageReport, FrozenWeb, FrozenWebUnit, ProxyMode, RunOptions};
 use snapshots::Store;
 use trajectory::TaskState;
 
@@ -173,22 +173,8 @@ fn measure(work: &Path, apps: &mut [App]) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let ca = Arc::new(CertificateAuthority::load_or_init(&work.join("home/ca"), now)?);
     let base = RunOptions {
-        out: PathBuf::new(),
-        mode: ProxyMode::Live,
-        policy: PolicySpec::Trajectory(script.clone()),
-        agent: agent.clone(),
-        ca: ca.clone(),
-        proxy: proxy.clone(),
-        clock: clock.clone(),
-        time_zone: "UTC".into(),
-        locale: "en_US".into(),
         jobs: 2,
-        tasks_file: "bench".into(),
-        chrome_version: agent::browser::browser_version(&chrome),
-        shard: None,
-        task_timeout: None,
-        retry_blocked: false,
-        guard: None,
+        ..RunOptions::scripted(&script, agent.clone(), ca.clone(), proxy.clone(), clock.clone())
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let store_dir = work.join("home/store");

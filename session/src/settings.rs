@@ -72,6 +72,7 @@ fn ws_pacing_setting(p: WsPacing) -> WsPacingSetting {
 pub fn guards_setting(g: &proxy::guard::GuardConfig) -> trajectory::GuardsSetting {
     trajectory::GuardsSetting {
         write_guard: g.writes.is_some(),
+        write_guard_strict: g.writes.as_ref().is_some_and(proxy::guard::WriteRules::is_strict),
         answer_guard: g.answers.is_some(),
         own_hosts: g.own_hosts.clone(),
     }

@@ -153,6 +153,12 @@ pub(crate) struct RunArgs {
     /// Live and record: turn the side-effect guard off (run.json says so).
     #[arg(long)]
     pub no_write_guard: bool,
+    /// Live and record: the side-effect guard also refuses every POST, PUT, PATCH or DELETE that none of
+    /// its rules names, harmful or harmless (run.json says so). On the held-out guard table it refuses more
+    /// of the harmful requests and more ordinary ones (docs/BENCHMARKS.md): for live runs where an act
+    /// that slips through costs more than a refused ordinary request.
+    #[arg(long, conflicts_with = "no_write_guard")]
+    pub strict_write_guard: bool,
     /// Live and record: more side-effect rules and harmless paths (JSON: {"rules": [{"id", "why",
     /// "methods", "path", "fields", "label"}], "safe_paths": [...]}).
     #[arg(long, value_name = "FILE")]

@@ -305,6 +305,9 @@ pub struct MaxTokensSetting {
 pub struct GuardsSetting {
     /// The side-effect guard.
     pub write_guard: bool,
+    /// It refused every write no rule names (`--strict-write-guard`); absent: it did not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_guard_strict: bool,
     /// The contamination guard.
     pub answer_guard: bool,
     /// Hosts the run owns, where writes are allowed (`--allow-writes`, `--site` hosts).

@@ -53,6 +53,22 @@ pub(crate) fn run() -> anyhow::Result<()> {
             h.recall()
         );
     }
+    // The strict guard (`--strict-write-guard`): what no rule names is refused too.
+    let strict = WriteRules::builtin().strict();
+    for (name, rows) in [
+        ("strict: all tuning material", heldout::tuning_rows()),
+        ("strict: fifth.json, held out", heldout::fifth_rows()),
+    ] {
+        let h = heldout::score_rows(&strict, &rows);
+        let (o, m) = n(&h);
+        println!(
+            "| {name} | {o} / {m} | {} | {} | {:.3} | {:.3} |",
+            h.ordinary_blocked,
+            h.harmful_passed,
+            h.precision(),
+            h.recall()
+        );
+    }
     println!("| harmful blocked under another rule than expected (cases.rs) | {} |", s.wrong_rule);
     // Time per judgement: the table judged repeatedly, median of 5 rounds.
     let rounds = 200;

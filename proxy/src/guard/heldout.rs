@@ -289,6 +289,34 @@ mod tests {
         );
     }
 
+    /// The strict guard ([`crate::guard::WriteRules::strict`]) on the fifth table, measured once when it
+    /// was added (it was not written from any table's rows): precision 0.779, recall 0.886 (the default
+    /// rules: 0.892 / 0.780). A regression below these floors fails.
+    #[test]
+    fn the_strict_guard_keeps_its_fifth_table_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &fifth_rows());
+        assert!(s.precision() >= 0.775 && s.recall() >= 0.882, "{:.3} {:.3}", s.precision(), s.recall());
+    }
+
+    /// The strict guard's figures: the tuning material, then the fifth table (figures only).
+    #[test]
+    #[ignore]
+    fn strict_figures() {
+        let strict = crate::guard::WriteRules::builtin().strict();
+        for (name, rows) in [("tuning", tuning_rows()), ("fifth", fifth_rows())] {
+            let s = score_rows(&strict, &rows);
+            println!(
+                "strict {name}: precision {:.3} recall {:.3} (ordinary refused {} of {}, harmful passed {} of {})",
+                s.precision(),
+                s.recall(),
+                s.ordinary_blocked,
+                s.ordinary_blocked + s.ordinary_passed,
+                s.harmful_passed,
+                s.harmful_passed + s.harmful_blocked
+            );
+        }
+    }
+
     /// The third table keeps what it measured while it was held out (issue 60): a regression below these
     /// floors fails. Raise them when the rules get better; never lower them to pass.
     #[test]

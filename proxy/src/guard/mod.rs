@@ -106,6 +106,7 @@ impl GuardConfig {
     pub fn summary(&self) -> serde_json::Value {
         serde_json::json!({
             "write_guard": self.writes.is_some(),
+            "write_guard_strict": self.writes.as_ref().is_some_and(WriteRules::is_strict),
             "answer_guard": self.answers.is_some(),
             "own_hosts": self.own_hosts,
         })

@@ -89,6 +89,8 @@ pub struct WriteRules {
     text_fields: Regex,
     title_fields: Regex,
     password: Regex,
+    /// Refuse a write no rule names, instead of letting it pass ([`WriteRules::strict`]).
+    strict: bool,
 }
 
 fn pattern(p: &str) -> Result<Option<Regex>, regex::Error> {
@@ -127,7 +129,21 @@ impl WriteRules {
             text_fields: re(TEXT_FIELDS).unwrap_or_else(never),
             title_fields: re(TITLE_FIELDS).unwrap_or_else(never),
             password: re(PASSWORD_FIELD).unwrap_or_else(never),
+            strict: false,
         }
+    }
+
+    /// These rules, refusing every POST, PUT, PATCH or DELETE that no rule names, harmful or harmless, as
+    /// well as those a rule names as acts (`--strict-write-guard`): for live runs where a missed act costs
+    /// more than a refused ordinary request.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+
+    /// Whether these rules refuse what no rule names ([`WriteRules::strict`]).
+    pub fn is_strict(&self) -> bool {
+        self.strict
     }
 
     /// The built-in table plus a user file's rules (tried after the built-in ones) and harmless paths.
@@ -417,7 +433,11 @@ impl WriteRules {
                     super::creates::creates_resource(f.host, path, &idents, !f.leaves.is_empty(), json)
                 })
                 .flatten()
-                .map(|m| hit("post", "creates something on the site in the user's name", m)),
+                .map(|m| hit("post", "creates something on the site in the user's name", m))
+                .or_else(|| {
+                    self.strict
+                        .then(|| hit("unnamed", "a write no rule names (the strict guard)", "strict".into()))
+                }),
         }
     }
 

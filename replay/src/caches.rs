@@ -4,11 +4,11 @@
 //!
 //! They are `quick_cache`'s concurrent caches, not an LRU behind one mutex each: an LRU moves the entry it
 //! finds to the front, so even a hit took its cache's lock exclusively, and an exact hit took four such
-//! locks (key, match, head, body), each held across a hash, a list update and a clone. Those four locks
-//! are what every connection of a replay shares on a hit, so they are what we take to grow with
-//! concurrency (issue 62's `bench replay` before this: CPU per request 1.86x the bare server's at 1 KB and
-//! 64 connections, 0.98-1.32x in the other cells; not yet re-measured with these caches). `quick_cache` splits each cache into shards whose
-//! hits take a read lock (its eviction policy, S3-FIFO-like, marks an entry on hit instead of moving it).
+//! locks (key, match, head, body), each held across a hash, a list update and a clone, shared by every
+//! connection of a replay. `quick_cache` splits each cache into shards whose hits take a read lock (its
+//! eviction policy, S3-FIFO-like, marks an entry on hit instead of moving it). Measured since, the caches
+//! are not what costs at many connections: the allocator, dates parsed on every answer and header names
+//! parsed from strings were (docs/BENCHMARKS.md, "Replay's CPU per small request, mended").
 //! What is cached never changes while a replay runs, so which entries stay only changes how often the
 //! store is read.
 

@@ -162,6 +162,18 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident memory of a process now (VmRSS), in KiB; 0 when unknown.
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// p-th percentile (0..=100) of sorted microsecond samples, in ms.
 pub fn pct_ms(sorted_us: &[u64], p: f64) -> f64 {
     if sorted_us.is_empty() {

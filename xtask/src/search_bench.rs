@@ -198,21 +198,55 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         answers.push(results);
     }
     // Issue 61: a second task's replay over the same snapshots shares the first's index (one load per
-    // process and set of snapshots), instead of loading and joining its own.
+    // process and set of snapshots), instead of loading and joining its own; tasks that start together
+    // wait for one load. Memory is this process's resident set before and after each.
     let m = store.manifest(SNAPSHOT)?;
+    let mib = || crate::rss_kib(std::process::id()) as f64 / 1024.0;
+    let rss0 = mib();
     let t = Instant::now();
     let first = replay::search::shared_index(&store, &[&m]);
     first.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
     let first_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let rss1 = mib();
     let t = Instant::now();
     let second = replay::search::shared_index(&store, &[&m]);
     second.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
     let second_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let rss2 = mib();
     println!(
-        "shared index: the first task's load {first_ms:.0} ms, the second task's {second_ms:.3} ms (one load: {})",
+        "shared index: the first task's load {first_ms:.0} ms (+{:.0} MiB resident), the second task's \
+         {second_ms:.3} ms (+{:.1} MiB; one load: {})",
+        rss1 - rss0,
+        rss2 - rss1,
         first.load().is_some() && first.load() == second.load()
     );
     drop((first, second));
+    // Eight tasks starting at once, none holding the index before: one load between them.
+    let rss0 = mib();
+    let t = Instant::now();
+    let held: Vec<replay::search::SharedIndex> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let ix = replay::search::shared_index(&store, &[&m]);
+                    ix.get().is_ok().then_some(ix)
+                })
+            })
+            .collect();
+        hs.into_iter().filter_map(|h| h.join().ok().flatten()).collect()
+    });
+    anyhow::ensure!(held.len() == 8, "only {} of 8 tasks could search the shared index", held.len());
+    let mut distinct: Vec<Option<u64>> = held.iter().map(|ix| ix.load()).collect();
+    distinct.sort();
+    distinct.dedup();
+    println!(
+        "shared index, 8 tasks at once: {:.0} ms until all 8 could search, {} load(s) between them, +{:.0} MiB \
+         resident while they held it",
+        t.elapsed().as_secs_f64() * 1000.0,
+        distinct.iter().filter(|l| l.is_some()).count(),
+        mib() - rss0
+    );
+    drop(held);
     let same = answers[0] == answers[1];
     println!(
         "same results across the two builds: {same} ({} queries); same stored blob: {}",

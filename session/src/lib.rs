@@ -46,6 +46,8 @@ mod probes;
 mod rescore;
 #[cfg(feature = "run")]
 mod run;
+#[cfg(feature = "run")]
+mod run_options;
 pub mod seal;
 mod settings;
 #[cfg(feature = "run")]
@@ -86,10 +88,9 @@ pub use replay::search::SearchMode;
 #[cfg(feature = "run")]
 pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
 #[cfg(feature = "run")]
-pub use run::{
-    auto_jobs, auto_jobs_here, run_tasks, PolicySpec, Progress, Recorded, RunOptions, RunOutcome, RunPlan,
-    TASK_MEMORY_BYTES,
-};
+pub use run::{auto_jobs, auto_jobs_here, run_tasks, Progress, RunOutcome, RunPlan, TASK_MEMORY_BYTES};
+#[cfg(feature = "run")]
+pub use run_options::{PolicySpec, Recorded, RunOptions};
 pub use settings::{guards_setting, miss_policy, miss_setting, search_mode, ws_pacing, GivenFrozenWeb};
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};

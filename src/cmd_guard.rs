@@ -246,12 +246,7 @@ fn from_snapshot(cfg: &Config, name: &str) -> anyhow::Result<Vec<(usize, Request
     let mut out = Vec::new();
     for (index, x) in store.exchanges(&m).enumerate() {
         let x = x?;
-        let content_type = x
-            .request
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
-            .map(|h| h.value.clone());
+        let content_type = x.request.header("content-type").map(str::to_string);
         let body = match &x.request.body {
             Some(b) => Some(store.blob_bytes(&b.hash)?.to_vec()),
             None => None,

@@ -52,10 +52,6 @@ fn tagged(tag: &str, d: &[u8; 32]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-fn header_of<'a>(x: &'a Exchange, name: &str) -> Option<&'a str> {
-    x.request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
-}
-
 /// Digest of a request with volatile parameters stripped.
 fn normalised_digest(
     rules: &Rules,
@@ -294,7 +290,7 @@ pub fn find(
                 rules,
                 &x.request.method,
                 &x.request.url,
-                header_of(x, "content-type"),
+                x.request.header("content-type"),
                 &body,
             ) == Some(mine)
             {
@@ -333,7 +329,7 @@ pub fn find(
             Some(b) => store.blob_bytes(&b.hash)?,
             None => Vec::new(),
         };
-        if body_fields(header_of(x, "content-type"), &their_body) != my_fields {
+        if body_fields(x.request.header("content-type"), &their_body) != my_fields {
             continue;
         }
         let their_keys: BTreeSet<String> = theirs.iter().map(|(k, _)| k.clone()).collect();

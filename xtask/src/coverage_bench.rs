@@ -262,8 +262,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
             let stand_in = same_site[(pos + 1) % same_site.len()];
             for (j, u) in tasks.iter().enumerate() {
                 let from = if j == i { &tasks[stand_in].id } else { &u.id };
-                let to = format!("loo-{r}-{i:02}/{}", u.id);
-                let src = store.manifest(&format!("{r}/{from}"))?;
+                let to = session::snapshot_name(&format!("loo-{r}-{i:02}"), &u.id);
+                let src = store.manifest(&session::snapshot_name(r, from))?;
                 store.copy_snapshot_from(&store, &src.name, &to, src.labels.clone())?;
                 if let Ok(ex) = store.manifest(&session::explore_name(&src.name)) {
                     store.copy_snapshot_from(

@@ -26,12 +26,8 @@ mod import;
 pub mod labels;
 mod websocket;
 
-use snapshots::format::Header;
+// The first value of header `name` (any case): the store's one lookup on a record.
+use snapshots::format::header_value as header;
 
 pub use export::{export, export_records, WireRecord};
 pub use import::{import, ImportReport};
-
-/// The first value of header `name` (any case).
-fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
-    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.as_str())
-}

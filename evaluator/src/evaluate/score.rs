@@ -9,7 +9,13 @@
 //!
 //! `evaluate.rs` drives the run and keeps the report.
 
-use super::*;
+use std::collections::HashMap;
+use std::path::Path;
+
+use trajectory::{Benchmark, TaskEvalSpec, Trajectory, WebVoyagerEval};
+
+use super::{EvalOptions, ReferenceResult, TaskEval};
+use crate::reference::WvAnswer;
 
 mod assistantbench;
 mod verified;

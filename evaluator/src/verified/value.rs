@@ -10,7 +10,7 @@
 //! which the dataset does not use) are not here yet:
 //! [`Unsupported`] names them, and a task whose spec uses one is reported as not scored.
 //!
-//! Size: ~580 lines of kinds, normalization and comparison (the value readers are `read.rs`), then table
+//! Size: ~520 lines of kinds, normalization and comparison (the value readers are `read.rs`), then table
 //! tests.
 
 use std::collections::BTreeMap;

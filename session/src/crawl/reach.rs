@@ -33,11 +33,7 @@ pub(crate) const PRIVATE_LABEL: &str = "crawl_private";
 /// or an older recording), not a frame's (an iframe, an ad frame, a third party's widget).
 pub(crate) fn top_level_document(x: &Exchange) -> bool {
     replay::search::is_document(x)
-        && x.request
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("sec-fetch-dest"))
-            .is_none_or(|h| h.value.eq_ignore_ascii_case("document"))
+        && x.request.header("sec-fetch-dest").is_none_or(|v| v.eq_ignore_ascii_case("document"))
 }
 
 #[cfg(feature = "run")]

@@ -160,7 +160,7 @@ impl<H: Handler> Shared<H> {
     }
 
     /// Make the request URI absolute (inside tunnels requests arrive in origin-form).
-    fn absolute_uri(req: &Request<Incoming>, conn: &ConnCtx) -> Result<Uri, http::uri::InvalidUri> {
+    fn absolute_uri(req: &Request<Incoming>, conn: &ConnCtx) -> Result<Uri, http::Error> {
         let scheme = if conn.tls { "https" } else { "http" };
         let uri = req.uri();
         let Some(tunnel) = &conn.tunnel else {
@@ -168,11 +168,17 @@ impl<H: Handler> Shared<H> {
         };
         let authority = uri
             .authority()
-            .map(|a| a.to_string())
-            .or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string))
-            .unwrap_or_else(|| tunnel.clone());
-        let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        format!("{scheme}://{}{pq}", authority_for(scheme, &authority)).parse::<Uri>()
+            .map(|a| a.as_str())
+            .or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()))
+            .unwrap_or(tunnel);
+        // Made from its parts: the path and query are kept as hyper parsed them (not printed and parsed
+        // again for every request in a tunnel).
+        let mut parts = http::uri::Parts::default();
+        parts.scheme = Some(if conn.tls { http::uri::Scheme::HTTPS } else { http::uri::Scheme::HTTP });
+        parts.authority = Some(authority_for(scheme, authority).parse().map_err(http::Error::from)?);
+        parts.path_and_query =
+            Some(uri.path_and_query().cloned().unwrap_or_else(|| http::uri::PathAndQuery::from_static("/")));
+        Ok(Uri::from_parts(parts)?)
     }
 
     pub(super) async fn handle(

@@ -152,11 +152,16 @@ fn main() -> anyhow::Result<()> {
 
 /// Peak resident set of this process (VmHWM), KiB.
 pub fn peak_rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmHWM:")
+}
+
+/// A `/proc/PID/status` field in KiB (`VmHWM:`, `VmRSS:`); 0 when unknown.
+fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
@@ -164,14 +169,7 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
 
 /// Resident memory of a process now (VmRSS), in KiB; 0 when unknown.
 pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
+    status_kib(pid, "VmRSS:")
 }
 
 /// p-th percentile (0..=100) of sorted microsecond samples, in ms.

@@ -146,7 +146,7 @@ pub fn classify(r: &DocumentResponse<'_>) -> Option<Blocked> {
     }
     // A status alone answering the agent's own write is the site's answer to it (module docs); a proxy's
     // 407 is never the site's.
-    let wrote = matches!(r.method.to_ascii_uppercase().as_str(), "POST" | "PUT" | "PATCH" | "DELETE");
+    let wrote = ["POST", "PUT", "PATCH", "DELETE"].iter().any(|m| r.method.eq_ignore_ascii_case(m));
     if wrote && r.status != 407 {
         return None;
     }

@@ -21,7 +21,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
         Some(f) => Rules::with_file(f)?,
         None => Rules::builtin(),
     };
-    let on_miss = session::miss_policy(args.on_miss);
+    let on_miss = args.on_miss;
     let store = session::replay_store(&cfg.store, on_miss)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let target = session::replay_target(&store, store.manifest(&args.snapshot)?)?;
@@ -53,11 +53,8 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             },
             refresh: (!args.no_refresh).then(|| clock.clone()),
             overlays,
-            search: replay::search::SearchConfig {
-                mode: session::search_mode(args.search),
-                urls: args.search_urls.clone(),
-            },
-            ws_pacing: session::ws_pacing(args.ws_pacing),
+            search: replay::search::SearchConfig { mode: args.search, urls: args.search_urls.clone() },
+            ws_pacing: args.ws_pacing,
             wire: wire.clone().map(|w| w as Arc<dyn trajectory::proxy_report::wire::WireTap>),
             hide_own: false,
         },

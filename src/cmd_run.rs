@@ -138,7 +138,7 @@ fn proxy_mode(
                         .into(),
                 )
             })?;
-            let on_miss = session::miss_policy(args.on_miss);
+            let on_miss = args.on_miss;
             let given = session::GivenFrozenWeb {
                 unit: args.frozen_web,
                 search: args.search,
@@ -275,7 +275,7 @@ fn guards(
     sites: &agent::tasks::Sites,
 ) -> anyhow::Result<Option<Arc<proxy::guard::GuardConfig>>> {
     use proxy::guard::{AnswerPlaces, GuardConfig, WriteRules};
-    if args.mode == RunMode::Replay && !session::misses_go_live(session::miss_policy(args.on_miss)) {
+    if args.mode == RunMode::Replay && !session::misses_go_live(args.on_miss) {
         return Ok(None);
     }
     let writes = match (&args.write_guard_file, args.no_write_guard) {

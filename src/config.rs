@@ -161,16 +161,8 @@ pub(crate) fn llm_config(a: &LlmArgs) -> anyhow::Result<LlmConfig> {
     c.timeout = Duration::from_secs_f64(a.api_timeout.max(1.0));
     c.backoff = Duration::from_secs_f64(a.api_backoff.clamp(0.0, 300.0));
     c.max_tokens = a.max_tokens.max(1);
-    c.max_tokens_field = max_tokens_field(a);
+    c.max_tokens_field = a.max_tokens_field;
     Ok(c)
-}
-
-/// The request field `--max-tokens` is sent in.
-pub(crate) fn max_tokens_field(a: &LlmArgs) -> &'static str {
-    match a.max_tokens_field {
-        crate::cli::MaxTokensField::MaxTokens => "max_tokens",
-        crate::cli::MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-    }
 }
 
 /// `--window WxH`.

@@ -32,18 +32,7 @@ use snapshots::{Manifest, Store};
 
 use crate::rules::Rules;
 
-/// What replay does when no recorded exchange matches: the setting (`--on-miss`, a task proxy's option);
-/// [`OnMiss`] is the policy at work.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MissPolicy {
-    /// Answer 404; never touch the network.
-    #[default]
-    NotFound,
-    /// Forward to the live origin.
-    Live,
-    /// Forward to the live origin and record the exchange into a snapshot of misses.
-    Record,
-}
+pub use proxy_settings::MissPolicy;
 
 /// What to do when nothing in the snapshot matches.
 pub enum OnMiss {

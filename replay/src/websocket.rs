@@ -23,31 +23,7 @@ use snapshots::Store;
 
 use crate::rules::Rules;
 
-/// How replayed server messages are timed (`--ws-pacing`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WsPacing {
-    /// Each after its recorded delay (the default).
-    #[default]
-    Recorded,
-    /// As soon as they are released.
-    Fast,
-}
-
-/// A WebSocket pacing name that is not `recorded` or `fast`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown WebSocket pacing {0:?} (expected recorded or fast)")]
-pub struct UnknownPacing(pub String);
-
-impl std::str::FromStr for WsPacing {
-    type Err = UnknownPacing;
-    fn from_str(s: &str) -> Result<Self, UnknownPacing> {
-        match s {
-            "recorded" => Ok(Self::Recorded),
-            "fast" => Ok(Self::Fast),
-            other => Err(UnknownPacing(other.to_string())),
-        }
-    }
-}
+pub use proxy_settings::WsPacing;
 
 pub use proxy_report::replay::WsMissEntry;
 

@@ -91,7 +91,7 @@ pub use rescore::{rescore_run, Rescored, RESCORE_DIR};
 pub use run::{auto_jobs, auto_jobs_here, run_tasks, Progress, RunOutcome, RunPlan, TASK_MEMORY_BYTES};
 #[cfg(feature = "run")]
 pub use run_options::{PolicySpec, Recorded, RunOptions};
-pub use settings::{guards_setting, miss_policy, miss_setting, search_mode, ws_pacing, GivenFrozenWeb};
+pub use settings::{guards_setting, GivenFrozenWeb};
 #[cfg(feature = "run")]
 pub use shard::{task_set_digest, BadShard, Shard};
 pub use task_proxy::{check_no_clash, MissPolicy, ProxyMode, TaskProxy, TaskProxyOptions};

@@ -171,7 +171,7 @@ async fn reexecute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trajectory::{FrozenSearch, FrozenWebUnit, ProxySettings, RunSettings};
+    use trajectory::{FrozenWebUnit, ProxySettings, RunSettings, SearchMode};
 
     /// A rescore serves what the run served: read from run.json, typed, with a run from before these
     /// were recorded served its own snapshot only, in UTC and en-US, as rescores always were.
@@ -190,7 +190,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (was.proxy.frozen_web, was.proxy.search),
-            (Some(FrozenWebUnit::Site), Some(FrozenSearch::Fallback))
+            (Some(FrozenWebUnit::Site), Some(SearchMode::Fallback))
         );
         let s = served_as_run(&was);
         assert_eq!(s.frozen_web.unit, FrozenWebUnit::Site);
@@ -200,8 +200,8 @@ mod tests {
         let now = RunSettings {
             proxy: ProxySettings {
                 frozen_web: Some(FrozenWebUnit::Task),
-                search: Some(FrozenSearch::Off),
-                ws_pacing: Some(trajectory::WsPacingSetting::Fast),
+                search: Some(SearchMode::Off),
+                ws_pacing: Some(trajectory::WsPacing::Fast),
                 time_zone: Some("Asia/Tokyo".into()),
                 locale: Some("ja-JP".into()),
                 ..Default::default()

@@ -219,7 +219,7 @@ impl RunOptions {
             s.agent.temperature = config.temperature;
             s.agent.keep_screenshots = keep;
             s.agent.max_tokens = Some(trajectory::MaxTokensSetting {
-                field: config.max_tokens_field.into(),
+                field: config.max_tokens_field,
                 value: config.max_tokens,
             });
         }
@@ -242,7 +242,7 @@ impl RunOptions {
             }
         });
         if let ProxyMode::Replay { on_miss, frozen_web, .. } = &self.mode {
-            s.proxy.on_miss = crate::miss_setting(*on_miss);
+            s.proxy.on_miss = *on_miss;
             frozen_web.record(&mut s.proxy);
         }
         s.proxy.time_zone = Some(self.time_zone.clone());

@@ -1,7 +1,7 @@
-//! The proxy half of a run's settings (`trajectory::ProxySettings`) and the replay it stands for: the one
-//! place trajectory's setting enums become replay's and back. `replay` keeps enums of its own
-//! ([`MissPolicy`], [`SearchMode`], [`WsPacing`]) because it depends on no run directory; the frozen web's
-//! unit is trajectory's [`FrozenWebUnit`] itself.
+//! The proxy half of a run's settings (`trajectory::ProxySettings`) and the replay it stands for. Its
+//! enums are replay's own (`MissPolicy`, [`SearchMode`], [`WsPacing`], [`FrozenWebUnit`]: defined once, in
+//! the leaf crate `proxy_settings`), so nothing is converted here: this is where a replay's frozen web is
+//! resolved from flags and a recorded run, and written back.
 //!
 //! A replay's frozen web resolves like the agent's settings (`agent::settings`): each part as given, else
 //! as the re-executed run recorded it, else the default ([`FrozenWeb::resolve`]); a rescore serves exactly
@@ -9,64 +9,9 @@
 //! from a re-executed run: a replay stays sealed unless `--on-miss` says otherwise, and a replay's time
 //! zone is its snapshot's.
 
-use replay::search::SearchMode;
-use replay::websocket::WsPacing;
-use replay::MissPolicy;
-use trajectory::{FrozenSearch, FrozenWebUnit, MissSetting, ProxySettings, WsPacingSetting};
+use trajectory::{FrozenWebUnit, ProxySettings, SearchMode, WsPacing};
 
 use crate::FrozenWeb;
-
-/// Replay's miss policy for the setting.
-pub fn miss_policy(m: MissSetting) -> MissPolicy {
-    match m {
-        MissSetting::NotFound => MissPolicy::NotFound,
-        MissSetting::Live => MissPolicy::Live,
-        MissSetting::Record => MissPolicy::Record,
-    }
-}
-
-/// The setting of replay's miss policy.
-pub fn miss_setting(m: MissPolicy) -> MissSetting {
-    match m {
-        MissPolicy::NotFound => MissSetting::NotFound,
-        MissPolicy::Live => MissSetting::Live,
-        MissPolicy::Record => MissSetting::Record,
-    }
-}
-
-/// The frozen search engine's mode for the setting.
-pub fn search_mode(s: FrozenSearch) -> SearchMode {
-    match s {
-        FrozenSearch::Off => SearchMode::Off,
-        FrozenSearch::Fallback => SearchMode::Fallback,
-        FrozenSearch::Always => SearchMode::Always,
-        FrozenSearch::Site => SearchMode::Site,
-    }
-}
-
-fn search_setting(s: SearchMode) -> FrozenSearch {
-    match s {
-        SearchMode::Off => FrozenSearch::Off,
-        SearchMode::Fallback => FrozenSearch::Fallback,
-        SearchMode::Always => FrozenSearch::Always,
-        SearchMode::Site => FrozenSearch::Site,
-    }
-}
-
-/// Replay's WebSocket pacing for the setting.
-pub fn ws_pacing(p: WsPacingSetting) -> WsPacing {
-    match p {
-        WsPacingSetting::Recorded => WsPacing::Recorded,
-        WsPacingSetting::Fast => WsPacing::Fast,
-    }
-}
-
-fn ws_pacing_setting(p: WsPacing) -> WsPacingSetting {
-    match p {
-        WsPacing::Recorded => WsPacingSetting::Recorded,
-        WsPacing::Fast => WsPacingSetting::Fast,
-    }
-}
 
 /// What `run.json` keeps of a run's guards.
 pub fn guards_setting(g: &proxy::guard::GuardConfig) -> trajectory::GuardsSetting {
@@ -84,9 +29,9 @@ pub struct GivenFrozenWeb {
     /// `--frozen-web`.
     pub unit: Option<FrozenWebUnit>,
     /// `--search`.
-    pub search: Option<FrozenSearch>,
+    pub search: Option<SearchMode>,
     /// `--ws-pacing`.
-    pub ws_pacing: Option<WsPacingSetting>,
+    pub ws_pacing: Option<WsPacing>,
 }
 
 impl FrozenWeb {
@@ -97,9 +42,9 @@ impl FrozenWeb {
         let d = FrozenWeb::default();
         FrozenWeb {
             unit: given.unit.or(recorded.and_then(|p| p.frozen_web)).unwrap_or(d.unit),
-            search: given.search.or(recorded.and_then(|p| p.search)).map_or(d.search, search_mode),
+            search: given.search.or(recorded.and_then(|p| p.search)).unwrap_or(d.search),
             search_urls: vec![search_url.to_string()],
-            ws_pacing: given.ws_pacing.or(recorded.and_then(|p| p.ws_pacing)).map_or(d.ws_pacing, ws_pacing),
+            ws_pacing: given.ws_pacing.or(recorded.and_then(|p| p.ws_pacing)).unwrap_or(d.ws_pacing),
             leave_out_own: false,
         }
     }
@@ -113,10 +58,10 @@ impl FrozenWeb {
             served.unit = unit;
         }
         if let Some(search) = p.search {
-            served.search = search_mode(search);
+            served.search = search;
         }
         if let Some(pacing) = p.ws_pacing {
-            served.ws_pacing = ws_pacing(pacing);
+            served.ws_pacing = pacing;
         }
         if p.frozen_web.is_some() || p.search.is_some() {
             // As `run` set it: the run's search page is one of the engines' pages.
@@ -129,8 +74,8 @@ impl FrozenWeb {
     /// ([`FrozenWeb::resolve`] and [`FrozenWeb::served_by`] read it back).
     pub fn record(&self, p: &mut ProxySettings) {
         p.frozen_web = Some(self.unit);
-        p.search = Some(search_setting(self.search));
-        p.ws_pacing = Some(ws_pacing_setting(self.ws_pacing));
+        p.search = Some(self.search);
+        p.ws_pacing = Some(self.ws_pacing);
     }
 }
 
@@ -143,12 +88,12 @@ mod tests {
     fn a_replays_frozen_web_is_given_then_recorded_then_default() {
         let was = ProxySettings {
             frozen_web: Some(FrozenWebUnit::Task),
-            search: Some(FrozenSearch::Always),
-            ws_pacing: Some(WsPacingSetting::Fast),
+            search: Some(SearchMode::Always),
+            ws_pacing: Some(WsPacing::Fast),
             ..Default::default()
         };
         let not_a_replay = ProxySettings::default();
-        let fast = GivenFrozenWeb { ws_pacing: Some(WsPacingSetting::Fast), ..Default::default() };
+        let fast = GivenFrozenWeb { ws_pacing: Some(WsPacing::Fast), ..Default::default() };
         let site = GivenFrozenWeb { unit: Some(FrozenWebUnit::Site), ..Default::default() };
         let url = "https://search.test/";
         let d = FrozenWeb { search_urls: vec![url.into()], ..FrozenWeb::default() };
@@ -185,19 +130,6 @@ mod tests {
                 "{name}: recorded"
             );
             assert_eq!(FrozenWeb::served_by(&p, url), got, "{name}: served");
-        }
-    }
-
-    #[test]
-    fn each_setting_converts_and_back() {
-        for m in [MissSetting::NotFound, MissSetting::Live, MissSetting::Record] {
-            assert_eq!(miss_setting(miss_policy(m)), m);
-        }
-        for s in [FrozenSearch::Off, FrozenSearch::Fallback, FrozenSearch::Always, FrozenSearch::Site] {
-            assert_eq!(search_setting(search_mode(s)), s);
-        }
-        for p in [WsPacingSetting::Recorded, WsPacingSetting::Fast] {
-            assert_eq!(ws_pacing_setting(ws_pacing(p)), p);
         }
     }
 }

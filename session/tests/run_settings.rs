@@ -10,7 +10,7 @@ use proxy::{CertificateAuthority, ProxyConfig};
 use session::{FrozenWeb, PolicySpec, ProxyMode, RunOptions};
 use snapshots::Store;
 use trajectory::llm::LlmConfig;
-use trajectory::{FrozenSearch, FrozenWebUnit, MissSetting, RunSettings, WsPacingSetting};
+use trajectory::{FrozenWebUnit, MissPolicy, RunSettings, SearchMode, WsPacing};
 
 /// The one writer of run.json's settings: both halves from what the run is given, a replay's frozen web
 /// (and its WebSocket pacing) included, and what it writes is what a re-execution reads back.
@@ -62,12 +62,7 @@ fn a_runs_settings_are_what_it_was_given() {
     assert!(a.warm_browsers.is_some() && a.explore.is_none());
     assert_eq!(
         (p.on_miss, p.frozen_web, p.search, p.ws_pacing),
-        (
-            MissSetting::Live,
-            Some(FrozenWebUnit::Task),
-            Some(FrozenSearch::Always),
-            Some(WsPacingSetting::Fast)
-        )
+        (MissPolicy::Live, Some(FrozenWebUnit::Task), Some(SearchMode::Always), Some(WsPacing::Fast))
     );
     assert_eq!((p.time_zone.as_deref(), p.locale.as_deref()), (Some("Asia/Tokyo"), Some("ja-JP")));
     assert_eq!(p.guards.as_ref().map(|g| g.own_hosts.clone()), Some(vec!["shop.test".to_string()]));

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use trajectory::{ActionSpace, FrozenSearch, FrozenWebUnit, MissSetting, ObservationKind, WsPacingSetting};
+use trajectory::{
+    ActionSpace, FrozenWebUnit, MaxTokensField, MissPolicy, ObservationKind, SearchMode, WsPacing,
+};
 
 use super::UpstreamArgs;
 
@@ -80,8 +82,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "RUN")]
     pub snapshots: Option<String>,
     /// Replay: what to do when no recorded exchange matches.
-    #[arg(long, value_enum, default_value_t = MissSetting::NotFound)]
-    pub on_miss: MissSetting,
+    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
+    pub on_miss: MissPolicy,
     /// Replay: the unit of the frozen web. `site`: what a task's own snapshot lacks is answered from the
     /// other tasks' snapshots of the same recording on the same site (GET, HEAD and OPTIONS only; their
     /// first recorded response; by snapshot name), reported as the `site-union` layer, never as exact;
@@ -100,7 +102,7 @@ pub(crate) struct RunArgs {
     /// pages on a page of the same shape, marked the same [default: fallback; with --policy trajectory:RUN,
     /// RUN's when it was a replay].
     #[arg(long, value_enum, value_name = "off|fallback|always|site")]
-    pub search: Option<FrozenSearch>,
+    pub search: Option<SearchMode>,
     /// Replay: recorded WebSockets: a handshake is answered from the snapshot, then the server messages recorded
     /// before the first client message are sent, and after each client message the ones recorded after
     /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
@@ -108,7 +110,7 @@ pub(crate) struct RunArgs {
     /// recorded delay, `fast` at once [default: recorded; with --policy trajectory:RUN, RUN's when it was a
     /// replay].
     #[arg(long, value_enum, value_name = "recorded|fast")]
-    pub ws_pacing: Option<WsPacingSetting>,
+    pub ws_pacing: Option<WsPacing>,
     /// Tasks run in parallel, each with its own browser and proxy; `auto`: one per core, as far as
     /// available memory allows (about 1 GiB per browser and proxy).
     #[arg(long, default_value = "1", value_name = "N|auto")]
@@ -285,17 +287,6 @@ pub(crate) struct LlmArgs {
     /// `max_completion_tokens` (newer OpenAI models, which refuse `max_tokens`).
     #[arg(long, value_enum, default_value_t = MaxTokensField::MaxTokens)]
     pub max_tokens_field: MaxTokensField,
-}
-
-/// `--max-tokens-field`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum MaxTokensField {
-    /// `"max_tokens": N`.
-    #[value(name = "max_tokens")]
-    MaxTokens,
-    /// `"max_completion_tokens": N`.
-    #[value(name = "max_completion_tokens")]
-    MaxCompletionTokens,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

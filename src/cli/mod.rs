@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use trajectory::{FrozenSearch, FrozenWebUnit, MissSetting, WsPacingSetting};
+use trajectory::{FrozenWebUnit, MissPolicy, SearchMode, WsPacing};
 
 mod agent;
 mod store;
@@ -287,8 +287,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     pub snapshot: String,
     /// What to do when no recorded exchange matches.
-    #[arg(long, value_enum, default_value_t = MissSetting::NotFound)]
-    pub on_miss: MissSetting,
+    #[arg(long, value_enum, default_value_t = MissPolicy::NotFound)]
+    pub on_miss: MissPolicy,
     /// Where --on-miss record stores misses [default: SNAPSHOT/misses].
     #[arg(long)]
     pub miss_snapshot: Option<String>,
@@ -340,8 +340,8 @@ pub(crate) struct ReplayArgs {
     /// union), marked `x-webfreeze-layer: frozen-search`. `off` (default here) leaves such searches misses;
     /// `always` answers recorded searches from the index too; `site` is `fallback` plus a site's own search
     /// (a GET to a path recorded with other values of its search parameter gets the site's matching pages).
-    #[arg(long, value_enum, default_value_t = FrozenSearch::Off, value_name = "off|fallback|always|site")]
-    pub search: FrozenSearch,
+    #[arg(long, value_enum, default_value_t = SearchMode::Off, value_name = "off|fallback|always|site")]
+    pub search: SearchMode,
     /// Another search engine's results page for the frozen search engine (its host and path), e.g.
     /// https://search.example/find (repeatable).
     #[arg(long = "search-url", value_name = "URL")]
@@ -351,8 +351,8 @@ pub(crate) struct ReplayArgs {
     /// its recorded match (exact, else JSON equal once volatile fields such as timestamps are dropped);
     /// a client message nothing matches is a WebSocket miss in the report. `recorded` (default) sends
     /// each after its recorded delay, `fast` at once.
-    #[arg(long, value_enum, default_value_t = WsPacingSetting::Recorded, value_name = "recorded|fast")]
-    pub ws_pacing: WsPacingSetting,
+    #[arg(long, value_enum, default_value_t = WsPacing::Recorded, value_name = "recorded|fast")]
+    pub ws_pacing: WsPacing,
     /// Keep this replay's own wire, one log per episode: every request the client made, what answered it
     /// (layer, recorded exchange) and the status, in DIR/episode-NNNN/wire.jsonl.zst (JSON lines in one
     /// zstd stream, written as requests are answered). `POST /__webfreeze/reset` starts the next episode's

@@ -30,9 +30,9 @@ pub mod wire;
 pub use benchmark::{Benchmark, UnknownBenchmark};
 pub use run_dir::{write_atomic, RunDir, RunDirError, RunFile, ShardInfo, TaskDir, TaskState, TaskStatus};
 pub use settings::{
-    ActionSpace, AgentSettings, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
-    MissSetting, ObservationKind, ProxySettings, RunSettings, UnknownSettings, WarmBrowsersSetting,
-    WsPacingSetting,
+    ActionSpace, AgentSettings, ExploreSetting, FrozenWebUnit, GuardsSetting, MaxTokensField,
+    MaxTokensSetting, MissPolicy, ObservationKind, ProxySettings, RunSettings, SearchMode, UnknownSettings,
+    WarmBrowsersSetting, WsPacing,
 };
 pub use task_eval::{
     AssistantBenchEval, EvalSpecError, EvalType, Fuzzy, HtmlCheckSpec, ImageQuerySpec, Required,

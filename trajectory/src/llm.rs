@@ -21,7 +21,7 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     /// The request field carrying `max_tokens`: `max_tokens`, or `max_completion_tokens` for newer
     /// OpenAI models.
-    pub max_tokens_field: &'static str,
+    pub max_tokens_field: crate::MaxTokensField,
     /// Per-call timeout.
     pub timeout: Duration,
     /// Attempts on 429, 5xx and timeouts (1 = no retry).
@@ -39,7 +39,7 @@ impl LlmConfig {
             api_key: api_key.to_string(),
             temperature: 1.0,
             max_tokens: 1000,
-            max_tokens_field: "max_tokens",
+            max_tokens_field: crate::MaxTokensField::MaxTokens,
             timeout: Duration::from_secs(120),
             attempts: 5,
             backoff: Duration::from_secs(2),
@@ -227,7 +227,7 @@ impl Llm {
             "messages": messages,
             "temperature": temperature,
         });
-        body[self.cfg.max_tokens_field] = self.cfg.max_tokens.into();
+        body[self.cfg.max_tokens_field.as_str()] = self.cfg.max_tokens.into();
         let t0 = std::time::Instant::now();
         let mut delay = self.cfg.backoff;
         let mut last = String::new();

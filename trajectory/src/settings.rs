@@ -1,8 +1,9 @@
 //! A run's settings as `run.json` keeps them ([`RunSettings`], its own room), and each setting's enum,
 //! defined once here: the command line parses them (clap's `ValueEnum`, derived behind this crate's `clap`
 //! feature, which only the binary turns on), `run.json` names them (serde), and the agent uses
-//! [`ActionSpace`] and [`ObservationKind`] as its own. `replay` keeps enums of its own for the proxy half
-//! (it depends on no run directory); `session::settings` is the one place they are converted.
+//! [`ActionSpace`] and [`ObservationKind`] as its own. The proxy half's enums ([`MissPolicy`],
+//! [`FrozenWebUnit`], [`SearchMode`], [`WsPacing`]) are defined once in the leaf crate `proxy_settings`,
+//! which replay serves by too, and re-exported here.
 //!
 //! Two halves: the agent's ([`AgentSettings`]: what the browser and the model did) is read back by a
 //! re-execution (`agent::settings::Settings::resolve`); the proxy's ([`ProxySettings`]: what answered the
@@ -11,6 +12,8 @@
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
+
+pub use proxy_settings::{FrozenWebUnit, MissPolicy, SearchMode, WsPacing};
 
 /// The settings that shape a run's trajectories, as `run.json`'s `config` keeps them: written once, by
 /// `session::run_tasks` from what the run was given (`session::RunOptions`), and read back once by whatever
@@ -87,18 +90,18 @@ pub struct AgentSettings {
 #[serde(default)]
 pub struct ProxySettings {
     /// Replay's miss policy (`NotFound` for runs that were not replays).
-    pub on_miss: MissSetting,
+    pub on_miss: MissPolicy,
     /// Replay runs: what besides the task's own snapshot answered (`--frozen-web`). None: not a replay,
     /// or a run from before it was recorded (which served the task's own snapshot only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frozen_web: Option<FrozenWebUnit>,
     /// Replay runs: when the frozen search engine answered (`--search`). None as for `frozen_web`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<FrozenSearch>,
+    pub search: Option<SearchMode>,
     /// Replay runs: how recorded WebSocket server messages were timed (`--ws-pacing`). None as for
     /// `frozen_web` (runs before it was recorded were paced as recorded).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ws_pacing: Option<WsPacingSetting>,
+    pub ws_pacing: Option<WsPacing>,
     /// The time zone the browsers emulated (recorded since this field; the snapshots' own seeds say it
     /// for a replay).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -185,60 +188,6 @@ fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
     fields
 }
 
-/// Replay's miss policy (`--on-miss`; `run.json` names it as every run has written it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum MissSetting {
-    /// Answer 404 with a text body naming the URL; never contact an origin.
-    #[default]
-    #[cfg_attr(feature = "clap", value(name = "404"))]
-    NotFound,
-    /// Forward misses to the live origin.
-    Live,
-    /// Forward misses live and record them into a second snapshot.
-    Record,
-}
-
-/// What a replay served besides the task's own snapshot (`--frozen-web`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum FrozenWebUnit {
-    /// The task's own snapshot only: exactly what was recorded for it.
-    Task,
-    /// The task's own snapshot, then the other tasks' snapshots of its site in the same recording.
-    #[default]
-    Site,
-}
-
-/// When a replay's frozen search engine answered (`--search`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum FrozenSearch {
-    /// Never: an unrecorded search is a miss.
-    Off,
-    /// A search no recording answers gets the frozen search engine's results.
-    Fallback,
-    /// Every search gets the frozen search engine's results, recorded or not.
-    Always,
-    /// As fallback, and a site's own search too: a GET to a path recorded with other values of its search
-    /// parameter gets that site's matching pages.
-    Site,
-}
-
-/// How a replay timed recorded WebSocket server messages (`--ws-pacing`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum WsPacingSetting {
-    /// Each server message after the delay it had in the recording.
-    #[default]
-    Recorded,
-    /// Server messages as soon as they are released.
-    Fast,
-}
-
 /// Which grammar the model writes actions in (`--action-space`); the agent's own (`agent::action`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
@@ -295,9 +244,34 @@ impl std::fmt::Display for ObservationKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaxTokensSetting {
     /// `max_tokens` or `max_completion_tokens`.
-    pub field: String,
+    pub field: MaxTokensField,
     /// The budget.
     pub value: u32,
+}
+
+/// The request field that carries the model's reply budget (`--max-tokens-field`; `run.json` and the
+/// request body name it alike).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `"max_tokens": N` (most servers, llama.cpp, vLLM).
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "max_tokens"))]
+    MaxTokens,
+    /// `"max_completion_tokens": N` (newer OpenAI models, which refuse `max_tokens`).
+    #[cfg_attr(feature = "clap", value(name = "max_completion_tokens"))]
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    /// The field's name in a request body.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxTokens => "max_tokens",
+            Self::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
 }
 
 /// Which guards a live or recording run had.

@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use trajectory::{
-    ActionSpace, AgentSettings, ExploreSetting, FrozenSearch, FrozenWebUnit, GuardsSetting, MaxTokensSetting,
-    MissSetting, ObservationKind, Outcome, ProxySettings, RunDir, RunMode, RunSettings, TaskState,
-    TaskStatus, WarmBrowsersSetting,
+    ActionSpace, AgentSettings, ExploreSetting, FrozenWebUnit, GuardsSetting, MaxTokensField,
+    MaxTokensSetting, MissPolicy, ObservationKind, Outcome, ProxySettings, RunDir, RunMode, RunSettings,
+    SearchMode, TaskState, TaskStatus, WarmBrowsersSetting,
 };
 
 fn fixture() -> RunDir {
@@ -95,7 +95,7 @@ fn run_settings_of_every_shape_read_typed_and_unknown_keys_are_named() {
             keep_screenshots: 3,
             ..Default::default()
         },
-        proxy: ProxySettings { on_miss: MissSetting::NotFound, ..Default::default() },
+        proxy: ProxySettings { on_miss: MissPolicy::NotFound, ..Default::default() },
     };
     let all = RunSettings {
         agent: AgentSettings {
@@ -111,7 +111,7 @@ fn run_settings_of_every_shape_read_typed_and_unknown_keys_are_named() {
             early_stop_repeats: Some(3),
             action_space: Some(ActionSpace::WebArena),
             observation: Some(ObservationKind::SomAxTree),
-            max_tokens: Some(MaxTokensSetting { field: "max_completion_tokens".into(), value: 512 }),
+            max_tokens: Some(MaxTokensSetting { field: MaxTokensField::MaxCompletionTokens, value: 512 }),
             explore: Some(ExploreSetting { links_per_page: 3, host_budget: 40, depth: 1, pace_ms: 0 }),
             fork_at: Some(2),
             warm_browsers: Some(WarmBrowsersSetting {
@@ -121,9 +121,9 @@ fn run_settings_of_every_shape_read_typed_and_unknown_keys_are_named() {
             }),
         },
         proxy: ProxySettings {
-            on_miss: MissSetting::Live,
+            on_miss: MissPolicy::Live,
             frozen_web: Some(FrozenWebUnit::Site),
-            search: Some(FrozenSearch::Fallback),
+            search: Some(SearchMode::Fallback),
             ws_pacing: None,
             time_zone: Some("Europe/Berlin".into()),
             locale: Some("de-DE".into()),

@@ -37,21 +37,7 @@ pub use site::{
 };
 pub use stored::{load_index, store_index, SearchIndexError, StoredIndex};
 
-/// When the frozen search engine answers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SearchMode {
-    /// Never: an unrecorded search is a miss.
-    #[default]
-    Off,
-    /// A search request no recording answers (the default of `webfreeze run --mode replay`), unless the
-    /// replay sends misses live (`OnMiss::Live`, `OnMiss::Record`): then the live engine answers it.
-    Fallback,
-    /// Every search request, recorded or not (the same results whatever the recording holds).
-    Always,
-    /// As `Fallback`, and a site's own search too ([`site`]): a GET to a path recorded with other values of
-    /// its search parameter.
-    Site,
-}
+pub use proxy_settings::SearchMode;
 
 /// Frozen search settings.
 #[derive(Debug, Clone, Default)]

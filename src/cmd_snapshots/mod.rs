@@ -1,15 +1,10 @@
 //! `webfreeze snapshots ...`: list, show, verify, gc, rm, import, export.
 
-use std::fs::File;
-use std::path::Path;
-
-use anyhow::{bail, Context as _};
-use archive::{har, warc, Format, ImportOptions, ImportReport};
-use clock::{Clock, SystemClock};
+use anyhow::bail;
 use serde_json::json;
 use snapshots::{Store, VerifyIssue};
 
-use crate::cli::{ExportFormat, SnapshotsCmd};
+use crate::cli::SnapshotsCmd;
 use crate::config::Config;
 use crate::output;
 

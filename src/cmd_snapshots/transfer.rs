@@ -1,6 +1,17 @@
 //! `snapshots import` (format sniffed from the content) and `snapshots export`.
 
-use super::*;
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+use archive::{har, warc, Format, ImportOptions, ImportReport};
+use clock::{Clock, SystemClock};
+use serde_json::json;
+
+use super::{open_ro, open_rw};
+use crate::cli::ExportFormat;
+use crate::config::Config;
+use crate::output;
 
 /// `snapshots import FILE NAME`: the format is sniffed and the rules applied by `archive::import_file`;
 /// this prints the progress line and the report.

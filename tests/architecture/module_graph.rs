@@ -1,7 +1,8 @@
 //! The module graph the circle checks read: which top-level module of a crate uses which (`crate::NAME`
 //! paths), which file of a module directory uses which sibling (`super::NAME` paths), each following the
-//! names the parent file (`lib.rs`, `mod.rs` or `DIR.rs`) brings into scope with `use` (a re-export), so
-//! `crate::Store` counts as a use of the module that defines `Store`; and the circles in such a graph.
+//! names the parent file (`lib.rs`, `mod.rs` or `DIR.rs`) brings into scope with `use` (a re-export, a glob
+//! of a child included), so `crate::Store` counts as a use of the module that defines `Store`; and the
+//! circles in such a graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -51,7 +52,8 @@ fn split_top(s: &str) -> Vec<&str> {
 }
 
 /// The paths a use tree names, each as its segments with the name it is known by there:
-/// `a::{b, c::d as e, self}` gives (a::b, b), (a::c::d, e) and (a, a); a glob names nothing.
+/// `a::{b, c::d as e, self}` gives (a::b, b), (a::c::d, e) and (a, a); a glob `a::b::*` gives (a::b, *),
+/// for the caller to read the names `b` defines.
 fn use_tree(tree: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String)>) {
     let tree = tree.trim();
     let segments = |p: &str| -> Vec<String> {
@@ -73,8 +75,11 @@ fn use_tree(tree: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String)>)
         segs.pop();
     }
     let Some(last) = segs.last().cloned() else { return };
-    if last == "*" || alias == Some("_") {
+    if alias == Some("_") {
         return;
+    }
+    if last == "*" {
+        segs.pop();
     }
     out.push((segs, alias.map_or(last, str::to_string)));
 }
@@ -82,8 +87,15 @@ fn use_tree(tree: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String)>)
 /// What a parent file (`lib.rs`, `mod.rs`, `DIR.rs`) brings into scope from its child modules with `use`
 /// (`pub use`, `pub(crate) use`, or a plain `use`, which its children see as well): each name, with the
 /// child that defines it. `pub use server::{Proxy, Config as C};` gives Proxy -> server and C -> server.
-/// At a crate's root `crate::` paths are its children too.
-pub(super) fn reexports(parent: &str, children: &BTreeSet<String>, root: bool) -> BTreeMap<String, String> {
+/// A glob (`pub use server::*;`) gives each name the child defines or re-exports itself
+/// ([`public_names`]: `child_text` reads a child's file). At a crate's root `crate::` paths are its
+/// children too.
+pub(super) fn reexports(
+    parent: &str,
+    children: &BTreeSet<String>,
+    root: bool,
+    child_text: &dyn Fn(&str) -> String,
+) -> BTreeMap<String, String> {
     let code = code_of(parent);
     let mut out = BTreeMap::new();
     for (i, _) in code.match_indices("use ") {
@@ -101,9 +113,46 @@ pub(super) fn reexports(parent: &str, children: &BTreeSet<String>, root: bool) -
         for (segs, name) in paths {
             let skip = |s: &&String| s.as_str() == "self" || (root && s.as_str() == "crate");
             let segs: Vec<&String> = segs.iter().skip_while(skip).collect();
-            if let [first, _, ..] = segs.as_slice() {
-                if children.contains(*first) {
+            match segs.as_slice() {
+                [first] if name == "*" && children.contains(*first) => {
+                    for n in public_names(&child_text(first)) {
+                        out.entry(n).or_insert_with(|| (*first).clone());
+                    }
+                }
+                [first, _, ..] if children.contains(*first) => {
                     out.insert(name, (*first).clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The names a module's file makes visible to a glob of it: its `pub`, `pub(crate)` and `pub(super)` items
+/// (fn, struct, enum, trait, type, const, static, mod) and the names it re-exports with `pub use`.
+fn public_names(text: &str) -> BTreeSet<String> {
+    let code = code_of(text);
+    let mut out = BTreeSet::new();
+    for line in code.lines() {
+        let l = line.trim_start();
+        let Some(rest) = ["pub ", "pub(crate) ", "pub(super) "].iter().find_map(|p| l.strip_prefix(p)) else {
+            continue;
+        };
+        let rest =
+            rest.trim_start_matches("async ").trim_start_matches("unsafe ").trim_start_matches("const fn ");
+        if let Some(tree) = rest.strip_prefix("use ") {
+            let mut paths = Vec::new();
+            use_tree(tree.split(';').next().unwrap_or_default(), &[], &mut paths);
+            out.extend(paths.into_iter().map(|(_, name)| name).filter(|n| n != "*"));
+            continue;
+        }
+        for kw in ["fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "mod "] {
+            if let Some(after) = rest.strip_prefix(kw) {
+                let name: String =
+                    after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() {
+                    out.insert(name);
                 }
             }
         }
@@ -155,10 +204,15 @@ pub(super) fn module_uses(src: &Path) -> Uses {
     };
     let files = rust_files(src);
     let modules: BTreeSet<String> = files.iter().filter_map(|f| top(f)).collect();
+    let child_text = |m: &str| {
+        std::fs::read_to_string(src.join(format!("{m}.rs")))
+            .or_else(|_| std::fs::read_to_string(src.join(m).join("mod.rs")))
+            .unwrap_or_default()
+    };
     let mut reexported = BTreeMap::new();
     for root in ["lib.rs", "main.rs"] {
         let text = std::fs::read_to_string(src.join(root)).unwrap_or_default();
-        reexported.extend(reexports(&text, &modules, true));
+        reexported.extend(reexports(&text, &modules, true, &child_text));
     }
     let mut uses = Uses::new();
     for f in &files {
@@ -191,7 +245,12 @@ pub(super) fn sibling_uses(dir: &Path) -> Uses {
     let parent = std::fs::read_to_string(dir.join("mod.rs"))
         .or_else(|_| std::fs::read_to_string(dir.with_extension("rs")))
         .unwrap_or_default();
-    let reexported = reexports(&parent, &siblings, false);
+    let child_text = |m: &str| {
+        std::fs::read_to_string(dir.join(format!("{m}.rs")))
+            .or_else(|_| std::fs::read_to_string(dir.join(m).join("mod.rs")))
+            .unwrap_or_default()
+    };
+    let reexported = reexports(&parent, &siblings, false, &child_text);
     let mut uses = Uses::new();
     for f in &files {
         let own = name(f);
@@ -335,6 +394,35 @@ fn the_module_graph_follows_paths_groups_and_reexports() {
                 ("d/y.rs", "use super::x::f;"),
             ],
             &["d: x, y"],
+        ),
+        (
+            // src/cli/mod.rs's `pub(crate) use agent::*;`: a name of agent.rs reached as `super::NAME`.
+            "a sibling re-exported by a glob, through super::",
+            &[
+                ("lib.rs", "mod d;"),
+                ("d/mod.rs", "mod x;\nmod y;\npub(crate) use y::*;"),
+                ("d/x.rs", "use super::Args;"),
+                ("d/y.rs", "pub(crate) struct Args;\nfn f() { super::x::g() }"),
+            ],
+            &["d: x, y"],
+        ),
+        (
+            "a crate root's glob of a module, and a name the module re-exports itself",
+            &[
+                ("lib.rs", "mod a;\nmod b;\npub use b::*;"),
+                ("a.rs", "fn f() { crate::helper(); }"),
+                ("b.rs", "pub use inner::helper;\nmod inner;\nuse crate::a;"),
+            ],
+            &["a, b"],
+        ),
+        (
+            "a glob does not name what the module keeps private",
+            &[
+                ("lib.rs", "mod a;\nmod b;\npub use b::*;"),
+                ("a.rs", "fn f() { crate::hidden(); }"),
+                ("b.rs", "fn hidden() {}\nuse crate::a;"),
+            ],
+            &[],
         ),
         (
             "a sibling imported by its directory's DIR.rs",

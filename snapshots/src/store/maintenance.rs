@@ -1,7 +1,14 @@
 //! Keeping a store healthy: verify (every body re-hashed, every reference checked), gc (unreferenced
 //! blobs), rm, and whole-store figures.
 
-use super::*;
+use std::collections::HashSet;
+
+use super::{id_prefix, seq_of_index_key, Store, StoreStats, DELETE_BATCH};
+use crate::blob::{check_blob, BlobRecord};
+use crate::format::{decode_exchange, Manifest, SnapshotState};
+use crate::key::{hex, parse_hex32};
+use crate::kv::{Batch, Table};
+use crate::StoreError;
 
 /// One problem found by [`Store::verify`].
 #[derive(Debug, Clone, PartialEq, Eq)]

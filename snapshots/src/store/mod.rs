@@ -11,17 +11,17 @@
 //! directory (and records its pid and command line there), so a second writer gets
 //! [`StoreError::Locked`] at once instead of hanging. Read-only opens take no lock and work beside a writer.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::blob::{check_blob, BlobReader, BlobRecord, BlobTables, BlobWriter};
+use crate::blob::{BlobReader, BlobTables, BlobWriter};
 use crate::format::{
-    decode_exchange, decode_manifest, encode_exchange, encode_manifest, Counts, Exchange, Manifest, Seed,
-    SnapshotSource, SnapshotState,
+    decode_exchange, decode_manifest, encode_manifest, Counts, Exchange, Manifest, Seed, SnapshotSource,
+    SnapshotState,
 };
-use crate::key::{hex, host_path, parse_hex32, RequestKey};
+use crate::key::{host_path, parse_hex32, RequestKey};
 use crate::kv::{Batch, Kv, Table};
 use crate::memory::MemoryKv;
 use crate::rocks::RocksKv;

@@ -1,7 +1,15 @@
 //! Appending to one snapshot: sequence numbers, atomic appends (exchange + index entries + manifest
 //! counts in one batch), and sealing (`complete`, `imported`, `interrupted`; `interrupted` on drop).
 
-use super::*;
+use std::sync::Mutex;
+
+use super::{exchange_key, index_key, path_digest, Store};
+use crate::format::{
+    encode_exchange, encode_manifest, Counts, Exchange, Manifest, SnapshotSource, SnapshotState,
+};
+use crate::key::{hex, parse_hex32};
+use crate::kv::{Batch, Table};
+use crate::StoreError;
 
 pub(super) fn add_counts(c: &mut Counts, x: &Exchange) {
     c.exchanges += 1;

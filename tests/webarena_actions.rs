@@ -358,9 +358,19 @@ async fn by_hand_on_served_demo_sites_record_eval_then_rescore_offline() {
             .map(|t| (t["id"].as_str().unwrap().into(), t["success"] == true))
             .collect()
     };
-    let live = success(&eval(false).await);
+    let live_out = eval(false).await;
+    let live = success(&live_out);
     assert_eq!(live.len(), 8);
-    assert!(live.iter().all(|(_, ok)| *ok), "{live:?}");
+    if !live.iter().all(|(_, ok)| *ok) {
+        // Seen once under heavy load (demo-wa-2 FAIL) and never reproduced: keep the run for a reading.
+        let _ = child.kill();
+        let kept = home.keep();
+        panic!(
+            "{live:?}\nthe run is kept in {}\neval: {}",
+            kept.display(),
+            String::from_utf8_lossy(&live_out.stdout)
+        );
+    }
     // Ctrl-C stops the sites.
     std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(child.wait().unwrap().success());

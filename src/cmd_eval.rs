@@ -2,16 +2,12 @@
 
 use evaluator::evaluate::{site_table, write_report, EvalOptions, JudgeKind};
 
-use crate::cli::{EvalArgs, JudgeArg};
+use crate::cli::EvalArgs;
 use crate::config::{load_ca, Config};
 use crate::usage::UsageError;
 
 pub(crate) fn run(cfg: &Config, a: EvalArgs) -> anyhow::Result<()> {
-    let judge = match a.judge {
-        JudgeArg::Llm => JudgeKind::Llm,
-        JudgeArg::Reference => JudgeKind::Reference,
-        JudgeArg::Both => JudgeKind::Both,
-    };
+    let judge = a.judge;
     let k = match a.k.as_str() {
         "all" => None,
         n => Some(

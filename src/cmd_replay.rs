@@ -6,10 +6,9 @@ use anyhow::Context as _;
 use clock::{Clock, SystemClock};
 use replay::overlay::Overlays;
 use replay::rules::Rules;
-use replay::NotCaptured;
 use snapshots::Store;
 
-use crate::cli::{GuardKind, NotCapturedArg, ReplayArgs};
+use crate::cli::{GuardKind, ReplayArgs};
 use crate::config::{load_ca, proxy_config, Config};
 use crate::serve::{announce, bind, shutdown_signal};
 use crate::usage::UsageError;
@@ -47,10 +46,7 @@ pub(crate) fn run(cfg: &Config, args: ReplayArgs) -> anyhow::Result<()> {
             rules,
             inject_shim: !args.no_inject_shim,
             fuzzy_min_score: args.fuzzy_min_score,
-            not_captured: match args.not_captured {
-                NotCapturedArg::NotFound => NotCaptured::NotFound,
-                NotCapturedArg::Empty => NotCaptured::Empty,
-            },
+            not_captured: args.not_captured,
             refresh: (!args.no_refresh).then(|| clock.clone()),
             overlays,
             search: replay::search::SearchConfig { mode: args.search, urls: args.search_urls.clone() },

@@ -301,7 +301,7 @@ const FILE_WRITERS: &[(&str, &str)] = &[
     ("trajectory/src/wire.rs", "a task's wire log, as the run goes (a zstd stream)"),
     ("proxy/src/ca.rs", "the CA's certificate and key (0600)"),
     ("snapshots/src/store/lock.rs", "the store's lock file (the holder's pid and command line)"),
-    ("bundle/src/lib.rs", "the bundle archive itself (temp + rename)"),
+    ("bundle/src/create.rs", "the bundle archive itself (temp + rename)"),
     ("bundle/src/remote.rs", "a bundle downloaded from object storage (temp + rename)"),
     ("session/src/network_events.rs", "`eval --har`: a run's own requests as a HAR file"),
 ];

@@ -309,9 +309,9 @@ pub async fn pull(
         let mut tar = tar::Builder::new(std::io::BufWriter::new(f));
         for p in &m.parts {
             let bytes = std::fs::read(cache.join(&p.blake3)).map_err(io(&cache))?;
-            bundle::append_part(&mut tar, &p.path, &bytes).map_err(io(&tmp))?;
+            crate::create::append_part(&mut tar, &p.path, &bytes).map_err(io(&tmp))?;
         }
-        bundle::append_part(&mut tar, bundle::MANIFEST_PATH, &manifest_bytes).map_err(io(&tmp))?;
+        crate::create::append_part(&mut tar, bundle::MANIFEST_PATH, &manifest_bytes).map_err(io(&tmp))?;
         let mut inner = tar.into_inner().map_err(io(&tmp))?;
         std::io::Write::flush(&mut inner).map_err(io(&tmp))?;
     }

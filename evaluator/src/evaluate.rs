@@ -17,15 +17,16 @@ mod table;
 
 pub use table::site_table;
 
-/// Which judges run.
+/// Which judges run (`--judge`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeKind {
-    /// The model judge only.
+    /// A vision model after the WebVoyager protocol (needs the model API).
     Llm,
-    /// Reference matchers only.
+    /// Reference matchers: the task file's `eval` specs and --reference (WebVoyager's answers).
     Reference,
-    /// Both; a task succeeds only if both say so (where a reference exists).
+    /// Both; a task succeeds only if both agree it did (where a reference exists).
     Both,
 }
 

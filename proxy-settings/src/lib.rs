@@ -1,4 +1,4 @@
-//! The proxy half of a run's settings, each enum defined once: `replay` serves by them, `run.json` names
+//! The proxy half of a run's settings and replay's own flags, each enum defined once: `replay` serves by them, `run.json` names
 //! them (serde, through `trajectory::ProxySettings`) and the command line parses them (clap's
 //! `ValueEnum`, derived behind this crate's `clap` feature, which only the binary turns on, through
 //! `trajectory`'s). A leaf crate (serde only) so that replay, which knows no run directory, and
@@ -64,6 +64,21 @@ pub enum WsPacing {
     Recorded,
     /// Server messages as soon as they are released.
     Fast,
+}
+
+/// How replay answers an exchange recorded without its body (`body_not_captured`, e.g. from a HAR that left
+/// bodies out; `--not-captured`). Either way the report counts it as served without a body, never as a hit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum NotCaptured {
+    /// Answer 404 naming the reason: the page sees the resource as missing, never as empty.
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "404"))]
+    #[serde(rename = "404")]
+    NotFound,
+    /// The recorded status and headers with an empty body.
+    Empty,
 }
 
 #[cfg(test)]

@@ -84,16 +84,7 @@ impl std::fmt::Debug for OnMiss {
     }
 }
 
-/// How an exchange recorded without its body (`body_not_captured`, e.g. from a HAR that left bodies out)
-/// is answered. Either way the report counts it as served without a body, never as a hit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum NotCaptured {
-    /// 404 naming the reason: the page sees the resource as missing, never as empty (the default).
-    #[default]
-    NotFound,
-    /// The recorded status and headers with an empty body.
-    Empty,
-}
+pub use proxy_settings::NotCaptured;
 
 /// Replay settings.
 #[derive(Debug)]

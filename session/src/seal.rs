@@ -56,6 +56,10 @@ pub enum Ending {
     Complete,
     /// Stopped by an error: `interrupted`, and what it holds is derived all the same.
     Interrupted,
+    /// Cancelled (a task proxy dropped before its finish, on the cancelling thread): `interrupted`, its
+    /// rendered text kept and its place in its site union taken (cheap); its search index, which is not, is
+    /// left to be derived later or in memory.
+    Cancelled,
 }
 
 /// Seal the snapshot `writer` records `complete` (or `imported`) and derive what it needs: the one call a
@@ -74,11 +78,17 @@ pub fn finish(
 ) -> Result<Manifest, SessionError> {
     let m = match ending {
         Ending::Complete => writer.finalize(finished_ms)?,
-        Ending::Interrupted => writer.interrupt(finished_ms)?,
+        Ending::Interrupted | Ending::Cancelled => writer.interrupt(finished_ms)?,
     };
     let store = writer.store();
     keep_rendered(store, &m.name, rendered);
-    after_seal(store, &m.name);
+    if ending == Ending::Cancelled {
+        if let Err(e) = join_site_union(store, &m.name) {
+            tracing::warn!("{e}");
+        }
+    } else {
+        after_seal(store, &m.name);
+    }
     Ok(store.manifest(&m.name).unwrap_or(m))
 }
 

@@ -422,16 +422,9 @@ impl Drop for TaskProxy {
         let now = self.clock.now_ms();
         let rendered = self.rendered();
         for w in self.writers.drain(..) {
-            match w.interrupt(now) {
-                // What the browser rendered before the cancel is kept too (`snapshots search-index` reads it),
-                // and it joins its site union (cheap: the index, which is not, is derived later or in memory).
-                Ok(m) => {
-                    crate::seal::keep_rendered(w.store(), &m.name, rendered.clone());
-                    if let Err(e) = crate::seal::join_site_union(w.store(), &m.name) {
-                        tracing::warn!("{e}");
-                    }
-                }
-                Err(e) => tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}"),
+            // What the browser rendered before the cancel is kept too (`snapshots search-index` reads it).
+            if let Err(e) = crate::seal::finish(&w, now, crate::seal::Ending::Cancelled, rendered.clone()) {
+                tracing::warn!("cannot mark a cancelled task's snapshot interrupted: {e}");
             }
         }
     }

@@ -9,6 +9,7 @@ use trajectory::{
 };
 
 use super::UpstreamArgs;
+use evaluator::evaluate::JudgeKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum RunMode {
@@ -289,23 +290,13 @@ pub(crate) struct LlmArgs {
     pub max_tokens_field: MaxTokensField,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum JudgeArg {
-    /// A vision model after the WebVoyager protocol (needs the model API).
-    Llm,
-    /// Reference matchers: the task file's `eval` specs and --reference (WebVoyager's answers).
-    Reference,
-    /// Both; a task succeeds only if both agree it did.
-    Both,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct EvalArgs {
     /// Run directory (from `webfreeze run --out`).
     pub run: PathBuf,
     /// Which judges run.
-    #[arg(long, value_enum, default_value_t = JudgeArg::Reference)]
-    pub judge: JudgeArg,
+    #[arg(long, value_enum, default_value_t = JudgeKind::Reference)]
+    pub judge: JudgeKind,
     /// Screenshots the model judge sees: the last N, or `all`.
     #[arg(long, default_value = "3", value_name = "N|all")]
     pub k: String,

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use replay::NotCaptured;
 use trajectory::{FrozenWebUnit, MissPolicy, SearchMode, WsPacing};
 
 mod agent;
@@ -271,16 +272,6 @@ pub(crate) struct RecordArgs {
     pub proxy: ProxyArgs,
 }
 
-/// `--not-captured`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum NotCapturedArg {
-    /// Answer 404 naming the reason.
-    #[value(name = "404")]
-    NotFound,
-    /// The recorded status and headers with an empty body.
-    Empty,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     /// Snapshot to replay.
@@ -309,8 +300,8 @@ pub(crate) struct ReplayArgs {
     /// Exchanges recorded without their body (HAR files that left bodies out): `404` (default: the page
     /// sees the resource as missing) or `empty` (recorded status and headers, empty body). Either way the
     /// report counts them as served without a body, never as hits.
-    #[arg(long, value_enum, default_value_t = NotCapturedArg::NotFound)]
-    pub not_captured: NotCapturedArg,
+    #[arg(long, value_enum, default_value_t = NotCaptured::NotFound)]
+    pub not_captured: NotCaptured,
     /// Serve `Date`, `Expires`, `Last-Modified` and cookies' `Expires` as recorded (by default they are
     /// shifted by one offset to now, so caches and cookies see the freshness and lifetimes of recording
     /// time: a replay months later makes the requests the recording made).

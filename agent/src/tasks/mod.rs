@@ -148,6 +148,16 @@ pub fn native_action_space(b: Benchmark) -> ActionSpace {
     }
 }
 
+/// A task's site name when its file names none: its start URL's authority (`host` or `host:port`, as the
+/// URL parser writes it), or `unknown`. The one reading every task format's reader shares.
+pub(crate) fn site_name_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .filter(|u| u.has_host())
+        .map(|u| u[url::Position::BeforeHost..url::Position::AfterPort].to_string())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 /// The non-blank lines of a JSON Lines task file, with their 1-based numbers (a byte-order mark dropped).
 pub(crate) fn json_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
@@ -169,4 +179,23 @@ pub(crate) fn task_id(v: Option<serde_json::Value>) -> Option<String> {
 pub fn filter(tasks: Vec<Task>, pattern: &str) -> Result<Vec<Task>, TaskError> {
     let re = regex::Regex::new(pattern).map_err(|e| TaskError::Filter(pattern.to_string(), e.to_string()))?;
     Ok(tasks.into_iter().filter(|t| re.is_match(&t.id) || re.is_match(&t.web_name)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_site_name_is_the_start_urls_authority() {
+        let rows = [
+            ("https://www.allrecipes.com/recipes/", "www.allrecipes.com"),
+            ("http://127.0.0.1:7770/admin", "127.0.0.1:7770"),
+            ("https://shop.test", "shop.test"),
+            ("https://Shop.Test:443/x", "shop.test"),
+            ("http://[::1]:8080/", "[::1]:8080"),
+            ("not a url", "unknown"),
+            ("data:text/html,hi", "unknown"),
+        ];
+        for (url, want) in rows {
+            assert_eq!(super::site_name_of(url), want, "{url}");
+        }
+    }
 }

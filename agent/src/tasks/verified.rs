@@ -120,11 +120,7 @@ pub(crate) fn parse(v: &Value, path: &str, base: &Path, sites: &Sites) -> Result
             return Err(TaskError::Duplicate { path: path.to_string(), line: i + 1, id: task_name });
         }
         let web = start_urls[0].clone();
-        let web_name = if site_names.is_empty() {
-            web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()
-        } else {
-            site_names.join("+")
-        };
+        let web_name = if site_names.is_empty() { super::site_name_of(&web) } else { site_names.join("+") };
         out.push(Task {
             web_name,
             id: task_name,

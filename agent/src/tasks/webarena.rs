@@ -424,11 +424,7 @@ fn one(v: &Value, index: usize, path: &str, base: &Path, sites: &Sites) -> Resul
         })?),
     };
     let web = start_urls[0].clone();
-    let web_name = if site_names.is_empty() {
-        web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()
-    } else {
-        site_names.join("+")
-    };
+    let web_name = if site_names.is_empty() { super::site_name_of(&web) } else { site_names.join("+") };
     Ok(Task {
         web_name,
         id,

@@ -42,9 +42,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Task>, TaskError> {
             .web
             .filter(|w| w.starts_with("http://") || w.starts_with("https://"))
             .ok_or_else(|| bad("missing \"web\" or not an http(s) URL".into()))?;
-        let web_name = raw.web_name.filter(|w| !w.trim().is_empty()).unwrap_or_else(|| {
-            web.split("//").nth(1).and_then(|r| r.split('/').next()).unwrap_or("unknown").to_string()
-        });
+        let web_name =
+            raw.web_name.filter(|w| !w.trim().is_empty()).unwrap_or_else(|| super::site_name_of(&web));
         if !seen.insert(id.clone()) {
             return Err(TaskError::Duplicate { path: path.to_string(), line: line_no, id });
         }

@@ -62,9 +62,7 @@ pub const TEMPLATE_HEADER: &str = "x-webfreeze-template";
 pub fn is_document(x: &snapshots::Exchange) -> bool {
     x.request.method == "GET"
         && (200..300).contains(&x.response.status)
-        && x.response.headers.iter().any(|h| {
-            h.name.eq_ignore_ascii_case("content-type") && h.value.to_ascii_lowercase().contains("text/html")
-        })
+        && x.response.header("content-type").is_some_and(|v| v.to_ascii_lowercase().contains("text/html"))
 }
 
 /// The HTML documents a snapshot recorded (GET, 2xx, `text/html`, with their body), in recorded order:

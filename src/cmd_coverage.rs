@@ -90,6 +90,15 @@ fn layers(l: &std::collections::BTreeMap<String, u64>) -> String {
     l.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
+/// ` (+N apart)` when steps were counted apart.
+fn apart(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" (+{n} apart)")
+    }
+}
+
 /// The per-site and per-task tables.
 fn table(r: &CoverageReport) -> String {
     let mut s = format!(
@@ -98,11 +107,12 @@ fn table(r: &CoverageReport) -> String {
     );
     for (site, c) in r.sites.iter().chain(std::iter::once((&"all".to_string(), &r.total))) {
         s += &format!(
-            "| {site} | {} | {}/{} ({:.0}%) | {} |\n",
+            "| {site} | {} | {}/{} ({:.0}%){} | {} |\n",
             c.tasks,
             c.served,
             c.steps,
             pct(c.served, c.steps),
+            apart(c.apart),
             layers(&c.layers)
         );
     }
@@ -113,7 +123,23 @@ fn table(r: &CoverageReport) -> String {
             (None, Some((n, why))) => format!("step {n}: {why}"),
             (None, None) => "-".into(),
         };
-        s += &format!("| {} | {} | {}/{} | {miss} |\n", t.id, t.site, t.served, t.steps);
+        let write = t.unseen_write.as_ref().map(|(n, w)| format!("; state unknown after step {n}: {w}"));
+        s += &format!(
+            "| {} | {} | {}/{}{} | {miss}{} |\n",
+            t.id,
+            t.site,
+            t.served,
+            t.steps,
+            apart(t.apart),
+            write.unwrap_or_default()
+        );
+    }
+    if r.total.apart > 0 {
+        s += &format!(
+            "\n{} step(s) came after a write the frozen web never saw: their state is unknown, so they are counted \
+             apart and not scored (the frozen verdict's rule: `webfreeze eval` counts such runs apart).\n",
+            r.total.apart
+        );
     }
     if !r.unsupported_answers.is_empty() {
         s += &format!(
@@ -136,9 +162,9 @@ fn html(r: &CoverageReport) -> String {
                 table border="1" {
                     tr { th { "site" } th { "tasks" } th { "steps served as recorded" } th { "requests by layer" } }
                     @for (site, c) in &r.sites {
-                        tr { td { (site) } td { (c.tasks) } td { (c.served) "/" (c.steps) " (" (format!("{:.0}%", pct(c.served, c.steps))) ")" } td { (layers(&c.layers)) } }
+                        tr { td { (site) } td { (c.tasks) } td { (c.served) "/" (c.steps) " (" (format!("{:.0}%", pct(c.served, c.steps))) ")" (apart(c.apart)) } td { (layers(&c.layers)) } }
                     }
-                    tr { td { b { "all" } } td { (r.total.tasks) } td { (r.total.served) "/" (r.total.steps) " (" (format!("{:.0}%", pct(r.total.served, r.total.steps))) ")" } td { (layers(&r.total.layers)) } }
+                    tr { td { b { "all" } } td { (r.total.tasks) } td { (r.total.served) "/" (r.total.steps) " (" (format!("{:.0}%", pct(r.total.served, r.total.steps))) ")" (apart(r.total.apart)) } td { (layers(&r.total.layers)) } }
                 }
                 @if !r.unsupported_answers.is_empty() {
                     h2 { "Answers the frozen web cannot support" }
@@ -149,7 +175,7 @@ fn html(r: &CoverageReport) -> String {
                     tr { th { "task" } th { "site" } th { "served" } th { "first miss" } }
                     @for t in &r.tasks {
                         tr {
-                            td { (t.id) } td { (t.site) } td { (t.served) "/" (t.steps) }
+                            td { (t.id) } td { (t.site) } td { (t.served) "/" (t.steps) (apart(t.apart)) }
                             td { @if let Some(e) = &t.error { "error: " (e) } @else if let Some((n, why)) = &t.first_miss { "step " (n) ": " (why) } @else { "-" } }
                         }
                     }

@@ -7,12 +7,18 @@
 //! recording had; the first step that is not names the request that missed. Per task and per site, with the
 //! layers that answered.
 //!
+//! Steps after a write the frozen web never saw are not coverage (issue 61 part 6): once a step's write (a
+//! request `proxy_report::writes` counts as one) missed every layer, the site's state after it is unknown,
+//! and what the following pages show is the frozen-verdict rule's business, not the layers'. Those steps
+//! are counted apart, with the write named, and leave the denominator: `steps` counts the steps that are
+//! scored, `apart` the others.
+//!
 //! For tasks with reference answers (WebArena's `string_match`, a WebVoyager line's `eval` or
 //! `reference_answer`, `run --reference-file`: what the task file gave its set-up), it also says whether each
 //! answer text is found in the text of the frozen pages the held-out task meets: every document of its
 //! site's recordings, explorations and crawl **but its own** (its snapshot, its exploration, and the crawl's
-//! pages only its start page led to), read as the browser rendered them where the recording kept that text,
-//! else as the recorded HTML's visible text. A task whose answer is on none of them cannot be answered on
+//! pages only its own recorded documents led to), read as the browser rendered them where the recording
+//! kept that text, else as the recorded HTML's visible text. A task whose answer is on none of them cannot be answered on
 //! that frozen web, whatever the agent. A `fuzzy_match` reference is a meaning a model judges, not a string a
 //! page must hold: it is listed apart, never checked as a substring.
 
@@ -32,10 +38,16 @@ pub struct TaskCoverage {
     pub id: String,
     /// Site.
     pub site: String,
-    /// Steps the recording took.
+    /// Steps scored for coverage: the recording's steps, less those counted apart.
     pub steps: usize,
     /// Steps whose page the rest of the frozen web served as recorded.
     pub served: usize,
+    /// Steps after a write the frozen web never saw (their state is unknown): counted apart, not scored.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub apart: usize,
+    /// That write (`step N: METHOD URL`), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unseen_write: Option<(u32, String)>,
     /// The first step not served, and the first request it missed (or "the page differs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_miss: Option<(u32, String)>,
@@ -68,10 +80,13 @@ pub struct AnswerCheck {
 pub struct SiteCoverage {
     /// Tasks.
     pub tasks: usize,
-    /// Steps.
+    /// Steps scored.
     pub steps: usize,
     /// Steps served as recorded.
     pub served: usize,
+    /// Steps counted apart (after a write the frozen web never saw).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub apart: usize,
     /// Requests per layer.
     pub layers: BTreeMap<String, u64>,
 }
@@ -103,6 +118,17 @@ pub struct CoverageReport {
     pub unsupported_answers: Vec<String>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The first write among a replayed step's misses (`METHOD URL`), by the one rule of what a write is.
+fn unseen_write(missed: &[String]) -> Option<&String> {
+    missed.iter().find(|m| {
+        m.split_once(' ').is_some_and(|(method, url)| proxy_report::writes::is_state_write(method, url))
+    })
+}
+
 /// Compare a re-execution with its recording (see the module docs).
 pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
     let mut c = TaskCoverage {
@@ -112,6 +138,11 @@ pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
         ..Default::default()
     };
     for (i, o) in recorded.steps.iter().enumerate() {
+        if c.unseen_write.is_some() {
+            c.apart += 1;
+            c.steps -= 1;
+            continue;
+        }
         let Some(s) = replayed.steps.get(i) else {
             if c.first_miss.is_none() {
                 let why = replayed.error.clone().unwrap_or_else(|| "the re-execution ended earlier".into());
@@ -135,6 +166,9 @@ pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
             });
             c.first_miss = Some((o.n, why));
         }
+        if let Some(w) = unseen_write(&p.miss_urls) {
+            c.unseen_write = Some((o.n, w.clone()));
+        }
     }
     c
 }
@@ -148,6 +182,7 @@ pub fn summarise(run: &str, tasks: Vec<TaskCoverage>) -> CoverageReport {
             acc.tasks += 1;
             acc.steps += t.steps;
             acc.served += t.served;
+            acc.apart += t.apart;
             for (k, v) in &t.layers {
                 *acc.layers.entry(k.clone()).or_insert(0) += v;
             }
@@ -379,6 +414,48 @@ mod tests {
         assert_eq!((r.total.steps, r.total.served, r.sites["W"].served, r.sites["V"].served), (5, 3, 1, 2));
     }
 
+    /// Issue 61 part 6: the steps after a write no layer answered are counted apart, out of the
+    /// denominator; a read that missed, or telemetry, leaves the steps scored.
+    #[test]
+    fn steps_after_a_write_the_frozen_web_never_saw_are_counted_apart() {
+        let rec = Trajectory {
+            task_id: "t".into(),
+            web_name: "W".into(),
+            steps: (1..=4).map(|n| step(n, &format!("https://w.test/{n}"), "[0] a")).collect(),
+            ..Default::default()
+        };
+        let replayed = |missed_at_2: &[&str]| {
+            let mut steps: Vec<Step> = rec.steps.clone();
+            steps[1].proxy.miss_urls = missed_at_2.iter().map(|m| m.to_string()).collect();
+            steps[1].proxy.missed = missed_at_2.len() as u64;
+            Trajectory { steps, ..Default::default() }
+        };
+        let rows: &[(&str, &[&str], (usize, usize, usize), Option<(u32, &str)>)] = &[
+            ("no miss", &[], (4, 4, 0), None),
+            ("a read missed", &["GET https://w.test/x"], (4, 4, 0), None),
+            ("telemetry", &["POST https://w.test/analytics/collect"], (4, 4, 0), None),
+            (
+                "a form's save missed",
+                &["GET https://w.test/x", "POST https://w.test/save"],
+                (2, 2, 2),
+                Some((2, "POST https://w.test/save")),
+            ),
+            (
+                "a delete",
+                &["DELETE https://w.test/item/3"],
+                (2, 2, 2),
+                Some((2, "DELETE https://w.test/item/3")),
+            ),
+        ];
+        for (what, missed, (steps, served, apart), write) in rows {
+            let c = compare(&rec, &replayed(missed));
+            assert_eq!((c.steps, c.served, c.apart), (*steps, *served, *apart), "{what}");
+            assert_eq!(c.unseen_write, write.map(|(n, w)| (n, w.to_string())), "{what}");
+        }
+        let r = summarise("r", vec![compare(&rec, &replayed(&["POST https://w.test/save"]))]);
+        assert_eq!((r.total.steps, r.total.served, r.total.apart), (2, 2, 2));
+    }
+
     #[test]
     fn answers_on_the_frozen_pages() {
         let text = normalise(&wall::visible_text("<p>The  Blue Kettle costs <b>$24.00</b>.</p>"));
@@ -398,7 +475,7 @@ mod tests {
     }
 
     /// Issue 61 part 2: the audit reads what the held-out task meets, never its own pages or the crawl's
-    /// pages only its start page led to.
+    /// pages only its own recorded documents led to.
     #[test]
     fn a_held_out_task_meets_no_text_of_its_own() {
         let page = |layer: &str, url: &str, crawl: bool, text: &str| FrozenPage {

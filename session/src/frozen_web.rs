@@ -132,7 +132,7 @@ pub fn union_layers(store: &Store, own: &Manifest, u: UnionLayers<'_>) -> Result
     }
     if let Some(run) = u.run {
         let crawl = crawl_overlays(store, run, &site, &stored);
-        // A held-out task meets none of the crawl's pages that only its own start page led to.
+        // A held-out task meets none of the crawl's pages that only its own recorded documents led to.
         if u.leave_out_own {
             let hidden = crate::crawl::reach::hidden_for(crawl.iter().map(|o| &o.manifest), &own.name);
             o.hidden = (!hidden.is_empty()).then(|| std::sync::Arc::new(hidden));

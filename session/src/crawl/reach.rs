@@ -90,8 +90,8 @@ pub(crate) fn label_value(private: &BTreeMap<String, BTreeSet<String>>) -> Strin
     serde_json::to_string(private).unwrap_or_else(|_| "{}".into())
 }
 
-/// The pages the crawl parts `parts` reached only through task snapshot `task`'s start page: hidden from
-/// that task's leave-one-out replay. A label that does not read is said and hides nothing.
+/// The pages the crawl parts `parts` reached only through task snapshot `task`'s own recorded documents
+/// (never a start page or a `--start` URL, which are public): hidden from that task's leave-one-out replay. A label that does not read is said and hides nothing.
 pub(crate) fn hidden_for<'a>(parts: impl IntoIterator<Item = &'a Manifest>, task: &str) -> BTreeSet<String> {
     parts.into_iter().flat_map(|m| hidden_in(&m.name, &m.labels, task)).collect()
 }

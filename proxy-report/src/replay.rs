@@ -68,6 +68,9 @@ pub struct AssembledEntry {
     pub modules: u64,
     /// The recorded exchanges (sequence numbers in the replayed snapshot) its modules were cut from.
     pub from: Vec<u64>,
+    /// Those recorded in another layer of the frozen web (a held-out task's replay reads only these).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_layers: Vec<crate::wire::RecordedRef>,
 }
 
 /// One search answered by the frozen search engine.

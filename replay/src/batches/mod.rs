@@ -10,12 +10,14 @@
 //!
 //! When a GET misses every layer under the 404 policy and its URL is a ResourceLoader script batch (a path
 //! ending `load.php` with `modules=`, and no `only=`, `raw=` or `image=`), [`Replay::answer_batch`] reads the
-//! replayed snapshot's recorded responses at the same scheme, host and path whose other parameters (`lang`,
-//! `skin`, `debug`, `user` ... everything but `modules` and `version`) are the request's, cuts each into its
-//! modules ([`chunks`], by the scanner in `scan`), and answers the requested modules' implementations
+//! recorded responses of every layer the replay reads (the replayed snapshot's, unless it is held out, then
+//! the overlays' in their order, the earlier preferred) at the same scheme, host and path whose other
+//! parameters (`lang`, `skin`, `debug`, `user` ... everything but `modules` and `version`) are the
+//! request's, cuts each into its modules ([`chunks`], by the scanner in `scan`), and answers the requested modules' implementations
 //! concatenated in the requested order ([`assemble`]). Only when every requested module is found; otherwise
 //! the miss stays a miss. The answer is marked (`x-webfreeze-layer: assembled-batch`, the wire log's
-//! `assembled-batch` answer, the report's `assembled_batches` with the recorded exchanges it came from).
+//! `assembled-batch` answer, the report's `assembled_batches` with the recorded exchanges it came from:
+//! `from` in the replayed snapshot, `from_layers` in the others).
 //!
 //! **Module names** are packed as ResourceLoader packs them (`makePackedModulesString` in PHP,
 //! `buildModulesString` in `mediawiki.loader.js`): groups separated by `|`; in a group with commas, the
@@ -35,7 +37,7 @@
 //!
 //! **Not assembled:** `only=styles` (concatenated CSS, no per-module boundaries) and `only=scripts` (raw
 //! scripts, one after another, no boundaries either); modules a recording answered only with a state
-//! (`missing`, `error`); batches in the overlays (only the replayed snapshot's own recordings are read).
+//! (`missing`, `error`).
 //! The recorded batches are read again on each such miss (they are rare: a few per run), not cached.
 
 mod scan;
@@ -248,34 +250,38 @@ impl Replay {
     /// A ResourceLoader batch nothing recorded answers, assembled from the recorded batches that hold its
     /// modules (404 policy only; see the module docs); None leaves the miss a miss.
     pub(crate) async fn answer_batch(&self, ctx: &ReplayCtx, req: &Classified) -> Option<Decision> {
-        if !matches!(self.cfg.on_miss, OnMiss::NotFound) || self.cfg.hide_own || req.method != "GET" {
+        if !matches!(self.cfg.on_miss, OnMiss::NotFound) || req.method != "GET" {
             return None;
         }
         let asked = batch_request(&req.url)?;
         let got = self.offload.run(|| self.assemble_recorded(&req.url, &asked)).await;
-        let a = match got {
+        let (a, got_refs) = match got {
             Ok(a) => a,
             Err(e) => {
                 tracing::info!("replay: batch {} not assembled: {e}", req.url);
                 return None;
             }
         };
+        // Which recorded exchange each cut batch was: the replayed snapshot's by sequence number, another
+        // layer's by name and sequence number.
+        let refs: Vec<&RecordedRef> = a.from.iter().filter_map(|&i| a_refs(&got_refs, i)).collect();
+        let own = self.manifest.name.as_str();
         if let Ok(mut s) = self.state.lock() {
             let episode = s.episode;
             s.assembled.push(AssembledEntry {
                 episode,
                 url: req.url.clone(),
                 modules: asked.modules.len() as u64,
-                from: a.from.clone(),
+                from: refs.iter().filter(|r| r.snapshot == own).map(|r| r.seq).collect(),
+                from_layers: refs.iter().filter(|r| r.snapshot != own).map(|r| (*r).clone()).collect(),
             });
         }
-        let first = a.from.first().copied();
         self.wire_answer(
             ctx,
             Answered {
                 answer: Answer::AssembledBatch,
                 overlay: None,
-                recorded: first.map(|seq| RecordedRef { snapshot: self.manifest.name.clone(), seq }),
+                recorded: refs.first().map(|r| (*r).clone()),
                 body_hash: None,
             },
         );
@@ -297,28 +303,46 @@ impl Replay {
         Some(Decision::Respond(r))
     }
 
-    /// The batch `asked` (at `url`) assembled from the replayed snapshot's recorded batches at the same
-    /// address and parameters (store work: call it off the async workers).
-    fn assemble_recorded(&self, url: &str, asked: &BatchRequest) -> Result<Assembled, NotAssembled> {
+    /// The batch `asked` (at `url`) assembled from the recorded batches at the same address and parameters
+    /// in every layer the replay reads: the replayed snapshot's (unless it is held out), then the overlays'
+    /// in their order, the earlier layer's preferred (store work: call it off the async workers). The
+    /// assembled batch's `from` indexes the returned list of recorded exchanges.
+    fn assemble_recorded(
+        &self,
+        url: &str,
+        asked: &BatchRequest,
+    ) -> Result<(Assembled, Vec<RecordedRef>), NotAssembled> {
         let store_err = |e: snapshots::StoreError| NotAssembled::Store(e.to_string());
-        let mut bodies: Vec<(u64, String)> = Vec::new();
-        for x in self.store.scan_host_path(&self.manifest, url).map_err(store_err)? {
-            let usable = x.request.method == "GET"
-                && x.response.status == 200
-                && !x.flags.body_not_captured
-                && !x.flags.truncated
-                && !x.flags.decode_failed
-                && batch_request(&x.request.url).is_some_and(|b| b.context == asked.context);
-            let Some(body) = x.response.body.as_ref().filter(|_| usable) else { continue };
-            let bytes = self.store.blob_bytes(&body.hash).map_err(store_err)?;
-            if let Ok(text) = String::from_utf8(bytes) {
-                bodies.push((x.seq, text));
+        let own = (!self.cfg.hide_own).then_some(&self.manifest);
+        let layers: Vec<&snapshots::Manifest> =
+            own.into_iter().chain(self.cfg.overlays.layers.iter().map(|o| &o.manifest)).collect();
+        // `assemble` prefers the last of its list: the least preferred layer first, each in recorded order.
+        let mut bodies: Vec<(RecordedRef, String)> = Vec::new();
+        for m in layers.into_iter().rev() {
+            for x in self.store.scan_host_path(m, url).map_err(store_err)? {
+                let usable = x.request.method == "GET"
+                    && x.response.status == 200
+                    && !x.flags.body_not_captured
+                    && !x.flags.truncated
+                    && !x.flags.decode_failed
+                    && batch_request(&x.request.url).is_some_and(|b| b.context == asked.context);
+                let Some(body) = x.response.body.as_ref().filter(|_| usable) else { continue };
+                let bytes = self.store.blob_bytes(&body.hash).map_err(store_err)?;
+                if let Ok(text) = String::from_utf8(bytes) {
+                    bodies.push((RecordedRef { snapshot: m.name.clone(), seq: x.seq }, text));
+                }
             }
         }
         let recorded: Vec<Recorded<'_>> =
-            bodies.iter().map(|(seq, body)| Recorded { seq: *seq, body }).collect();
-        assemble(asked, &recorded)
+            bodies.iter().enumerate().map(|(i, (_, body))| Recorded { seq: i as u64, body }).collect();
+        let a = assemble(asked, &recorded)?;
+        Ok((a, bodies.into_iter().map(|(r, _)| r).collect()))
     }
+}
+
+/// The recorded exchange at index `i` of an assembly's list.
+fn a_refs(refs: &[RecordedRef], i: u64) -> Option<&RecordedRef> {
+    refs.get(usize::try_from(i).ok()?)
 }
 
 #[cfg(test)]

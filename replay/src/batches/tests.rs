@@ -188,3 +188,62 @@ async fn replay_answers_an_unrecorded_batch_from_recorded_ones_and_reports_it() 
     assert_eq!(rep.assembled[0].from, vec![0, 1]);
     assert_eq!(rep.assembled[0].url, asked);
 }
+
+/// A held-out task's replay (`hide_own`, as `webfreeze coverage` runs it) and a replay whose own snapshot
+/// lacks a module: the batch is assembled from the other layers' recorded batches, its provenance named by
+/// layer; a module in no layer leaves the miss a miss.
+#[tokio::test]
+async fn a_batch_is_assembled_from_the_other_layers_too() {
+    use crate::overlay::{Overlay, OverlayKind, Overlays};
+    let a = implement("a", "1111a", "A()");
+    let b = implement("b", "2222b", "B()");
+    let (store, own) =
+        snapshot(&[("GET", "https://w.test/w/load.php?lang=en&modules=a&skin=vector", a.as_str())]);
+    let other = crate::tests::add_snapshot(
+        &store,
+        "u",
+        &[("GET", "https://w.test/w/load.php?lang=en&modules=b&skin=vector", b.as_str())],
+    );
+    let asked = "https://w.test/w/load.php?lang=en&modules=a%2Cb&skin=vector";
+    let both = format!("{a}\n{b}");
+    let rows: [(&str, bool, &str, u16, &str, Vec<u64>, Vec<(&str, u64)>); 3] = [
+        ("own snapshot and a layer", false, asked, 200, both.as_str(), vec![0], vec![("u", 0)]),
+        ("held out: the layer alone lacks a", true, asked, 404, "", vec![], vec![]),
+        (
+            "held out: what the layer holds",
+            true,
+            "https://w.test/w/load.php?lang=en&modules=b%7Cb&skin=vector",
+            200,
+            "",
+            vec![],
+            vec![("u", 0)],
+        ),
+    ];
+    for (what, hide_own, url, status, body, from, from_layers) in rows {
+        let layers = vec![Overlay { kind: OverlayKind::SiteUnion, manifest: other.clone() }];
+        let r = crate::Replay::new(
+            store.clone(),
+            own.clone(),
+            ReplayConfig {
+                inject_shim: false,
+                hide_own,
+                overlays: Overlays { layers, ..Default::default() },
+                ..Default::default()
+            },
+        );
+        let (s, got, _) = ask(&r, "GET", url, &[]).await;
+        assert_eq!(s, status, "{what}: {got}");
+        if !body.is_empty() {
+            assert_eq!(got, body, "{what}");
+        }
+        let rep = r.report();
+        match rep.assembled.first() {
+            Some(e) => {
+                let layers: Vec<(&str, u64)> =
+                    e.from_layers.iter().map(|r| (r.snapshot.as_str(), r.seq)).collect();
+                assert_eq!((&e.from, layers), (&from, from_layers), "{what}");
+            }
+            None => assert_eq!(status, 404, "{what}"),
+        }
+    }
+}

@@ -430,7 +430,9 @@ mod tests {
             steps[1].proxy.missed = missed_at_2.len() as u64;
             Trajectory { steps, ..Default::default() }
         };
-        let rows: &[(&str, &[&str], (usize, usize, usize), Option<(u32, &str)>)] = &[
+        // (what, the misses of step 2, (steps scored, served, apart), the write named)
+        type Row<'a> = (&'a str, &'a [&'a str], (usize, usize, usize), Option<(u32, &'a str)>);
+        let rows: &[Row] = &[
             ("no miss", &[], (4, 4, 0), None),
             ("a read missed", &["GET https://w.test/x"], (4, 4, 0), None),
             ("telemetry", &["POST https://w.test/analytics/collect"], (4, 4, 0), None),

@@ -206,7 +206,9 @@ async fn a_batch_is_assembled_from_the_other_layers_too() {
     );
     let asked = "https://w.test/w/load.php?lang=en&modules=a%2Cb&skin=vector";
     let both = format!("{a}\n{b}");
-    let rows: [(&str, bool, &str, u16, &str, Vec<u64>, Vec<(&str, u64)>); 3] = [
+    // (what, held out, the URL asked, status, body (empty: not checked), from, from_layers)
+    type Row<'a> = (&'a str, bool, &'a str, u16, &'a str, Vec<u64>, Vec<(&'a str, u64)>);
+    let rows: [Row; 3] = [
         ("own snapshot and a layer", false, asked, 200, both.as_str(), vec![0], vec![("u", 0)]),
         ("held out: the layer alone lacks a", true, asked, 404, "", vec![], vec![]),
         (

@@ -277,6 +277,19 @@ impl SearchIndex {
         limit: usize,
         host: Option<&str>,
     ) -> Result<(usize, Vec<Hit>), TantivyError> {
+        self.search_except(query, offset, limit, host, &BTreeSet::new())
+    }
+
+    /// [`SearchIndex::search`] without the documents whose URL is in `except` (a held-out task's private
+    /// pages): left out before the ranking is paged, so every page is full and the total exact.
+    pub fn search_except(
+        &self,
+        query: &str,
+        offset: usize,
+        limit: usize,
+        host: Option<&str>,
+        except: &BTreeSet<String>,
+    ) -> Result<(usize, Vec<Hit>), TantivyError> {
         let f = self.core.fields;
         let mut parser = QueryParser::for_index(&self.core.index, vec![f.title, f.text]);
         parser.set_field_boost(f.title, TITLE_BOOST);
@@ -297,7 +310,7 @@ impl SearchIndex {
             None => q,
         };
         let searcher = self.core.reader.searcher();
-        let mut ranked = searcher.search(&q, &Matches { hidden: &self.hidden })?;
+        let mut ranked = searcher.search(&q, &Matches { hidden: &self.hidden, except })?;
         // Best first; equal scores in document order for now, by URL below.
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let total = ranked.len();
@@ -498,14 +511,17 @@ fn rename_segment(files: BTreeMap<String, Vec<u8>>, old: &str, new: &str) -> BTr
         .collect()
 }
 
-/// Every matching document not hidden, with its score.
+/// Every matching document not hidden and whose URL is not in `except`, with its score.
 struct Matches<'a> {
     hidden: &'a Hidden,
+    except: &'a BTreeSet<String>,
 }
 
 struct SegmentMatches {
     segment: SegmentOrdinal,
     hidden: Option<Arc<HashSet<DocId>>>,
+    /// The segment's URL column and the term ordinals of the excepted URLs it holds.
+    except: Option<(tantivy::columnar::StrColumn, HashSet<u64>)>,
     out: Vec<(Score, DocAddress)>,
 }
 
@@ -514,7 +530,22 @@ impl Collector for Matches<'_> {
     type Child = SegmentMatches;
 
     fn for_segment(&self, segment: SegmentOrdinal, r: &SegmentReader) -> tantivy::Result<SegmentMatches> {
-        Ok(SegmentMatches { segment, hidden: self.hidden.get(&r.segment_id()).cloned(), out: Vec::new() })
+        let mut except = None;
+        if !self.except.is_empty() {
+            if let Some(urls) = r.fast_fields().str("url")? {
+                let ords: HashSet<u64> =
+                    self.except.iter().filter_map(|u| urls.dictionary().term_ord(u).ok().flatten()).collect();
+                if !ords.is_empty() {
+                    except = Some((urls, ords));
+                }
+            }
+        }
+        Ok(SegmentMatches {
+            segment,
+            hidden: self.hidden.get(&r.segment_id()).cloned(),
+            except,
+            out: Vec::new(),
+        })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -530,7 +561,10 @@ impl SegmentCollector for SegmentMatches {
     type Fruit = Vec<(Score, DocAddress)>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
-        if self.hidden.as_ref().is_none_or(|h| !h.contains(&doc)) {
+        let excepted = || {
+            self.except.as_ref().is_some_and(|(urls, ords)| urls.term_ords(doc).any(|o| ords.contains(&o)))
+        };
+        if self.hidden.as_ref().is_none_or(|h| !h.contains(&doc)) && !excepted() {
             self.out.push((score, DocAddress::new(self.segment, doc)));
         }
     }
@@ -612,6 +646,28 @@ mod tests {
         let (total, _) = ix.search("tea", 0, 10, Some("t.test")).unwrap();
         assert_eq!(total, 0);
         assert_eq!(ix.search("tea", 0, 10, Some("s.test")).unwrap().0, 2);
+    }
+
+    /// Issue 61: a held-out task's private pages leave the ranking before it is paged: every page is full,
+    /// the total exact, whatever page the excepted documents would have been on.
+    #[test]
+    fn excepted_urls_leave_before_the_results_are_paged() {
+        let docs: Vec<Doc> =
+            (0..6).map(|i| doc(&format!("https://s.test/{i}"), "Same", "same words")).collect();
+        let ix = SearchIndex::build(docs).unwrap();
+        let except: BTreeSet<String> =
+            ["https://s.test/0", "https://s.test/3", "https://s.test/elsewhere"].map(String::from).into();
+        let page = |offset: usize| {
+            let (total, hits) = ix.search_except("same", offset, 2, None, &except).unwrap();
+            (
+                total,
+                hits.into_iter().map(|h| h.url.rsplit('/').next().unwrap().to_string()).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(page(0), (4, vec!["1".to_string(), "2".to_string()]));
+        assert_eq!(page(2), (4, vec!["4".to_string(), "5".to_string()]));
+        assert_eq!(page(4), (4, vec![]));
+        assert_eq!(ix.search_except("same", 0, 10, None, &BTreeSet::new()).unwrap().0, 6);
     }
 
     #[test]

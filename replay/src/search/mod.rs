@@ -200,7 +200,11 @@ impl crate::Replay {
                 ));
             }
         };
-        let (total, hits) = match query.map(|q| ix.search(q, offset, page::PER_PAGE, host)) {
+        // A page hidden from this replay (a held-out task's private crawl page) is no hit, left out before the
+        // results are paged.
+        let no_hidden = std::collections::BTreeSet::new();
+        let except = self.cfg.overlays.hidden.as_deref().unwrap_or(&no_hidden);
+        let (total, hits) = match query.map(|q| ix.search_except(q, offset, page::PER_PAGE, host, except)) {
             Some(Ok(found)) => found,
             Some(Err(e)) => {
                 tracing::error!("frozen search: {e}");
@@ -210,15 +214,6 @@ impl crate::Replay {
                 ));
             }
             None => (0, Vec::new()),
-        };
-        // A page hidden from this replay (a held-out task's private crawl page) is no hit either.
-        let (total, hits) = match self.cfg.overlays.hidden.as_ref() {
-            Some(hidden) => {
-                let before = hits.len();
-                let kept: Vec<_> = hits.into_iter().filter(|h| !hidden.contains(&h.url)).collect();
-                (total.saturating_sub(before - kept.len()), kept)
-            }
-            None => (total, hits),
         };
         let in_template = template.zip(query).and_then(|((t_url, old, t_html), q)| {
             template::refill(t_html, t_url, &form.field, old, q, &hits).map(|h| (h, t_url.clone()))

@@ -19,7 +19,10 @@
 //! Each disagreement is explained: `state unknown` (counted apart: the write named), `coverage miss` (the
 //! frozen web missed a page the run asked for), or `defect` (neither: a bug). Targets: among the runs
 //! scored frozen, verdicts agree >= 98%; runs counted apart <= 10% of all. `--app dokuwiki|mediawiki|wordpress`
-//! runs one (default: all three); `--crawl-pages N` sets the crawl's budget (0: no crawl).
+//! runs one (default: all three); `--crawl-pages N` sets the crawl's budget (0: no crawl); `--hog N` keeps N
+//! threads spinning for the whole bench (a loaded machine: issue 61 part 5's ResourceLoader race, which a
+//! quiet machine does not lose). Each application's table ends with the script batches of its frozen runs:
+//! how many were assembled from recorded ones (`replay::batches`) and how many `load.php` requests missed.
 
 mod apps;
 
@@ -218,10 +221,68 @@ type Row = (String, String, Verdict, Verdict, String);
 /// What a crawl did: pages loaded, seconds.
 type CrawlCost = Option<(usize, f64)>;
 
+/// Script batches over an application's frozen runs (issue 61 part 5).
+#[derive(Debug, Clone, Copy, Default)]
+struct Batches {
+    /// Frozen runs read.
+    runs: usize,
+    /// Batches assembled from recorded ones.
+    assembled: usize,
+    /// `load.php` requests that missed every layer.
+    missed: usize,
+}
+
+impl Batches {
+    /// Adds the frozen run `run`'s task `id`.
+    fn add(&mut self, run: &Path, id: &str) {
+        let report = trajectory::RunDir::new(run)
+            .task(id)
+            .read_trajectory()
+            .ok()
+            .flatten()
+            .and_then(|t| t.proxy_report);
+        let Some(r) = report.as_ref().and_then(|r| r.replay()) else { return };
+        self.runs += 1;
+        self.assembled += r.assembled.len();
+        self.missed += r.misses.iter().filter(|m| m.url.contains("/load.php?")).count();
+    }
+}
+
+/// Threads that spin until dropped: a loaded machine (`--hog N`).
+struct Hogs(Arc<std::sync::atomic::AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Hogs {
+    fn start(n: usize) -> Hogs {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        Hogs(stop, threads)
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.1.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 /// `cargo xtask bench agreement [--app dokuwiki|mediawiki] [--crawl-pages N]`.
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let mut only: Option<String> = None;
     let mut crawl_pages = 40usize;
+    let mut hogs = 0usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -234,8 +295,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                 crawl_pages =
                     it.next().context("--crawl-pages needs a number")?.parse().context("--crawl-pages")?
             }
+            "--hog" => hogs = it.next().context("--hog needs a number")?.parse().context("--hog")?,
             other => bail!(
-                "bench agreement: unknown argument {other:?} (--app dokuwiki|mediawiki|wordpress, --crawl-pages N)"
+                "bench agreement: unknown argument {other:?} (--app dokuwiki|mediawiki|wordpress, --crawl-pages N, \
+                 --hog N)"
             ),
         }
     }
@@ -246,12 +309,24 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             bail!("--app {o}: one of dokuwiki, mediawiki, wordpress");
         }
     }
+    let _hogs = (hogs > 0).then(|| {
+        eprintln!("bench agreement: {hogs} thread(s) spinning for the whole bench (--hog)");
+        Hogs::start(hogs)
+    });
     for app in all_apps {
         if only.as_deref().is_some_and(|o| o != app.name.to_ascii_lowercase()) {
             continue;
         }
-        let (rows, crawl) = run_app(app, crawl_pages)?;
+        let (rows, crawl, batches) = run_app(app, crawl_pages)?;
         print_table(app, &rows, crawl);
+        println!(
+            "\nscript batches over {}'s {} frozen runs{}: {} assembled from recorded ones, {} `load.php` request(s) missed",
+            app.name,
+            batches.runs,
+            if hogs > 0 { format!(" ({hogs} hog thread(s) spinning)") } else { String::new() },
+            batches.assembled,
+            batches.missed
+        );
         all.push((app.name, rows, crawl));
     }
     if all.len() > 1 {
@@ -261,8 +336,9 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Record, crawl and run every agent of `app`'s tasks live and frozen; the rows and the crawl's (pages, s).
-fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost)> {
+/// Record, crawl and run every agent of `app`'s tasks live and frozen; the rows, the crawl's (pages, s) and
+/// the frozen runs' script batches.
+fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost, Batches)> {
     let slug = app.name.to_ascii_lowercase();
     let work = std::env::temp_dir().join(format!("webfreeze-bench-agreement-{}-{slug}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -409,6 +485,7 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
 
     // Every agent live on a restored application and frozen on the recording with its crawl.
     let mut rows: Vec<Row> = Vec::new();
+    let mut batches = Batches::default();
     for (t, (_, page, text, other)) in tasks.iter().zip(app.tasks) {
         for (name, replies) in agents(app, page, text, other, form) {
             let script = work.join(format!("script-{}-{name}", t.id));
@@ -426,6 +503,7 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
                 frozen_web: FrozenWeb::default(),
             };
             run_one(options(None, &frozen_out, mode, &script), t)?;
+            batches.add(&frozen_out, &t.id);
             let (live, frozen) = (verdict(&score(&live_out)?, &t.id), verdict(&score(&frozen_out)?, &t.id));
             let why = explain(&live, &frozen, &frozen_out, &t.id);
             eprintln!(
@@ -437,7 +515,7 @@ fn run_app(app: &App, crawl_pages: usize) -> anyhow::Result<(Vec<Row>, CrawlCost
             rows.push((t.id.clone(), name, live, frozen, why));
         }
     }
-    Ok((rows, crawl))
+    Ok((rows, crawl, batches))
 }
 
 /// Why a frozen verdict is not the live one ("" when they agree).

@@ -34,7 +34,9 @@ pub use stats::coverage;
 use stats::guard_flags;
 use task_run::{EarlyStop, TaskRun};
 
-/// Run one task, writing into `dir` (created). Always returns the trajectory; errors are inside it.
+/// Run one task, writing into `dir` (created). Always returns the trajectory; errors are inside it. The
+/// phases: the trajectory begun ([`begin`]), a browser profile and session, the start pages, the steps
+/// ([`drive`]: a [`TaskRun`]), then the end-of-task checks and the proxy's report ([`wrap_up`]).
 pub async fn run_task(
     cfg: &AgentConfig,
     env: TaskEnv,
@@ -43,24 +45,7 @@ pub async fn run_task(
     dir: TaskDir,
 ) -> Trajectory {
     let t0 = Instant::now();
-    let mut t = Trajectory {
-        v: TRAJECTORY_VERSION,
-        task_id: task.id.clone(),
-        web_name: task.web_name.clone(),
-        question: task.question.clone(),
-        start_url: task.start_url.clone(),
-        mode: env.mode,
-        snapshot: env.snapshot.clone(),
-        policy: policy.describe(),
-        forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
-        started_ms: env.started_ms,
-        task_eval: task.setup.eval.clone(),
-        benchmark: Some(task.benchmark),
-        task_setup: (task.benchmark != trajectory::Benchmark::WebVoyager)
-            .then(|| serde_json::to_value(crate::tasks::TaskSetup { eval: None, ..task.setup.clone() }).ok())
-            .flatten(),
-        ..Default::default()
-    };
+    let mut t = begin(task, &env, &policy);
     policy.set_action_space(cfg.action_space);
     let system = system_prompt(cfg.action_space);
     let mut files = Files {
@@ -105,40 +90,94 @@ pub async fn run_task(
             t.outcome = Outcome::Error;
             t.error = Some(e.to_string());
         }
-        Ok(images) => {
-            // Exploration only makes sense where pages are recorded.
-            let mut explorer = cfg
-                .explore
-                .clone()
-                .filter(|_| env.mode == trajectory::RunMode::Record)
-                .map(crate::explore::Explorer::new);
-            let shop = task
-                .setup
-                .shop_api
-                .as_deref()
-                .and_then(|base| ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).ok());
-            let mut probes = state_probes::StateProbes::of(task.setup.eval.as_ref(), &env, shop);
-            TaskRun {
-                cfg,
-                env: &env,
-                task,
-                task_images: &images,
-                policy: &mut policy,
-                session: &session,
-                t: &mut t,
-                files: &mut files,
-                explorer: explorer.as_mut(),
-                probes: probes.as_mut(),
-                answer_check: task_run::answer_check(&env, task),
-                last_error: None,
-                early_stop: EarlyStop::new(cfg),
-            }
-            .run()
-            .await;
-            t.exploration = explorer.map(|e| e.stats().clone());
-            t.state_probes = probes.map(|p| p.stats);
-        }
+        Ok(images) => drive(cfg, &env, task, &images, &mut policy, &session, &mut t, &mut files).await,
     }
+    wrap_up(cfg, &env, task, session, &mut t, &mut files, &dir).await;
+    t.duration_ms = t0.elapsed().as_millis() as u64;
+    files.save(&t);
+    t
+}
+
+/// The trajectory of `task` before anything ran: what the task, its environment and its policy are.
+fn begin(task: &Task, env: &TaskEnv, policy: &Policy) -> Trajectory {
+    Trajectory {
+        v: TRAJECTORY_VERSION,
+        task_id: task.id.clone(),
+        web_name: task.web_name.clone(),
+        question: task.question.clone(),
+        start_url: task.start_url.clone(),
+        mode: env.mode,
+        snapshot: env.snapshot.clone(),
+        policy: policy.describe(),
+        forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
+        started_ms: env.started_ms,
+        task_eval: task.setup.eval.clone(),
+        benchmark: Some(task.benchmark),
+        task_setup: (task.benchmark != trajectory::Benchmark::WebVoyager)
+            .then(|| serde_json::to_value(crate::tasks::TaskSetup { eval: None, ..task.setup.clone() }).ok())
+            .flatten(),
+        ..Default::default()
+    }
+}
+
+/// The steps, once the start pages loaded: exploration (recording only) and state probes (a recorded
+/// state task) ride along with the [`TaskRun`], and what they did is kept on the trajectory.
+#[allow(clippy::too_many_arguments)] // the task's parts, each borrowed once, handed to the TaskRun
+async fn drive(
+    cfg: &AgentConfig,
+    env: &TaskEnv,
+    task: &Task,
+    images: &[Vec<u8>],
+    policy: &mut Policy,
+    session: &Session,
+    t: &mut Trajectory,
+    files: &mut Files,
+) {
+    // Exploration only makes sense where pages are recorded.
+    let mut explorer = cfg
+        .explore
+        .clone()
+        .filter(|_| env.mode == trajectory::RunMode::Record)
+        .map(crate::explore::Explorer::new);
+    let shop = task
+        .setup
+        .shop_api
+        .as_deref()
+        .and_then(|base| ShopApi::new(base, cfg.shop_admin.clone(), env.proxy, &env.ca_pem).ok());
+    let mut probes = state_probes::StateProbes::of(task.setup.eval.as_ref(), env, shop);
+    TaskRun {
+        cfg,
+        env,
+        task,
+        task_images: images,
+        policy,
+        session,
+        t,
+        files,
+        explorer: explorer.as_mut(),
+        probes: probes.as_mut(),
+        answer_check: task_run::answer_check(env, task),
+        last_error: None,
+        early_stop: EarlyStop::new(cfg),
+    }
+    .run()
+    .await;
+    t.exploration = explorer.map(|e| e.stats().clone());
+    t.state_probes = probes.map(|p| p.stats);
+}
+
+/// After the steps: where the browser ended, the end-of-task checks (WebArena's program_html and image
+/// checks, read in the same browser), the browser closed, the proxy's report and coverage, and how many
+/// steps a re-run reproduced.
+async fn wrap_up(
+    cfg: &AgentConfig,
+    env: &TaskEnv,
+    task: &Task,
+    session: Session,
+    t: &mut Trajectory,
+    files: &mut Files,
+    dir: &TaskDir,
+) {
     t.final_url = session
         .url()
         .await
@@ -152,7 +191,7 @@ pub async fn run_task(
         let (html, images) = final_checks(&session, shop.as_ref(), eval, dir.path()).await;
         if !html.is_empty() || !images.is_empty() {
             (t.html_checks, t.image_checks) = (html, images);
-            files.save(&t);
+            files.save(t);
         }
     }
     session.close().await;
@@ -162,7 +201,7 @@ pub async fn run_task(
         if t.mode == RunMode::Replay {
             t.coverage = Some(coverage(&t.steps, &total));
         }
-        guard_flags(&mut t, &total);
+        guard_flags(t, &total);
     }
     // Only a re-run of a run with observations (not of a hand-written script) checks reproduction.
     if t.steps.iter().any(|s| s.reproduced.is_some()) {
@@ -171,9 +210,6 @@ pub async fn run_task(
                 as u32,
         );
     }
-    t.duration_ms = t0.elapsed().as_millis() as u64;
-    files.save(&t);
-    t
 }
 
 /// Why a task could not start (the task ends with this as its error).

@@ -171,121 +171,160 @@ impl TaskProxy {
             rendered: Arc::default(),
         };
         match mode {
-            ProxyMode::Live => {
-                let live = Arc::new(CountingPassThrough::default());
-                tp.probe = Arc::new(LiveProbe(live.clone()));
-                // The live web keeps no record: the task's wire log is what it sent and got.
-                match &opts.wire {
-                    Some(tap) => {
-                        let tapped = proxy::wire_tap::WireTapped::new(live, tap.clone());
-                        tp.serve_guarded(Arc::new(tapped), listener, ca, opts)?;
-                    }
-                    None => tp.serve_guarded(live, listener, ca, opts)?,
-                }
-            }
+            ProxyMode::Live => tp.start_live(listener, ca, opts)?,
             ProxyMode::Record { store, run, run_dir } => {
-                let name = snapshot_name(run, &opts.task_id);
-                replace(store, &name)?;
-                // A recording of this task (its own, or its exploration's): the task's clock and time zone,
-                // the run's labels plus `labels`.
-                let recording = |name: &str, labels: &[(&str, &String)]| {
-                    let mut all = BTreeMap::from([
-                        ("web_name".to_string(), opts.web_name.clone()),
-                        ("run".to_string(), run.clone()),
-                        ("run_dir".to_string(), run_dir.clone()),
-                    ]);
-                    all.extend(labels.iter().map(|(k, v)| (k.to_string(), (*v).clone())));
-                    open_record(RecordOpening {
-                        store,
-                        name,
-                        time_zone: opts.time_zone.clone(),
-                        labels: all,
-                        hosts: HostFilter::new(&[], &[]),
-                        shim_step_ms: SHIM_STEP_MS,
-                        clock: opts.clock.clone(),
-                    })
-                };
-                let opened = recording(&name, &[("locale", &opts.locale), ("task", &opts.task_id)])?;
-                tp.writers.push(opened.writer.clone());
-                let rec = Arc::new(opened.recorder);
-                // The page sees the same clock and random numbers now as in every replay of this snapshot.
-                tp.init_scripts = vec![opened.shim_js];
-                tp.time_zone = Some(opts.time_zone.clone());
-                tp.probe = Arc::new(RecordProbe(rec.clone(), tp.rendered.clone()));
-                if opts.explore {
-                    let explore = explore_name(&name);
-                    replace(store, &explore)?;
-                    let layer = recording(&explore, &[("explore_of", &name)])?;
-                    tp.writers.push(layer.writer);
-                    let ex = Arc::new(layer.recorder);
-                    tp.snapshot = Some(name);
-                    tp.serve_guarded(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
-                } else {
-                    tp.snapshot = Some(name);
-                    tp.serve_guarded(rec, listener, ca, opts)?;
-                }
+                tp.start_record(store, run, run_dir, listener, ca, opts)?
             }
             ProxyMode::Replay { store, run, on_miss, frozen_web } => {
-                let name = snapshot_name(run, &opts.task_id);
-                let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
-                    name: name.clone(),
-                    task: opts.task_id.clone(),
-                    source,
-                })?;
-                let target = replay_target(store, manifest)?;
-                let overlays = crate::frozen_web::overlays(
-                    store,
-                    run,
-                    target.manifest(),
-                    &opts.web_name,
-                    frozen_web.unit,
-                    frozen_web.leave_out_own,
-                )?;
-                // The run's own misses snapshot of an earlier attempt is replaced.
-                let opened = target.open(MissesOpening {
-                    on_miss: *on_miss,
-                    misses: None,
-                    replace_misses: true,
-                    clock: opts.clock.clone(),
-                })?;
-                tp.time_zone = Some(opened.manifest.seed.time_zone.clone());
-                // The snapshot's locale when it recorded one (runs before v0.1 did not).
-                if let Some(l) = opened.manifest.labels.get("locale") {
-                    tp.locale = l.clone();
-                }
-                let served = opened.assemble(
-                    store,
-                    ReplayServing {
-                        rules: Rules::builtin(),
-                        // The browser gets the shim through CDP, so the proxy does not inject it as well.
-                        inject_shim: false,
-                        fuzzy_min_score: 0.0,
-                        not_captured: NotCaptured::default(),
-                        // Caches and cookies see recording-time freshness whenever the replay runs.
-                        refresh: Some(opts.clock.clone()),
-                        overlays,
-                        search: replay::search::SearchConfig {
-                            mode: frozen_web.search,
-                            urls: frozen_web.search_urls.clone(),
-                        },
-                        ws_pacing: frozen_web.ws_pacing,
-                        wire: opts.wire.clone(),
-                        hide_own: frozen_web.leave_out_own,
-                    },
-                );
-                tp.writers.extend(served.miss_writer);
-                let rp = served.replay;
-                tp.init_scripts = vec![rp.shim_js().to_string()];
-                tp.snapshot = Some(name);
-                tp.probe = Arc::new(ReplayProbe(rp.clone()));
-                if served.guard_misses {
-                    tp.serve_guarded(rp, listener, ca, opts)?;
-                } else {
-                    tp.serve(rp, listener, ca, opts)?;
-                }
+                tp.start_replay(store, run, *on_miss, frozen_web, listener, ca, opts)?
             }
         }
         Ok(tp)
+    }
+
+    /// The live web, counted (and tapped into the wire log when asked): it keeps no record.
+    fn start_live(
+        &mut self,
+        listener: tokio::net::TcpListener,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<(), SessionError> {
+        let live = Arc::new(CountingPassThrough::default());
+        self.probe = Arc::new(LiveProbe(live.clone()));
+        // The live web keeps no record: the task's wire log is what it sent and got.
+        match &opts.wire {
+            Some(tap) => {
+                let tapped = proxy::wire_tap::WireTapped::new(live, tap.clone());
+                self.serve_guarded(Arc::new(tapped), listener, ca, opts)?;
+            }
+            None => self.serve_guarded(live, listener, ca, opts)?,
+        }
+        Ok(())
+    }
+
+    /// A recording of the task (and of its exploration, when asked) into `store` under `run`.
+    fn start_record(
+        &mut self,
+        store: &Store,
+        run: &str,
+        run_dir: &str,
+        listener: tokio::net::TcpListener,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<(), SessionError> {
+        let name = snapshot_name(run, &opts.task_id);
+        replace(store, &name)?;
+        // A recording of this task (its own, or its exploration's): the task's clock and time zone,
+        // the run's labels plus `labels`.
+        let recording = |name: &str, labels: &[(&str, &String)]| {
+            let mut all = BTreeMap::from([
+                ("web_name".to_string(), opts.web_name.clone()),
+                ("run".to_string(), run.to_string()),
+                ("run_dir".to_string(), run_dir.to_string()),
+            ]);
+            all.extend(labels.iter().map(|(k, v)| (k.to_string(), (*v).clone())));
+            open_record(RecordOpening {
+                store,
+                name,
+                time_zone: opts.time_zone.clone(),
+                labels: all,
+                hosts: HostFilter::new(&[], &[]),
+                shim_step_ms: SHIM_STEP_MS,
+                clock: opts.clock.clone(),
+            })
+        };
+        let opened = recording(&name, &[("locale", &opts.locale), ("task", &opts.task_id)])?;
+        self.writers.push(opened.writer.clone());
+        let rec = Arc::new(opened.recorder);
+        // The page sees the same clock and random numbers now as in every replay of this snapshot.
+        self.init_scripts = vec![opened.shim_js];
+        self.time_zone = Some(opts.time_zone.clone());
+        self.probe = Arc::new(RecordProbe(rec.clone(), self.rendered.clone()));
+        if opts.explore {
+            let explore = explore_name(&name);
+            replace(store, &explore)?;
+            let layer = recording(&explore, &[("explore_of", &name)])?;
+            self.writers.push(layer.writer);
+            let ex = Arc::new(layer.recorder);
+            self.snapshot = Some(name);
+            self.serve_guarded(Arc::new(ExploreSplit::new(rec, ex)), listener, ca, opts)?;
+        } else {
+            self.snapshot = Some(name);
+            self.serve_guarded(rec, listener, ca, opts)?;
+        }
+        Ok(())
+    }
+
+    /// A replay of the task's snapshot in `run` over the frozen web `frozen_web` asks for.
+    #[allow(clippy::too_many_arguments)] // the replay mode's four parts and the serving three
+    fn start_replay(
+        &mut self,
+        store: &Store,
+        run: &str,
+        on_miss: MissPolicy,
+        frozen_web: &FrozenWeb,
+        listener: tokio::net::TcpListener,
+        ca: Arc<CertificateAuthority>,
+        opts: &TaskProxyOptions,
+    ) -> Result<(), SessionError> {
+        let name = snapshot_name(run, &opts.task_id);
+        let manifest = store.manifest(&name).map_err(|source| SessionError::NoSnapshot {
+            name: name.clone(),
+            task: opts.task_id.clone(),
+            source,
+        })?;
+        let target = replay_target(store, manifest)?;
+        let overlays = crate::frozen_web::overlays(
+            store,
+            run,
+            target.manifest(),
+            &opts.web_name,
+            frozen_web.unit,
+            frozen_web.leave_out_own,
+        )?;
+        // The run's own misses snapshot of an earlier attempt is replaced.
+        let opened = target.open(MissesOpening {
+            on_miss,
+            misses: None,
+            replace_misses: true,
+            clock: opts.clock.clone(),
+        })?;
+        self.time_zone = Some(opened.manifest.seed.time_zone.clone());
+        // The snapshot's locale when it recorded one (runs before v0.1 did not).
+        if let Some(l) = opened.manifest.labels.get("locale") {
+            self.locale = l.clone();
+        }
+        let served = opened.assemble(
+            store,
+            ReplayServing {
+                rules: Rules::builtin(),
+                // The browser gets the shim through CDP, so the proxy does not inject it as well.
+                inject_shim: false,
+                fuzzy_min_score: 0.0,
+                not_captured: NotCaptured::default(),
+                // Caches and cookies see recording-time freshness whenever the replay runs.
+                refresh: Some(opts.clock.clone()),
+                overlays,
+                search: replay::search::SearchConfig {
+                    mode: frozen_web.search,
+                    urls: frozen_web.search_urls.clone(),
+                },
+                ws_pacing: frozen_web.ws_pacing,
+                wire: opts.wire.clone(),
+                hide_own: frozen_web.leave_out_own,
+            },
+        );
+        self.writers.extend(served.miss_writer);
+        let rp = served.replay;
+        self.init_scripts = vec![rp.shim_js().to_string()];
+        self.snapshot = Some(name);
+        self.probe = Arc::new(ReplayProbe(rp.clone()));
+        if served.guard_misses {
+            self.serve_guarded(rp, listener, ca, opts)?;
+        } else {
+            self.serve(rp, listener, ca, opts)?;
+        }
+        Ok(())
     }
 
     /// [`TaskProxy::serve`] behind the guards the options ask for; the probe then counts refusals too.

@@ -204,12 +204,12 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let mib = || crate::rss_kib(std::process::id()) as f64 / 1024.0;
     let rss0 = mib();
     let t = Instant::now();
-    let first = replay::search::shared_index(&store, &[&m]);
+    let first = replay::search::shared_index(&store, &[&m], None);
     first.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
     let first_ms = t.elapsed().as_secs_f64() * 1000.0;
     let rss1 = mib();
     let t = Instant::now();
-    let second = replay::search::shared_index(&store, &[&m]);
+    let second = replay::search::shared_index(&store, &[&m], None);
     second.get().map_err(|e| anyhow::anyhow!("the shared index: {e}"))?;
     let second_ms = t.elapsed().as_secs_f64() * 1000.0;
     let rss2 = mib();
@@ -228,7 +228,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         let hs: Vec<_> = (0..8)
             .map(|_| {
                 s.spawn(|| {
-                    let ix = replay::search::shared_index(&store, &[&m]);
+                    let ix = replay::search::shared_index(&store, &[&m], None);
                     ix.get().is_ok().then_some(ix)
                 })
             })

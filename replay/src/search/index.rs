@@ -365,6 +365,8 @@ pub struct Joined {
     core: Arc<Core>,
     /// Parts joined.
     parts: usize,
+    /// Each segment's part and its number of documents (a part left out of a view hides them all).
+    segments: Vec<(usize, SegmentId, DocId)>,
     /// Per URL held by more than one document, its documents: (part, position of the document's segment
     /// in its part, segment, document).
     repeated: Vec<Vec<(usize, usize, SegmentId, DocId)>>,
@@ -385,7 +387,14 @@ impl Joined {
                 Some(p) => p.core,
                 None => SearchIndex::build([])?.core,
             };
-            return Ok(Joined { core, parts: n, repeated: Vec::new() });
+            let segments = core
+                .reader
+                .searcher()
+                .segment_readers()
+                .iter()
+                .map(|r| (0, r.segment_id(), r.max_doc()))
+                .collect();
+            return Ok(Joined { core, parts: n, segments, repeated: Vec::new() });
         }
         let dir = RamDirectory::create();
         let mut meta: Option<serde_json::Value> = None;
@@ -429,8 +438,10 @@ impl Joined {
         let by_id: HashMap<SegmentId, &SegmentReader> =
             searcher.segment_readers().iter().map(|r| (r.segment_id(), r)).collect();
         let mut by_url: HashMap<String, Vec<(usize, usize, SegmentId, DocId)>> = HashMap::new();
+        let mut segments = Vec::with_capacity(order.len());
         for (p, k, id) in order {
             let Some(r) = by_id.get(&id) else { continue };
+            segments.push((p, id, r.max_doc()));
             let urls =
                 r.fast_fields().str("url")?.ok_or_else(|| io_err("joining indexes", "no URL column"))?;
             let mut url = String::new();
@@ -449,7 +460,7 @@ impl Joined {
         }
         let repeated = by_url.into_values().filter(|d| d.len() > 1).collect();
         drop(searcher);
-        Ok(Joined { core: Arc::new(core), parts: n, repeated })
+        Ok(Joined { core: Arc::new(core), parts: n, segments, repeated })
     }
 
     /// Parts joined.
@@ -460,6 +471,10 @@ impl Joined {
     /// The joined index as a replay reads it: `order` lists the parts (by their index in [`Joined::new`])
     /// first to last, and a URL's document is the first part's in that order (then its segments' and
     /// documents' order); the others are hidden. The files are shared, not copied.
+    ///
+    /// A part `order` does not list is left out: every document of it is hidden (a held-out task's own
+    /// snapshot, whose replay shares the index of its whole site). Its documents still count in the
+    /// ranking statistics, as every hidden document does.
     pub fn view(&self, order: &[usize]) -> SearchIndex {
         let mut rank = vec![usize::MAX; self.parts];
         for (r, &p) in order.iter().enumerate() {
@@ -468,6 +483,11 @@ impl Joined {
             }
         }
         let mut hidden: HashMap<SegmentId, HashSet<DocId>> = HashMap::new();
+        for (p, id, docs) in &self.segments {
+            if rank.get(*p).is_none_or(|r| *r == usize::MAX) {
+                hidden.entry(*id).or_default().extend(0..*docs);
+            }
+        }
         for docs in &self.repeated {
             let first = docs.iter().min_by_key(|(p, k, _, doc)| (rank[*p], *k, *doc));
             for held in docs.iter().filter(|d| Some(*d) != first) {

@@ -103,8 +103,9 @@ impl LazyIndex {
         &self,
         store: &Store,
         snapshots: &[&Manifest],
+        held_out: Option<&Manifest>,
     ) -> Result<&SearchIndex, &SearchIndexError> {
-        self.0.get_or_init(|| shared_index(store, snapshots)).get()
+        self.0.get_or_init(|| shared_index(store, snapshots, held_out)).get()
     }
 
     /// The shared index's load number, once loaded (replays sharing one index have the same).
@@ -190,7 +191,8 @@ impl crate::Replay {
     ) -> proxy::Decision {
         use http::{header, HeaderValue, StatusCode};
         let snapshots = self.searched_snapshots();
-        let ix = match self.search_index.get(&self.store, &snapshots) {
+        let held_out = self.cfg.hide_own.then_some(&self.manifest);
+        let ix = match self.search_index.get(&self.store, &snapshots, held_out) {
             Ok(ix) => ix,
             Err(e) => {
                 tracing::error!("frozen search index: {e}");

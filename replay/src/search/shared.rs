@@ -6,7 +6,9 @@
 //! the first replay to search loads and joins them ([`Joined`]); the next replays over the same set, in
 //! any order, get a view of the same files ([`Joined::view`]: only which copy of a URL held twice is
 //! hidden depends on the order, and the ranking statistics do not). A replay that starts while the first
-//! is still loading waits for that load instead of making its own.
+//! is still loading waits for that load instead of making its own. A held-out task's replay
+//! (`webfreeze coverage`: its own snapshot not searched) shares the index of its whole site, own snapshot
+//! included, and its view hides that snapshot's documents: every held-out task of a site shares one load.
 //!
 //! Kept per process by the store's directory and, per snapshot, what its index is made of (id, name,
 //! exchange count, creation time, and its stored index's version and blob): a snapshot replaced or
@@ -76,18 +78,24 @@ impl SharedIndex {
 }
 
 /// The frozen search index of `snapshots` (in replay order: the first that holds a URL answers for it),
-/// loaded once per process and set of snapshots and shared (see the module docs). Store work: call it off
-/// the async workers.
-pub fn shared_index(store: &Store, snapshots: &[&Manifest]) -> SharedIndex {
+/// loaded once per process and set of snapshots and shared (see the module docs). `held_out`: a snapshot the
+/// replay does not search (a held-out task's own, `webfreeze coverage`) but whose siblings do: the index
+/// shared is the one of `snapshots` and it, so every held-out task of a site shares one load, and this
+/// replay's view hides its documents. Store work: call it off the async workers.
+pub fn shared_index(store: &Store, snapshots: &[&Manifest], held_out: Option<&Manifest>) -> SharedIndex {
     let mut ordered: Vec<&Manifest> = Vec::with_capacity(snapshots.len());
     for m in snapshots {
         if !ordered.iter().any(|o| o.id == m.id) {
             ordered.push(m);
         }
     }
-    let slot = slot_for(store, &ordered);
+    let mut loaded_set = ordered.clone();
+    if let Some(h) = held_out.filter(|h| !ordered.iter().any(|o| o.id == h.id)) {
+        loaded_set.push(h);
+    }
+    let slot = slot_for(store, &loaded_set);
     let loaded = slot.joined.get_or_init(|| {
-        let joined = load(store, &ordered).map_err(Arc::new)?;
+        let joined = load(store, &loaded_set).map_err(Arc::new)?;
         Ok(Loaded { joined, load: LOADS.fetch_add(1, Ordering::Relaxed) + 1 })
     });
     let view = match loaded {

@@ -475,3 +475,50 @@ async fn replays_of_the_same_snapshots_share_one_search_index() {
     assert_eq!(search(&c).await, page_a);
     assert!(c.search_index.load().is_some_and(|n| Some(n) != first), "released, then loaded again");
 }
+
+/// Issue 61: held-out tasks (`webfreeze coverage`: each task's replay without its own snapshot) share
+/// one load of their site's index, and each replay's view hides its own task's pages.
+#[tokio::test]
+async fn held_out_tasks_of_a_site_share_one_index_and_each_misses_its_own_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let page =
+        |t: &str| format!("<html><head><title>{t}</title></head><body><p>{t} for tea</p></body></html>");
+    add_snapshot(&store, "run/a", &[("GET", "https://s.test/kettle", &page("Blue Kettle"))]);
+    add_snapshot(&store, "run/b", &[("GET", "https://s.test/teapot", &page("Green Teapot"))]);
+    add_snapshot(&store, "run/c", &[("GET", "https://s.test/mug", &page("Red Mug"))]);
+    let held_out = |own: &str| {
+        let layers = ["run/a", "run/b", "run/c"]
+            .into_iter()
+            .filter(|n| *n != own)
+            .map(|n| overlay::Overlay {
+                kind: overlay::OverlayKind::SiteUnion,
+                manifest: store.manifest(n).unwrap(),
+            })
+            .collect();
+        let cfg = ReplayConfig {
+            inject_shim: false,
+            hide_own: true,
+            overlays: overlay::Overlays { layers, ..Default::default() },
+            search: search::SearchConfig { mode: search::SearchMode::Fallback, urls: Vec::new() },
+            ..Default::default()
+        };
+        Replay::new(store.clone(), store.manifest(own).unwrap(), cfg)
+    };
+    let replays = [("run/a", "Blue Kettle"), ("run/b", "Green Teapot"), ("run/c", "Red Mug")]
+        .map(|(own, title)| (held_out(own), title));
+    let mut loads = Vec::new();
+    for (r, own_title) in &replays {
+        let results = ask(r, "GET", "https://www.google.com/search?q=tea", &[]).await.1;
+        for (_, title) in &replays {
+            assert_eq!(
+                results.contains(title),
+                title != own_title,
+                "{own_title}'s replay: {title}\n{results}"
+            );
+        }
+        loads.push(r.search_index.load());
+    }
+    assert!(loads[0].is_some());
+    assert!(loads.iter().all(|l| *l == loads[0]), "one load for the site's held-out tasks: {loads:?}");
+}

@@ -101,16 +101,25 @@ pub async fn run_task(
 /// The trajectory of `task` before anything ran: what the task, its environment and its policy are.
 fn begin(task: &Task, env: &TaskEnv, policy: &Policy) -> Trajectory {
     Trajectory {
+        snapshot: env.snapshot.clone(),
+        forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
+        ..blank_trajectory(task, env.mode, policy.describe(), env.started_ms)
+    }
+}
+
+/// A task's trajectory before (or without) any step: the task's identity, its eval spec and set-up, how
+/// it was run. The one start every trajectory has, the runner's and a session's for a task that never
+/// reached the runner (an error, a timeout).
+pub fn blank_trajectory(task: &Task, mode: RunMode, policy: String, started_ms: i64) -> Trajectory {
+    Trajectory {
         v: TRAJECTORY_VERSION,
         task_id: task.id.clone(),
         web_name: task.web_name.clone(),
         question: task.question.clone(),
         start_url: task.start_url.clone(),
-        mode: env.mode,
-        snapshot: env.snapshot.clone(),
-        policy: policy.describe(),
-        forked: policy.fork_point().map(|f| trajectory::Fork { run: f.run, at: f.at }),
-        started_ms: env.started_ms,
+        mode,
+        policy,
+        started_ms,
         task_eval: task.setup.eval.clone(),
         benchmark: Some(task.benchmark),
         task_setup: (task.benchmark != trajectory::Benchmark::WebVoyager)

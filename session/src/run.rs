@@ -8,10 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use agent::runner::run_task;
 use agent::tasks::Task;
-use trajectory::{
-    Outcome, RunDir, RunFile, RunMode, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory,
-    TRAJECTORY_VERSION,
-};
+use trajectory::{Outcome, RunDir, RunFile, RunMode, ShardInfo, TaskDir, TaskState, TaskStatus, Trajectory};
 
 use crate::error::SessionError;
 use crate::run_options::RunOptions;
@@ -90,27 +87,16 @@ struct Shared {
     run: RunDir,
 }
 
-/// A task's trajectory before (or without) any step.
-fn blank_trajectory(task: &Task, mode: RunMode, policy: String, started_ms: i64) -> Trajectory {
-    Trajectory {
-        v: TRAJECTORY_VERSION,
-        task_id: task.id.clone(),
-        web_name: task.web_name.clone(),
-        question: task.question.clone(),
-        start_url: task.start_url.clone(),
-        mode,
-        policy,
-        started_ms,
-        task_eval: task.setup.eval.clone(),
-        ..Default::default()
-    }
-}
-
 fn error_trajectory(sh: &Shared, task: &Task, started_ms: i64, e: &SessionError) -> Trajectory {
     Trajectory {
         outcome: Outcome::Error,
         error: Some(e.to_string()),
-        ..blank_trajectory(task, sh.opts.mode.run_mode(), sh.opts.policy.describe(), started_ms)
+        ..agent::runner::blank_trajectory(
+            task,
+            sh.opts.mode.run_mode(),
+            sh.opts.policy.describe(),
+            started_ms,
+        )
     }
 }
 
@@ -126,7 +112,7 @@ fn timed_out_trajectory(
     let mode = sh.opts.mode.run_mode();
     let mut t = match dir.read_trajectory() {
         Ok(Some(t)) => t,
-        _ => blank_trajectory(task, mode, sh.opts.policy.describe(), started_ms),
+        _ => agent::runner::blank_trajectory(task, mode, sh.opts.policy.describe(), started_ms),
     };
     t.outcome = Outcome::Timeout;
     t.error = Some(format!("task timed out after {} s (--task-timeout)", limit.as_secs_f64()));

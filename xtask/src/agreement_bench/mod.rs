@@ -226,6 +226,8 @@ type CrawlCost = Option<(usize, f64)>;
 struct Batches {
     /// Frozen runs read.
     runs: usize,
+    /// `load.php` requests the frozen runs made (their wire logs).
+    asked: usize,
     /// Batches assembled from recorded ones.
     assembled: usize,
     /// `load.php` requests that missed every layer.
@@ -235,13 +237,12 @@ struct Batches {
 impl Batches {
     /// Adds the frozen run `run`'s task `id`.
     fn add(&mut self, run: &Path, id: &str) {
-        let report = trajectory::RunDir::new(run)
-            .task(id)
-            .read_trajectory()
-            .ok()
-            .flatten()
-            .and_then(|t| t.proxy_report);
-        let Some(r) = report.as_ref().and_then(|r| r.replay()) else { return };
+        let dir = trajectory::RunDir::new(run).task(id);
+        let Some(t) = dir.read_trajectory().ok().flatten() else { return };
+        if let Ok(Some(log)) = dir.read_wire(&t) {
+            self.asked += log.entries.iter().filter(|e| e.url.contains("/load.php?")).count();
+        }
+        let Some(r) = t.proxy_report.as_ref().and_then(|r| r.replay()) else { return };
         self.runs += 1;
         self.assembled += r.assembled.len();
         self.missed += r.misses.iter().filter(|m| m.url.contains("/load.php?")).count();
@@ -320,10 +321,12 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         let (rows, crawl, batches) = run_app(app, crawl_pages)?;
         print_table(app, &rows, crawl);
         println!(
-            "\nscript batches over {}'s {} frozen runs{}: {} assembled from recorded ones, {} `load.php` request(s) missed",
+            "\nscript batches over {}'s {} frozen runs{}: {} `load.php` request(s), {} assembled from recorded ones, {} \
+             missed",
             app.name,
             batches.runs,
             if hogs > 0 { format!(" ({hogs} hog thread(s) spinning)") } else { String::new() },
+            batches.asked,
             batches.assembled,
             batches.missed
         );

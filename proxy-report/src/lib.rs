@@ -17,6 +17,16 @@ use serde::{Deserialize, Serialize};
 pub use guard::{Blocked, BlockedKind};
 pub use replay::ReplayReport;
 
+/// A recorded exchange: the snapshot it is in and its sequence number there (what answered a request in a
+/// run's wire, what a batch was assembled from).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedRef {
+    /// The snapshot it is in.
+    pub snapshot: String,
+    /// Its sequence number there.
+    pub seq: u64,
+}
+
 /// A task's proxy report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProxyReport {

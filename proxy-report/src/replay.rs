@@ -70,7 +70,7 @@ pub struct AssembledEntry {
     pub from: Vec<u64>,
     /// Those recorded in another layer of the frozen web (a held-out task's replay reads only these).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub from_layers: Vec<crate::wire::RecordedRef>,
+    pub from_layers: Vec<crate::RecordedRef>,
 }
 
 /// One search answered by the frozen search engine.

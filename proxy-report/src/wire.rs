@@ -70,14 +70,9 @@ impl Answer {
     }
 }
 
-/// The recorded exchange a request was answered from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordedRef {
-    /// The snapshot it is in.
-    pub snapshot: String,
-    /// Its sequence number there.
-    pub seq: u64,
-}
+/// The recorded exchange a request was answered from (defined at the crate's root: the replay report names
+/// it too).
+pub use crate::RecordedRef;
 
 /// One request of the run and what answered it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

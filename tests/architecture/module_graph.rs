@@ -134,16 +134,22 @@ pub(super) fn reexports(
 fn public_names(text: &str) -> BTreeSet<String> {
     let code = code_of(text);
     let mut out = BTreeSet::new();
-    for line in code.lines() {
+    let mut at = 0;
+    for line in code.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
         let l = line.trim_start();
         let Some(rest) = ["pub ", "pub(crate) ", "pub(super) "].iter().find_map(|p| l.strip_prefix(p)) else {
             continue;
         };
         let rest =
             rest.trim_start_matches("async ").trim_start_matches("unsafe ").trim_start_matches("const fn ");
-        if let Some(tree) = rest.strip_prefix("use ") {
+        if rest.starts_with("use ") {
+            // The whole statement, over as many lines as it takes.
+            let from = start + code[start..].find("use ").unwrap_or(0) + "use ".len();
+            let tree = code[from..].split(';').next().unwrap_or_default();
             let mut paths = Vec::new();
-            use_tree(tree.split(';').next().unwrap_or_default(), &[], &mut paths);
+            use_tree(tree, &[], &mut paths);
             out.extend(paths.into_iter().map(|(_, name)| name).filter(|n| n != "*"));
             continue;
         }
@@ -412,6 +418,15 @@ fn the_module_graph_follows_paths_groups_and_reexports() {
                 ("lib.rs", "mod a;\nmod b;\npub use b::*;"),
                 ("a.rs", "fn f() { crate::helper(); }"),
                 ("b.rs", "pub use inner::helper;\nmod inner;\nuse crate::a;"),
+            ],
+            &["a, b"],
+        ),
+        (
+            "a glob of a module whose re-export runs over lines",
+            &[
+                ("lib.rs", "mod a;\nmod b;\npub use b::*;"),
+                ("a.rs", "fn f() { crate::second(); }"),
+                ("b.rs", "pub use inner::{\n    first,\n    second,\n};\nmod inner;\nuse crate::a;"),
             ],
             &["a, b"],
         ),

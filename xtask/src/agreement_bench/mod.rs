@@ -25,6 +25,7 @@
 //! how many were assembled from recorded ones (`replay::batches`) and how many `load.php` requests missed.
 
 mod apps;
+mod load;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,6 +42,7 @@ use session::{FrozenWeb, ProxyMode, RunOptions};
 use snapshots::Store;
 
 use apps::App;
+use load::{Batches, Hogs};
 
 /// Stochastic agents per task.
 const RANDOM_AGENTS: u64 = 3;
@@ -220,64 +222,6 @@ type Row = (String, String, Verdict, Verdict, String);
 
 /// What a crawl did: pages loaded, seconds.
 type CrawlCost = Option<(usize, f64)>;
-
-/// Script batches over an application's frozen runs (issue 61 part 5).
-#[derive(Debug, Clone, Copy, Default)]
-struct Batches {
-    /// Frozen runs read.
-    runs: usize,
-    /// `load.php` requests the frozen runs made (their wire logs).
-    asked: usize,
-    /// Batches assembled from recorded ones.
-    assembled: usize,
-    /// `load.php` requests that missed every layer.
-    missed: usize,
-}
-
-impl Batches {
-    /// Adds the frozen run `run`'s task `id`.
-    fn add(&mut self, run: &Path, id: &str) {
-        let dir = trajectory::RunDir::new(run).task(id);
-        let Some(t) = dir.read_trajectory().ok().flatten() else { return };
-        if let Ok(Some(log)) = dir.read_wire(&t) {
-            self.asked += log.entries.iter().filter(|e| e.url.contains("/load.php?")).count();
-        }
-        let Some(r) = t.proxy_report.as_ref().and_then(|r| r.replay()) else { return };
-        self.runs += 1;
-        self.assembled += r.assembled.len();
-        self.missed += r.misses.iter().filter(|m| m.url.contains("/load.php?")).count();
-    }
-}
-
-/// Threads that spin until dropped: a loaded machine (`--hog N`).
-struct Hogs(Arc<std::sync::atomic::AtomicBool>, Vec<std::thread::JoinHandle<()>>);
-
-impl Hogs {
-    fn start(n: usize) -> Hogs {
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let threads = (0..n)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-                    }
-                })
-            })
-            .collect();
-        Hogs(stop, threads)
-    }
-}
-
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-        for t in self.1.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
 
 /// `cargo xtask bench agreement [--app dokuwiki|mediawiki] [--crawl-pages N]`.
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {

@@ -228,12 +228,6 @@ impl Session {
         tab.watcher.abort();
         marking.abort();
         let _ = bounded(t, "closing the tab", tab.page.close()).await;
-        // The background tab was opened in front of the agent's: bring the agent's back, or Chromium may keep
-        // it hidden, and a hidden tab's screenshot waits for a frame that never comes (the next observation
-        // then times out: "cannot observe the page: Request timed out", seen under load after a state probe).
-        if let Err(e) = self.front().await {
-            tracing::debug!("after a background visit: {e}");
-        }
         visit.map(|v| Visit { ms: t0.elapsed().as_millis() as u64, ..v })
     }
 }

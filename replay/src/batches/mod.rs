@@ -13,8 +13,8 @@
 //! recorded responses of every layer the replay reads (the replayed snapshot's, unless it is held out, then
 //! the overlays' in their order, the earlier preferred) at the same scheme, host and path whose other
 //! parameters (`lang`, `skin`, `debug`, `user` ... everything but `modules` and `version`) are the
-//! request's, cuts each into its modules ([`chunks`], by the scanner in `scan`), and answers the requested modules' implementations
-//! concatenated in the requested order ([`assemble`]). Only when every requested module is found; otherwise
+//! request's, cuts each into its modules ([`chunks`], by the scanner in `scan`), and answers the requested
+//! modules' implementations concatenated in the requested order ([`assemble`]). Only when every requested module is found; otherwise
 //! the miss stays a miss. The answer is marked (`x-webfreeze-layer: assembled-batch`, the wire log's
 //! `assembled-batch` answer, the report's `assembled_batches` with the recorded exchanges it came from:
 //! `from` in the replayed snapshot, `from_layers` in the others).
@@ -264,7 +264,7 @@ impl Replay {
         };
         // Which recorded exchange each cut batch was: the replayed snapshot's by sequence number, another
         // layer's by name and sequence number.
-        let refs: Vec<&RecordedRef> = a.from.iter().filter_map(|&i| a_refs(&got_refs, i)).collect();
+        let refs: Vec<&RecordedRef> = a.from.iter().filter_map(|&i| recorded_at(&got_refs, i)).collect();
         let own = self.manifest.name.as_str();
         if let Ok(mut s) = self.state.lock() {
             let episode = s.episode;
@@ -341,7 +341,7 @@ impl Replay {
 }
 
 /// The recorded exchange at index `i` of an assembly's list.
-fn a_refs(refs: &[RecordedRef], i: u64) -> Option<&RecordedRef> {
+fn recorded_at(refs: &[RecordedRef], i: u64) -> Option<&RecordedRef> {
     refs.get(usize::try_from(i).ok()?)
 }
 

@@ -362,7 +362,7 @@ async fn issue_61_an_opensearch_description_in_another_layer_is_read() {
 }
 
 /// Issue 61, part 2: a leave-one-out replay (`webfreeze coverage`) meets nothing of its held-out task: not
-/// the crawl's pages reached only through the task's own start page (hidden, whatever layer of matching
+/// the crawl's pages reached only through the task's own recorded documents (hidden, whatever layer of matching
 /// would find them), and neither its own pages nor those in the frozen search's results.
 #[tokio::test]
 async fn issue_61_a_held_out_tasks_pages_are_hidden_from_its_replay_and_its_search() {

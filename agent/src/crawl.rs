@@ -12,7 +12,7 @@
 //!
 //! Each page keeps the start URLs it was reached from ([`CrawlState::reached`]): a link inherits the seeds of
 //! every page it was found on, and a start URL is its own seed. `webfreeze coverage` reads them to hide the
-//! pages a crawl reached only through a held-out task's own start page (`session::crawl::reach`).
+//! pages a crawl reached only through a held-out task's own recorded documents (`session::crawl::reach`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};

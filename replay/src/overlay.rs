@@ -42,8 +42,8 @@ pub struct Overlays {
     /// Which layers hold a request's address ([`crate::sieve`]): only those are probed. None: each layer
     /// is probed in turn. A layer the sieve does not cover is always probed.
     pub sieve: Option<std::sync::Arc<crate::sieve::LayerSieve>>,
-    /// Pages the crawl layers do not answer: those a crawl reached only through a held-out task's own start
-    /// page (`webfreeze coverage`, `session::crawl::reach`). Matched on the recorded page's URL, so no
+    /// Pages the crawl layers do not answer: those a crawl reached only through a held-out task's own recorded
+    /// documents (`webfreeze coverage`, `session::crawl::reach`). Matched on the recorded page's URL, so no
     /// normalised or fuzzy match brings one back.
     pub hidden: Option<std::sync::Arc<std::collections::BTreeSet<String>>>,
 }

@@ -8,7 +8,8 @@
 //! layers that answered.
 //!
 //! Steps after a write the frozen web never saw are not coverage (issue 61 part 6): once a step's write (a
-//! request `proxy_report::writes` counts as one) missed every layer, the site's state after it is unknown,
+//! request `proxy_report::writes` counts as one, its body read from the run's wire log: a preview is none)
+//! missed every layer, the site's state after it is unknown,
 //! and what the following pages show is the frozen-verdict rule's business, not the layers'. Those steps
 //! are counted apart, with the write named, and leave the denominator: `steps` counts the steps that are
 //! scored, `apart` the others.
@@ -22,8 +23,10 @@
 //! that frozen web, whatever the agent. A `fuzzy_match` reference is a meaning a model judges, not a string a
 //! page must hold: it is listed apart, never checked as a substring.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+
+use proxy_report::wire::{Answer, WireEntry};
 
 use serde::{Deserialize, Serialize};
 use trajectory::{RunDir, Trajectory};
@@ -122,15 +125,53 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// The first write among a replayed step's misses (`METHOD URL`), by the one rule of what a write is.
-fn unseen_write(missed: &[String]) -> Option<&String> {
-    missed.iter().find(|m| {
-        m.split_once(' ').is_some_and(|(method, url)| proxy_report::writes::is_state_write(method, url))
-    })
+/// Which of a replayed run's misses were writes, by the one rule of what a write is
+/// (`proxy_report::writes::is_write`, which reads the body: a preview or a GraphQL query is no write), read
+/// from the run's wire log: per `METHOD URL`, its misses in the order the replay made them. A miss the log
+/// does not hold (a run without one) is judged by its method and URL alone.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MissedWrites(BTreeMap<String, VecDeque<bool>>);
+
+impl MissedWrites {
+    /// From a replayed task's wire log.
+    pub(crate) fn from_wire(entries: &[WireEntry]) -> Self {
+        let mut out: BTreeMap<String, VecDeque<bool>> = BTreeMap::new();
+        for e in entries.iter().filter(|e| matches!(e.answer, Answer::Miss | Answer::StateUnknown)) {
+            let ct = crate::network_events::wire_header(&e.request_headers, "content-type").unwrap_or("");
+            let write = proxy_report::writes::is_write(
+                &e.method,
+                &e.url,
+                ct,
+                e.request_body.as_deref().unwrap_or(""),
+            );
+            out.entry(format!("{} {}", e.method, e.url)).or_default().push_back(write);
+        }
+        MissedWrites(out)
+    }
+
+    /// Whether `miss` (`METHOD URL`, the next miss of that request) was a write.
+    fn next_is_write(&mut self, miss: &str) -> bool {
+        match self.0.get_mut(miss).and_then(VecDeque::pop_front) {
+            Some(write) => write,
+            None => miss
+                .split_once(' ')
+                .is_some_and(|(method, url)| proxy_report::writes::is_state_write(method, url)),
+        }
+    }
 }
 
-/// Compare a re-execution with its recording (see the module docs).
+/// Compare a re-execution with its recording (see the module docs), its misses judged by method and URL
+/// alone ([`compare_with`] reads the run's wire log).
 pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
+    compare_with(recorded, replayed, &mut MissedWrites::default())
+}
+
+/// [`compare`], which misses were writes read from the replayed run's wire log.
+pub(crate) fn compare_with(
+    recorded: &Trajectory,
+    replayed: &Trajectory,
+    writes: &mut MissedWrites,
+) -> TaskCoverage {
     let mut c = TaskCoverage {
         id: recorded.task_id.clone(),
         site: recorded.web_name.clone(),
@@ -166,8 +207,11 @@ pub fn compare(recorded: &Trajectory, replayed: &Trajectory) -> TaskCoverage {
             });
             c.first_miss = Some((o.n, why));
         }
-        if let Some(w) = unseen_write(&p.miss_urls) {
-            c.unseen_write = Some((o.n, w.clone()));
+        // Every miss is judged, in order, so each takes its own entry of the wire log.
+        for m in &p.miss_urls {
+            if writes.next_is_write(m) && c.unseen_write.is_none() {
+                c.unseen_write = Some((o.n, m.clone()));
+            }
         }
     }
     c
@@ -358,8 +402,15 @@ pub async fn coverage_run(
     let replayed = RunDir::new(&out);
     let mut rows = Vec::new();
     for t in &trajs {
-        let mut row = match replayed.task(&t.task_id).read_trajectory() {
-            Ok(Some(r)) => compare(t, &r),
+        let dir = replayed.task(&t.task_id);
+        let mut row = match dir.read_trajectory() {
+            Ok(Some(r)) => {
+                let mut writes = match dir.read_wire(&r) {
+                    Ok(Some(log)) => MissedWrites::from_wire(&log.entries),
+                    _ => MissedWrites::default(),
+                };
+                compare_with(t, &r, &mut writes)
+            }
             Ok(None) => TaskCoverage {
                 id: t.task_id.clone(),
                 site: t.web_name.clone(),
@@ -456,6 +507,33 @@ mod tests {
         }
         let r = summarise("r", vec![compare(&rec, &replayed(&["POST https://w.test/save"]))]);
         assert_eq!((r.total.steps, r.total.served, r.total.apart), (2, 2, 2));
+    }
+
+    /// The one rule reads the body: a missed preview (MediaWiki's `wpPreview`, posted to the same address
+    /// as a save) is no write, so the steps after it are scored; the save that follows it is one.
+    #[test]
+    fn a_missed_preview_is_no_write_and_the_save_after_it_is() {
+        use crate::frozen_verdict::tests::entry;
+        let rec = Trajectory {
+            task_id: "t".into(),
+            web_name: "W".into(),
+            steps: (1..=4).map(|n| step(n, &format!("https://w.test/{n}"), "[0] a")).collect(),
+            ..Default::default()
+        };
+        let submit = "https://w.test/index.php?title=Tea&action=submit";
+        let mut steps = rec.steps.clone();
+        steps[1].proxy.miss_urls = vec![format!("POST {submit}")];
+        steps[2].proxy.miss_urls = vec![format!("POST {submit}")];
+        let rep = Trajectory { steps, ..Default::default() };
+        let wire = [
+            entry("POST", submit, "wpTextbox1=x&wpPreview=Show+preview", Answer::Miss, 404),
+            entry("POST", submit, "wpTextbox1=x&wpSave=Save", Answer::Miss, 404),
+        ];
+        let c = compare_with(&rec, &rep, &mut MissedWrites::from_wire(&wire));
+        assert_eq!((c.steps, c.served, c.apart), (3, 3, 1));
+        assert_eq!(c.unseen_write, Some((3, format!("POST {submit}"))));
+        // Without the wire log, by method and URL alone: the preview is taken for the write.
+        assert_eq!(compare(&rec, &rep).unseen_write, Some((2, format!("POST {submit}"))));
     }
 
     #[test]

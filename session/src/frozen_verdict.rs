@@ -177,11 +177,11 @@ fn recorded_writes(
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A wire log entry as the proxy writes one: a form request (body "" for none) and how it was answered.
-    pub(super) fn entry(method: &str, url: &str, body: &str, answer: Answer, status: u16) -> WireEntry {
+    pub(crate) fn entry(method: &str, url: &str, body: &str, answer: Answer, status: u16) -> WireEntry {
         WireEntry {
             n: 0,
             method: method.into(),

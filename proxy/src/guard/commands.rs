@@ -55,7 +55,30 @@ const COMMANDS: &[&str] = &[
     "hide",
     "unhide",
     "decline",
+    // The sixth round: a card frozen, a build aborted or started, a cache purged, a job run, a shift
+    // clocked.
+    "freeze",
+    "unfreeze",
+    "abort",
+    "cancel",
+    "purge",
+    "purgeall",
+    "flush",
+    "run",
+    "rerun",
+    "retry",
+    "build",
+    "rebuild",
+    "clockin",
+    "clockout",
 ];
+
+/// Keys whose value names the command a body runs (`{"action": "UNLOCK"}`, `Execute=cancel`).
+const COMMAND_KEYS: &[&str] = &["action", "command", "execute", "cmd"];
+
+/// Words beside a `run` or an `execute` that make it a read (a query run, a report run).
+const READ_RUNS: &[&str] =
+    &["query", "queries", "search", "report", "reports", "preview", "test", "tests", "dry"];
 
 /// What is the session's own: a command on it acts on nothing outside the session.
 const OWN: &[&str] = &[
@@ -75,6 +98,8 @@ const OWN: &[&str] = &[
     "onboarding",
     "tour",
     "preferences",
+    "checkout",
+    "checkouts",
 ];
 
 /// The command an API POST runs, if it runs one (see the module docs): `idents` are the request's action
@@ -83,12 +108,37 @@ pub(crate) fn command(host: &str, path: &str, idents: &[String], json: bool) -> 
     if !super::creates::api_call(host, path, json) {
         return None;
     }
+    let all: Vec<String> = idents.iter().flat_map(|i| words(i)).collect();
+    let own = all.iter().any(|w| OWN.contains(&w.as_str()));
+    let reads = all.iter().any(|w| READ_RUNS.contains(&w.as_str()));
     let first = idents.first().filter(|i| path.contains(i.as_str()))?;
     let ws = words(first);
     let last = ws.last()?;
     let joined = ws.len() >= 2 && COMMANDS.contains(&format!("{}{}", ws[ws.len() - 2], last).as_str());
+    let runs = matches!(last.as_str(), "run" | "rerun" | "execute");
+    ((COMMANDS.contains(&last.as_str()) || joined) && !own && !(runs && reads))
+        .then(|| format!("command {first}"))
+}
+
+/// The command a body or query names by its key (`{"action": "UNLOCK"}`, `Execute=cancel`) on an API,
+/// if it names one of [`COMMANDS`] and the request's words name nothing of the session's own.
+pub(crate) fn named_command(
+    host: &str,
+    path: &str,
+    pairs: &[(String, String)],
+    idents: &[String],
+    json: bool,
+) -> Option<String> {
+    if !super::creates::api_call(host, path, json) {
+        return None;
+    }
     let own = idents.iter().flat_map(|i| words(i)).any(|w| OWN.contains(&w.as_str()));
-    ((COMMANDS.contains(&last.as_str()) || joined) && !own).then(|| format!("command {first}"))
+    pairs.iter().filter(|_| !own).find_map(|(k, v)| {
+        let leaf = k.rsplit('.').next().unwrap_or(k).to_ascii_lowercase();
+        let v = v.to_ascii_lowercase();
+        (COMMAND_KEYS.contains(&leaf.as_str()) && COMMANDS.contains(&v.as_str()))
+            .then(|| format!("command {leaf}={v}"))
+    })
 }
 
 #[cfg(test)]
@@ -109,9 +159,31 @@ mod tests {
             ("www.shop.test", "/machines/3/stop", ids(&["stop", "machines"]), false),
             ("api.shop.test", "/v1/machines", ids(&["machines"]), false),
             ("api.shop.test", "/v1/notifications/12/hide", ids(&["hide", "notifications"]), false),
+            ("api.bank.test", "/cards/7/freeze", ids(&["freeze", "cards"]), true),
+            ("api.cdn.test", "/service/S1/purge_all", ids(&["purge_all", "service"]), true),
+            ("api.ci.test", "/v2/jobs/98/run/", ids(&["run", "jobs"]), true),
+            ("api.db.test", "/v1/queries/run", ids(&["run", "queries"]), false),
+            ("api.hr.test", "/shifts/clock_in", ids(&["clock_in", "shifts"]), true),
         ];
         for (host, path, idents, want) in rows {
             assert_eq!(command(host, path, &idents, false).is_some(), want, "{host}{path}");
+        }
+    }
+
+    #[test]
+    fn commands_named_by_a_key() {
+        let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        type Row<'a> = (&'a str, Vec<(String, String)>, &'a [&'a str], bool);
+        let rows: &[Row] = &[
+            ("/v2/vehicles/1/security", kv("action", "UNLOCK"), &["security"], true),
+            ("/v6/appointment/update", kv("Execute", "cancel"), &["update"], true),
+            ("/v1/cart/items", kv("action", "cancel"), &["items", "cart"], false),
+            ("/v1/search", kv("action", "filter"), &["search"], false),
+        ];
+        for (path, pairs, idents, want) in rows {
+            let idents: Vec<String> = idents.iter().map(|s| s.to_string()).collect();
+            let got = named_command("api.test", path, pairs, &idents, true);
+            assert_eq!(got.is_some(), *want, "{path} {pairs:?}");
         }
     }
 }

@@ -49,8 +49,13 @@ const DRY_RUN_PATH: &[&str] = &[
 pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String, String)]) -> bool {
     let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on" | "all");
     let flagged = params.iter().chain(leaves).any(|(k, v)| {
-        let leaf = k.rsplit('.').next().unwrap_or(k).to_ascii_lowercase();
-        (DRY_RUN_KEYS.contains(&leaf.as_str()) && truthy(v)) || v.eq_ignore_ascii_case("simulation")
+        let leaf = k.rsplit('.').next().unwrap_or(k).to_ascii_lowercase().replace('-', "_");
+        let v = v.to_ascii_lowercase();
+        (DRY_RUN_KEYS.contains(&leaf.as_str()) && truthy(&v))
+            || v == "simulation"
+            // An operation that only plans (Pulumi's `operation: preview`, a `mode` of `plan`).
+            || (matches!(leaf.as_str(), "operation" | "mode" | "run_type")
+                && matches!(v.as_str(), "preview" | "plan" | "dry_run" | "dryrun" | "simulate"))
     });
     flagged
         || path
@@ -63,7 +68,13 @@ pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String
 pub(crate) fn own_signal(leaves: &[(String, String)]) -> bool {
     let has = |k: &str| leaves.iter().any(|(n, _)| n == k);
     let value = |k: &str| leaves.iter().find(|(n, _)| n == k).map(|(_, v)| v.to_ascii_lowercase());
+    // A `status` of read or unread for the ids it names (a feed reader's entries marked read).
+    let marks = matches!(value("status").as_deref(), Some("read" | "unread"))
+        && leaves
+            .iter()
+            .all(|(n, _)| n == "status" || n.ends_with("id") || n.contains("ids") || n.contains("_id"));
     has("sender_action")
+        || marks
         || (value("status").as_deref() == Some("read") && (has("message_id") || has("messageid")))
         || value("typing").is_some_and(|v| v == "true" || v == "false")
 }
@@ -141,6 +152,7 @@ const READS: &[&str] = &[
     "flag",
     "experiment",
     "identify",
+    "identity",
     "alias",
     "pageview",
     "collect",

@@ -25,6 +25,17 @@ const DRAFT_STATUS: &[&str] = &["draft", "drafts", "unpublished"];
 /// `status` values that publish or send.
 const ACT_STATUS: &[&str] = &["publish", "published", "outbox", "about_to_send", "scheduled", "send"];
 
+/// Leaf keys (`-` read as `_`) that schedule a publication or a send: it happens later, unattended.
+const SCHEDULE_KEYS: &[&str] = &[
+    "schedule_date",
+    "scheduled_at",
+    "schedule_at",
+    "publish_at",
+    "send_at",
+    "scheduled_time",
+    "scheduled_publish_time",
+];
+
 /// Parents under which a flag is a search's criterion, not the request's own act.
 const CRITERIA: &[&str] = &["filter", "query", "where", "search", "criteria", "conditions", "facet"];
 
@@ -80,9 +91,11 @@ pub(crate) fn harmless_flag(method: &str, params: &[(String, String)], leaves: &
         let (leaf, parent) = leaf_and_parent(k);
         let sandbox = (SANDBOX_KEYS.contains(&leaf) && truthy(v))
             || (leaf == "enable" && SANDBOX_KEYS.contains(&parent) && truthy(v));
+        let status = leaf.trim_start_matches('_') == "status" || leaf == "post_status";
         let draft = method == "POST"
             && ((PUBLISH_KEYS.contains(&leaf) && falsy(v))
-                || (leaf == "status" && DRAFT_STATUS.contains(&v.to_ascii_lowercase().as_str())));
+                || (status && DRAFT_STATUS.contains(&v.to_ascii_lowercase().as_str()))
+                || (leaf == "draft" && truthy(v)));
         sandbox || draft
     })
 }
@@ -98,14 +111,66 @@ pub(crate) fn act_flag(leaves: &[(String, String)]) -> Option<(&'static str, Str
         if let Some((_, rule)) = ACT_KEYS.iter().find(|(a, _)| *a == leaf).filter(|_| truthy(v)) {
             return Some((*rule, format!("flag {k}")));
         }
+        if SCHEDULE_KEYS.contains(&leaf.replace('-', "_").as_str()) && !v.is_empty() && !falsy(v) {
+            return Some(("post", format!("scheduled by {k}")));
+        }
         (leaf == "status" && ACT_STATUS.contains(&v.to_ascii_lowercase().as_str()))
             .then(|| ("message", format!("status {v}")))
     })
 }
 
+/// First words of a control's label that commit what its form holds (`Submit`, `Save`, `Create ticket`,
+/// `Confirm`, `Run now`): on a write that nothing else names, the button says it is no read. Labels that
+/// name a draft or a preview keep it a draft.
+const COMMIT_WORDS: &[&str] = &[
+    "submit", "create", "confirm", "save", "run", "deploy", "schedule", "unlock", "abort", "build", "cast",
+    "endorse", "freeze", "purge", "clock", "approve", "finish", "register", "enroll", "enrol", "donate",
+];
+
+/// The label, if its first word commits (see [`COMMIT_WORDS`]).
+pub(crate) fn commit_label(label: Option<&str>) -> Option<&str> {
+    let l = label?.trim();
+    let lower = l.to_ascii_lowercase();
+    let mut ws = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty());
+    let first = ws.next()?;
+    let rest: Vec<&str> = ws.collect();
+    let draft = rest.iter().any(|w| matches!(*w, "draft" | "drafts" | "preview" | "for" | "later"));
+    (COMMIT_WORDS.contains(&first) && !draft).then_some(l)
+}
+
+/// Whether a path names the user's preferences (`/user/preferences`, `DisplayPreferences`,
+/// `account_prefs_update.php`) and no act besides (an unsubscribe under preferences acts).
+pub(crate) fn own_view_path(path: &str) -> bool {
+    let ws: Vec<String> = path.split('/').flat_map(super::acts::words).collect();
+    ws.iter().any(|w| matches!(w.as_str(), "preferences" | "preference" | "prefs"))
+        && !ws.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "unsubscribe"
+                    | "subscribe"
+                    | "optout"
+                    | "delete"
+                    | "remove"
+                    | "cancel"
+                    | "close"
+                    | "deactivate"
+            )
+        })
+}
+
+/// Whether a path is under the session's cart or basket (`/baskets/{id}/shipments/{id}`).
+pub(crate) fn cart_path(path: &str) -> bool {
+    path.split('/')
+        .flat_map(super::acts::words)
+        .any(|w| matches!(super::acts::singular(&w).as_ref(), "cart" | "basket" | "bag" | "trolley"))
+}
+
 /// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
 const OWN_VIEW: &[&str] = &[
     "preferences",
+    "entries_per_page",
+    "per_page",
+    "page_size",
     "appearance",
     "theme",
     "language",
@@ -154,6 +219,15 @@ mod tests {
             ("a plan that cannot apply", "POST", kv(&[("data.attributes.plan-only", "true")]), true, None),
             ("an unpublished draft", "POST", kv(&[("article.published", "false")]), true, None),
             ("a draft status", "POST", kv(&[("status", "draft")]), true, None),
+            ("a draft by its CMS status", "POST", kv(&[("title", "x"), ("_status", "draft")]), true, None),
+            (
+                "a scheduled post",
+                "POST",
+                kv(&[("content", "v2"), ("schedule-date", "next-free-slot")]),
+                false,
+                Some("post"),
+            ),
+            ("an unscheduled post", "POST", kv(&[("content", "v2"), ("send_at", "false")]), false, None),
             ("unpublishing a post", "PATCH", kv(&[("published", "false")]), false, None),
             ("a published article", "POST", kv(&[("article.published", "true")]), false, Some("post")),
             ("an order placed", "PATCH", kv(&[("data.attributes._place", "true")]), false, Some("purchase")),
@@ -165,6 +239,35 @@ mod tests {
         for (name, method, leaves, harmless, act) in rows {
             assert_eq!(harmless_flag(method, &[], &leaves), harmless, "{name}");
             assert_eq!(act_flag(&leaves).map(|a| a.0), act, "{name}");
+        }
+    }
+
+    #[test]
+    fn labels_that_commit_and_paths_of_ones_own() {
+        let labels: &[(&str, bool)] = &[
+            ("Submit", true),
+            ("Create ticket", true),
+            ("Run now", true),
+            ("Save", true),
+            ("Save draft", false),
+            ("Save for later", false),
+            ("Search", false),
+            ("Add to cart", false),
+        ];
+        for (l, want) in labels {
+            assert_eq!(commit_label(Some(l)).is_some(), *want, "{l}");
+        }
+        let paths: &[(&str, bool, bool)] = &[
+            ("/api/v4/user/preferences", true, false),
+            ("/DisplayPreferences/usersettings", true, false),
+            ("/bugs/account_prefs_update.php", true, false),
+            ("/preferences/email/unsubscribe", false, false),
+            ("/checkout/shopper-baskets/v1/baskets/a1/shipments/me", false, true),
+            ("/api/carts/7/items/2", false, true),
+            ("/api/orders/7", false, false),
+        ];
+        for (p, prefs, cart) in paths {
+            assert_eq!((own_view_path(p), cart_path(p)), (*prefs, *cart), "{p}");
         }
     }
 

@@ -120,6 +120,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(fresh_rows());
     rows.extend(third_rows());
     rows.extend(fourth_rows());
+    rows.extend(fifth_rows());
     rows
 }
 
@@ -270,7 +271,8 @@ mod tests {
         check_table(THIRD_JSON, 300, 100, Some("third"), &before_third);
         before_third.extend(third_rows());
         check_table(FOURTH_JSON, 300, 100, Some("fourth"), &before_third);
-        check_table(FIFTH_JSON, 300, 100, Some("fifth"), &tuning_rows());
+        before_third.extend(fourth_rows());
+        check_table(FIFTH_JSON, 300, 100, Some("fifth"), &before_third);
     }
 
     /// The fifth table's figures only (held out: its failures are not printed while rules are written).
@@ -329,11 +331,12 @@ mod tests {
     /// The tuning material (the first table, both halves, the fresh table, the third and the fourth)
     /// stays where the rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the
     /// third joined it, 22 and 32 after the fourth round's rules; with the fourth table joined (2016 rows),
-    /// 39 and 76 before the fifth round's rules and 26 and 44 after them.
+    /// 39 and 76 before the fifth round's rules and 26 and 44 after them; with the fifth table joined
+    /// (2516 rows), 50 and 100 before the sixth round's rules and 38 and 60 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 26 && s.harmful_passed <= 44, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 38 && s.harmful_passed <= 60, "{:?}", s.wrong);
     }
 
     /// The fifth held-out table keeps what it measured: precision 0.892 and recall 0.780 under the fifth

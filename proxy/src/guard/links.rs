@@ -5,69 +5,161 @@
 use super::acts::{act_word, words};
 use super::vocab::ACT_WORDS;
 
+/// Words of a GET that act when the link carries a token (a confirmation of a purchase word on GET,
+/// `/complete`, is a page; only these act).
+const GET_ACTS: &[&str] = &[
+    "vote",
+    "upvote",
+    "downvote",
+    "unsubscribe",
+    "unsub",
+    "optout",
+    "flag",
+    "subscribe",
+    "confirm",
+    "verify",
+    "delete",
+    "remove",
+    "fave",
+    "favorite",
+    "favourite",
+    "like",
+    "follow",
+    "unfollow",
+    "cancel",
+    "join",
+    "publish",
+    "send",
+    "respond",
+    "notify",
+    "watch",
+];
+
+/// Write verbs a GET acts with when it carries a credential of an API (`Command=domains.create`,
+/// `/dns/add-record.json?auth-password=...`, `/update?api_key=...`).
+const GET_WRITES: &[&str] = &["create", "add", "update", "set", "delete", "remove", "send", "register"];
+
+/// An opaque value: an id or a token that only its link knows (12 or more letters and digits, both).
+fn opaque(v: &str) -> bool {
+    v.len() >= 12
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '='))
+        && v.chars().any(|c| c.is_ascii_digit())
+        && v.chars().any(|c| c.is_ascii_alphabetic())
+}
+
 /// A GET (or HEAD) that acts: an act word in its path's last words or its `action`, with a token or an
 /// address in its query (a vote link with its `auth`, an unsubscribe or confirmation link, a JSONP
-/// subscription).
-pub(super) fn judge_get(path_and_query: &str) -> Option<(&'static str, String)> {
-    let (path, query) = path_and_query.split_once('?')?;
+/// subscription); an unsubscribe or a verification by an opaque id alone; a write verb with an API's
+/// credential; a message sent by link (a recipient and a text); an API's purchase by GET (`api`: the
+/// request is an API call, `creates::api_call`).
+pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str, String)> {
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let params: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
         .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
         .collect();
+    // A magic link or a password reset: a log-in, not an act.
+    if params.iter().any(|(k, v)| {
+        matches!(k.as_str(), "type" | "mode")
+            && matches!(
+                v.to_ascii_lowercase().as_str(),
+                "magiclink" | "login" | "signin" | "recovery" | "resetpassword"
+            )
+    }) {
+        return None;
+    }
+    let credential = |k: &str, v: &str| {
+        (k.ends_with("key") && v.len() >= 6) || k.contains("password") || k.ends_with("secret")
+    };
     let tokenish = params.iter().any(|(k, v)| {
         let k = k.trim_start_matches('_');
-        (matches!(k, "token" | "auth" | "csrf" | "hmac" | "sig" | "signature" | "nonce" | "fkey")
-            || k.ends_with("token")
+        (matches!(
+            k,
+            "token"
+                | "auth"
+                | "csrf"
+                | "hmac"
+                | "sig"
+                | "signature"
+                | "nonce"
+                | "fkey"
+                | "tok"
+                | "ticket"
+                | "hash"
+        ) || k.ends_with("token")
             || k.contains("email")
             || k == "e"
-            || (k == "code" && v.len() >= 6)
-            || (k == "key" && v.len() >= 8)
+            || (k.ends_with("code") && v.len() >= 6)
+            || credential(k, v)
             || matches!(k, "message" | "msg" | "text"))
             && !v.is_empty()
     });
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let path_words: Vec<String> = segs.iter().rev().take(3).flat_map(|s| words(s)).collect();
+    // A message sent by link: a recipient and a text.
+    let has = |ks: &[&str]| params.iter().any(|(k, v)| ks.contains(&k.as_str()) && !v.is_empty());
+    let addressed = params.iter().any(|(k, v)| {
+        matches!(k.as_str(), "phone" | "to" | "number" | "recipient" | "mobile")
+            && (v.contains('@') || v.chars().filter(|c| c.is_ascii_digit()).count() >= 7)
+    });
+    if addressed && has(&["text", "message", "msg", "content", "body"]) {
+        return Some(("message", "GET with a recipient and a text".into()));
+    }
+    // An API's purchase or transfer by GET (the credential in a header): the action is the path's last word.
+    if api {
+        if let Some(w) = segs.last().map(|s| words(s)).and_then(|ws| ws.last().cloned()) {
+            if matches!(w.as_str(), "buy" | "sell" | "transfer" | "withdraw") {
+                return Some(("purchase", format!("GET {w} on an API")));
+            }
+        }
+    }
+    // A write verb with an API's credential in the query.
+    if params.iter().any(|(k, v)| credential(k, v)) {
+        let named = params
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "command" | "action" | "cmd" | "method"))
+            .flat_map(|(_, v)| words(v));
+        if let Some(w) = path_words.iter().cloned().chain(named).find(|w| GET_WRITES.contains(&w.as_str())) {
+            return Some(("post", format!("GET {w} with an API credential")));
+        }
+    }
+    // An unsubscribe or an email verification by an opaque id (the link is the token).
+    let opaque_id = params.iter().any(|(_, v)| opaque(v)) || segs.iter().rev().take(2).any(|s| opaque(s));
+    let says = |set: &[&str]| {
+        path_words.iter().any(|w| set.contains(&w.as_str()))
+            || params.iter().any(|(k, v)| {
+                matches!(k.as_str(), "action" | "p" | "mode" | "do")
+                    && words(v).iter().any(|w| set.contains(&w.as_str()))
+            })
+    };
+    if opaque_id && says(&["unsubscribe", "unsub", "optout", "verification", "verify"]) {
+        let rule = if says(&["verification", "verify"]) { "account" } else { "vote" };
+        return Some((rule, "GET unsubscribe or verification by an opaque id".into()));
+    }
     // An act named as a flag (`confirm=true`) is the action itself.
     let flagged =
         params.iter().find(|(k, v)| matches!(v.as_str(), "true" | "1" | "yes") && act_word(k).is_some());
     if !tokenish && flagged.is_none() {
         return None;
     }
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let tail = segs.iter().rev().take(2).copied().collect::<Vec<_>>();
-    let action =
-        params.iter().find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how")).map(|(_, v)| v.as_str());
-    for ident in tail.into_iter().chain(action).chain(flagged.map(|(k, _)| k.as_str())) {
+    let action = params
+        .iter()
+        .find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how" | "mode" | "p"))
+        .map(|(_, v)| v.as_str());
+    // A query key that is the act (`watch=topic` with its `hash`).
+    let keyed =
+        params.iter().find(|(k, v)| !v.is_empty() && GET_ACTS.contains(&k.as_str())).map(|(k, _)| k.as_str());
+    for ident in tail.into_iter().chain(action).chain(flagged.map(|(k, _)| k.as_str())).chain(keyed) {
         for w in words(ident) {
             // A confirmation link, a newsletter's opt-in: the confirmation itself.
             let w = match w.as_str() {
                 "confirmation" | "confirmations" => "confirm",
+                "verification" => "verify",
                 "optin" => "subscribe",
                 w => w,
             };
             if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| *a == w) {
-                // A confirmation of a purchase word on GET (`/complete`) is a page; only these act.
-                if matches!(
-                    w,
-                    "vote"
-                        | "upvote"
-                        | "downvote"
-                        | "unsubscribe"
-                        | "unsub"
-                        | "flag"
-                        | "subscribe"
-                        | "confirm"
-                        | "verify"
-                        | "delete"
-                        | "remove"
-                        | "fave"
-                        | "favorite"
-                        | "favourite"
-                        | "like"
-                        | "follow"
-                        | "unfollow"
-                        | "cancel"
-                        | "join"
-                        | "publish"
-                        | "send"
-                ) {
+                if GET_ACTS.contains(&w) {
                     return Some((rule, format!("GET {ident} with a token")));
                 }
             }
@@ -80,14 +172,34 @@ pub(super) fn judge_get(path_and_query: &str) -> Option<(&'static str, String)> 
 mod tests {
     use super::*;
 
+    fn judge(path_and_query: &str) -> Option<(&'static str, String)> {
+        judge_get(path_and_query, false)
+    }
+
     #[test]
     fn get_links() {
-        assert!(judge_get("/vote?id=1&how=up&auth=abc").is_some());
-        assert!(judge_get("/reset-password?token=abc").is_none());
-        assert!(judge_get("/search?q=how+to+unsubscribe").is_none());
-        assert!(judge_get("/method/groups.join?group_id=1&access_token=x").is_some());
-        assert!(judge_get("/alerts/publish?message=disk+full").is_some());
-        assert!(judge_get("/unsubscribe/?uuid=1&key=9c1d2e3f4a5b").is_some());
-        assert!(judge_get("/publish/docs?lang=en").is_none());
+        assert!(judge("/vote?id=1&how=up&auth=abc").is_some());
+        assert!(judge("/reset-password?token=abc").is_none());
+        assert!(judge("/search?q=how+to+unsubscribe").is_none());
+        assert!(judge("/method/groups.join?group_id=1&access_token=x").is_some());
+        assert!(judge("/alerts/publish?message=disk+full").is_some());
+        assert!(judge("/unsubscribe/?uuid=1&key=9c1d2e3f4a5b").is_some());
+        assert!(judge("/publish/docs?lang=en").is_none());
+        // The sixth round: an unsubscribe or a verification by an opaque id alone, a write verb with an
+        // API's credential, a message by link, a magic link (a log-in), a translation (not a message).
+        assert!(judge("/email/unsubscribe/6651a2b3c4d5e6f7a8b9c").is_some());
+        assert!(judge("/track/unsub.php?u=30516473&id=8e3c8f1a2b4d4c6e9f0a").is_some());
+        assert!(judge("/unsubscribe?id=12").is_none());
+        assert!(judge("/u/email-verification?ticket=Yb3Kx9Zt2Qw8Lm4Np6Rs1Tv5").is_some());
+        assert!(judge("/dns/add-record.json?auth-id=1&auth-password=pw&host=www").is_some());
+        assert!(judge("/update?api_key=XXXXXXXXXXXXXXXX&field1=23.5").is_some());
+        assert!(judge("/messages/http/send?apiKey=abc123XyZ&to=27999123456&content=Ready").is_some());
+        assert!(judge("/translate?to=fr&text=hello").is_none());
+        assert!(judge("/auth/v1/verify?token=pkce_3a4b5c6d7e8f&type=magiclink").is_none());
+        assert!(judge("/viewtopic.php?t=254321&watch=topic&hash=3f2a1b0c").is_some());
+        assert!(judge("/watch?v=dQw4w9WgXcQ").is_none());
+        assert!(judge_get("/api/v2/private/buy?amount=40&instrument_name=ETH", true).is_some());
+        assert!(judge_get("/api/v2/public/get_book_summary?currency=ETH", true).is_none());
+        assert!(judge("/order/confirmation?id=8f1e2d3c4b5a69788796").is_none());
     }
 }

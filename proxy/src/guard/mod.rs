@@ -30,6 +30,7 @@ mod links;
 pub mod platforms;
 mod rules_file;
 pub mod socket;
+mod sql;
 mod table;
 mod vocab;
 pub mod writes;

@@ -15,16 +15,22 @@
 //!   payload]`: the event is the verb, the payload the body (`phx_join`, `phx_leave`, `heartbeat` pass);
 //! - **Socket.IO**: `42["event", args...]` (an event packet, with or without a namespace and an ack id):
 //!   the event is the verb, `{"args": [...]}` the body;
+//! - **SignalR** (the JSON hub protocol's records, each ended by `0x1E`, and the MessagePack hub
+//!   protocol's length-prefixed frames): an invocation's `target` is the verb, `{"arguments": [...]}` the
+//!   body; pings, completions and closes pass;
+//! - **MessagePack**: a binary message that is one MessagePack object or array (Socket.IO's msgpack
+//!   parser, a game's or a chat's binary protocol) is read as the JSON it encodes, by the rules above;
 //! - **any other JSON object**: its `type`, `event`, `action`, `command`, `method` (JSON-RPC), `op` or
 //!   `cmd` is the verb, the whole object the body.
 //!
 //! A socket's verbs mean something of their own: subscribing to, joining or leaving a stream, a
 //! heartbeat, a ping, typing, presence, an acknowledgement are the socket's machinery and pass before
 //! the judge (on HTTP, `subscribe` is a newsletter); a verb that names a message sent (`message`, `chat`,
-//! `say`, `speak`, `msg`, `dm`, `whisper`) is given to the judge as sending one (`send_VERB`). Messages
-//! that are not JSON (text protocols, binary frames that are not UTF-8 JSON) are not read and pass: the
-//! guard cannot tell what they do (said in README's guard section). The control's label is not used: a
-//! message is judged by what it says.
+//! `say`, `speak`, `msg`, `dm`, `whisper`) is given to the judge as sending one (`send_VERB`). A frame of
+//! several records (SignalR's) is refused when any of them acts. Messages that are neither JSON nor
+//! MessagePack (text protocols, protobuf and other binary encodings) are not read and pass: the guard
+//! cannot tell what they do (said in README's guard section). The control's label is not used: a message
+//! is judged by what it says.
 
 use super::acts::words;
 use super::{Blocked, GuardConfig};
@@ -102,18 +108,83 @@ const SENDS: &[&str] = &["message", "msg", "chat", "say", "speak", "dm", "whispe
 /// The keys a generic JSON message names its verb with, in order.
 const VERB_KEYS: &[&str] = &["type", "event", "action", "command", "method", "op", "cmd"];
 
+/// SignalR's record separator (the JSON hub protocol ends each message with it).
+const RECORD_SEPARATOR: char = '\u{1e}';
+
+/// Read a client message's payload as the requests it stands for: one, or one per record of a frame
+/// that carries several (SignalR's JSON records, its MessagePack frames).
+pub fn views(payload: &[u8]) -> Vec<MessageView> {
+    match std::str::from_utf8(payload) {
+        Ok(text) if text.contains(RECORD_SEPARATOR) => text
+            .split(RECORD_SEPARATOR)
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| view(r.as_bytes()))
+            .collect(),
+        Ok(_) => vec![view(payload)],
+        Err(_) => msgpack_values(payload)
+            .map(|vs| vs.into_iter().map(json_view).collect())
+            .unwrap_or_else(|| vec![MessageView::Unread]),
+    }
+}
+
+/// A binary payload's MessagePack values: the whole payload one value, or SignalR's frames (each a
+/// varint length, then that many bytes of one value). `None` when the bytes are neither.
+fn msgpack_values(payload: &[u8]) -> Option<Vec<serde_json::Value>> {
+    // Only an object or an array is a message: a lone number or string is any binary blob's first byte.
+    let one = |bytes: &[u8]| -> Option<serde_json::Value> {
+        let mut cursor = std::io::Cursor::new(bytes);
+        let v: serde_json::Value =
+            serde::Deserialize::deserialize(&mut rmp_serde::Deserializer::new(&mut cursor)).ok()?;
+        (cursor.position() as usize == bytes.len() && (v.is_object() || v.is_array())).then_some(v)
+    };
+    if let Some(v) = one(payload) {
+        return Some(vec![v]);
+    }
+    let mut out = Vec::new();
+    let mut rest = payload;
+    while !rest.is_empty() {
+        let (len, used) = varint(rest)?;
+        let frame = rest.get(used..used.checked_add(len)?)?;
+        out.push(one(frame)?);
+        rest = &rest[used + len..];
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A varint (7 bits a byte, low first, at most 5 bytes) and the bytes it took.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut n: usize = 0;
+    for (i, b) in bytes.iter().take(5).enumerate() {
+        n |= usize::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((n, i + 1));
+        }
+    }
+    None
+}
+
+/// A decoded value read as a message.
+fn json_view(v: serde_json::Value) -> MessageView {
+    match v {
+        serde_json::Value::Object(o) => object(o),
+        serde_json::Value::Array(a) => array(a),
+        _ => MessageView::Unread,
+    }
+}
+
 /// Read a client message's payload as the request it stands for (see the module docs).
 pub fn view(payload: &[u8]) -> MessageView {
-    let Ok(text) = std::str::from_utf8(payload) else { return MessageView::Unread };
+    let Ok(text) = std::str::from_utf8(payload) else {
+        return msgpack_values(payload)
+            .and_then(|mut vs| (vs.len() == 1).then(|| vs.remove(0)))
+            .map(json_view)
+            .unwrap_or(MessageView::Unread);
+    };
     let text = text.trim();
     if let Some(v) = socket_io(text) {
         return v;
     }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(o)) => object(o),
-        Ok(serde_json::Value::Array(a)) => array(a),
-        _ => MessageView::Unread,
-    }
+    serde_json::from_str::<serde_json::Value>(text).map(json_view).unwrap_or(MessageView::Unread)
 }
 
 /// A verb and its body, or the machinery when the verb is the socket's own.
@@ -147,6 +218,25 @@ fn object(mut o: serde_json::Map<String, serde_json::Value>) -> MessageView {
             return MessageView::Machinery(t);
         }
     }
+    // SignalR's handshake (`{"protocol": "json", "version": 1}`) opens the hub.
+    if o.len() == 2 && o.contains_key("protocol") && o.contains_key("version") {
+        return MessageView::Machinery("signalr handshake".into());
+    }
+    // SignalR's JSON hub protocol: an invocation (type 1, or 4 a streaming one) calls its `target`;
+    // its other types (a completion, a ping, a close) are the protocol's.
+    if let (Some(t), true) =
+        (o.get("type").and_then(|t| t.as_u64()), o.contains_key("target") || o.len() <= 3)
+    {
+        if matches!(t, 1 | 4) {
+            if let Some(target) = s(&o, "target") {
+                let args = o.remove("arguments").unwrap_or_default();
+                return request(Some(&target), serde_json::json!({ "arguments": args }));
+            }
+        }
+        if (2..=7).contains(&t) && !o.contains_key("target") {
+            return MessageView::Machinery(format!("signalr {t}"));
+        }
+    }
     // Action Cable: a subscription passes; a message's data is the request, its action the verb.
     if let (Some(c), true) = (s(&o, "command"), o.contains_key("identifier")) {
         if c != "message" {
@@ -175,6 +265,18 @@ fn array(mut a: Vec<serde_json::Value>) -> MessageView {
         let event = a[3].as_str().unwrap_or_default().to_string();
         let body = a.pop().unwrap_or_default();
         return request(Some(&event), body);
+    }
+    // SignalR's MessagePack hub protocol: [1, headers, invocation id, target, arguments, ...] calls its
+    // target; [6] (a ping), [7, ...] (a close), [3, ...] (a completion) are the protocol's.
+    if let Some(t) = a.first().and_then(|t| t.as_u64()) {
+        if matches!(t, 1 | 4) && a.len() >= 5 && a[1].is_object() && a[3].is_string() {
+            let target = a[3].as_str().unwrap_or_default().to_string();
+            let args = a.swap_remove(4);
+            return request(Some(&target), serde_json::json!({ "arguments": args }));
+        }
+        if (2..=7).contains(&t) && a.get(1).is_none_or(|h| h.is_object() || h.is_null() || h.is_string()) {
+            return MessageView::Machinery(format!("signalr {t}"));
+        }
     }
     if a.iter().all(|v| v.is_object()) && !a.is_empty() {
         // A batch (GraphQL's, JSON-RPC's): judged as one request with the batch as its body.
@@ -206,7 +308,12 @@ fn socket_io(text: &str) -> Option<MessageView> {
 /// a request ([`view`]) judged by `cfg` as an HTTP `POST` to the socket's URL would be. The refusal names
 /// the socket's URL and [`WS_METHOD`].
 pub fn judge_message(cfg: &GuardConfig, url: &http::Uri, payload: &[u8]) -> Option<Blocked> {
-    let MessageView::Request { verb, body } = view(payload) else { return None };
+    views(payload).into_iter().find_map(|v| judge_view(cfg, url, v))
+}
+
+/// One request a message stands for, judged (see [`judge_message`]).
+fn judge_view(cfg: &GuardConfig, url: &http::Uri, view: MessageView) -> Option<Blocked> {
+    let MessageView::Request { verb, body } = view else { return None };
     let uri = match &verb {
         Some(v) => with_action(url, v)?,
         None => url.clone(),
@@ -305,6 +412,51 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// SignalR's JSON records and MessagePack frames, and MessagePack binary messages: each record or
+    /// value judged; a frame refused when any of its records acts.
+    #[test]
+    fn signalr_and_messagepack_messages() {
+        let cfg = GuardConfig::standard(Vec::new());
+        let url: http::Uri = "https://chat.example/hubs/chat".parse().unwrap();
+        let pack = |v: serde_json::Value| rmp_serde::to_vec(&v).unwrap();
+        let framed = |vs: &[serde_json::Value]| {
+            let mut out = Vec::new();
+            for v in vs {
+                let b = pack(v.clone());
+                assert!(b.len() < 128, "one varint byte in this test");
+                out.push(b.len() as u8);
+                out.extend(b);
+            }
+            out
+        };
+        let send = serde_json::json!([1, {}, "7", "SendMessage", ["general", "hello all"]]);
+        let ping = serde_json::json!([6]);
+        let rows: Vec<(&str, Vec<u8>, &str)> = vec![
+            ("handshake", b"{\"protocol\":\"json\",\"version\":1}\x1e".to_vec(), "pass"),
+            ("json ping", b"{\"type\":6}\x1e".to_vec(), "pass"),
+            (
+                "json invocation",
+                b"{\"type\":1,\"target\":\"SendMessage\",\"arguments\":[\"general\",\"hello\"]}\x1e".to_vec(),
+                "message",
+            ),
+            (
+                "a ping then an order in one frame",
+                b"{\"type\":6}\x1e{\"type\":1,\"target\":\"PlaceOrder\",\"arguments\":[{\"sku\":\"jar\"}]}\x1e".to_vec(),
+                "purchase",
+            ),
+            ("msgpack ping", framed(std::slice::from_ref(&ping)), "pass"),
+            ("msgpack invocation", framed(std::slice::from_ref(&send)), "message"),
+            ("msgpack ping then invocation", framed(&[ping, send]), "message"),
+            ("a bare msgpack object", pack(serde_json::json!({"action": "vote", "poll": 7})), "vote"),
+            ("a bare msgpack read", pack(serde_json::json!({"type": "history", "before": 120})), "pass"),
+            ("binary noise", vec![0xff, 0x00, 0x13, 0x37, 0xc1], "pass"),
+        ];
+        for (name, payload, want) in rows {
+            let got = judge_message(&cfg, &url, &payload).map_or("pass".to_string(), |b| b.rule);
+            assert_eq!(got, want, "{name}: {:?}", views(&payload));
+        }
     }
 
     #[test]

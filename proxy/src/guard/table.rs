@@ -73,7 +73,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
         r"^(place_?order|confirm_?order|purchase)$",
-        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase)$",
+        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する)$",
     ),
     (
         "payment",
@@ -81,7 +81,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(pay|payment|payments|charge|charges|billing/submit)(/|$|\.)",
         r"^(card_?number|cc_?(number|num)|cvv|cvc|card_?cvc|card_?cvv)$",
-        r"^(pay|pay now|pay \S.*|confirm payment|submit payment)$",
+        r"^(pay|pay now|pay \S.*|confirm payment|submit payment|pagar|payer|bezahlen|jetzt bezahlen|支払う)$",
     ),
     (
         "booking",
@@ -89,7 +89,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(book|booking|bookings|reserve|reservation|reservations)(/|$|\.)",
         "",
-        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation))$",
+        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation)|reservar|réserver|buchen|jetzt buchen|予約する)$",
     ),
     (
         "post",
@@ -97,7 +97,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(posts|comment|comments|reply|replies|review|reviews|answers|publish|thread|threads|topic|topics)(/|$|\.)",
         r"^(comment|review|reply)$",
-        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post)$",
+        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post|cast|publicar|publier|veröffentlichen|投稿する)$",
     ),
     (
         "vote",
@@ -105,7 +105,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
         "",
-        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star)$",
+        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star|add friend|endorse|watch|abonnieren|thema abonnieren|s'abonner|s'inscrire|suscribirse|inscrever-se|seguir|folgen|suivre|フォローする)$",
     ),
     (
         "message",
@@ -113,7 +113,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
         "",
-        r"^(send|send message|send email|send now|email this|share by email)$",
+        r"^(send|send message|send email|send now|email this|share by email|enviar|envoyer|senden|送信)$",
     ),
     (
         "delete-account",
@@ -137,7 +137,15 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "DELETE"],
         r"(^|/)(delete|destroy|remove)(/|$|\.)",
         "",
-        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment))$",
+        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment)|eliminar|supprimer|löschen|excluir|削除)$",
+    ),
+    (
+        "post",
+        "runs a command on what the user runs or owns",
+        &["POST", "PUT", "PATCH"],
+        "",
+        "",
+        r"^(run|run now|run job|run pipeline|run workflow|build|build now|deploy|deploy now|redeploy|abort|cancel build|purge( all| cache)?|freeze( card)?|unfreeze( card)?|unlock|clock in|clock out|trigger( build| run| pipeline)?)$",
     ),
     (
         "delete-account",

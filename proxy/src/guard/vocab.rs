@@ -107,13 +107,21 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("upload", "post"),
     ("transactional", "message"),
     ("rating", "vote"),
+    // The sixth round (the fifth table's failures): an endorsement, a friend request, an opt-out, an
+    // invitation's answer, a cast (Farcaster's post), a notification sent.
+    ("endorse", "vote"),
+    ("friendship", "vote"),
+    ("optout", "vote"),
+    ("respond", "booking"),
+    ("cast", "post"),
+    ("notify", "message"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
 /// `ships`, `watches`): their plural is not read as the act.
 pub(super) const NO_PLURAL: &[&str] = &[
     "place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban", "flag", "love", "share",
-    "upload",
+    "upload", "cast",
 ];
 
 /// Words that name the request as the browser's or the site's own machinery (a CSP or network-error
@@ -174,6 +182,7 @@ pub(super) const ACT_NOUNS: &[(&str, &str)] = &[
     ("wall", "post"),
     ("shelf", "vote"),
     ("label", "post"),
+    ("appointment", "booking"),
 ];
 
 /// Words of the session's own state or of a read: harmless.
@@ -244,6 +253,7 @@ pub(super) const READ_WORDS: &[&str] = &[
     "elements",
     "price",
     "pricing",
+    "describe",
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).
@@ -284,6 +294,7 @@ pub(super) const COLLECTIONS: &[(&str, &str)] = &[
     ("like", "vote"),
     ("donation", "payment"),
     ("registration", "account"),
+    ("appointment", "booking"),
     ("account", "account"),
     ("fork", "post"),
     ("reply", "post"),

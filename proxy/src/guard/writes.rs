@@ -197,7 +197,8 @@ impl WriteRules {
             |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
         if matches!(f.method, "GET" | "HEAD") {
             // A link that acts and carries its token: a vote, an unsubscribe, a confirmation.
-            return super::links::judge_get(f.path).map(|(rule, m)| hit(rule, why_of(rule), m));
+            let api = super::creates::api_call(f.host, f.path.split('?').next().unwrap_or(f.path), false);
+            return super::links::judge_get(f.path, api).map(|(rule, m)| hit(rule, why_of(rule), m));
         }
         if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
             return None;
@@ -264,6 +265,12 @@ impl WriteRules {
             Says::Harmless => return None,
             Says::Nothing => {}
         }
+        // 2e. A statement sent to a database: its kind decides (`guard::sql`).
+        match super::sql::statement_writes(&f.leaves) {
+            Some(true) => return Some(hit("post", "changes a database", "sql statement".into())),
+            Some(false) => return None,
+            None => {}
+        }
         // 3. The user's file.
         if self.user_safe.iter().any(|s| s.is_match(path)) {
             return None;
@@ -288,6 +295,10 @@ impl WriteRules {
                 )
         }) {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
+        }
+        // 4'. The user's preferences (`/user/preferences`, `account_prefs_update`): their own view.
+        if super::flags::own_view_path(path) {
+            return None;
         }
         // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`).
         if let Some((rule, m)) = super::flags::act_flag(&f.leaves) {
@@ -347,6 +358,15 @@ impl WriteRules {
                 return Some(hit("post", "runs a command on what the user runs or owns", m));
             }
         }
+        // A command named by a key (`{"action": "UNLOCK"}`, `Execute=cancel`).
+        if f.method == "POST" {
+            let pairs: Vec<(String, String)> = params.iter().chain(f.leaves.iter()).cloned().collect();
+            if let Some(m) =
+                super::commands::named_command(f.host, path, &pairs, &idents, ct.contains("json"))
+            {
+                return Some(hit("post", "runs a command on what the user runs or owns", m));
+            }
+        }
         for ident in &idents {
             match super::acts::classify_for(f.method, ident) {
                 Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
@@ -369,6 +389,11 @@ impl WriteRules {
                 && parent_is_recipient(k, v)
         }) {
             return Some(hit("message", why_of("message"), format!("field {k}")));
+        }
+        // A PUT, PATCH or DELETE under the session's cart or basket (a shipment chosen, a line's quantity)
+        // changes the session's own state, whatever checkout path it is under.
+        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && super::flags::cart_path(path) {
+            return None;
         }
         // 4c. The verb: DELETE, PUT and PATCH on a resource write, unless it is the session's own or the
         // body changes only the user's own view (`guard::flags::own_view`).
@@ -434,6 +459,15 @@ impl WriteRules {
                 })
                 .flatten()
                 .map(|m| hit("post", "creates something on the site in the user's name", m))
+                .or_else(|| {
+                    super::flags::commit_label(f.label).map(|l| {
+                        hit(
+                            "post",
+                            "commits what its form holds (the button pressed)",
+                            format!("label {l:?}"),
+                        )
+                    })
+                })
                 .or_else(|| {
                     self.strict
                         .then(|| hit("unnamed", "a write no rule names (the strict guard)", "strict".into()))

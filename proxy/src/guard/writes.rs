@@ -8,11 +8,13 @@
 //!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
 //!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
 //!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
-//!    parsed operations or a persisted operation's name ([`super::graphql::judge_graphql`]);
+//!    parsed operations or a persisted operation's name ([`super::graphql::judge_graphql`]); a SQL
+//!    statement by its kind (`guard::sql`: `SELECT` reads, `DELETE FROM` writes);
 //! 3. the user's rules file (its harmless paths, then its rules), which knows the user's sites;
 //! 4. the body at every depth: fields that only an act carries (a card number, an order confirmation, a
 //!    recipient, a new password and its confirmation) block; a log-in form (a password without its
-//!    confirmation) passes; then the control's label when it names an act; then the words the request
+//!    confirmation) passes; the user's preferences (`/user/preferences`) pass; then the control's label
+//!    when it names an act; then the words the request
 //!    names its action with (a query or body `action`, an RPC method, the path's last words:
 //!    [`super::acts::classify`]), a POST to a collection of acts, recipients at any depth, and the verb
 //!    (DELETE, PUT, PATCH write unless on the session's own state); a resume attached applies;
@@ -23,7 +25,10 @@
 //!    ("Submit", "Go", "Continue") says nothing;
 //! 7. the action's path (`guard::table::RULES`): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
 //! 8. a published text (a long or multi-line `body`, `comment`, `review`, `message`, `content` or `text`,
-//!    or a `title` with a body) blocks as a post.
+//!    or a `title` with a body) blocks as a post;
+//! 9. what none of these names: a POST with a body to an API's collection creates
+//!    ([`super::creates::creates_resource`]); a control whose label commits what its form holds
+//!    (`Submit`, `Save`, `Create ticket`, `Run now`; not `Save draft`) writes.
 //!
 //! What none of these flags passes: an ordinary form (a flight search posting `from` and `to`, a job search
 //! posting `title`, a translation posting `text`) is not an act.

@@ -1,11 +1,11 @@
 //! `cargo xtask bench guard`: the side-effect guard over its tables of real sites' requests: the table the
 //! rules were first written against (`proxy::guard::cases`); the first table of issue 60
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
-//! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`)
-//! and the fourth (`fourth.json`), each spent in turn; and the fifth held-out table (`fifth.json`), written
-//! by someone who never read the rules and committed before the rules that followed, which gives the
-//! figures. Precision and recall of each, and the time per judgement. The fifth table's failures are not
-//! printed (it stays held out).
+//! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`),
+//! the fourth (`fourth.json`) and the fifth (`fifth.json`), each spent in turn; and the sixth held-out
+//! table (`sixth.json`), written by someone who never read the rules and committed before the rules were
+//! measured on it, which gives the figures. Precision and recall of each, and the time per judgement. The
+//! sixth table's failures are not printed (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -20,6 +20,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let third = heldout::score_rows(&rules, &heldout::third_rows());
     let fourth = heldout::score_rows(&rules, &heldout::fourth_rows());
     let fifth = heldout::score_rows(&rules, &heldout::fifth_rows());
+    let sixth = heldout::score_rows(&rules, &heldout::sixth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -39,16 +40,17 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The strict guard (`--strict-write-guard`): what no rule names is refused too.
     let strict = WriteRules::builtin().strict();
     let strict_tuning = heldout::score_rows(&strict, &heldout::tuning_rows());
-    let strict_fifth = heldout::score_rows(&strict, &heldout::fifth_rows());
+    let strict_sixth = heldout::score_rows(&strict, &heldout::sixth_rows());
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
         ("fresh.json (spent: now tuning)", &fresh),
         ("third.json (spent: now tuning)", &third),
         ("fourth.json (spent: now tuning)", &fourth),
-        ("fifth.json, held out", &fifth),
+        ("fifth.json (spent: now tuning)", &fifth),
+        ("sixth.json, held out", &sixth),
         ("strict: all tuning material", &strict_tuning),
-        ("strict: fifth.json, held out", &strict_fifth),
+        ("strict: sixth.json, held out", &strict_sixth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -83,6 +85,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("fresh.json spent", &fresh),
         ("third.json spent", &third),
         ("fourth.json spent", &fourth),
+        ("fifth.json spent", &fifth),
     ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -91,8 +94,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if fifth.precision() < 0.97 || fifth.recall() < 0.97 {
-        println!("target missed on the fifth held-out table: precision and recall >= 0.97");
+    if sixth.precision() < 0.97 || sixth.recall() < 0.97 {
+        println!("target missed on the sixth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

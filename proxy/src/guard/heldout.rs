@@ -32,8 +32,16 @@
 //! fifth table (`heldout/fifth.json`, every row `"half": "fifth"`: 500 requests on 310 hosts none of the
 //! earlier tables names, 306 API-shaped, 49 GraphQL) was written by a helper that never read the rules,
 //! the earlier tables' rows or the guard's documentation (it was given only the hosts and sources already
-//! used, to avoid them), and committed (d29c059) before the fifth round's rules; it gives the held-out
-//! figures now.
+//! used, to avoid them), and committed (d29c059) before the fifth round's rules.
+//!
+//! The fifth table's failures were read for the sixth round of rules, so it is tuning material too. A
+//! sixth table (`heldout/sixth.json`, every row `"half": "sixth"`: 454 requests on 313 hosts none of the
+//! earlier tables names, 218 API-shaped) was written by a helper that never read the rules, the earlier
+//! tables' rows or the guard's documentation (given only the registrable domains already used, to avoid
+//! them); 46 of its 500 rows cited a documentation page an earlier table cites and were dropped before
+//! any rule was measured on it. It was committed (937bb19) after the sixth round's rules were written
+//! and before they were measured on it: it gives the held-out figures now, for the rules before the
+//! round and after it.
 
 use serde::Deserialize;
 
@@ -316,14 +324,39 @@ mod tests {
         assert!(s.precision() >= 0.775 && s.recall() >= 0.882, "{:.3} {:.3}", s.precision(), s.recall());
     }
 
-    /// The strict guard's figures: the tuning material, then the fifth table (figures only).
+    /// The strict guard's figures: the tuning material, then the sixth table (figures only).
     #[test]
     #[ignore]
     fn strict_figures() {
         let strict = crate::guard::WriteRules::builtin().strict();
-        for (name, rows) in [("strict tuning", tuning_rows()), ("strict fifth", fifth_rows())] {
+        for (name, rows) in [("strict tuning", tuning_rows()), ("strict sixth", sixth_rows())] {
             print_figures(name, &score_rows(&strict, &rows));
         }
+    }
+
+    /// The strict guard on the sixth table, measured once when the table was committed: precision 0.876,
+    /// recall 0.948 (0.871 / 0.948 under the rules before the sixth round). A regression below these
+    /// floors (about one row less) fails.
+    #[test]
+    fn the_strict_guard_keeps_its_sixth_table_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &sixth_rows());
+        assert!(s.precision() >= 0.871 && s.recall() >= 0.943, "{:.3} {:.3}", s.precision(), s.recall());
+    }
+
+    /// The sixth held-out table keeps what it measured when it was committed: precision 0.933 and recall
+    /// 0.865 under the sixth round's rules (0.937 and 0.850 under the rules before them, the fifth
+    /// round's). A regression below these floors (about one row less) fails; raise them when the rules
+    /// get better, never lower them to pass.
+    #[test]
+    fn the_sixth_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &sixth_rows());
+        assert!(
+            s.precision() >= 0.928 && s.recall() >= 0.860,
+            "sixth held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
+            s.precision(),
+            s.recall(),
+            s.wrong.len()
+        );
     }
 
     /// The third table keeps what it measured while it was held out (issue 60): a regression below these
@@ -351,9 +384,10 @@ mod tests {
         assert!(s.ordinary_blocked <= 38 && s.harmful_passed <= 60, "{:?}", s.wrong);
     }
 
-    /// The fifth held-out table keeps what it measured: precision 0.892 and recall 0.780 under the fifth
-    /// round's rules (0.895 and 0.773 under the rules before them). A regression below these floors (about
-    /// one row less) fails; raise them when the rules get better, never lower them to pass.
+    /// The fifth table keeps what it measured while it was held out: precision 0.892 and recall 0.780
+    /// under the fifth round's rules (0.895 and 0.773 under the rules before them). A regression below
+    /// these floors (about one row less) fails; raise them when the rules get better, never lower them to
+    /// pass. Tuning material since the sixth round.
     #[test]
     fn the_fifth_held_out_table_stays_above_its_floor() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &fifth_rows());
@@ -367,8 +401,8 @@ mod tests {
     }
 
     /// The tuning material's failures (both halves of the first table, the fresh table, the third and the
-    /// fourth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib
-    /// tuning_material -- --ignored --nocapture`); the fifth table is never printed here.
+    /// fourth and the fifth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy
+    /// --lib tuning_material -- --ignored --nocapture`); the sixth table is never printed here.
     #[test]
     #[ignore]
     fn tuning_material() {
@@ -386,6 +420,16 @@ mod tests {
             if got.is_some() != r.harmful() {
                 println!("{} {} want {}: {:?}", r.method, r.url, r.expect, got.map(|b| (b.rule, b.evidence)));
             }
+        }
+        let tables = [
+            ("requests.json", rows()),
+            ("fresh.json", fresh_rows()),
+            ("third.json", third_rows()),
+            ("fourth.json", fourth_rows()),
+            ("fifth.json", fifth_rows()),
+        ];
+        for (name, rows) in tables {
+            print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));
         }
         println!(
             "tuning material: precision {:.3} recall {:.3} (ordinary refused {}, harmful passed {})",

@@ -143,6 +143,15 @@ pub fn classify_for(method: &str, ident: &str) -> Says {
     says
 }
 
+/// Whether an identifier names the session's own state or machinery (a cart, a session, a draft, a
+/// search, a beacon), not only a read (`config`, `status`, `details`).
+pub(crate) fn names_own_state(ident: &str) -> bool {
+    words(ident).iter().any(|w| {
+        let s = singular(w);
+        [w.as_str(), s.as_ref()].iter().any(|x| HARMLESS_WORDS.contains(x) || MACHINERY_WORDS.contains(x))
+    })
+}
+
 /// What an identifier (an operation name, an RPC method, a path's last word) says it does.
 pub fn classify(ident: &str) -> Says {
     let ws = words(ident);

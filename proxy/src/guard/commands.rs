@@ -71,6 +71,9 @@ const COMMANDS: &[&str] = &[
     "rebuild",
     "clockin",
     "clockout",
+    "skip",
+    "terminate",
+    "reboot",
 ];
 
 /// Keys whose value names the command a body runs (`{"action": "UNLOCK"}`, `Execute=cancel`).
@@ -116,7 +119,10 @@ pub(crate) fn command(host: &str, path: &str, idents: &[String], json: bool) -> 
     let last = ws.last()?;
     let joined = ws.len() >= 2 && COMMANDS.contains(&format!("{}{}", ws[ws.len() - 2], last).as_str());
     let runs = matches!(last.as_str(), "run" | "rerun" | "execute");
-    ((COMMANDS.contains(&last.as_str()) || joined) && !own && !(runs && reads))
+    // A command verb that leads the action's words (`purgeCache`, `stopInstance`).
+    let leads =
+        ws.len() >= 2 && COMMANDS.contains(&ws[0].as_str()) && !matches!(ws[0].as_str(), "start" | "run");
+    ((COMMANDS.contains(&last.as_str()) || joined || leads) && !own && !(runs && reads))
         .then(|| format!("command {first}"))
 }
 
@@ -129,7 +135,9 @@ pub(crate) fn named_command(
     idents: &[String],
     json: bool,
 ) -> Option<String> {
-    if !super::creates::api_call(host, path, json) {
+    // An API call, or a bodiless POST whose query names the command (`?action=STOP`).
+    let bodiless = !pairs.iter().any(|(k, _)| !COMMAND_KEYS.contains(&k.rsplit('.').next().unwrap_or(k)));
+    if !super::creates::api_call(host, path, json) && !bodiless {
         return None;
     }
     let own = idents.iter().flat_map(|i| words(i)).any(|w| OWN.contains(&w.as_str()));
@@ -164,6 +172,8 @@ mod tests {
             ("api.ci.test", "/v2/jobs/98/run/", ids(&["run", "jobs"]), true),
             ("api.db.test", "/v1/queries/run", ids(&["run", "queries"]), false),
             ("api.hr.test", "/shifts/clock_in", ids(&["clock_in", "shifts"]), true),
+            ("api.cdn.test", "/pullzone/7/purgeCache", ids(&["purgeCache", "pullzone"]), true),
+            ("api.shop.test", "/v1/session/startSession", ids(&["startSession", "session"]), false),
         ];
         for (host, path, idents, want) in rows {
             assert_eq!(command(host, path, &idents, false).is_some(), want, "{host}{path}");
@@ -179,6 +189,7 @@ mod tests {
             ("/v6/appointment/update", kv("Execute", "cancel"), &["update"], true),
             ("/v1/cart/items", kv("action", "cancel"), &["items", "cart"], false),
             ("/v1/search", kv("action", "filter"), &["search"], false),
+            ("/20160918/instances/ocid1", kv("action", "STOP"), &["instances"], true),
         ];
         for (path, pairs, idents, want) in rows {
             let idents: Vec<String> = idents.iter().map(|s| s.to_string()).collect();

@@ -122,6 +122,13 @@ impl<'a> WriteFacts<'a> {
                 fields.push(leaf);
             }
         }
+        // A form's method override (Rails' and Laravel's `_method=delete`): the method the site acts on.
+        let method = match leaves.iter().find(|(k, _)| k == "_method").map(|(_, v)| v.to_ascii_uppercase()) {
+            Some(m) if method == "POST" && m == "DELETE" => "DELETE",
+            Some(m) if method == "POST" && m == "PUT" => "PUT",
+            Some(m) if method == "POST" && m == "PATCH" => "PATCH",
+            _ => method,
+        };
         WriteFacts { method, path, fields, long_fields, label, host, leaves, graphql, content_type }
     }
 }

@@ -123,15 +123,97 @@ pub(crate) fn act_flag(leaves: &[(String, String)]) -> Option<(&'static str, Str
 /// `Confirm`, `Run now`): on a write that nothing else names, the button says it is no read. Labels that
 /// name a draft or a preview keep it a draft.
 const COMMIT_WORDS: &[&str] = &[
-    "submit", "create", "confirm", "save", "run", "deploy", "schedule", "unlock", "abort", "build", "cast",
-    "endorse", "freeze", "purge", "clock", "approve", "finish", "register", "enroll", "enrol", "donate",
+    "submit",
+    "create",
+    "confirm",
+    "save",
+    "run",
+    "deploy",
+    "schedule",
+    "unlock",
+    "abort",
+    "build",
+    "cast",
+    "endorse",
+    "freeze",
+    "purge",
+    "clock",
+    "approve",
+    "finish",
+    "register",
+    "enroll",
+    "enrol",
+    "donate",
+    // The same in the languages of the tuning tables' sites (submit, confirm, validate, send, sign).
+    "absenden",
+    "einreichen",
+    "bestätigen",
+    "unterschreiben",
+    "valider",
+    "confirmer",
+    "soumettre",
+    "envoyer",
+    "signer",
+    "confirmar",
+    "enviar",
+    "firmar",
+    "conferma",
+    "invia",
+    "inviare",
+    "bevestigen",
+    "verzenden",
+    "versturen",
+    "zatwierdź",
+    "wyślij",
 ];
+
+/// First words of a control's label that read (a search, a filter, results shown), in the same languages.
+const READ_LABEL_WORDS: &[&str] = &[
+    "search",
+    "find",
+    "filter",
+    "show",
+    "see",
+    "view",
+    "browse",
+    "check",
+    "calculate",
+    "compare",
+    "rechercher",
+    "chercher",
+    "trouver",
+    "afficher",
+    "suchen",
+    "finden",
+    "anzeigen",
+    "buscar",
+    "ver",
+    "cerca",
+    "cercare",
+    "trova",
+    "zoeken",
+    "vind",
+    "szukaj",
+    "pesquisar",
+    "procurar",
+    "検索",
+    "搜索",
+    "검색",
+];
+
+/// The label, if its first word reads (see [`READ_LABEL_WORDS`]).
+pub(crate) fn read_label(label: Option<&str>) -> bool {
+    label
+        .map(|l| l.trim().to_lowercase())
+        .and_then(|l| l.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).map(str::to_string))
+        .is_some_and(|w| READ_LABEL_WORDS.contains(&w.as_str()))
+}
 
 /// The label, if its first word commits (see [`COMMIT_WORDS`]).
 pub(crate) fn commit_label(label: Option<&str>) -> Option<&str> {
     let l = label?.trim();
-    let lower = l.to_ascii_lowercase();
-    let mut ws = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty());
+    let lower = l.to_lowercase();
+    let mut ws = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
     let first = ws.next()?;
     let rest: Vec<&str> = ws.collect();
     let draft = rest.iter().any(|w| matches!(*w, "draft" | "drafts" | "preview" | "for" | "later"));
@@ -168,6 +250,7 @@ pub(crate) fn cart_path(path: &str) -> bool {
 /// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
 const OWN_VIEW: &[&str] = &[
     "preferences",
+    "autoplay",
     "entries_per_page",
     "per_page",
     "page_size",
@@ -253,9 +336,16 @@ mod tests {
             ("Save for later", false),
             ("Search", false),
             ("Add to cart", false),
+            ("Valider ma déclaration", true),
+            ("Bestätigen", true),
         ];
         for (l, want) in labels {
             assert_eq!(commit_label(Some(l)).is_some(), *want, "{l}");
+        }
+        for (l, want) in
+            [("Search", true), ("Rechercher", true), ("検索", true), ("Submit", false), ("", false)]
+        {
+            assert_eq!(read_label(Some(l)), want, "{l}");
         }
         let paths: &[(&str, bool, bool)] = &[
             ("/api/v4/user/preferences", true, false),

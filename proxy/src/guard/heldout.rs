@@ -40,8 +40,15 @@
 //! tables' rows or the guard's documentation (given only the registrable domains already used, to avoid
 //! them); 46 of its 500 rows cited a documentation page an earlier table cites and were dropped before
 //! any rule was measured on it. It was committed (937bb19) after the sixth round's rules were written
-//! and before they were measured on it: it gives the held-out figures now, for the rules before the
-//! round and after it.
+//! and before they were measured on it, and gave that round's held-out figures.
+//!
+//! The sixth table's failures were read for the seventh round of rules, so it is tuning material too. A
+//! seventh table (`heldout/seventh.json`, every row `"half": "seventh"`: 500 requests on 356 hosts none
+//! of the earlier tables names, 263 API-shaped, no source an earlier table cites) was written by a helper
+//! that never read the rules or the earlier tables (given only the registrable domains and sources
+//! already used), while the seventh round's rules were being written from the sixth table's failures;
+//! it was committed (92919b3) before those rules were measured on it, and gives the held-out figures
+//! now, for the rules before the round and after it.
 
 use serde::Deserialize;
 
@@ -129,7 +136,7 @@ pub fn fifth_rows() -> Vec<Row> {
     serde_json::from_str(FIFTH_JSON).unwrap_or_default()
 }
 
-/// The sixth table's rows.
+/// The sixth table's rows (tuning material since the seventh round).
 pub fn sixth_rows() -> Vec<Row> {
     serde_json::from_str(SIXTH_JSON).unwrap_or_default()
 }
@@ -147,6 +154,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(third_rows());
     rows.extend(fourth_rows());
     rows.extend(fifth_rows());
+    rows.extend(sixth_rows());
     rows
 }
 
@@ -299,19 +307,10 @@ mod tests {
         check_table(FOURTH_JSON, 300, 100, Some("fourth"), &before_third);
         before_third.extend(fourth_rows());
         check_table(FIFTH_JSON, 300, 100, Some("fifth"), &before_third);
-        check_table(SIXTH_JSON, 300, 100, Some("sixth"), &tuning_rows());
-        let mut before_seventh = tuning_rows();
-        before_seventh.extend(sixth_rows());
-        check_table(SEVENTH_JSON, 300, 100, Some("seventh"), &before_seventh);
-    }
-
-    /// The sixth table's figures only (held out: its failures are not printed while rules are written).
-    #[test]
-    #[ignore]
-    fn sixth_figures() {
-        let rules = crate::guard::WriteRules::builtin();
-        print_figures("sixth", &score_rows(&rules, &sixth_rows()));
-        print_figures("sixth strict", &score_rows(&rules.strict(), &sixth_rows()));
+        before_third.extend(fifth_rows());
+        check_table(SIXTH_JSON, 300, 100, Some("sixth"), &before_third);
+        before_third.extend(sixth_rows());
+        check_table(SEVENTH_JSON, 300, 100, Some("seventh"), &before_third);
     }
 
     /// A table's figures, never its rows.
@@ -345,12 +344,12 @@ mod tests {
         print_figures("seventh strict", &score_rows(&rules.strict(), &seventh_rows()));
     }
 
-    /// The strict guard's figures: the tuning material, then the sixth table (figures only).
+    /// The strict guard's figures: the tuning material, then the seventh table (figures only).
     #[test]
     #[ignore]
     fn strict_figures() {
         let strict = crate::guard::WriteRules::builtin().strict();
-        for (name, rows) in [("strict tuning", tuning_rows()), ("strict sixth", sixth_rows())] {
+        for (name, rows) in [("strict tuning", tuning_rows()), ("strict seventh", seventh_rows())] {
             print_figures(name, &score_rows(&strict, &rows));
         }
     }
@@ -364,10 +363,10 @@ mod tests {
         assert!(s.precision() >= 0.871 && s.recall() >= 0.943, "{:.3} {:.3}", s.precision(), s.recall());
     }
 
-    /// The sixth held-out table keeps what it measured when it was committed: precision 0.933 and recall
-    /// 0.865 under the sixth round's rules (0.937 and 0.850 under the rules before them, the fifth
-    /// round's). A regression below these floors (about one row less) fails; raise them when the rules
-    /// get better, never lower them to pass.
+    /// The sixth table keeps what it measured while it was held out: precision 0.933 and recall 0.865
+    /// under the sixth round's rules (0.937 and 0.850 under the rules before them, the fifth round's). A
+    /// regression below these floors (about one row less) fails; raise them when the rules get better,
+    /// never lower them to pass. Tuning material since the seventh round.
     #[test]
     fn the_sixth_held_out_table_stays_above_its_floor() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &sixth_rows());
@@ -398,11 +397,37 @@ mod tests {
     /// stays where the rules brought it: 34 ordinary refused and 52 harmful passed of 1519 rows when the
     /// third joined it, 22 and 32 after the fourth round's rules; with the fourth table joined (2016 rows),
     /// 39 and 76 before the fifth round's rules and 26 and 44 after them; with the fifth table joined
-    /// (2516 rows), 50 and 100 before the sixth round's rules and 38 and 60 after them.
+    /// (2516 rows), 50 and 100 before the sixth round's rules and 38 and 60 after them; with the sixth
+    /// joined (2970 rows), 50 and 86 before the seventh round's rules and 45 and 67 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 38 && s.harmful_passed <= 60, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 45 && s.harmful_passed <= 67, "{:?}", s.wrong);
+    }
+
+    /// The seventh held-out table keeps what it measured when it was committed: precision 0.920 and
+    /// recall 0.852 under the seventh round's rules (0.917 and 0.817 under the rules before them, the
+    /// sixth round's). A regression below these floors (about one row less) fails; raise them when the
+    /// rules get better, never lower them to pass.
+    #[test]
+    fn the_seventh_held_out_table_stays_above_its_floor() {
+        let s = score_rows(&crate::guard::WriteRules::builtin(), &seventh_rows());
+        assert!(
+            s.precision() >= 0.916 && s.recall() >= 0.847,
+            "seventh held-out table: precision {:.3} recall {:.3} ({} judged wrong)",
+            s.precision(),
+            s.recall(),
+            s.wrong.len()
+        );
+    }
+
+    /// The strict guard on the seventh table, measured when the table was committed: precision 0.857,
+    /// recall 0.987 (0.850 / 0.987 under the rules before the seventh round). A regression below these
+    /// floors (about one row less) fails.
+    #[test]
+    fn the_strict_guard_keeps_its_seventh_table_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &seventh_rows());
+        assert!(s.precision() >= 0.853 && s.recall() >= 0.982, "{:.3} {:.3}", s.precision(), s.recall());
     }
 
     /// The fifth table keeps what it measured while it was held out: precision 0.892 and recall 0.780
@@ -422,8 +447,9 @@ mod tests {
     }
 
     /// The tuning material's failures (both halves of the first table, the fresh table, the third and the
-    /// fourth and the fifth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy
-    /// --lib tuning_material -- --ignored --nocapture`); the sixth table is never printed here.
+    /// fourth, the fifth and the sixth, each spent in turn), for whoever writes rules (`cargo test -p
+    /// webfreeze-proxy --lib tuning_material -- --ignored --nocapture`); the seventh table is never printed
+    /// here.
     #[test]
     #[ignore]
     fn tuning_material() {
@@ -448,6 +474,7 @@ mod tests {
             ("third.json", third_rows()),
             ("fourth.json", fourth_rows()),
             ("fifth.json", fifth_rows()),
+            ("sixth.json", sixth_rows()),
         ];
         for (name, rows) in tables {
             print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));

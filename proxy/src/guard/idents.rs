@@ -21,7 +21,12 @@ pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let from_query = form_urlencoded::parse(query.as_bytes())
         .find(|(k, _)| KEYS.contains(&k.to_ascii_lowercase().as_str()))
-        .map(|(_, v)| v.into_owned());
+        .map(|(_, v)| v.into_owned())
+        // A query that is one bare name (`mwebapi.phtml?SERVER_ENCOUNTERS_VOTE`): the RPC it calls.
+        .or_else(|| {
+            (!query.contains(['=', '&']) && query.len() > 3 && query.chars().any(|c| c.is_ascii_alphabetic()))
+                .then(|| query.to_string())
+        });
     // Every action the body names, outermost first: an RPC envelope's `method` is often `call`, the
     // method it calls nested (`params.method`: `action_confirm`); a generic `action` hands over to a
     // nested `method` (`action=mailpoet&method=subscribe`).

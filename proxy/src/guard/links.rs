@@ -33,6 +33,35 @@ const GET_ACTS: &[&str] = &[
     "respond",
     "notify",
     "watch",
+    "rollback",
+    "revert",
+];
+
+/// Leading verbs of a signed query API's `Action` (AWS's, Tencent's, Alibaba's: `Action=TerminateInstances`)
+/// that change what the account runs; `Describe`, `List` and `Get` read.
+const QUERY_API_WRITES: &[&str] = &[
+    "terminate",
+    "delete",
+    "create",
+    "run",
+    "stop",
+    "start",
+    "reboot",
+    "modify",
+    "update",
+    "put",
+    "attach",
+    "detach",
+    "release",
+    "allocate",
+    "associate",
+    "disassociate",
+    "authorize",
+    "revoke",
+    "purchase",
+    "reset",
+    "send",
+    "publish",
 ];
 
 /// Write verbs a GET acts with when it carries a credential of an API (`Command=domains.create`,
@@ -54,9 +83,21 @@ fn opaque(v: &str) -> bool {
 /// request is an API call, `creates::api_call`).
 pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str, String)> {
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
-    let params: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
-        .collect();
+    // `;` separates parameters too (Simple Machines' `action=deletemsg;topic=1;sesc=...`).
+    let query = query.replace(';', "&");
+    let raw: Vec<(String, String)> =
+        form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    // A signed query API's action (`Action=TerminateInstances`, capitalised as those APIs spell it).
+    if let Some((_, a)) =
+        raw.iter().find(|(k, v)| k == "Action" && v.starts_with(|c: char| c.is_ascii_uppercase()))
+    {
+        if words(a).first().is_some_and(|w| QUERY_API_WRITES.contains(&w.as_str())) {
+            return Some(("post", format!("GET Action={a}")));
+        }
+    }
+    let params: Vec<(String, String)> = raw.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect();
+    // A long hexadecimal value is a session's token or a link's signature.
+    let hex_token = |v: &str| v.len() >= 24 && v.chars().all(|c| c.is_ascii_hexdigit());
     // A magic link or a password reset: a log-in, not an act.
     if params.iter().any(|(k, v)| {
         matches!(k.as_str(), "type" | "mode")
@@ -67,9 +108,21 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     }) {
         return None;
     }
+    // An API's credential (`api_key`, `apiKey`, `auth-password`); a link's own `key` is its token.
     let credential = |k: &str, v: &str| {
-        (k.ends_with("key") && v.len() >= 6) || k.contains("password") || k.ends_with("secret")
+        k != "key"
+            && ((k.ends_with("key") && v.len() >= 6) || k.contains("password") || k.ends_with("secret"))
     };
+    // A token only the link carries (not an address, not an API's key): what a verification needs.
+    let link_token = params.iter().any(|(k, v)| {
+        let k = k.trim_start_matches('_');
+        !v.is_empty()
+            && (matches!(k, "token" | "tok" | "ticket" | "hash" | "sig" | "signature" | "hmac" | "nonce")
+                || k.ends_with("token")
+                || (k.ends_with("code") && v.len() >= 6)
+                || (k == "key" && v.len() >= 8)
+                || hex_token(v))
+    });
     let tokenish = params.iter().any(|(k, v)| {
         let k = k.trim_start_matches('_');
         (matches!(
@@ -89,7 +142,8 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
             || k.contains("email")
             || k == "e"
             || (k.ends_with("code") && v.len() >= 6)
-            || credential(k, v)
+            || (k == "key" && v.len() >= 8)
+            || hex_token(v)
             || matches!(k, "message" | "msg" | "text"))
             && !v.is_empty()
     });
@@ -123,7 +177,8 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
         }
     }
     // An unsubscribe or an email verification by an opaque id (the link is the token).
-    let opaque_id = params.iter().any(|(_, v)| opaque(v)) || segs.iter().rev().take(2).any(|s| opaque(s));
+    let opaque_id = params.iter().any(|(k, v)| opaque(v) && !credential(k, v))
+        || segs.iter().rev().take(2).any(|s| opaque(s));
     let says = |set: &[&str]| {
         path_words.iter().any(|w| set.contains(&w.as_str()))
             || params.iter().any(|(k, v)| {
@@ -159,7 +214,18 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
                 w => w,
             };
             if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| *a == w) {
-                if GET_ACTS.contains(&w) {
+                // A verification needs the link's own token: an address checked with an API's key reads.
+                let checks = matches!(w, "verify" | "confirm");
+                if GET_ACTS.contains(&w) && (link_token || !checks) {
+                    return Some((rule, format!("GET {ident} with a token")));
+                }
+            }
+            // A verb written together with its object (`deletemsg`, `notifytopic`).
+            if let Some(v) = ["delete", "remove", "cancel", "unsubscribe", "subscribe", "rollback", "notify"]
+                .iter()
+                .find(|v| w.len() > v.len() + 2 && w.starts_with(*v))
+            {
+                if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| a == v) {
                     return Some((rule, format!("GET {ident} with a token")));
                 }
             }
@@ -201,5 +267,14 @@ mod tests {
         assert!(judge_get("/api/v2/private/buy?amount=40&instrument_name=ETH", true).is_some());
         assert!(judge_get("/api/v2/public/get_book_summary?currency=ETH", true).is_none());
         assert!(judge("/order/confirmation?id=8f1e2d3c4b5a69788796").is_none());
+        // The seventh round: `;` separators and a hexadecimal session token, a rollback link, a signed
+        // query API's write action (not its reads), an address checked with an API key.
+        assert!(judge("/index.php?action=deletemsg;topic=5.0;msg=6;sesc=a322c0ab4117dda4b09b15e03a6821a0")
+            .is_some());
+        assert!(judge("/w/index.php?title=X&action=rollback&from=Y&token=17d537eccdd4a65f821b86cef5bd99c6")
+            .is_some());
+        assert!(judge("/?Action=TerminateInstances&InstanceIds.0=ins-1&Version=2017-03-12").is_some());
+        assert!(judge("/?Action=DescribeInstances&Version=2017-03-12").is_none());
+        assert!(judge("/v2/verify?email=a%40b.com&apikey=live_41f918a7f9c67b487b661ee6").is_none());
     }
 }

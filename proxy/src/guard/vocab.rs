@@ -115,6 +115,10 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("respond", "booking"),
     ("cast", "post"),
     ("notify", "message"),
+    // The seventh round (the sixth table's failures): kudos, a petition signed (German too).
+    ("kudos", "vote"),
+    ("petition", "vote"),
+    ("unterschreiben", "vote"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,

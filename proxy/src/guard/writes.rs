@@ -3,8 +3,12 @@
 //!
 //! A request is judged by what it *does*, strongest evidence first:
 //! 1. GET and HEAD only when they name an act and carry a token (`guard::links::judge_get`: a vote link,
-//!    an unsubscribe or confirmation link); OPTIONS never;
-//! 2. payment processors by host ([`super::platforms::processor`]); the pressed button (a preview or a
+//!    an unsubscribe or confirmation link), carry a GraphQL mutation, or call a signed query API's write
+//!    action (`Action=TerminateInstances`); OPTIONS never. A form's `_method` override (`_method=delete`)
+//!    is the method judged;
+//! 2. a label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
+//!    pressed as "Valider et payer"); payment processors by host ([`super::platforms::processor`]); the
+//!    pressed button (a preview or a
 //!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
 //!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
 //!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
@@ -26,9 +30,10 @@
 //! 7. the action's path (`guard::table::RULES`): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
 //! 8. a published text (a long or multi-line `body`, `comment`, `review`, `message`, `content` or `text`,
 //!    or a `title` with a body) blocks as a post;
-//! 9. what none of these names: a POST with a body to an API's collection creates
-//!    ([`super::creates::creates_resource`]); a control whose label commits what its form holds
-//!    (`Submit`, `Save`, `Create ticket`, `Run now`; not `Save draft`) writes.
+//! 9. what none of these names: a control whose label reads (`Search`, `Rechercher`) passes; a POST with
+//!    a body to an API's collection creates ([`super::creates::creates_resource`]); a control whose label
+//!    commits what its form holds (`Submit`, `Save`, `Create ticket`, `Run now`, `Absenden`; not `Save
+//!    draft`) writes.
 //!
 //! What none of these flags passes: an ordinary form (a flight search posting `from` and `to`, a job search
 //! posting `title`, a translation posting `text`) is not an act.
@@ -201,6 +206,10 @@ impl WriteRules {
         let why_of =
             |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
         if matches!(f.method, "GET" | "HEAD") {
+            // A GraphQL mutation sent by GET (`?query=mutation{accountDelete(...)}`) is the mutation.
+            if let super::acts::Says::Act(rule) = judge_graphql(&f.graphql) {
+                return Some(hit(rule, why_of(rule), "graphql operation by GET".into()));
+            }
             // A link that acts and carries its token: a vote, an unsubscribe, a confirmation.
             let api = super::creates::api_call(f.host, f.path.split('?').next().unwrap_or(f.path), false);
             return super::links::judge_get(f.path, api).map(|(rule, m)| hit(rule, why_of(rule), m));
@@ -222,6 +231,18 @@ impl WriteRules {
             form_urlencoded::parse(f.path.split_once('?').unwrap_or_default().1.as_bytes())
                 .map(|(k, v)| (k.to_ascii_lowercase(), v.into_owned()))
                 .collect();
+        // A label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
+        // pressed as "Valider et payer"); a dry run's flag still wins.
+        let act_label = Self::by_rules(
+            &self.rules,
+            &WriteFacts { label: f.label, method: f.method, ..Default::default() },
+            "",
+        );
+        let dry_path_only = super::creates::dry_run(f.path.split('?').next().unwrap_or(f.path), &[], &[])
+            && !super::creates::dry_run("", &params, &f.leaves);
+        if dry_path_only && act_label.is_some() {
+            return act_label;
+        }
         if super::creates::dry_run(f.path, &params, &f.leaves)
             || super::creates::own_signal(&f.leaves)
             || super::flags::harmless_flag(f.method, &params, &f.leaves)
@@ -302,7 +323,7 @@ impl WriteRules {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
         }
         // 4'. The user's preferences (`/user/preferences`, `account_prefs_update`): their own view.
-        if super::flags::own_view_path(path) {
+        if super::flags::own_view_path(f.path) {
             return None;
         }
         // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`).
@@ -342,6 +363,15 @@ impl WriteRules {
         {
             return None;
         }
+        // A PUT, PATCH or DELETE under the session's cart or basket (a shipment chosen, a line removed)
+        // changes the session's own state, whatever checkout path or act word it is under.
+        let pays = matches!(
+            idents.first().map(|i| classify(i)),
+            Some(Says::Act("purchase" | "payment" | "booking"))
+        );
+        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && super::flags::cart_path(path) && !pays {
+            return None;
+        }
         // 4b. What the request names its action: an act word in its last path words, its `action`, its
         // RPC method, outranks any harmless segment before it.
         // The control's label, when it names an act, before the words of the path.
@@ -372,11 +402,20 @@ impl WriteRules {
                 return Some(hit("post", "runs a command on what the user runs or owns", m));
             }
         }
+        // The action's own words first; a read word on a segment before it (`/config/secrets`) reads
+        // nothing of what is posted to it: only the session's own state there (`/cart/items`) is harmless.
+        let own_action = idents.first().map(String::as_str);
         for ident in &idents {
             match super::acts::classify_for(f.method, ident) {
                 Says::Act(rule) => return Some(hit(rule, why_of(rule), format!("action {ident}"))),
-                Says::Harmless => return None,
-                Says::Nothing => {}
+                Says::Harmless
+                    if Some(ident.as_str()) == own_action
+                        || !path.contains(ident.as_str())
+                        || super::acts::names_own_state(ident) =>
+                {
+                    return None
+                }
+                Says::Harmless | Says::Nothing => {}
             }
         }
         // A generic create (`createRecord`, `POST /records`) of a kind the body names (AT Protocol's
@@ -394,11 +433,6 @@ impl WriteRules {
                 && parent_is_recipient(k, v)
         }) {
             return Some(hit("message", why_of("message"), format!("field {k}")));
-        }
-        // A PUT, PATCH or DELETE under the session's cart or basket (a shipment chosen, a line's quantity)
-        // changes the session's own state, whatever checkout path it is under.
-        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && super::flags::cart_path(path) {
-            return None;
         }
         // 4c. The verb: DELETE, PUT and PATCH on a resource write, unless it is the session's own or the
         // body changes only the user's own view (`guard::flags::own_view`).
@@ -457,6 +491,8 @@ impl WriteRules {
                 "fields title and body".into(),
             )),
             // 9. What no list names: a POST to an API's collection, or a write verb on what it names.
+            // A search's button (`Search`, `Rechercher`, `Cerca`) pressed: the POST reads.
+            (None, false) if super::flags::read_label(f.label) => None,
             (None, false) => (f.method == "POST")
                 .then(|| {
                     let json = ct.contains("json");

@@ -203,10 +203,14 @@ const READ_LABEL_WORDS: &[&str] = &[
 
 /// The label, if its first word reads (see [`READ_LABEL_WORDS`]).
 pub(crate) fn read_label(label: Option<&str>) -> bool {
-    label
-        .map(|l| l.trim().to_lowercase())
-        .and_then(|l| l.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).map(str::to_string))
-        .is_some_and(|w| READ_LABEL_WORDS.contains(&w.as_str()))
+    let Some(l) = label.map(|l| l.trim().to_lowercase()) else { return false };
+    let ws: Vec<&str> = l.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let first = ws.first().copied().unwrap_or("");
+    // `Apply filters`; a cart's, a wish list's or a watch list's own button (`Add to cart`, `My List`).
+    READ_LABEL_WORDS.contains(&first)
+        || (first == "apply" && ws.iter().any(|w| w.starts_with("filter")))
+        || ws.iter().any(|w| matches!(*w, "cart" | "basket" | "bag" | "wishlist" | "watchlist"))
+        || l == "my list"
 }
 
 /// The label, if its first word commits (see [`COMMIT_WORDS`]).

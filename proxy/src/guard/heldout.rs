@@ -398,11 +398,25 @@ mod tests {
     /// third joined it, 22 and 32 after the fourth round's rules; with the fourth table joined (2016 rows),
     /// 39 and 76 before the fifth round's rules and 26 and 44 after them; with the fifth table joined
     /// (2516 rows), 50 and 100 before the sixth round's rules and 38 and 60 after them; with the sixth
-    /// joined (2970 rows), 50 and 86 before the seventh round's rules and 45 and 67 after them.
+    /// joined (2970 rows), 50 and 86 before the seventh round's rules and 45 and 67 after them, 43 and 67
+    /// after the eighth round's (`guard::harmless`).
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 45 && s.harmful_passed <= 67, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 43 && s.harmful_passed <= 67, "{:?}", s.wrong);
+    }
+
+    /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
+    /// the eighth round's readings of what is harmless (`guard::harmless`), 76 and 31 after them.
+    #[test]
+    fn the_strict_guard_keeps_its_tuning_figures() {
+        let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
+        assert!(
+            s.ordinary_blocked <= 76 && s.harmful_passed <= 31,
+            "{} {}",
+            s.ordinary_blocked,
+            s.harmful_passed
+        );
     }
 
     /// The seventh held-out table keeps what it measured when it was committed: precision 0.920 and
@@ -421,13 +435,28 @@ mod tests {
         );
     }
 
-    /// The strict guard on the seventh table, measured when the table was committed: precision 0.857,
-    /// recall 0.987 (0.850 / 0.987 under the rules before the seventh round). A regression below these
-    /// floors (about one row less) fails.
+    /// The strict guard's failures on the tuning material (never the held-out table's), for whoever writes
+    /// rules of what is harmless (`cargo test -p webfreeze-proxy --lib strict_tuning_material -- --ignored
+    /// --nocapture`).
+    #[test]
+    #[ignore]
+    fn strict_tuning_material() {
+        let strict = crate::guard::WriteRules::builtin().strict();
+        for r in tuning_rows() {
+            let got = verdict(&strict, &r);
+            if got.is_some() != r.harmful() {
+                println!("{} {} want {}: {:?} | {} | {}", r.method, r.url, r.expect, got, r.label, r.body);
+            }
+        }
+    }
+
+    /// The strict guard on the seventh table: precision 0.857, recall 0.987 under the seventh round's
+    /// rules (0.850 / 0.987 under the rules before them), 0.873 / 0.987 under the eighth round's readings
+    /// of what is harmless. A regression below these floors (about one row less) fails.
     #[test]
     fn the_strict_guard_keeps_its_seventh_table_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &seventh_rows());
-        assert!(s.precision() >= 0.853 && s.recall() >= 0.982, "{:.3} {:.3}", s.precision(), s.recall());
+        assert!(s.precision() >= 0.869 && s.recall() >= 0.982, "{:.3} {:.3}", s.precision(), s.recall());
     }
 
     /// The fifth table keeps what it measured while it was held out: precision 0.892 and recall 0.780

@@ -24,6 +24,7 @@ mod creates;
 mod facts;
 mod flags;
 pub mod graphql;
+mod harmless;
 pub mod heldout;
 mod idents;
 mod links;

@@ -30,7 +30,9 @@
 //! 7. the action's path (`guard::table::RULES`): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
 //! 8. a published text (a long or multi-line `body`, `comment`, `review`, `message`, `content` or `text`,
 //!    or a `title` with a body) blocks as a post;
-//! 9. what none of these names: a control whose label reads (`Search`, `Rechercher`) passes; a POST with
+//! 9. what none of these names: a control whose label reads (`Search`, `Rechercher`) passes, and so does
+//!    what `guard::harmless` reads as changing nothing another user sees (telemetry, a read by its last
+//!    word, the session's own state); a POST with
 //!    a body to an API's collection creates ([`super::creates::creates_resource`]); a control whose label
 //!    commits what its form holds (`Submit`, `Save`, `Create ticket`, `Run now`, `Absenden`; not `Save
 //!    draft`) writes.
@@ -268,6 +270,8 @@ impl WriteRules {
         // phpBB's preview, WordPress's wp-preview, Drupal's `op=Preview`), a save button saves.
         let field = |n: &str| f.leaves.iter().find(|(k, v)| k == n && !v.is_empty()).map(|(_, v)| v.as_str());
         let previewed = ["wppreview", "wpdiff", "preview", "wp-preview"].iter().any(|n| field(n).is_some())
+            // A form's pressed preview button named in brackets (DokuWiki's `do[preview]`).
+            || f.leaves.iter().any(|(k, v)| !v.is_empty() && (k.ends_with("[preview]") || k.ends_with(".preview")))
             || field("op").is_some_and(|v| v.eq_ignore_ascii_case("preview"));
         let saved = ["wpsave", "post", "publish", "save", "submit"].iter().any(|n| field(n).is_some());
         if previewed && !saved {
@@ -493,6 +497,14 @@ impl WriteRules {
             // 9. What no list names: a POST to an API's collection, or a write verb on what it names.
             // A search's button (`Search`, `Rechercher`, `Cerca`) pressed: the POST reads.
             (None, false) if super::flags::read_label(f.label) => None,
+            // What no act rule names and is harmless: telemetry, a read by its last word, the session's
+            // own (`guard::harmless`).
+            (None, false)
+                if super::harmless::unnamed_harmless(f.method, f.host, path, &params, &f.leaves, &idents)
+                    .is_some() =>
+            {
+                None
+            }
             (None, false) => (f.method == "POST")
                 .then(|| {
                     let json = ct.contains("json");

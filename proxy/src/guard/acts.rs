@@ -154,6 +154,33 @@ pub(crate) fn names_own_state(ident: &str) -> bool {
 
 /// What an identifier (an operation name, an RPC method, a path's last word) says it does.
 pub fn classify(ident: &str) -> Says {
+    match classify_words(ident) {
+        Says::Nothing => namespaced_verb(ident),
+        says => says,
+    }
+}
+
+/// A namespaced RPC method (`mediatopic.post`, `wall.post`, `LJ.XMLRPC.postevent`) whose words say
+/// nothing else: its last part is the verb, the parts before it only its namespace.
+fn namespaced_verb(ident: &str) -> Says {
+    let Some((_, last)) = ident.rsplit_once('.').filter(|(ns, l)| !ns.is_empty() && !l.is_empty()) else {
+        return Says::Nothing;
+    };
+    let lw = words(last);
+    let verb = lw.first().map(String::as_str).unwrap_or_default();
+    if lw.len() <= 2
+        && matches!(verb, "post" | "create" | "add" | "delete" | "remove" | "send" | "publish" | "edit")
+    {
+        return Says::Act(if matches!(verb, "delete" | "remove") { "delete" } else { "post" });
+    }
+    if last.to_ascii_lowercase().starts_with("post") && last.len() > 4 {
+        return Says::Act("post");
+    }
+    Says::Nothing
+}
+
+/// [`classify`] by the identifier's words alone.
+fn classify_words(ident: &str) -> Says {
     let ws = words(ident);
     if ws.is_empty() {
         return Says::Nothing;

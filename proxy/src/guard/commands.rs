@@ -74,6 +74,9 @@ const COMMANDS: &[&str] = &[
     "skip",
     "terminate",
     "reboot",
+    "retire",
+    "deprecate",
+    "unpublish",
 ];
 
 /// Keys whose value names the command a body runs (`{"action": "UNLOCK"}`, `Execute=cancel`).
@@ -141,7 +144,19 @@ pub(crate) fn named_command(
         return None;
     }
     let own = idents.iter().flat_map(|i| words(i)).any(|w| OWN.contains(&w.as_str()));
-    pairs.iter().filter(|_| !own).find_map(|(k, v)| {
+    if own {
+        return None;
+    }
+    // An action named by the body's one top-level key (OpenStack's `{"os-stop": {...}}`, `{"reboot": ...}`).
+    let tops: std::collections::BTreeSet<&str> =
+        pairs.iter().filter_map(|(k, _)| k.split('.').next()).filter(|k| k.len() > 2).collect();
+    if tops.len() == 1 && json {
+        let top = tops.iter().next().copied().unwrap_or_default();
+        if words(top).last().is_some_and(|w| COMMANDS.contains(&w.as_str())) {
+            return Some(format!("command {top}"));
+        }
+    }
+    pairs.iter().find_map(|(k, v)| {
         let leaf = k.rsplit('.').next().unwrap_or(k).to_ascii_lowercase();
         let v = v.to_ascii_lowercase();
         (COMMAND_KEYS.contains(&leaf.as_str()) && COMMANDS.contains(&v.as_str()))
@@ -190,6 +205,8 @@ mod tests {
             ("/v1/cart/items", kv("action", "cancel"), &["items", "cart"], false),
             ("/v1/search", kv("action", "filter"), &["search"], false),
             ("/20160918/instances/ocid1", kv("action", "STOP"), &["instances"], true),
+            ("/v1/p/cloudservers/action", kv("os-stop.type", "HARD"), &["action", "cloudservers"], true),
+            ("/v1/p/cloudservers/action", kv("os-stop.type", "HARD"), &["action", "cart"], false),
         ];
         for (path, pairs, idents, want) in rows {
             let idents: Vec<String> = idents.iter().map(|s| s.to_string()).collect();

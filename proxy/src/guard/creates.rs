@@ -27,6 +27,8 @@ const DRY_RUN_KEYS: &[&str] = &[
     "test_mode",
     "preview",
     "preview_only",
+    "is_dry",
+    "isdry",
 ];
 /// Path words under which a request computes and changes nothing.
 const DRY_RUN_PATH: &[&str] = &[
@@ -122,6 +124,7 @@ const READS: &[&str] = &[
     "translation",
     "estimate",
     "quote",
+    "quotation",
     "rate",
     "price",
     "validation",

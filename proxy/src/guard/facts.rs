@@ -172,6 +172,18 @@ pub(super) fn leaves(
             return (out, Some(v));
         }
     }
+    // A raw signed transaction posted as hex text (a blockchain API's broadcast).
+    if ct.starts_with("text/plain") && body.len() >= 100 && body.iter().all(|b| b.is_ascii_hexdigit()) {
+        out.push((SIGNED_HEX.to_string(), String::new()));
+        return (out, None);
+    }
+    if ct.contains("xml") || first == Some(&b'<') {
+        // XML-RPC's `methodName` and a SOAP body's operation: the call the request makes.
+        if let Some(op) = xml_operation(&String::from_utf8_lossy(body)) {
+            out.push(("methodname".to_string(), op));
+        }
+        return (out, None);
+    }
     if ct.contains("multipart/form-data") {
         let text = String::from_utf8_lossy(body);
         for part in text.split("name=\"").skip(1) {
@@ -190,6 +202,38 @@ pub(super) fn leaves(
         }
     }
     (out, None)
+}
+
+/// The leaf a raw signed transaction (a long hexadecimal text body) is read as.
+pub(super) const SIGNED_HEX: &str = "signed_transaction_hex";
+
+/// The call an XML body makes: XML-RPC's `<methodName>` text, or the first element inside a SOAP
+/// `Body` (its local name, `FECAESolicitar`).
+fn xml_operation(xml: &str) -> Option<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let (mut in_method, mut in_body) = (false, false);
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                if in_body {
+                    return Some(name);
+                }
+                in_method = name.eq_ignore_ascii_case("methodName");
+                in_body = name.eq_ignore_ascii_case("Body");
+            }
+            Ok(Event::Empty(e)) if in_body => {
+                return Some(String::from_utf8_lossy(e.local_name().as_ref()).into_owned());
+            }
+            Ok(Event::Text(t)) if in_method => {
+                let text = String::from_utf8_lossy(t.as_ref()).trim().to_string();
+                return (!text.is_empty()).then_some(text);
+            }
+            Ok(Event::Eof) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
 }
 
 fn bracket_path(name: &str) -> String {

@@ -40,8 +40,14 @@ const SCHEDULE_KEYS: &[&str] = &[
 const CRITERIA: &[&str] = &["filter", "query", "where", "search", "criteria", "conditions", "facet"];
 
 /// Leaf keys whose true value is the act itself (Commerce Layer's `_place` on an order).
-const ACT_KEYS: &[(&str, &str)] =
-    &[("_place", "purchase"), ("place_order", "purchase"), ("publish", "post"), ("published", "post")];
+const ACT_KEYS: &[(&str, &str)] = &[
+    ("_place", "purchase"),
+    ("place_order", "purchase"),
+    ("publish", "post"),
+    ("published", "post"),
+    // A quiz attempt turned in (Moodle's `finishattempt=1`).
+    ("finishattempt", "post"),
+];
 
 fn truthy(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
@@ -108,6 +114,14 @@ pub(crate) fn act_flag(leaves: &[(String, String)]) -> Option<(&'static str, Str
             return None;
         }
         let (leaf, _) = leaf_and_parent(k);
+        // A content store's mutations (`{"mutations": [{"delete": {...}}]}`, Sanity's and the like).
+        let parts: Vec<&str> = k.split('.').collect();
+        if let Some(w) = parts.windows(3).find(|w| w[0] == "mutations" && w[1].parse::<usize>().is_ok()) {
+            if matches!(w[2], "create" | "createorreplace" | "createifnotexists" | "patch" | "delete") {
+                let rule = if w[2] == "delete" { "delete" } else { "post" };
+                return Some((rule, format!("mutation {}", w[2])));
+            }
+        }
         if let Some((_, rule)) = ACT_KEYS.iter().find(|(a, _)| *a == leaf).filter(|_| truthy(v)) {
             return Some((*rule, format!("flag {k}")));
         }
@@ -206,8 +220,13 @@ pub(crate) fn read_label(label: Option<&str>) -> bool {
     let Some(l) = label.map(|l| l.trim().to_lowercase()) else { return false };
     let ws: Vec<&str> = l.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let first = ws.first().copied().unwrap_or("");
+    // A search's verb anywhere (`Tickets finden`) unless the label leads with a commit (`Save search`).
+    let finds = ws.iter().any(|w| {
+        matches!(*w, "search" | "find" | "finden" | "suchen" | "rechercher" | "buscar" | "cerca" | "zoeken")
+    });
     // `Apply filters`; a cart's, a wish list's or a watch list's own button (`Add to cart`, `My List`).
     READ_LABEL_WORDS.contains(&first)
+        || (finds && !COMMIT_WORDS.contains(&first))
         || (first == "apply" && ws.iter().any(|w| w.starts_with("filter")))
         || ws.iter().any(|w| matches!(*w, "cart" | "basket" | "bag" | "wishlist" | "watchlist"))
         || l == "my list"
@@ -254,6 +273,7 @@ pub(crate) fn cart_path(path: &str) -> bool {
 /// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
 const OWN_VIEW: &[&str] = &[
     "preferences",
+    "user_option",
     "autoplay",
     "entries_per_page",
     "per_page",

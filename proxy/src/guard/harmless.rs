@@ -203,6 +203,9 @@ pub(crate) fn unnamed_harmless(
     let timed_event = has_leaf(EVENT_KEYS) && has_leaf(TIME_KEYS);
     // An error report (Rollbar's `level` with its `environment`, Bugsnag's `notifier`).
     let error_report = (has_leaf(&["level"]) && has_leaf(&["environment"]))
+        || leaves
+            .iter()
+            .any(|(k, _)| k.split('.').any(|p| matches!(p, "backtrace" | "stacktrace" | "stack_trace")))
         || leaves.iter().any(|(k, _)| k.starts_with("notifier."));
     let tail_collects = path
         .trim_end_matches('/')

@@ -155,6 +155,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(fourth_rows());
     rows.extend(fifth_rows());
     rows.extend(sixth_rows());
+    rows.extend(seventh_rows());
     rows
 }
 
@@ -399,20 +400,22 @@ mod tests {
     /// 39 and 76 before the fifth round's rules and 26 and 44 after them; with the fifth table joined
     /// (2516 rows), 50 and 100 before the sixth round's rules and 38 and 60 after them; with the sixth
     /// joined (2970 rows), 50 and 86 before the seventh round's rules and 45 and 67 after them, 43 and 67
-    /// after the eighth round's (`guard::harmless`).
+    /// after the eighth round's (`guard::harmless`); with the seventh joined (3470 rows), 60 and 101
+    /// before the ninth round's rules and 54 and 80 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 43 && s.harmful_passed <= 67, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 54 && s.harmful_passed <= 80, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
-    /// the eighth round's readings of what is harmless (`guard::harmless`), 76 and 31 after them.
+    /// the eighth round's readings of what is harmless (`guard::harmless`), 76 and 31 after them; with the
+    /// seventh joined (3470 rows), 109 and 34 before the ninth round's rules and 104 and 34 after them.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 76 && s.harmful_passed <= 31,
+            s.ordinary_blocked <= 104 && s.harmful_passed <= 34,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed

@@ -17,6 +17,7 @@ pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -
         "paction",
         "route",
         "methodcalls",
+        "__eventtarget",
     ];
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let from_query = form_urlencoded::parse(query.as_bytes())

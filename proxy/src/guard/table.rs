@@ -73,15 +73,15 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
         r"^(place_?order|confirm_?order|purchase)$",
-        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande)$",
+        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande|(kostenpflichtig|zahlungspflichtig|verbindlich|jetzt verbindlich) (bestellen|buchen|abschließen|kaufen)|jetzt (verbindlich )?abschließen|koupit|objednat|zamów|kup teraz|comprar ahora|完成訂位|訂購|購買|確認訂單|立即購買|구매|주문하기|결제하기)$",
     ),
     (
         "payment",
         "pays or submits card details",
         &["POST", "PUT", "PATCH"],
-        r"(^|/)(pay|payment|payments|charge|charges|billing/submit|paiement|pago|zahlung|betaling)(/|$|\.)",
+        r"(^|/)(pay|payment|payments|charge|charges|billing/submit|paiement|pago|pagar|payer|zahlung|bezahlen|betaling)(/|$|\.)",
         r"^(card_?number|cc_?(number|num)|cvv|cvc|card_?cvc|card_?cvv)$",
-        r"^(pay|pay now|pay \S.*|confirm payment|submit payment|pagar|payer|bezahlen|jetzt bezahlen|支払う|(valider|confirmer|bestellen|bestätigen|confirmar) (et|und|en|y|e) (payer|bezahlen|betalen|pagar)|betalen)$",
+        r"^(pay|pay now|pay \S.*|confirm payment|submit payment|pagar|payer|bezahlen|jetzt bezahlen|支払う|(valider|confirmer|bestellen|bestätigen|confirmar) (et|und|en|y|e) (payer|bezahlen|betalen|pagar)|betalen|pagar \S.*|payer \S.*|je donne|faire un don|donner|spenden|jetzt spenden|donar|doar|donate( now)?)$",
     ),
     (
         "booking",
@@ -105,7 +105,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
         "",
-        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star|add friend|endorse|watch|abonnieren|thema abonnieren|s'abonner|s'inscrire|suscribirse|inscrever-se|seguir|folgen|suivre|フォローする|kudos|sign (this|the) petition|unterschreiben|signer (la )?pétition|firmar)$",
+        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star|add friend|endorse|watch|abonnieren|thema abonnieren|s'abonner|s'inscrire|suscribirse|inscrever-se|seguir|folgen|suivre|フォローする|kudos|sign (this|the) petition|unterschreiben|signer (la )?pétition|firmar|mitzeichnen|unterzeichnen|assinar|add your name|sign now)$",
     ),
     (
         "message",

@@ -119,6 +119,25 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("kudos", "vote"),
     ("petition", "vote"),
     ("unterschreiben", "vote"),
+    // The ninth round (the seventh table's failures): payouts and refills; the commonest act verbs of
+    // Spanish, Portuguese, French and German sites' paths and control ids (`/facturas/pagar`,
+    // `BtnCancelar`).
+    ("disbursement", "payment"),
+    ("disbursements", "payment"),
+    ("refill", "booking"),
+    ("mitzeichnen", "vote"),
+    ("pagar", "payment"),
+    ("comprar", "purchase"),
+    ("cancelar", "delete"),
+    ("eliminar", "delete"),
+    ("borrar", "delete"),
+    ("excluir", "delete"),
+    ("enviar", "message"),
+    ("publicar", "post"),
+    ("reservar", "booking"),
+    ("supprimer", "delete"),
+    ("payer", "payment"),
+    ("bezahlen", "payment"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
@@ -261,11 +280,25 @@ pub(super) const READ_WORDS: &[&str] = &[
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).
-pub(super) const LEADING_VERBS: &[&str] =
-    &["create", "add", "get", "list", "send", "delete", "remove", "update", "submit", "place", "buy", "make"];
+pub(super) const LEADING_VERBS: &[&str] = &[
+    "create",
+    "add",
+    "get",
+    "list",
+    "send",
+    "delete",
+    "remove",
+    "update",
+    "submit",
+    "place",
+    "buy",
+    "make",
+    "broadcast",
+];
 
 /// Nouns a joined word may end in besides the act vocabulary's: `createlabel`.
-pub(super) const JOINED_NOUNS: &[&str] = &["label", "item", "offer", "record", "entry", "file"];
+pub(super) const JOINED_NOUNS: &[&str] =
+    &["label", "item", "offer", "record", "entry", "file", "transaction"];
 
 /// What a PUT or PATCH marks for the user alone: read, seen, done.
 pub(super) const MARKS: &[&str] = &["mark", "read", "unread", "seen", "ack"];
@@ -299,6 +332,7 @@ pub(super) const COLLECTIONS: &[(&str, &str)] = &[
     ("donation", "payment"),
     ("registration", "account"),
     ("appointment", "booking"),
+    ("timeoff", "booking"),
     ("account", "account"),
     ("fork", "post"),
     ("reply", "post"),

@@ -327,8 +327,15 @@ impl WriteRules {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
         }
         // 4'. The user's preferences (`/user/preferences`, `account_prefs_update`): their own view.
-        if super::flags::own_view_path(f.path) {
+        let named_prefs = f.leaves.iter().any(|(k, v)| {
+            matches!(k.as_str(), "wsfunction" | "method" | "action") && super::flags::own_view_path(v)
+        });
+        if super::flags::own_view_path(f.path) || named_prefs {
             return None;
+        }
+        // A raw signed transaction broadcast (`POST /api/tx` with its hex).
+        if f.leaves.iter().any(|(k, _)| k == super::facts::SIGNED_HEX) {
+            return Some(hit("payment", "broadcasts a signed transaction", "hex body".into()));
         }
         // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`).
         if let Some((rule, m)) = super::flags::act_flag(&f.leaves) {
@@ -373,7 +380,31 @@ impl WriteRules {
             idents.first().map(|i| classify(i)),
             Some(Says::Act("purchase" | "payment" | "booking"))
         );
-        if matches!(f.method, "DELETE" | "PUT" | "PATCH") && super::flags::cart_path(path) && !pays {
+        // A POST of a cart's line operation (`/cart/remove`, `/cart/update-item`) likewise.
+        let line_op = f.method == "POST"
+            && idents.first().is_some_and(|i| {
+                super::acts::words(i).iter().all(|w| {
+                    matches!(
+                        w.as_str(),
+                        "remove"
+                            | "delete"
+                            | "update"
+                            | "add"
+                            | "set"
+                            | "change"
+                            | "clear"
+                            | "empty"
+                            | "item"
+                            | "items"
+                            | "line"
+                            | "lines"
+                            | "quantity"
+                            | "qty"
+                    )
+                })
+            });
+        let cart_verb = matches!(f.method, "DELETE" | "PUT" | "PATCH") || line_op;
+        if cart_verb && super::flags::cart_path(path) && !pays {
             return None;
         }
         // 4b. What the request names its action: an act word in its last path words, its `action`, its

@@ -173,7 +173,13 @@ fn namespaced_verb(ident: &str) -> Says {
     {
         return Says::Act(if matches!(verb, "delete" | "remove") { "delete" } else { "post" });
     }
-    if last.to_ascii_lowercase().starts_with("post") && last.len() > 4 {
+    // A verb joined to its object (`postevent`), not a noun that starts like one (`postcode`).
+    let joined = last.to_ascii_lowercase();
+    let object = joined.strip_prefix("post").unwrap_or_default();
+    if matches!(
+        object,
+        "event" | "message" | "status" | "comment" | "entry" | "item" | "photo" | "video" | "link" | "note"
+    ) {
         return Says::Act("post");
     }
     Says::Nothing

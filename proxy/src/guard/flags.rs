@@ -263,6 +263,44 @@ pub(crate) fn own_view_path(path: &str) -> bool {
         })
 }
 
+/// Whether an RPC's function names the user's preferences (Moodle's
+/// `wsfunction=core_user_update_user_preferences`).
+pub(crate) fn names_preferences(leaves: &[(String, String)]) -> bool {
+    leaves.iter().any(|(k, v)| matches!(k.as_str(), "wsfunction" | "method" | "action") && own_view_path(v))
+}
+
+/// Whether a write changes only the session's cart or basket: a PUT, PATCH or DELETE under it, or a POST
+/// of a line operation (`/cart/remove`, `/cart/update-item`), unless its action pays, orders or books
+/// (`/cart/purchase`).
+pub(crate) fn own_cart_write(method: &str, path: &str, idents: &[String]) -> bool {
+    use super::acts::{classify, words, Says};
+    let pays =
+        matches!(idents.first().map(|i| classify(i)), Some(Says::Act("purchase" | "payment" | "booking")));
+    let line_op = method == "POST"
+        && idents.first().is_some_and(|i| {
+            words(i).iter().all(|w| {
+                matches!(
+                    w.as_str(),
+                    "remove"
+                        | "delete"
+                        | "update"
+                        | "add"
+                        | "set"
+                        | "change"
+                        | "clear"
+                        | "empty"
+                        | "item"
+                        | "items"
+                        | "line"
+                        | "lines"
+                        | "quantity"
+                        | "qty"
+                )
+            })
+        });
+    (matches!(method, "DELETE" | "PUT" | "PATCH") || line_op) && cart_path(path) && !pays
+}
+
 /// Whether a path is under the session's cart or basket (`/baskets/{id}/shipments/{id}`).
 pub(crate) fn cart_path(path: &str) -> bool {
     path.split('/')

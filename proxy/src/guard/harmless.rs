@@ -152,6 +152,12 @@ const SHARED: &[&str] = &[
     "store",
     "shop",
     "instance",
+    "admin",
+    "system",
+    "global",
+    "security",
+    "mfa",
+    "twofactor",
 ];
 
 /// Path words of the session's own state.

@@ -59,7 +59,6 @@ const QUERY_API_WRITES: &[&str] = &[
     "authorize",
     "revoke",
     "purchase",
-    "reset",
     "send",
     "publish",
 ];
@@ -97,7 +96,8 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     }
     let params: Vec<(String, String)> = raw.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect();
     // A long hexadecimal value is a session's token or a link's signature.
-    let hex_token = |v: &str| v.len() >= 24 && v.chars().all(|c| c.is_ascii_hexdigit());
+    // (32 or more: an MD5 or SHA token; a 24-digit MongoDB id is an order's or a page's, not a token).
+    let hex_token = |v: &str| v.len() >= 32 && v.chars().all(|c| c.is_ascii_hexdigit());
     // A magic link or a password reset: a log-in, not an act.
     if params.iter().any(|(k, v)| {
         matches!(k.as_str(), "type" | "mode")
@@ -267,6 +267,7 @@ mod tests {
         assert!(judge_get("/api/v2/private/buy?amount=40&instrument_name=ETH", true).is_some());
         assert!(judge_get("/api/v2/public/get_book_summary?currency=ETH", true).is_none());
         assert!(judge("/order/confirmation?id=8f1e2d3c4b5a69788796").is_none());
+        assert!(judge("/orders/confirmation?orderId=5f1a9c3b2d4e6f7a8b9c0d1e").is_none());
         // The seventh round: `;` separators and a hexadecimal session token, a rollback link, a signed
         // query API's write action (not its reads), an address checked with an API key.
         assert!(judge("/index.php?action=deletemsg;topic=5.0;msg=6;sesc=a322c0ab4117dda4b09b15e03a6821a0")

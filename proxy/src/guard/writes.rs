@@ -327,10 +327,7 @@ impl WriteRules {
             return Some(hit("payment", why_of("payment"), format!("field {k}")));
         }
         // 4'. The user's preferences (`/user/preferences`, `account_prefs_update`): their own view.
-        let named_prefs = f.leaves.iter().any(|(k, v)| {
-            matches!(k.as_str(), "wsfunction" | "method" | "action") && super::flags::own_view_path(v)
-        });
-        if super::flags::own_view_path(f.path) || named_prefs {
+        if super::flags::own_view_path(f.path) || super::flags::names_preferences(&f.leaves) {
             return None;
         }
         // A raw signed transaction broadcast (`POST /api/tx` with its hex).
@@ -374,37 +371,8 @@ impl WriteRules {
         {
             return None;
         }
-        // A PUT, PATCH or DELETE under the session's cart or basket (a shipment chosen, a line removed)
-        // changes the session's own state, whatever checkout path or act word it is under.
-        let pays = matches!(
-            idents.first().map(|i| classify(i)),
-            Some(Says::Act("purchase" | "payment" | "booking"))
-        );
-        // A POST of a cart's line operation (`/cart/remove`, `/cart/update-item`) likewise.
-        let line_op = f.method == "POST"
-            && idents.first().is_some_and(|i| {
-                super::acts::words(i).iter().all(|w| {
-                    matches!(
-                        w.as_str(),
-                        "remove"
-                            | "delete"
-                            | "update"
-                            | "add"
-                            | "set"
-                            | "change"
-                            | "clear"
-                            | "empty"
-                            | "item"
-                            | "items"
-                            | "line"
-                            | "lines"
-                            | "quantity"
-                            | "qty"
-                    )
-                })
-            });
-        let cart_verb = matches!(f.method, "DELETE" | "PUT" | "PATCH") || line_op;
-        if cart_verb && super::flags::cart_path(path) && !pays {
+        // A write to the session's cart or basket (a shipment chosen, a line removed): its own state.
+        if super::flags::own_cart_write(f.method, path, &idents) {
             return None;
         }
         // 4b. What the request names its action: an act word in its last path words, its `action`, its

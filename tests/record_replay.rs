@@ -72,7 +72,7 @@ async fn record_then_sealed_replay_serves_the_same_bytes_without_dialing_out() {
     let (mut sender, conn) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
     tokio::spawn(conn);
-    let res = sender
+    let sent = sender
         .send_request(
             Request::builder()
                 .uri(&cut_url)
@@ -80,10 +80,17 @@ async fn record_then_sealed_replay_serves_the_same_bytes_without_dialing_out() {
                 .body(Full::new(Bytes::new()))
                 .unwrap(),
         )
-        .await
-        .unwrap();
+        .await;
+    // Either the head arrives and the body fails, or (when the cut reaches the proxy before it passed the
+    // head on, as it can on a loaded machine) the connection closes before a head: both are the failure
+    // the client must see. What it must never see is a whole response.
     use http_body_util::BodyExt;
-    assert!(res.into_body().collect().await.is_err(), "client must see the cut-short body fail");
+    match sent {
+        Ok(res) => {
+            assert!(res.into_body().collect().await.is_err(), "client must see the cut-short body fail")
+        }
+        Err(e) => assert!(e.is_incomplete_message(), "the cut is an incomplete message, not {e}"),
+    }
     let status = rec.signal_and_wait("INT");
     assert!(status.success(), "{}", rec.stderr());
 

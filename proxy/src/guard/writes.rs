@@ -377,13 +377,9 @@ impl WriteRules {
         }
         // 4b. What the request names its action: an act word in its last path words, its `action`, its
         // RPC method, outranks any harmless segment before it.
-        // The control's label, when it names an act, before the words of the path.
-        if let Some(h) = Self::by_rules(
-            &self.rules,
-            &WriteFacts { label: f.label, method: f.method, ..Default::default() },
-            "",
-        ) {
-            return Some(h);
+        // The control's label, when it names an act, before the words of the path (judged once, above).
+        if act_label.is_some() {
+            return act_label;
         }
         if f.method == "POST" {
             if let Some(rule) = idents.first().and_then(|i| super::acts::collection(i)) {

@@ -172,6 +172,10 @@ pub const CASES: &[Case] = &[
     // ---- Reads are never judged.
     c("a GET checkout page", "GET", "/checkout", "", "", "", ""),
     c("a GET search", "GET", "/search?q=kettle", "", "", "", ""),
+    // A link whose clicked label names an act and that carries its token is the act; without a token,
+    // a page.
+    c("an approval link", "GET", "/expenses/88c1?t=5d2e9f4a", "", "", "Send", "message"),
+    c("a labelled link without a token", "GET", "/messages/new?to=bob", "", "", "Send", ""),
 ];
 
 /// A row's verdict under `rules`: the rule that blocks it, or "" when it passes.

@@ -77,6 +77,12 @@ const COMMANDS: &[&str] = &[
     "retire",
     "deprecate",
     "unpublish",
+    // The tenth round: a server power-cycled or deprovisioned, a cache cleared, a job run now.
+    "powercycle",
+    "deprovision",
+    "clearcache",
+    "runnow",
+    "revoke",
 ];
 
 /// Keys whose value names the command a body runs (`{"action": "UNLOCK"}`, `Execute=cancel`).

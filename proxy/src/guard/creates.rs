@@ -59,7 +59,30 @@ pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String
             || (matches!(leaf.as_str(), "operation" | "mode" | "run_type")
                 && matches!(v.as_str(), "preview" | "plan" | "dry_run" | "dryrun" | "simulate"))
     });
+    // A custom method that computes (`/v4/orders:quote`, `/v1/shipments:estimate`): Google's API style,
+    // the verb after the resource's colon.
+    let custom = path
+        .split('?')
+        .next()
+        .unwrap_or(path)
+        .rsplit('/')
+        .next()
+        .and_then(|s| s.rsplit_once(':'))
+        .is_some_and(|(_, verb)| {
+            matches!(
+                verb.to_ascii_lowercase().as_str(),
+                "quote"
+                    | "estimate"
+                    | "calculate"
+                    | "compute"
+                    | "preview"
+                    | "validate"
+                    | "simulate"
+                    | "check"
+            )
+        });
     flagged
+        || custom
         || path
             .split(['/', '?'])
             .flat_map(|s| s.split(['.', ':']))

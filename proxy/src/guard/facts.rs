@@ -179,8 +179,12 @@ pub(super) fn leaves(
     }
     if ct.contains("xml") || first == Some(&b'<') {
         // XML-RPC's `methodName` and a SOAP body's operation: the call the request makes.
-        if let Some(op) = xml_operation(&String::from_utf8_lossy(body)) {
+        let text = String::from_utf8_lossy(body);
+        if let Some(op) = xml_operation(&text) {
             out.push(("methodname".to_string(), op));
+        } else {
+            // Any other XML is walked like JSON: element names below the root, joined by `.`.
+            xml_leaves(&text, &mut out);
         }
         return (out, None);
     }
@@ -231,6 +235,32 @@ fn xml_operation(xml: &str) -> Option<String> {
                 return (!text.is_empty()).then_some(text);
             }
             Ok(Event::Eof) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// An XML document's leaves: each element's text under the names of the elements above it, the root's
+/// left out (`<messages><message><to>447...</to>` -> `message.to`), lower case, as [`walk`] gives JSON's.
+fn xml_leaves(xml: &str, out: &mut Vec<(String, String)>) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut stack: Vec<String> = Vec::new();
+    while out.len() < 1024 {
+        match reader.read_event() {
+            Ok(Event::Start(e)) => {
+                stack.push(String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase())
+            }
+            Ok(Event::End(_)) => {
+                stack.pop();
+            }
+            Ok(Event::Text(t)) if stack.len() >= 2 => {
+                let text = String::from_utf8_lossy(t.as_ref()).trim().to_string();
+                if !text.is_empty() {
+                    out.push((stack[1..].join("."), text));
+                }
+            }
+            Ok(Event::Eof) | Err(_) => return,
             Ok(_) => {}
         }
     }

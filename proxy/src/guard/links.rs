@@ -3,7 +3,10 @@
 //! email, a JSONP subscription, a publish-by-URL API. Every other GET reads.
 
 use super::acts::{act_word, words};
+use super::facts::WriteFacts;
+use super::table::RULES;
 use super::vocab::ACT_WORDS;
+use super::writes::WriteHit;
 
 /// Words of a GET that act when the link carries a token (a confirmation of a purchase word on GET,
 /// `/complete`, is a page; only these act).
@@ -35,6 +38,17 @@ const GET_ACTS: &[&str] = &[
     "watch",
     "rollback",
     "revert",
+    // The tenth round (the eighth table's failures): an invitation's answer, an approval by mail, an RSVP,
+    // a routine triggered.
+    "accept",
+    "decline",
+    "approve",
+    "reject",
+    "rsvp",
+    "trigger",
+    "annuler",
+    "cancelar",
+    "stornieren",
 ];
 
 /// Leading verbs of a signed query API's `Action` (AWS's, Tencent's, Alibaba's: `Action=TerminateInstances`)
@@ -65,7 +79,43 @@ const QUERY_API_WRITES: &[&str] = &[
 
 /// Write verbs a GET acts with when it carries a credential of an API (`Command=domains.create`,
 /// `/dns/add-record.json?auth-password=...`, `/update?api_key=...`).
-const GET_WRITES: &[&str] = &["create", "add", "update", "set", "delete", "remove", "send", "register"];
+const GET_WRITES: &[&str] =
+    &["create", "add", "update", "set", "delete", "remove", "send", "register", "trigger"];
+
+/// Path words of a page that manages what a link would do (an unsubscribe's preference centre), and of a
+/// payment's check (`/transaction/verify/{ref}`): the link opens a page or reads, it does not act.
+const NOT_THE_ACT: &[&str] =
+    &["center", "centre", "preferences", "preference", "manage", "settings", "transaction", "transactions"];
+
+/// A secret only the link's recipient holds: a value of letters and digits both (6 or more), under a key
+/// that is not an object's id (`id`, `productId`, `sku`) or a page's state.
+fn secret(k: &str, v: &str) -> bool {
+    let id_key = k == "id"
+        || k.ends_with("id")
+        || k.ends_with("ids")
+        || matches!(k, "sku" | "ref" | "page" | "q" | "v" | "ver" | "version" | "lang" | "locale" | "hl")
+        || k.starts_with("utm");
+    !id_key && mixed(v, 6)
+}
+
+/// Letters and digits both, `min` or more characters, nothing but those and `-_.=`.
+fn mixed(v: &str, min: usize) -> bool {
+    v.len() >= min
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '='))
+        && v.chars().filter(|c| c.is_ascii_digit()).count() >= 2
+        && v.chars().filter(|c| c.is_ascii_alphabetic()).count() >= 2
+}
+
+/// A path segment that is a link's token (`/invites/Zx81Kq/accept`, `/confirm/8Jk2mQ/a1b2c3d4e5`): letters
+/// and digits mixed, not a word with a version (`oauth2`, `api-v2`, `p-77812`).
+fn token_segment(s: &str) -> bool {
+    let versioned = {
+        let t = s.trim_end_matches(|c: char| c.is_ascii_digit());
+        let t = t.trim_end_matches(['-', '_', 'v', 'V']);
+        t.chars().all(|c| c.is_ascii_alphabetic())
+    };
+    mixed(s, 6) && !versioned
+}
 
 /// An opaque value: an id or a token that only its link knows (12 or more letters and digits, both).
 fn opaque(v: &str) -> bool {
@@ -73,6 +123,47 @@ fn opaque(v: &str) -> bool {
         && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '='))
         && v.chars().any(|c| c.is_ascii_digit())
         && v.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// A GET's or a HEAD's verdict: a GraphQL mutation sent by GET (`?query=mutation{accountDelete(...)}`)
+/// is the mutation; a link that acts and carries its token ([`judge_get`]: a vote, an unsubscribe, a
+/// confirmation); a link whose clicked label names an act (`label_act`: the label judged as a write's
+/// would be) and that carries a secret ([`carries_secret`]).
+pub(super) fn judge_link(
+    f: &WriteFacts<'_>,
+    label_act: impl Fn(Option<&str>) -> Option<WriteHit>,
+) -> Option<WriteHit> {
+    let hit = |rule: &str, matched: String| WriteHit {
+        rule: rule.to_string(),
+        why: RULES.iter().find(|r| r.0 == rule).map_or("acts in the world", |r| r.1).to_string(),
+        matched,
+    };
+    if let super::acts::Says::Act(rule) = super::graphql::judge_graphql(&f.graphql) {
+        return Some(hit(rule, "graphql operation by GET".into()));
+    }
+    let api = super::creates::api_call(f.host, f.path.split('?').next().unwrap_or(f.path), false);
+    judge_get(f.path, api).map(|(rule, m)| hit(rule, m)).or_else(|| {
+        label_act(f.label)
+            .filter(|_| carries_secret(f.path))
+            .map(|h| WriteHit { matched: format!("link {}", h.matched), ..h })
+    })
+}
+
+/// Whether a link carries a secret only its recipient holds (a token in its query or its path), on no
+/// page that only manages what it would do: a link whose clicked label names an act (`Approve`,
+/// `Yes`, `Unsubscribe from all emails`) and carries one is the act (`writes`, for GET).
+pub(super) fn carries_secret(path_and_query: &str) -> bool {
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    let manages = path.split('/').flat_map(words).any(|w| NOT_THE_ACT.contains(&w.as_str()));
+    let tokened = form_urlencoded::parse(query.replace(';', "&").as_bytes()).any(|(k, v)| {
+        let k = k.to_ascii_lowercase();
+        let named = matches!(
+            k.trim_start_matches('_'),
+            "token" | "tok" | "sig" | "signature" | "hash" | "auth" | "key"
+        ) || k.ends_with("token");
+        (named && v.len() >= 4) || secret(&k, &v)
+    });
+    !manages && (tokened || path.split('/').any(token_segment))
 }
 
 /// A GET (or HEAD) that acts: an act word in its path's last words or its `action`, with a token or an
@@ -138,6 +229,7 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
                 | "tok"
                 | "ticket"
                 | "hash"
+                | "formkey"
         ) || k.ends_with("token")
             || k.contains("email")
             || k == "e"
@@ -148,12 +240,19 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
             && !v.is_empty()
     });
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let path_words: Vec<String> = segs.iter().rev().take(3).flat_map(|s| words(s)).collect();
+    let path_words: Vec<String> = segs.iter().flat_map(|s| words(s)).collect();
+    // A page that manages what the link would do, or a payment's check: no act by link.
+    let manages = path_words.iter().any(|w| NOT_THE_ACT.contains(&w.as_str()));
+    // The link's own secret: a token-like value in its query, or a token in its path.
+    let secreted = params.iter().any(|(k, v)| secret(k, v) && !credential(k, v))
+        || segs.iter().any(|s| token_segment(s));
     // A message sent by link: a recipient and a text.
     let has = |ks: &[&str]| params.iter().any(|(k, v)| ks.contains(&k.as_str()) && !v.is_empty());
     let addressed = params.iter().any(|(k, v)| {
-        matches!(k.as_str(), "phone" | "to" | "number" | "recipient" | "mobile")
-            && (v.contains('@') || v.chars().filter(|c| c.is_ascii_digit()).count() >= 7)
+        matches!(
+            k.as_str(),
+            "phone" | "to" | "number" | "numbers" | "recipient" | "mobile" | "msisdn" | "destination"
+        ) && (v.contains('@') || v.chars().filter(|c| c.is_ascii_digit()).count() >= 7)
     });
     if addressed && has(&["text", "message", "msg", "content", "body"]) {
         return Some(("message", "GET with a recipient and a text".into()));
@@ -167,7 +266,10 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
         }
     }
     // A write verb with an API's credential in the query.
-    if params.iter().any(|(k, v)| credential(k, v)) {
+    if params
+        .iter()
+        .any(|(k, v)| credential(k, v) || (matches!(k.as_str(), "token" | "authorization") && v.len() >= 8))
+    {
         let named = params
             .iter()
             .filter(|(k, _)| matches!(k.as_str(), "command" | "action" | "cmd" | "method"))
@@ -186,6 +288,9 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
                     && words(v).iter().any(|w| set.contains(&w.as_str()))
             })
     };
+    if manages {
+        return None;
+    }
     if opaque_id && says(&["unsubscribe", "unsub", "optout", "verification", "verify"]) {
         let rule = if says(&["verification", "verify"]) { "account" } else { "vote" };
         return Some((rule, "GET unsubscribe or verification by an opaque id".into()));
@@ -193,13 +298,14 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     // An act named as a flag (`confirm=true`) is the action itself.
     let flagged =
         params.iter().find(|(k, v)| matches!(v.as_str(), "true" | "1" | "yes") && act_word(k).is_some());
-    if !tokenish && flagged.is_none() {
+    if !tokenish && !secreted && flagged.is_none() {
         return None;
     }
-    let tail = segs.iter().rev().take(2).copied().collect::<Vec<_>>();
+    // Every segment's words (an act before the link's token: `/invite/decline/9f8e7d6c5b4a`).
+    let tail = segs.iter().rev().copied().collect::<Vec<_>>();
     let action = params
         .iter()
-        .find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how" | "mode" | "p"))
+        .find(|(k, _)| matches!(k.as_str(), "action" | "do" | "how" | "mode" | "p" | "op" | "cmd"))
         .map(|(_, v)| v.as_str());
     // A query key that is the act (`watch=topic` with its `hash`).
     let keyed =
@@ -213,19 +319,24 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
                 "optin" => "subscribe",
                 w => w,
             };
-            if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| *a == w) {
+            if GET_ACTS.contains(&w) {
+                let rule = ACT_WORDS.iter().find(|(a, _)| *a == w).map_or("post", |(_, r)| *r);
                 // A verification needs the link's own token: an address checked with an API's key reads.
                 let checks = matches!(w, "verify" | "confirm");
-                if GET_ACTS.contains(&w) && (link_token || !checks) {
+                if link_token || secreted || !checks {
                     return Some((rule, format!("GET {ident} with a token")));
                 }
             }
-            // A verb written together with its object (`deletemsg`, `notifytopic`).
-            if let Some(v) = ["delete", "remove", "cancel", "unsubscribe", "subscribe", "rollback", "notify"]
-                .iter()
-                .find(|v| w.len() > v.len() + 2 && w.starts_with(*v))
+            // A verb written together with its object (`deletemsg`, `notifytopic`, `confirmemail`).
+            if let Some(v) =
+                ["delete", "remove", "cancel", "unsubscribe", "subscribe", "rollback", "notify", "confirm"]
+                    .iter()
+                    .find(|v| w.len() > v.len() + 2 && w.starts_with(*v))
             {
                 if let Some((_, rule)) = ACT_WORDS.iter().find(|(a, _)| a == v) {
+                    if *v == "confirm" && !(link_token || secreted) {
+                        continue;
+                    }
                     return Some((rule, format!("GET {ident} with a token")));
                 }
             }
@@ -277,5 +388,34 @@ mod tests {
         assert!(judge("/?Action=TerminateInstances&InstanceIds.0=ins-1&Version=2017-03-12").is_some());
         assert!(judge("/?Action=DescribeInstances&Version=2017-03-12").is_none());
         assert!(judge("/v2/verify?email=a%40b.com&apikey=live_41f918a7f9c67b487b661ee6").is_none());
+        // The tenth round: an invitation answered, an approval, an RSVP, a cancellation by link (their
+        // tokens in the path or under any name), an act before its token in the path, a joined
+        // `confirmemail`; a preference centre, a payment's check and a versioned path segment are no act.
+        for link in [
+            "/invite/accept?token=inv_7f2c1d9e8b&workspace=bluefin",
+            "/invite/decline/9f8e7d6c5b4a?project=118823",
+            "/invites/Zx81Kq/accept",
+            "/requests/approve/rq_88c1?t=5d2e9f",
+            "/rsvp/p-77812?response=no&token=ab12cd34",
+            "/cancel-appointment?aid=88123991&c=9a8b7c",
+            "/unsubscribe/v1/5f1a2b3c4d5e6f/8c2e1d?all=1",
+            "/mail/confirm/8Jk2mQ/a1b2c3d4e5",
+            "/confirmemail?code=ce_71f2a9b0&uid=88123",
+            "/update?domains=homelab&token=a7c4d1e2-9f80-4b3a-8c1d-2e3f4a5b6c7d&ip=203.0.113.77",
+        ] {
+            assert!(judge(link).is_some(), "{link}");
+        }
+        for link in [
+            "/unsub_center.aspx?qs=3c1b8a9d2e4f60a1b2c3d4e5f6a7b8c9",
+            "/v1/transaction/verify/chewatatest-6669",
+            "/oauth2/accept?lang=en",
+            "/confirm?productId=ab12cd34ef",
+        ] {
+            assert!(judge(link).is_none(), "{link}");
+        }
+        assert!(carries_secret("/approvals/email/approve?token=eyJleHAi.q1w2e3"));
+        assert!(carries_secret("/invites/Zx81Kq/accept"));
+        assert!(!carries_secret("/hotels/paris?sid=ab12cd34&page=2"));
+        assert!(!carries_secret("/preferences/center?token=abcdef123456"));
     }
 }

@@ -18,6 +18,7 @@
 
 pub mod acts;
 pub mod answers;
+mod bodies;
 pub mod cases;
 mod commands;
 mod creates;

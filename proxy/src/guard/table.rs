@@ -73,7 +73,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
         r"^(place_?order|confirm_?order|purchase)$",
-        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande|(kostenpflichtig|zahlungspflichtig|verbindlich|jetzt verbindlich) (bestellen|buchen|abschließen|kaufen)|jetzt (verbindlich )?abschließen|koupit|objednat|zamów|kup teraz|comprar ahora|完成訂位|訂購|購買|確認訂單|立即購買|구매|주문하기|결제하기)$",
+        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande|(kostenpflichtig|zahlungspflichtig|verbindlich|jetzt verbindlich) (bestellen|buchen|abschließen|kaufen)|jetzt (verbindlich )?abschließen|koupit|objednat|zamów|kup teraz|comprar ahora|完成訂位|訂購|購買|確認訂單|立即購買|구매|주문하기|결제하기|acquista( ora)?|conferma (l'|l’)?ordine|procedi all'ordine|nu kopen|bestelling afronden|köp|köp nu|slutför (köp|beställning|köpet)|beställ|kjøp|kjøp nå|fullfør (kjøp|bestilling)|køb|køb nu|gennemfør (køb|bestilling)|osta|tilaa|osta nyt|kupuję i płacę|zamawiam i płacę|złóż zamówienie|satın al|siparişi (tamamla|onayla)|finalizar compra|comprar agora|купить|оформить заказ|подтвердить заказ|提交订单|立即购买|beli sekarang|buat pesanan|đặt hàng|mua ngay)$",
     ),
     (
         "payment",
@@ -81,7 +81,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(pay|payment|payments|charge|charges|billing/submit|paiement|pago|pagar|payer|zahlung|bezahlen|betaling)(/|$|\.)",
         r"^(card_?number|cc_?(number|num)|cvv|cvc|card_?cvc|card_?cvv)$",
-        r"^(pay|pay now|pay \S.*|confirm payment|submit payment|pagar|payer|bezahlen|jetzt bezahlen|支払う|(valider|confirmer|bestellen|bestätigen|confirmar) (et|und|en|y|e) (payer|bezahlen|betalen|pagar)|betalen|pagar \S.*|payer \S.*|je donne|faire un don|donner|spenden|jetzt spenden|donar|doar|donate( now)?)$",
+        r"^(pay|pay now|pay \S.*|confirm payment|submit payment|pagar|payer|bezahlen|jetzt bezahlen|支払う|(valider|confirmer|bestellen|bestätigen|confirmar) (et|und|en|y|e) (payer|bezahlen|betalen|pagar)|betalen|pagar \S.*|payer \S.*|je donne|faire un don|donner|spenden|jetzt spenden|donar|doar|donate( now)?|paga|paga ora|betaal|nu betalen|betala|betal|maksa|zapłać|öde|ödeme yap|оплатить|支付|立即支付|付款|결제|bayar|thanh toán)$",
     ),
     (
         "booking",
@@ -89,7 +89,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(book|booking|bookings|reserve|reservation|reservations)(/|$|\.)",
         "",
-        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation)|reservar|réserver|buchen|jetzt buchen|予約する)$",
+        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation)|reservar|réserver|buchen|jetzt buchen|予約する|prenota|prenota ora|boek|boeken|nu boeken|reserveer|boka|boka tid|bestill time|varaa|zarezerwuj|rezervasyon yap|预订|立即预订|예약하기|予約を確定する|reservar agora)$",
     ),
     (
         "post",
@@ -97,7 +97,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(posts|comment|comments|reply|replies|review|reviews|answers|publish|thread|threads|topic|topics)(/|$|\.)",
         r"^(comment|review|reply)$",
-        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post|cast|publicar|publier|veröffentlichen|投稿する)$",
+        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post|cast|publicar|publier|veröffentlichen|投稿する|pubblica|invia commento|rispondi|plaatsen|reageer|publiceer|publicera|skicka kommentar|opublikuj|dodaj komentarz|yayınla|发布|发表评论|게시|опубликовать|send inn|skicka in|sende inn|indsend|lähetä hakemus)$",
     ),
     (
         "vote",
@@ -105,7 +105,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(vote|upvote|downvote|like|unlike|follow|unfollow|subscribe|subscribers|star)(/|$|\.)",
         "",
-        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star|add friend|endorse|watch|abonnieren|thema abonnieren|s'abonner|s'inscrire|suscribirse|inscrever-se|seguir|folgen|suivre|フォローする|kudos|sign (this|the) petition|unterschreiben|signer (la )?pétition|firmar|mitzeichnen|unterzeichnen|assinar|add your name|sign now)$",
+        r"^(upvote|downvote|vote|like|follow|subscribe|subscribe now|sign up for (the )?newsletter|star|add friend|endorse|watch|abonnieren|thema abonnieren|s'abonner|s'inscrire|suscribirse|inscrever-se|seguir|folgen|suivre|フォローする|kudos|sign (this|the) petition|unterschreiben|signer (la )?pétition|firmar|mitzeichnen|unterzeichnen|assinar|add your name|sign now|segui|iscriviti|mi piace|volgen|abonneren|vind ik leuk|följ|prenumerera|gilla|obserwuj|subskrybuj|takip et|abone ol|beğen|подписаться|нравится|关注|订阅|点赞|팔로우|구독|좋아요|いいね|チャンネル登録)$",
     ),
     (
         "message",
@@ -113,7 +113,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
         "",
-        r"^(send|send message|send email|send now|email this|share by email|enviar|envoyer|senden|送信)$",
+        r"^(send|send message|send email|send now|email this|share by email|enviar|envoyer|senden|送信|invia|invia messaggio|verstuur|verzenden|versturen|skicka|send|lähetä|wyślij|gönder|отправить|发送|보내기|전송|送信する|enviar mensagem|enviar mensaje|envoyer le message|nachricht senden)$",
     ),
     (
         "delete-account",
@@ -137,7 +137,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "DELETE"],
         r"(^|/)(delete|destroy|remove)(/|$|\.)",
         "",
-        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment)|eliminar|supprimer|löschen|excluir|削除)$",
+        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment)|eliminar|supprimer|löschen|excluir|削除|elimina|verwijderen|verwijder|ta bort|radera|slett|slet|poista|usuń|sil|удалить|删除|삭제)$",
     ),
     (
         "post",

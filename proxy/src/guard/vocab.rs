@@ -138,6 +138,10 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("supprimer", "delete"),
     ("payer", "payment"),
     ("bezahlen", "payment"),
+    // The tenth round (the eighth table's failures): a payout, a cancellation in French.
+    ("disburse", "payment"),
+    ("annuler", "delete"),
+    ("emitir", "post"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
@@ -310,7 +314,7 @@ pub(super) const COLLECTIONS: &[(&str, &str)] = &[
     ("project", "post"),
     ("pipeline", "post"),
     ("comment", "post"),
-    ("status", "post"),
+    ("statuses", "post"),
     ("post", "post"),
     ("feed", "post"),
     ("issue", "post"),

@@ -2,9 +2,10 @@
 //! message, delete an account) and must not reach a site the user does not own.
 //!
 //! A request is judged by what it *does*, strongest evidence first:
-//! 1. GET and HEAD only when they name an act and carry a token (`guard::links::judge_get`: a vote link,
-//!    an unsubscribe or confirmation link), carry a GraphQL mutation, or call a signed query API's write
-//!    action (`Action=TerminateInstances`); OPTIONS never. A form's `_method` override (`_method=delete`)
+//! 1. GET and HEAD only when they name an act and carry a token (`guard::links::judge_link`: a vote link,
+//!    an unsubscribe or confirmation link, an invitation accepted), carry a GraphQL mutation, call a
+//!    signed query API's write action (`Action=TerminateInstances`), or were clicked on a label that
+//!    names an act and carry a secret (`Approve` on a link with its token); OPTIONS never. A form's `_method` override (`_method=delete`)
 //!    is the method judged;
 //! 2. a label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
 //!    pressed as "Valider et payer"); payment processors by host ([`super::platforms::processor`]); the
@@ -17,7 +18,8 @@
 //! 3. the user's rules file (its harmless paths, then its rules), which knows the user's sites;
 //! 4. the body at every depth: fields that only an act carries (a card number, an order confirmation, a
 //!    recipient, a new password and its confirmation) block; a log-in form (a password without its
-//!    confirmation) passes; the user's preferences (`/user/preferences`) pass; then the control's label
+//!    confirmation) passes; the user's preferences (`/user/preferences`) pass; a body whose shape is an
+//!    act (`guard::bodies`: a trade order, a text to a phone number) blocks; then the control's label
 //!    when it names an act; then the words the request
 //!    names its action with (a query or body `action`, an RPC method, the path's last words:
 //!    [`super::acts::classify`]), a POST to a collection of acts, recipients at any depth, and the verb
@@ -208,13 +210,11 @@ impl WriteRules {
         let why_of =
             |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
         if matches!(f.method, "GET" | "HEAD") {
-            // A GraphQL mutation sent by GET (`?query=mutation{accountDelete(...)}`) is the mutation.
-            if let super::acts::Says::Act(rule) = judge_graphql(&f.graphql) {
-                return Some(hit(rule, why_of(rule), "graphql operation by GET".into()));
-            }
-            // A link that acts and carries its token: a vote, an unsubscribe, a confirmation.
-            let api = super::creates::api_call(f.host, f.path.split('?').next().unwrap_or(f.path), false);
-            return super::links::judge_get(f.path, api).map(|(rule, m)| hit(rule, why_of(rule), m));
+            // A GraphQL mutation by GET, a link that acts, a labelled link with its token (`guard::links`).
+            let label_act = |label: Option<&str>| {
+                Self::by_rules(&self.rules, &WriteFacts { label, method: "POST", ..Default::default() }, "")
+            };
+            return super::links::judge_link(f, label_act);
         }
         if !matches!(f.method, "POST" | "PUT" | "PATCH" | "DELETE") {
             return None;
@@ -334,8 +334,11 @@ impl WriteRules {
         if f.leaves.iter().any(|(k, _)| k == super::facts::SIGNED_HEX) {
             return Some(hit("payment", "broadcasts a signed transaction", "hex body".into()));
         }
-        // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`).
-        if let Some((rule, m)) = super::flags::act_flag(&f.leaves) {
+        // 4a. A flag that says the request is the act (`_place`, `publish`, a `status` of `outbox`), or a
+        // body whose shape is one (`guard::bodies`).
+        if let Some((rule, m)) =
+            super::flags::act_flag(&f.leaves).or_else(|| super::bodies::body_act(path, &f.leaves))
+        {
             return Some(hit(rule, why_of(rule), m));
         }
         let idents = super::idents::action_idents(f.path, &f.leaves);

@@ -2,11 +2,11 @@
 //! rules were first written against (`proxy::guard::cases`); the first table of issue 60
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
 //! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`),
-//! the fourth (`fourth.json`), the fifth (`fifth.json`), the sixth (`sixth.json`) and the seventh
-//! (`seventh.json`), each spent in turn; and the eighth held-out table (`eighth.json`), written by someone
-//! who never read the rules and committed before the rules were measured on it, which gives the figures.
-//! Precision and recall of each, and the time per judgement. The eighth table's failures are not printed
-//! (it stays held out).
+//! the fourth (`fourth.json`), the fifth (`fifth.json`), the sixth (`sixth.json`), the seventh
+//! (`seventh.json`) and the eighth (`eighth.json`), each spent in turn; and the ninth held-out table
+//! (`ninth.json`), written by someone who never read the rules and committed before the rules were
+//! measured on it, which gives the figures. Precision and recall of each, and the time per judgement. The
+//! ninth table's failures are not printed (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -24,6 +24,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let sixth = heldout::score_rows(&rules, &heldout::sixth_rows());
     let seventh = heldout::score_rows(&rules, &heldout::seventh_rows());
     let eighth = heldout::score_rows(&rules, &heldout::eighth_rows());
+    let ninth = heldout::score_rows(&rules, &heldout::ninth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -43,7 +44,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The strict guard (`--strict-write-guard`): what no rule names is refused too.
     let strict = WriteRules::builtin().strict();
     let strict_tuning = heldout::score_rows(&strict, &heldout::tuning_rows());
-    let strict_eighth = heldout::score_rows(&strict, &heldout::eighth_rows());
+    let strict_ninth = heldout::score_rows(&strict, &heldout::ninth_rows());
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
@@ -53,9 +54,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("fifth.json (spent: now tuning)", &fifth),
         ("sixth.json (spent: now tuning)", &sixth),
         ("seventh.json (spent: now tuning)", &seventh),
-        ("eighth.json, held out", &eighth),
+        ("eighth.json (spent: now tuning)", &eighth),
+        ("ninth.json, held out", &ninth),
         ("strict: all tuning material", &strict_tuning),
-        ("strict: eighth.json, held out", &strict_eighth),
+        ("strict: ninth.json, held out", &strict_ninth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -93,6 +95,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("fifth.json spent", &fifth),
         ("sixth.json spent", &sixth),
         ("seventh.json spent", &seventh),
+        ("eighth.json spent", &eighth),
     ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -101,8 +104,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if eighth.precision() < 0.97 || eighth.recall() < 0.97 {
-        println!("target missed on the eighth held-out table: precision and recall >= 0.97");
+    if ninth.precision() < 0.97 || ninth.recall() < 0.97 {
+        println!("target missed on the ninth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

@@ -176,6 +176,9 @@ pub const CASES: &[Case] = &[
     // a page.
     c("an approval link", "GET", "/expenses/88c1?t=5d2e9f4a", "", "", "Send", "message"),
     c("a labelled link without a token", "GET", "/messages/new?to=bob", "", "", "Send", ""),
+    // A persisted operation whose name leads with a read verb reads what it names after it.
+    c("a persisted search of homes to buy", "POST", "/graphql", JSON, r#"{"operationName":"searchBuy","variables":{},"extensions":{"persistedQuery":{"version":1,"sha256Hash":"ab"}}}"#, "", ""),
+    c("a persisted buy", "POST", "/graphql", JSON, r#"{"operationName":"buyNow","variables":{},"extensions":{"persistedQuery":{"version":1,"sha256Hash":"ab"}}}"#, "", "purchase"),
 ];
 
 /// A row's verdict under `rules`: the rule that blocks it, or "" when it passes.

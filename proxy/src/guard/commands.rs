@@ -85,6 +85,11 @@ const COMMANDS: &[&str] = &[
     "revoke",
 ];
 
+/// Whether `w` (a lower-case word) is a command verb ([`COMMANDS`]).
+pub(crate) fn is_command(w: &str) -> bool {
+    COMMANDS.contains(&w)
+}
+
 /// Keys whose value names the command a body runs (`{"action": "UNLOCK"}`, `Execute=cancel`).
 const COMMAND_KEYS: &[&str] = &["action", "command", "execute", "cmd"];
 

@@ -81,8 +81,17 @@ pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String
                     | "check"
             )
         });
+    // The last segment's words (`bid_preview`, `fee-estimate`, `margincalculator`), or a quote's segment
+    // (`/quote/buy/now`, `/markets/{m}/quotations`; not a quote's own act, `/quotes/{id}/accept`).
+    let bare = path.split('?').next().unwrap_or(path);
+    let last_words = bare.rsplit('/').find(|s| !s.is_empty()).map(super::acts::words).unwrap_or_default();
+    let computes = last_words.iter().any(|w| {
+        matches!(w.as_str(), "preview" | "estimate" | "simulate" | "simulation" | "dryrun")
+            || w.contains("calculat")
+    }) || bare.split('/').any(|s| matches!(s, "quote" | "quotation" | "quotations"));
     flagged
         || custom
+        || computes
         || path
             .split(['/', '?'])
             .flat_map(|s| s.split(['.', ':']))
@@ -287,6 +296,19 @@ mod tests {
         assert!(dry_run("/hotel-api/1.0/bookings/1", &[kv("cancellationflag", "SIMULATION")], &[]));
         assert!(dry_run("/api/v2/estimates/create_subscription_for_items", &[], &[]));
         assert!(!dry_run("/api/v2/subscriptions", &[kv("dry_run", "false")], &[]));
+        // A custom method, the last segment's words, a quote's segment (not a quote's own act).
+        for path in [
+            "/v4/orders:quote",
+            "/jp/show/bid_preview",
+            "/api/donations/fee-estimate",
+            "/v1/margincalculator",
+            "/api/v2/quote/buy/now",
+        ] {
+            assert!(dry_run(path, &[], &[]), "{path}");
+        }
+        for path in ["/v4/orders:submit", "/quotes/q1/accept", "/api/previews/publish"] {
+            assert!(!dry_run(path, &[], &[]), "{path}");
+        }
         assert!(own_signal(&[kv("recipient.id", "1"), kv("sender_action", "typing_on")]));
         assert!(own_signal(&[kv("status", "read"), kv("message_id", "wamid.1")]));
         assert!(!own_signal(&[kv("text.body", "hello"), kv("to", "+15551234")]));

@@ -63,13 +63,15 @@ fn leaf_and_parent(k: &str) -> (&str, &str) {
     (it.next().unwrap_or(k), it.next().unwrap_or(""))
 }
 
-/// Whether a request records the user's cookie or tracking consent (a path word `consent`): the site's own
-/// bookkeeping of a banner's answer, whatever its `action` says (`onAcceptAllServices`).
-pub(crate) fn consent_record(path: &str) -> bool {
-    path.split(['/', '?', '.']).any(|s| {
-        let s = s.to_ascii_lowercase();
-        s == "consent" || s == "consents" || s.ends_with("-consent") || s.ends_with("_consent")
-    })
+/// Whether a request records the user's cookie or tracking consent (a path word `consent`, or a consent
+/// service's host: `consent.api.example`): the site's own bookkeeping of a banner's answer, whatever its
+/// `action` says (`onAcceptAllServices`).
+pub(crate) fn consent_record(host: &str, path: &str) -> bool {
+    host.to_ascii_lowercase().starts_with("consent.")
+        || path.split(['/', '?', '.', '-']).any(|s| {
+            let s = s.to_ascii_lowercase();
+            s == "consent" || s == "consents" || s.ends_with("-consent") || s.ends_with("_consent")
+        })
 }
 
 /// What a batch envelope's nested requests do (`{"requests": [{"path": ..., "method": ..., "body": ...}]}`,
@@ -441,9 +443,11 @@ mod tests {
     /// Consent records pass; a batch is what its nested requests do.
     #[test]
     fn consent_records_and_batches() {
-        assert!(consent_record("/consent/uw/3"));
-        assert!(consent_record("/api/cookie-consent"));
-        assert!(!consent_record("/api/consentforms/sign/extra"));
+        assert!(consent_record("", "/consent/uw/3"));
+        assert!(consent_record("", "/api/cookie-consent"));
+        assert!(consent_record("", "/choice/consent-all"));
+        assert!(consent_record("consent.api.example", "/record"));
+        assert!(!consent_record("", "/api/consentforms/sign/extra"));
         let cart = kv(&[("requests.0.path", "/wc/store/v1/cart/add-item"), ("requests.0.body.id", "2")]);
         assert_eq!(batch(&cart), Some(None));
         let order = kv(&[

@@ -133,8 +133,17 @@ fn kind_of_name(name: &str) -> &'static str {
 
 /// What a persisted operation known only by its name says: the act vocabulary's reading, or, when it
 /// reads nothing, a name that starts with a write verb (`addToLibrary`, `setHold`) is a mutation that
-/// says nothing harmless: a write.
+/// says nothing harmless: a write. A name that leads with a read verb reads.
 fn judge_name(name: &str) -> Says {
+    // A name that leads with a read verb reads whatever it names after it (`searchBuy`: a search of
+    // homes to buy).
+    let first = super::acts::words(name).into_iter().next().unwrap_or_default();
+    if matches!(
+        first.as_str(),
+        "search" | "get" | "list" | "fetch" | "find" | "query" | "load" | "lookup" | "browse"
+    ) {
+        return Says::Harmless;
+    }
     match classify(name) {
         Says::Nothing => {
             let first = super::acts::words(name).into_iter().next().unwrap_or_default();

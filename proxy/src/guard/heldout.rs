@@ -166,13 +166,13 @@ pub fn eighth_rows() -> Vec<Row> {
     serde_json::from_str(EIGHTH_JSON).unwrap_or_default()
 }
 
-/// The ninth table's rows (all held out).
+/// The ninth table's rows (tuning material since the eleventh round).
 pub fn ninth_rows() -> Vec<Row> {
     serde_json::from_str(NINTH_JSON).unwrap_or_default()
 }
 
 /// Every row rules may be written from: both halves of the first table, the fresh table, and the third
-/// to the eighth, each spent in turn.
+/// to the ninth, each spent in turn.
 pub fn tuning_rows() -> Vec<Row> {
     let mut rows = rows();
     rows.extend(fresh_rows());
@@ -182,6 +182,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(sixth_rows());
     rows.extend(seventh_rows());
     rows.extend(eighth_rows());
+    rows.extend(ninth_rows());
     rows
 }
 
@@ -427,22 +428,24 @@ mod tests {
     /// joined (2970 rows), 50 and 86 before the seventh round's rules and 45 and 67 after them, 43 and 67
     /// after the eighth round's (`guard::harmless`); with the seventh joined (3470 rows), 60 and 101
     /// before the ninth round's rules and 54 and 80 after them; with the eighth joined (3970 rows), 67 and
-    /// 132 before the tenth round's rules and 60 and 93 after them.
+    /// 132 before the tenth round's rules and 60 and 93 after them; with the ninth joined (4470 rows), 80
+    /// and 129 before the eleventh round's rules and 69 and 102 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 60 && s.harmful_passed <= 93, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 69 && s.harmful_passed <= 102, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
     /// the eighth round's readings of what is harmless (`guard::harmless`), 76 and 31 after them; with the
     /// seventh joined (3470 rows), 109 and 34 before the ninth round's rules and 104 and 34 after them; with
-    /// the eighth joined (3970 rows), 138 and 63 before the tenth round's rules and 130 and 39 after them.
+    /// the eighth joined (3970 rows), 138 and 63 before the tenth round's rules and 130 and 39 after them;
+    /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 130 && s.harmful_passed <= 39,
+            s.ordinary_blocked <= 149 && s.harmful_passed <= 44,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed
@@ -465,7 +468,7 @@ mod tests {
     }
 
     /// The tuning material's failures (both halves of the first table, the fresh table, the third to the
-    /// eighth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib
+    /// ninth, each spent in turn), for whoever writes rules (`cargo test -p webfreeze-proxy --lib
     /// tuning_material -- --ignored --nocapture`); the table held out is never printed here.
     #[test]
     #[ignore]
@@ -494,6 +497,7 @@ mod tests {
             ("sixth.json", sixth_rows()),
             ("seventh.json", seventh_rows()),
             ("eighth.json", eighth_rows()),
+            ("ninth.json", ninth_rows()),
         ];
         for (name, rows) in tables {
             print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));

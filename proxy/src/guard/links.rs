@@ -1,6 +1,8 @@
 //! Links that act when followed (issue 60): a GET (or HEAD) naming an act and carrying a token, an
 //! address or the message itself: a vote link with its `auth`, an unsubscribe or confirmation link from an
-//! email, a JSONP subscription, a publish-by-URL API. Every other GET reads.
+//! email, a JSONP subscription, a publish-by-URL API; a write or a command with an API's credential; a
+//! link carrying a form's CSRF token (Moodle's `sesskey`); a link clicked on a label that names an act,
+//! with its token. Every other GET reads.
 
 use super::acts::{act_word, words};
 use super::facts::WriteFacts;
@@ -77,10 +79,24 @@ const QUERY_API_WRITES: &[&str] = &[
     "publish",
 ];
 
+/// Query keys of a form's CSRF token.
+const CSRF_KEYS: &[&str] = &[
+    "sesskey",
+    "authenticity_token",
+    "_wpnonce",
+    "csrf_token",
+    "csrfmiddlewaretoken",
+    "_csrf",
+    "csrf",
+    "_token",
+    "formkey",
+];
+
 /// Write verbs a GET acts with when it carries a credential of an API (`Command=domains.create`,
 /// `/dns/add-record.json?auth-password=...`, `/update?api_key=...`).
-const GET_WRITES: &[&str] =
-    &["create", "add", "update", "set", "delete", "remove", "send", "register", "trigger"];
+const GET_WRITES: &[&str] = &[
+    "create", "add", "update", "set", "delete", "remove", "send", "register", "trigger", "complete", "build",
+];
 
 /// Path words of a page that manages what a link would do (an unsubscribe's preference centre), and of a
 /// payment's check (`/transaction/verify/{ref}`): the link opens a page or reads, it does not act.
@@ -265,18 +281,38 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
             }
         }
     }
-    // A write verb with an API's credential in the query.
-    if params
-        .iter()
-        .any(|(k, v)| credential(k, v) || (matches!(k.as_str(), "token" | "authorization") && v.len() >= 8))
-    {
-        let named = params
+    // A write verb or a command (`/devices/31/unlock`) with an API's credential in the query; a `key`
+    // is one when a command or a method is named beside it (`key=...&command=set_dns2`).
+    let named_keys = ["command", "action", "cmd", "method"];
+    let commanded = params.iter().any(|(k, _)| named_keys.contains(&k.as_str()));
+    if params.iter().any(|(k, v)| {
+        credential(k, v)
+            || ((matches!(k.as_str(), "token" | "authorization") || k.ends_with("_token")) && v.len() >= 6)
+            || (k == "key" && commanded && v.len() >= 6)
+    }) {
+        let named =
+            params.iter().filter(|(k, _)| named_keys.contains(&k.as_str())).flat_map(|(_, v)| words(v));
+        if let Some(w) = path_words
             .iter()
-            .filter(|(k, _)| matches!(k.as_str(), "command" | "action" | "cmd" | "method"))
-            .flat_map(|(_, v)| words(v));
-        if let Some(w) = path_words.iter().cloned().chain(named).find(|w| GET_WRITES.contains(&w.as_str())) {
+            .cloned()
+            .chain(named)
+            .find(|w| GET_WRITES.contains(&w.as_str()) || super::commands::is_command(w))
+        {
             return Some(("post", format!("GET {w} with an API credential")));
         }
+    }
+    // A link that carries a form's CSRF token (`sesskey`, `authenticity_token`, `_wpnonce`): a site asks
+    // for one only where the request changes something.
+    // A log-out link carries one too (WordPress's `action=logout&_wpnonce=...`): the session's own.
+    let logs_out = path_words
+        .iter()
+        .cloned()
+        .chain(params.iter().flat_map(|(_, v)| words(v)))
+        .any(|w| matches!(w.as_str(), "logout" | "signout" | "logoff"));
+    if let Some((k, _)) =
+        params.iter().find(|(k, v)| CSRF_KEYS.contains(&k.as_str()) && v.len() >= 6).filter(|_| !logs_out)
+    {
+        return Some(("post", format!("GET with the form token {k}")));
     }
     // An unsubscribe or an email verification by an opaque id (the link is the token).
     let opaque_id = params.iter().any(|(k, v)| opaque(v) && !credential(k, v))
@@ -413,6 +449,19 @@ mod tests {
         ] {
             assert!(judge(link).is_none(), "{link}");
         }
+        // The eleventh round: a form's CSRF token on a link, a command or a write method with an API's
+        // credential (a `key` beside a named command); a read method with one passes.
+        for link in [
+            "/mod/choice/view.php?id=9&action=delchoice&sesskey=Xk3fP9aQ2r",
+            "/apps/112/devices/31/unlock?access_token=0e9f8a7b6c",
+            "/api3.xml?key=dyn-key-123&command=set_dns2&domain=example.org",
+            "/services/rest/?method=rtm.tasks.complete&api_key=abc123&auth_token=tok456",
+        ] {
+            assert!(judge(link).is_some(), "{link}");
+        }
+        assert!(judge("/api3.xml?key=dyn-key-123&command=search&domain=example.org").is_none());
+        assert!(judge("/course/view.php?id=9").is_none());
+        assert!(judge("/wp-login.php?action=logout&_wpnonce=8a7b6c5d4e").is_none());
         assert!(carries_secret("/approvals/email/approve?token=eyJleHAi.q1w2e3"));
         assert!(carries_secret("/invites/Zx81Kq/accept"));
         assert!(!carries_secret("/hotels/paris?sid=ab12cd34&page=2"));

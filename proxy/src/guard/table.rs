@@ -73,7 +73,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(checkout|place-?order|placeorder|purchase|buy-?now|order/(create|submit|confirm|place)|orders/(create|submit|confirm|place))(/|$|\.)",
         r"^(place_?order|confirm_?order|purchase)$",
-        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande|(kostenpflichtig|zahlungspflichtig|verbindlich|jetzt verbindlich) (bestellen|buchen|abschließen|kaufen)|jetzt (verbindlich )?abschließen|koupit|objednat|zamów|kup teraz|comprar ahora|完成訂位|訂購|購買|確認訂單|立即購買|구매|주문하기|결제하기|acquista( ora)?|conferma (l'|l’)?ordine|procedi all'ordine|nu kopen|bestelling afronden|köp|köp nu|slutför (köp|beställning|köpet)|beställ|kjøp|kjøp nå|fullfør (kjøp|bestilling)|køb|køb nu|gennemfør (køb|bestilling)|osta|tilaa|osta nyt|kupuję i płacę|zamawiam i płacę|złóż zamówienie|satın al|siparişi (tamamla|onayla)|finalizar compra|comprar agora|купить|оформить заказ|подтвердить заказ|提交订单|立即购买|beli sekarang|buat pesanan|đặt hàng|mua ngay)$",
+        r"^(place (your |\w+ )?order|buy now|complete (your )?(order|purchase)|confirm (order|purchase)|submit order|purchase|bestellen|jetzt kaufen|kaufen|zahlungspflichtig bestellen|commander|acheter|comprar|finalizar (compra|pedido)|購入する|注文を確定する|注文する|bestellen en betalen|bestelling plaatsen|afrekenen|valider (ma|la) commande|confirmer (ma|la) commande|(kostenpflichtig|zahlungspflichtig|verbindlich|jetzt verbindlich) (bestellen|buchen|abschließen|kaufen)|jetzt (verbindlich )?abschließen|koupit|objednat|zamów|kup teraz|comprar ahora|完成訂位|訂購|購買|確認訂單|立即購買|구매|주문하기|결제하기|acquista( ora)?|conferma (l'|l’)?ordine|procedi all'ordine|nu kopen|bestelling afronden|köp|köp nu|slutför (köp|beställning|köpet)|beställ|kjøp|kjøp nå|fullfør (kjøp|bestilling)|køb|køb nu|gennemfør (køb|bestilling)|osta|tilaa|osta nyt|kupuję i płacę|zamawiam i płacę|złóż zamówienie|satın al|siparişi (tamamla|onayla)|finalizar compra|comprar agora|купить|оформить заказ|подтвердить заказ|提交订单|立即购买|beli sekarang|buat pesanan|đặt hàng|mua ngay|fazer pedido|finalizar pedido|make (an )?offer|faire une offre|angebot (machen|senden)|hacer (una )?oferta|fazer oferta|注文を確定|購入手続きへ進む)$",
     ),
     (
         "payment",
@@ -89,7 +89,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT", "PATCH"],
         r"(^|/)(book|booking|bookings|reserve|reservation|reservations)(/|$|\.)",
         "",
-        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation)|reservar|réserver|buchen|jetzt buchen|予約する|prenota|prenota ora|boek|boeken|nu boeken|reserveer|boka|boka tid|bestill time|varaa|zarezerwuj|rezervasyon yap|预订|立即预订|예약하기|予約を確定する|reservar agora)$",
+        r"^(book|book now|reserve|reserve now|confirm (booking|reservation)|complete (booking|reservation)|reservar|réserver|buchen|jetzt buchen|予約する|prenota|prenota ora|boek|boeken|nu boeken|reserveer|boka|boka tid|bestill time|varaa|zarezerwuj|rezervasyon yap|预订|立即预订|예약하기|予約を確定する|reservar agora|termin buchen|termin vereinbaren|agendar|agendar visita|prendre rendez-vous|borrow|ausleihen|emprunter|エントリー|応募する)$",
     ),
     (
         "post",
@@ -97,7 +97,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(posts|comment|comments|reply|replies|review|reviews|answers|publish|thread|threads|topic|topics)(/|$|\.)",
         r"^(comment|review|reply)$",
-        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post|cast|publicar|publier|veröffentlichen|投稿する|pubblica|invia commento|rispondi|plaatsen|reageer|publiceer|publicera|skicka kommentar|opublikuj|dodaj komentarz|yayınla|发布|发表评论|게시|опубликовать|send inn|skicka in|sende inn|indsend|lähetä hakemus)$",
+        r"^(post|publish|upload|reply|comment|add comment|post comment|submit review|post review|submit comment|post reply|publish post|cast|publicar|publier|veröffentlichen|投稿する|pubblica|invia commento|rispondi|plaatsen|reageer|publiceer|publicera|skicka kommentar|opublikuj|dodaj komentarz|yayınla|发布|发表评论|게시|опубликовать|send inn|skicka in|sende inn|indsend|lähetä hakemus|post to journal|書き込む|投稿|perguntar|ask( a)? question|ask questions|fazer pergunta|hacer (una )?pregunta|poser une question|indienen|odeslat|vložit inzerát)$",
     ),
     (
         "vote",
@@ -113,7 +113,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "PUT"],
         r"(^|/)(message|messages)(/(send|new|create|reply))?(/?$|\?|\.)|(^|/)(send|sendmail|contact|compose|mail|chat|share/email)(/|$|\.)",
         "",
-        r"^(send|send message|send email|send now|email this|share by email|enviar|envoyer|senden|送信|invia|invia messaggio|verstuur|verzenden|versturen|skicka|send|lähetä|wyślij|gönder|отправить|发送|보내기|전송|送信する|enviar mensagem|enviar mensaje|envoyer le message|nachricht senden)$",
+        r"^(send|send message|send email|send now|email this|share by email|enviar|envoyer|senden|送信|invia|invia messaggio|verstuur|verzenden|versturen|skicka|send|lähetä|wyślij|gönder|отправить|发送|보내기|전송|送信する|enviar mensagem|enviar mensaje|envoyer le message|nachricht senden|問い合わせる|お問い合わせ|send gift|send as gift|anfrage senden|demander une visite)$",
     ),
     (
         "delete-account",
@@ -137,7 +137,7 @@ pub(super) const RULES: &[Row] = &[
         &["POST", "DELETE"],
         r"(^|/)(delete|destroy|remove)(/|$|\.)",
         "",
-        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment)|eliminar|supprimer|löschen|excluir|削除|elimina|verwijderen|verwijder|ta bort|radera|slett|slet|poista|usuń|sil|удалить|删除|삭제)$",
+        r"^(delete|delete (this )?(post|comment|page|item|review)|remove (this )?(post|comment)|eliminar|supprimer|löschen|excluir|削除|elimina|verwijderen|verwijder|ta bort|radera|slett|slet|poista|usuń|sil|удалить|删除|삭제|résilier|résilier mon contrat|kündigen|vertrag kündigen|jetzt kündigen|opzeggen|disdire|cancelar (assinatura|contrato|suscripción))$",
     ),
     (
         "post",

@@ -142,6 +142,17 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("disburse", "payment"),
     ("annuler", "delete"),
     ("emitir", "post"),
+    // The eleventh round: a sale, a bet, an appreciation, an abandoned change, a contract cancelled
+    // (French), an appointment booked (German), a loan of a library title.
+    ("sell", "purchase"),
+    ("bet", "purchase"),
+    ("appreciate", "vote"),
+    ("abandon", "post"),
+    ("resiliation", "delete"),
+    ("resilier", "delete"),
+    ("buchen", "booking"),
+    ("borrow", "booking"),
+    ("pix", "payment"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
@@ -281,6 +292,10 @@ pub(super) const READ_WORDS: &[&str] = &[
     "price",
     "pricing",
     "describe",
+    // The eleventh round (the ninth table's failures): a checkout's cost and freight computed.
+    "cost",
+    "costs",
+    "freight",
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).

@@ -248,7 +248,7 @@ impl WriteRules {
         if super::creates::dry_run(f.path, &params, &f.leaves)
             || super::creates::own_signal(&f.leaves)
             || super::flags::harmless_flag(f.method, &params, &f.leaves)
-            || super::flags::consent_record(f.path)
+            || super::flags::consent_record(f.host, f.path)
         {
             return None;
         }

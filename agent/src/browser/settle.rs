@@ -11,7 +11,12 @@
 //!   been announced; CDP sends the renderer's `requestWillBeSent` before the answer to an evaluation that
 //!   ran after it, so the check cannot miss one. Where the idle check cannot be made (no count, below),
 //!   two frames are drawn instead, as before the idle check existed;
-//! - `document.readyState` is `complete` (the load event has fired).
+//! - `document.readyState` is `complete` (the load event has fired);
+//! - the page's fetches and XHRs have been handled: the page script ([`timers_js`]) counts each from its
+//!   call until a task after its answer (and the body's read) settles, so a page that renders what a fetch
+//!   answered (`r.json().then(render)`) is observed after it rendered, even when the answer's body reaches
+//!   the page script well after the network reported the request done (a loaded machine). Held for at
+//!   most [`FETCH_CAP`].
 //!
 //! The quiet period is a margin for what the network events cannot show: a short timer (a debounce) that
 //! is about to start a request or change the page. It is waived when the page shows it has none: a page
@@ -47,14 +52,16 @@ use chromiumoxide::page::Page;
 
 use super::NetState;
 
-/// An animation frame, then an idle callback; answers the document's ready state and, after a space,
-/// the count of the page's pending short timers ([`timers_js`]), or -1 when the thread was not idle within
-/// [`IDLE_CAP`]. A page without the count (or without idle callbacks) draws a second frame instead and
-/// answers -1: it waits for the quiet period.
+/// An animation frame, then an idle callback; answers the document's ready state, after a space the count
+/// of the page's pending short timers ([`timers_js`]) or -1 when the thread was not idle within
+/// [`IDLE_CAP`], and after another the count of the page's fetches and XHRs whose handling has not run
+/// yet (0 without the count). A page without the timers' count (or without idle callbacks) draws a
+/// second frame instead and answers -1: it waits for the quiet period.
 static FRAME_CHECK_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "new Promise(r => requestAnimationFrame(() => {{ \
-         const answer = n => r(document.readyState + ' ' + n); \
+         const fetching = () => typeof window.__webfreeze_fetching === 'function' ? window.__webfreeze_fetching() : 0; \
+         const answer = n => r(document.readyState + ' ' + n + ' ' + fetching()); \
          const count = window.__webfreeze_timers; \
          if (typeof count !== 'function' || typeof requestIdleCallback !== 'function') {{ \
            requestAnimationFrame(() => answer(-1)); return; }} \
@@ -94,6 +101,30 @@ pub(super) fn timers_js(quiet: Duration) -> String {
   window.clearTimeout = function (id) {{ timeouts.delete(id); intervals.delete(id); return clearT.call(window, id); }};
   window.clearInterval = function (id) {{ timeouts.delete(id); intervals.delete(id); return clearI.call(window, id); }};
   Object.defineProperty(window, '__webfreeze_timers', {{ value: () => timeouts.size + intervals.size }});
+  // Fetches and XHRs whose handling has not run: counted from the call until a task after the answer
+  // (or the body's read) settles, so the page's handlers of the answer (`r.json().then(render)`) have run.
+  let fetching = 0;
+  const later = () => setT.call(window, () => {{ fetching -= 1; }}, 0);
+  const follow = p => {{ fetching += 1; p.then(later, later); return p; }};
+  if (typeof window.fetch === 'function') {{
+    const f = window.fetch;
+    window.fetch = function (...args) {{ return follow(f.apply(this, args)); }};
+  }}
+  if (typeof Response === 'function') {{
+    for (const m of ['json', 'text', 'arrayBuffer', 'blob', 'formData']) {{
+      const read = Response.prototype[m];
+      if (typeof read === 'function') Response.prototype[m] = function (...args) {{ return follow(read.apply(this, args)); }};
+    }}
+  }}
+  if (typeof XMLHttpRequest === 'function') {{
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...args) {{
+      fetching += 1;
+      this.addEventListener('loadend', later, {{ once: true }});
+      try {{ return send.apply(this, args); }} catch (e) {{ later(); throw e; }}
+    }};
+  }}
+  Object.defineProperty(window, '__webfreeze_fetching', {{ value: () => fetching }});
 }})();"#,
         limit = quiet.as_millis()
     )
@@ -102,6 +133,10 @@ pub(super) fn timers_js(quiet: Duration) -> String {
 /// The longest wait for the frame check: a hidden tab draws none, and an evaluation racing a navigation may
 /// never answer.
 pub(super) const FRAMES_CAP: Duration = Duration::from_millis(150);
+
+/// The longest a wait holds for the page's fetches and XHRs whose handling has not run (see
+/// [`timers_js`]).
+pub(super) const FETCH_CAP: Duration = Duration::from_secs(2);
 
 /// How often the network state is looked at.
 const POLL: Duration = Duration::from_millis(5);
@@ -123,7 +158,7 @@ pub struct Settled {
 enum Frames {
     /// The frames drew; the ready state, and whether the page then showed it needs no quiet period (its
     /// thread idle, no short timer pending).
-    Drew { state: String, calm: bool },
+    Drew { state: String, calm: bool, fetching: bool },
     /// No frames within [`FRAMES_CAP`] (hidden tab), or the evaluation failed (a navigation replaced the
     /// document): the network state alone decides, with the ready state read directly.
     Unknown,
@@ -133,8 +168,11 @@ async fn frame_check(page: &Page) -> Frames {
     match tokio::time::timeout(FRAMES_CAP, page.evaluate(FRAME_CHECK_JS.as_str())).await {
         Ok(Ok(r)) => match r.into_value::<String>() {
             Ok(s) => {
-                let (state, timers) = s.split_once(' ').unwrap_or((s.as_str(), "-1"));
-                Frames::Drew { state: state.to_string(), calm: timers == "0" }
+                let mut parts = s.split(' ');
+                let state = parts.next().unwrap_or_default().to_string();
+                let timers = parts.next().unwrap_or("-1");
+                let fetching = parts.next().is_some_and(|f| f != "0");
+                Frames::Drew { state, calm: timers == "0" && !fetching, fetching }
             }
             Err(_) => Frames::Unknown,
         },
@@ -247,6 +285,12 @@ pub(super) async fn settle(
             continue;
         }
         let Some((_, frames)) = drawn.take() else { continue };
+        // The page's handlers of an answer have not run yet (its body still on its way to the page): look
+        // again, for at most [`FETCH_CAP`] (a body read that never ends, a stream, does not hold a step).
+        if matches!(frames, Frames::Drew { fetching: true, .. }) && start.elapsed() < FETCH_CAP {
+            tokio::time::sleep(POLL).await;
+            continue;
+        }
         let state = match frames {
             Frames::Drew { state, .. } => Some(state),
             Frames::Unknown => ready_state(page, timeout.saturating_sub(start.elapsed())).await,

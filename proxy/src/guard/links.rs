@@ -303,14 +303,13 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     }
     // A link that carries a form's CSRF token (`sesskey`, `authenticity_token`, `_wpnonce`): a site asks
     // for one only where the request changes something.
-    // A log-out link carries one too (WordPress's `action=logout&_wpnonce=...`): the session's own.
-    let logs_out = path_words
-        .iter()
-        .cloned()
-        .chain(params.iter().flat_map(|(_, v)| words(v)))
-        .any(|w| matches!(w.as_str(), "logout" | "signout" | "logoff"));
+    // A log-out link carries one too (WordPress's `action=logout&_wpnonce=...`): the session's own; so
+    // does a search form that sends its token along (`/search?q=...&_token=...`): a read.
+    let own_or_read = path_words.iter().cloned().chain(params.iter().flat_map(|(_, v)| words(v))).any(|w| {
+        matches!(w.as_str(), "logout" | "signout" | "logoff" | "search" | "find" | "filter" | "results")
+    });
     if let Some((k, _)) =
-        params.iter().find(|(k, v)| CSRF_KEYS.contains(&k.as_str()) && v.len() >= 6).filter(|_| !logs_out)
+        params.iter().find(|(k, v)| CSRF_KEYS.contains(&k.as_str()) && v.len() >= 6).filter(|_| !own_or_read)
     {
         return Some(("post", format!("GET with the form token {k}")));
     }
@@ -462,6 +461,7 @@ mod tests {
         assert!(judge("/api3.xml?key=dyn-key-123&command=search&domain=example.org").is_none());
         assert!(judge("/course/view.php?id=9").is_none());
         assert!(judge("/wp-login.php?action=logout&_wpnonce=8a7b6c5d4e").is_none());
+        assert!(judge("/search?q=kettle&_token=Xk3fP9aQ2rT7").is_none());
         assert!(carries_secret("/approvals/email/approve?token=eyJleHAi.q1w2e3"));
         assert!(carries_secret("/invites/Zx81Kq/accept"));
         assert!(!carries_secret("/hotels/paris?sid=ab12cd34&page=2"));

@@ -185,20 +185,12 @@ pub(crate) fn unnamed_harmless(
     idents: &[String],
 ) -> Option<&'static str> {
     let host = host.to_ascii_lowercase();
-    if let Some(why) = telemetry(&host, path, leaves) {
-        return Some(why);
-    }
-    if path.split('/').flat_map(words).any(|w| w.contains("collector") || singular(&w) == "beacon") {
-        return Some("a collection path");
-    }
-    reads_and_own(method, &host, path, params, leaves, idents)
-}
-
-/// Whether a request is telemetry (see the module docs): a collection host, an events batch, a timed
-/// event, an error report, a beacon's endpoint. `host` is lower case.
-pub(crate) fn telemetry(host: &str, path: &str, leaves: &[(String, String)]) -> Option<&'static str> {
+    let path_words: Vec<String> =
+        path.split('/').flat_map(words).map(|w| singular(&w).into_owned()).collect();
+    let has_path = |set: &[&str]| path_words.iter().any(|w| set.contains(&w.as_str()));
     let leaf = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
     let has_leaf = |set: &[&str]| leaves.iter().any(|(k, _)| set.contains(&leaf(k).as_str()));
+    // Telemetry.
     let first_label = host.split('.').next().unwrap_or("");
     if COLLECTION_HOSTS.iter().any(|h| first_label == *h || first_label.starts_with(&format!("{h}-")))
         || COLLECTION_HOST_WORDS.iter().any(|w| host.contains(w))
@@ -226,23 +218,12 @@ pub(crate) fn telemetry(host: &str, path: &str, leaves: &[(String, String)]) -> 
         .rsplit('/')
         .next()
         .is_some_and(|t| COLLECTION_TAILS.contains(&t.to_ascii_lowercase().as_str()));
-    (batch || timed_event || (event && has_leaf(EVENT_COMPANIONS)) || error_report || tail_collects)
-        .then_some("telemetry")
-}
-
-/// The marks, reads and the session's own state of [`unnamed_harmless`]; `host` is lower case.
-fn reads_and_own(
-    method: &str,
-    host: &str,
-    path: &str,
-    params: &[(String, String)],
-    leaves: &[(String, String)],
-    idents: &[String],
-) -> Option<&'static str> {
-    let path_words: Vec<String> =
-        path.split('/').flat_map(words).map(|w| singular(&w).into_owned()).collect();
-    let has_path = |set: &[&str]| path_words.iter().any(|w| set.contains(&w.as_str()));
-    let leaf = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    if batch || timed_event || (event && has_leaf(EVENT_COMPANIONS)) || error_report || tail_collects {
+        return Some("telemetry");
+    }
+    if path_words.iter().any(|w| w.contains("collector") || w == "beacon") {
+        return Some("a collection path");
+    }
     // A typing indicator, a read mark (`removeLabelIds: UNREAD`, `flag=read`, `type: conversation:read`).
     if params.iter().chain(leaves).any(|(k, v)| {
         let v = v.to_ascii_lowercase();

@@ -159,7 +159,9 @@ pub(super) fn judge_link(
     }
     let api = super::creates::api_call(f.host, f.path.split('?').next().unwrap_or(f.path), false);
     judge_get(f.path, api).map(|(rule, m)| hit(rule, m)).or_else(|| {
-        label_act(f.label)
+        // Only a GET clicked on a label: every other GET (most of them) runs no label rule.
+        f.label
+            .and_then(|l| label_act(Some(l)))
             .filter(|_| carries_secret(f.path))
             .map(|h| WriteHit { matched: format!("link {}", h.matched), ..h })
     })

@@ -83,6 +83,8 @@ const COMMANDS: &[&str] = &[
     "clearcache",
     "runnow",
     "revoke",
+    // The twelfth round: a pipeline scheduled to run.
+    "schedule",
 ];
 
 /// Whether `w` (a lower-case word) is a command verb ([`COMMANDS`]).

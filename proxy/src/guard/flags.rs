@@ -181,7 +181,19 @@ const COMMIT_WORDS: &[&str] = &[
     "versturen",
     "zatwierdź",
     "wyślij",
+    // The twelfth round: renew, redeem, sponsor; confirm (Finnish), renew (Spanish), share (Polish).
+    "renew",
+    "redeem",
+    "sponsor",
+    "vahvista",
+    "renovar",
+    "udostępnij",
 ];
+
+/// Last words of a control's label that commit, in languages that put the verb last (`Angebot annehmen`,
+/// `Schaden melden`, `Order senden`).
+const COMMIT_LAST_WORDS: &[&str] =
+    &["annehmen", "melden", "senden", "absenden", "einreichen", "bestätigen", "abschließen", "übermitteln"];
 
 /// First words of a control's label that read (a search, a filter, results shown), in the same languages.
 const READ_LABEL_WORDS: &[&str] = &[
@@ -242,7 +254,9 @@ pub(crate) fn commit_label(label: Option<&str>) -> Option<&str> {
     let first = ws.next()?;
     let rest: Vec<&str> = ws.collect();
     let draft = rest.iter().any(|w| matches!(*w, "draft" | "drafts" | "preview" | "for" | "later"));
-    (COMMIT_WORDS.contains(&first) && !draft).then_some(l)
+    // A verb last (German), or a Japanese label that confirms (`座席を確定する`).
+    let last = rest.last().is_some_and(|w| COMMIT_LAST_WORDS.contains(w)) || l.contains("確定");
+    ((COMMIT_WORDS.contains(&first) || last) && !draft).then_some(l)
 }
 
 /// Whether a path names the user's preferences (`/user/preferences`, `DisplayPreferences`,
@@ -402,6 +416,12 @@ mod tests {
             ("Add to cart", false),
             ("Valider ma déclaration", true),
             ("Bestätigen", true),
+            // The verb last (German), a Japanese confirmation; a German log-out is no commit.
+            ("Angebot annehmen", true),
+            ("Schaden melden", true),
+            ("座席を確定する", true),
+            ("Abmelden", false),
+            ("Renew now", true),
         ];
         for (l, want) in labels {
             assert_eq!(commit_label(Some(l)).is_some(), *want, "{l}");

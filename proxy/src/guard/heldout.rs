@@ -175,7 +175,7 @@ pub fn ninth_rows() -> Vec<Row> {
     serde_json::from_str(NINTH_JSON).unwrap_or_default()
 }
 
-/// The tenth table's rows (all held out).
+/// The tenth table's rows (tuning material since the twelfth round).
 pub fn tenth_rows() -> Vec<Row> {
     serde_json::from_str(TENTH_JSON).unwrap_or_default()
 }
@@ -192,6 +192,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(seventh_rows());
     rows.extend(eighth_rows());
     rows.extend(ninth_rows());
+    rows.extend(tenth_rows());
     rows
 }
 
@@ -444,23 +445,25 @@ mod tests {
     /// after the eighth round's (`guard::harmless`); with the seventh joined (3470 rows), 60 and 101
     /// before the ninth round's rules and 54 and 80 after them; with the eighth joined (3970 rows), 67 and
     /// 132 before the tenth round's rules and 60 and 93 after them; with the ninth joined (4470 rows), 80
-    /// and 129 before the eleventh round's rules and 69 and 102 after them.
+    /// and 129 before the eleventh round's rules and 69 and 102 after them; with the tenth joined (4970
+    /// rows), 77 and 141 before the twelfth round's rules and 75 and 114 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 69 && s.harmful_passed <= 102, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 75 && s.harmful_passed <= 114, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
     /// the eighth round's readings of what is harmless (`guard::harmless`), 76 and 31 after them; with the
     /// seventh joined (3470 rows), 109 and 34 before the ninth round's rules and 104 and 34 after them; with
     /// the eighth joined (3970 rows), 138 and 63 before the tenth round's rules and 130 and 39 after them;
-    /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them.
+    /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them;
+    /// with the tenth joined (4970 rows), 168 and 58 before the twelfth round's and 166 and 47 after them.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 149 && s.harmful_passed <= 44,
+            s.ordinary_blocked <= 166 && s.harmful_passed <= 47,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed
@@ -513,6 +516,7 @@ mod tests {
             ("seventh.json", seventh_rows()),
             ("eighth.json", eighth_rows()),
             ("ninth.json", ninth_rows()),
+            ("tenth.json", tenth_rows()),
         ];
         for (name, rows) in tables {
             print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));

@@ -51,6 +51,10 @@ const GET_ACTS: &[&str] = &[
     "annuler",
     "cancelar",
     "stornieren",
+    // The twelfth round (the tenth table's failures): an ad renewed by mail, a job alert cancelled
+    // (Danish).
+    "renew",
+    "afmeld",
 ];
 
 /// Leading verbs of a signed query API's `Action` (AWS's, Tencent's, Alibaba's: `Action=TerminateInstances`)
@@ -287,11 +291,40 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     // is one when a command or a method is named beside it (`key=...&command=set_dns2`).
     let named_keys = ["command", "action", "cmd", "method"];
     let commanded = params.iter().any(|(k, _)| named_keys.contains(&k.as_str()));
-    if params.iter().any(|(k, v)| {
-        credential(k, v)
-            || ((matches!(k.as_str(), "token" | "authorization") || k.ends_with("_token")) && v.len() >= 6)
-            || (k == "key" && commanded && v.len() >= 6)
-    }) {
+    // Under an API's path a long `key` is the API's (`/api/registerDomain?key=...`).
+    let api_path = path_words.iter().any(|w| w == "api");
+    // cPanel's session in the path (`/cpsess0912738411/execute/...`): what it runs is the last segment.
+    let cpanel = segs.iter().any(|s| {
+        s.strip_prefix("cpsess").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if cpanel {
+        if let Some(w) = segs
+            .last()
+            .map(|s| words(s))
+            .and_then(|ws| ws.into_iter().find(|w| GET_WRITES.contains(&w.as_str())))
+        {
+            return Some(("post", format!("GET {w} in a cPanel session")));
+        }
+    }
+    // The dynamic DNS update protocol (`/nic/update?hostname=...&myip=...`): a host repointed.
+    if path.ends_with("/nic/update") && params.iter().any(|(k, _)| k == "hostname") {
+        return Some(("post", "a dynamic DNS update".into()));
+    }
+    // A check or a read the last segment leads with (`checkRegisterAvailability`) is no write.
+    let reads = segs.last().and_then(|s| words(s).into_iter().next()).is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "check" | "get" | "list" | "search" | "find" | "query" | "lookup" | "fetch" | "describe"
+        )
+    });
+    if !reads
+        && params.iter().any(|(k, v)| {
+            credential(k, v)
+                || ((matches!(k.as_str(), "token" | "authorization") || k.ends_with("_token"))
+                    && v.len() >= 6)
+                || (k == "key" && (commanded || api_path) && v.len() >= if commanded { 6 } else { 16 })
+        })
+    {
         let named =
             params.iter().filter(|(k, _)| named_keys.contains(&k.as_str())).flat_map(|(_, v)| words(v));
         if let Some(w) = path_words
@@ -453,6 +486,14 @@ mod tests {
             ("/course/view.php?id=9", false),
             ("/wp-login.php?action=logout&_wpnonce=8a7b6c5d4e", false),
             ("/search?q=kettle&_token=Xk3fP9aQ2rT7", false),
+            // The twelfth round: an API's key under `/api/`, cPanel's session in the path, the dynamic DNS
+            // protocol; a check under the same key reads, and so does a cPanel listing.
+            ("/api/registerDomain?version=1&key=7a1c9e40d2b3f8a6c5e1&domain=example.org", true),
+            ("/api/checkRegisterAvailability?version=1&key=7a1c9e40d2b3f8a6c5e1&domains=example.org", false),
+            ("/cpsess0912738411/execute/Mysql/delete_database?name=wp", true),
+            ("/cpsess0912738411/execute/Mysql/list_databases", false),
+            ("/nic/update?hostname=home.example.org&myip=198.51.100.23", true),
+            ("/ads/renew?adId=771203553&token=e9c41b7", true),
         ];
         for (link, acts) in rows {
             assert_eq!(judge(link).is_some(), *acts, "{link}");

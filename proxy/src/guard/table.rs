@@ -34,7 +34,7 @@ pub(super) const ACT_FIELDS: &[(&str, &str, &str)] = &[
     (
         "payment",
         "pays or submits card details",
-        r"^(card_?number|cardnumber|cc_?(number|num)|cvv|cvc|cvv2|card_?cvc|card_?cvv|security_?code|card\[number\]|payment\[cc_number\])$",
+        r"^(card_?number|cardnumber|cc_?(number|num)|cvv|cvc|cvv2|card_?cvc|card_?cvv|security_?code|card\[number\]|payment\[cc_number\]|tan)$",
     ),
     (
         "purchase",

@@ -153,13 +153,29 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("buchen", "booking"),
     ("borrow", "booking"),
     ("pix", "payment"),
+    // The twelfth round (the tenth table's failures): rewards and miles redeemed, a membership, a season
+    // ticket or an ad renewed, a child sponsored, a petition signed (Norwegian, French), an offer accepted
+    // (German), a record shared (Polish), a job alert cancelled (Danish), a standing order (German), a
+    // seat change committed, a rating (Polish), a firewall's allow-list changed.
+    ("redeem", "payment"),
+    ("renew", "purchase"),
+    ("sponsor", "payment"),
+    ("signer", "vote"),
+    ("annehmen", "booking"),
+    ("udostepnij", "post"),
+    ("afmeld", "vote"),
+    ("dauerauftrag", "payment"),
+    ("commit", "post"),
+    ("ocena", "vote"),
+    ("allowlist", "post"),
+    ("whitelist", "post"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
 /// `ships`, `watches`): their plural is not read as the act.
 pub(super) const NO_PLURAL: &[&str] = &[
     "place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban", "flag", "love", "share",
-    "upload", "cast",
+    "upload", "cast", "commit",
 ];
 
 /// Words that name the request as the browser's or the site's own machinery (a CSP or network-error
@@ -296,6 +312,10 @@ pub(super) const READ_WORDS: &[&str] = &[
     "cost",
     "costs",
     "freight",
+    // The twelfth round: a seat map, a check-in's eligibility, a stay's prices.
+    "seatmap",
+    "eligibility",
+    "prices",
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).
@@ -397,4 +417,6 @@ pub(super) const COLLECTIONS: &[(&str, &str)] = &[
     ("lead", "post"),
     ("signature", "post"),
     ("instance", "post"),
+    // The twelfth round: a return opened on a delivered order.
+    ("return", "purchase"),
 ];

@@ -360,6 +360,14 @@ impl WriteRules {
             if creates && !logs_in {
                 return Some(hit("account", why_of("account"), format!("password sent to {}", idents[0])));
             }
+            // A password re-entered to confirm a deletion (`/profile/delete`).
+            if !logs_in && matches!(idents.first().map(|i| classify(i)), Some(Says::Act("delete"))) {
+                return Some(hit(
+                    "delete-account",
+                    why_of("delete-account"),
+                    format!("password sent to {}", idents[0]),
+                ));
+            }
             // A password for what a POST to an API's collection creates (a server's root password).
             let json = ct.contains("json");
             let made = (f.method == "POST" && !logs_in)

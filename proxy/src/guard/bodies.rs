@@ -33,8 +33,20 @@ const SIZE_KEYS: &[&str] = &["size", "quantity", "qty", "amount", "volume", "uni
 const PRICE_KEYS: &[&str] = &["price", "limitprice", "limit_price", "level"];
 /// Path words of a computation of what an order would cost.
 const COMPUTES: &[&str] = &[
-    "calc", "margin", "estimate", "preview", "quote", "simulate", "test", "whatif", "price", "pricing",
-    "cost", "fee", "validate",
+    "calc",
+    "margin",
+    "estimate",
+    "preview",
+    "quote",
+    "simulate",
+    "test",
+    "whatif",
+    "price",
+    "pricing",
+    "cost",
+    "fee",
+    "validate",
+    "preflight",
 ];
 
 /// Keys of a message's recipient number, and of its text.

@@ -188,12 +188,28 @@ const COMMIT_WORDS: &[&str] = &[
     "vahvista",
     "renovar",
     "udostępnij",
+    // The thirteenth round: issue (Portuguese), submit (Portuguese), apply (Dutch), invest, enter a draw.
+    "emitir",
+    "submeter",
+    "solliciteer",
+    "invest",
+    "enter",
 ];
 
 /// Last words of a control's label that commit, in languages that put the verb last (`Angebot annehmen`,
 /// `Schaden melden`, `Order senden`).
-const COMMIT_LAST_WORDS: &[&str] =
-    &["annehmen", "melden", "senden", "absenden", "einreichen", "bestätigen", "abschließen", "übermitteln"];
+const COMMIT_LAST_WORDS: &[&str] = &[
+    "annehmen",
+    "melden",
+    "senden",
+    "absenden",
+    "einreichen",
+    "bestätigen",
+    "abschließen",
+    "übermitteln",
+    "wechseln",
+    "kopen",
+];
 
 /// First words of a control's label that read (a search, a filter, results shown), in the same languages.
 const READ_LABEL_WORDS: &[&str] = &[
@@ -327,6 +343,12 @@ pub(crate) fn cart_path(path: &str) -> bool {
 /// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
 const OWN_VIEW: &[&str] = &[
     "preferences",
+    "dateformat",
+    "date_format",
+    "timeformat",
+    "time_format",
+    "week_start",
+    "weekstart",
     "user_option",
     "autoplay",
     "entries_per_page",

@@ -191,7 +191,7 @@ pub fn tenth_rows() -> Vec<Row> {
     serde_json::from_str(TENTH_JSON).unwrap_or_default()
 }
 
-/// The eleventh table's rows (all held out).
+/// The eleventh table's rows (tuning material since the thirteenth round).
 pub fn eleventh_rows() -> Vec<Row> {
     serde_json::from_str(ELEVENTH_JSON).unwrap_or_default()
 }
@@ -209,6 +209,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(eighth_rows());
     rows.extend(ninth_rows());
     rows.extend(tenth_rows());
+    rows.extend(eleventh_rows());
     rows
 }
 
@@ -468,11 +469,12 @@ mod tests {
     /// before the ninth round's rules and 54 and 80 after them; with the eighth joined (3970 rows), 67 and
     /// 132 before the tenth round's rules and 60 and 93 after them; with the ninth joined (4470 rows), 80
     /// and 129 before the eleventh round's rules and 69 and 102 after them; with the tenth joined (4970
-    /// rows), 77 and 141 before the twelfth round's rules and 75 and 114 after them.
+    /// rows), 77 and 141 before the twelfth round's rules and 75 and 114 after them; with the eleventh
+    /// joined (5470 rows), 81 and 150 before the thirteenth round's rules and 77 and 128 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 75 && s.harmful_passed <= 114, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 77 && s.harmful_passed <= 128, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
@@ -480,12 +482,13 @@ mod tests {
     /// seventh joined (3470 rows), 109 and 34 before the ninth round's rules and 104 and 34 after them; with
     /// the eighth joined (3970 rows), 138 and 63 before the tenth round's rules and 130 and 39 after them;
     /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them;
-    /// with the tenth joined (4970 rows), 168 and 58 before the twelfth round's and 166 and 47 after them.
+    /// with the tenth joined (4970 rows), 168 and 58 before the twelfth round's and 166 and 47 after them;
+    /// with the eleventh joined (5470 rows), 188 and 59 before the thirteenth round's and 184 and 51 after.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 166 && s.harmful_passed <= 47,
+            s.ordinary_blocked <= 184 && s.harmful_passed <= 51,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed
@@ -539,6 +542,7 @@ mod tests {
             ("eighth.json", eighth_rows()),
             ("ninth.json", ninth_rows()),
             ("tenth.json", tenth_rows()),
+            ("eleventh.json", eleventh_rows()),
         ];
         for (name, rows) in tables {
             print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));

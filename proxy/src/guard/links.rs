@@ -55,6 +55,14 @@ const GET_ACTS: &[&str] = &[
     // (Danish).
     "renew",
     "afmeld",
+    // The thirteenth round: a transfer or a payment by link, a job applied for, an alert deleted
+    // (Finnish), a subscription or a purchase confirmed (Norwegian, Polish), a rating given.
+    "transfer",
+    "apply",
+    "poista",
+    "bekreft",
+    "potwierdz",
+    "rate",
 ];
 
 /// Leading verbs of a signed query API's `Action` (AWS's, Tencent's, Alibaba's: `Action=TerminateInstances`)
@@ -289,7 +297,7 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
     }
     // A write verb or a command (`/devices/31/unlock`) with an API's credential in the query; a `key`
     // is one when a command or a method is named beside it (`key=...&command=set_dns2`).
-    let named_keys = ["command", "action", "cmd", "method"];
+    let named_keys = ["command", "action", "cmd", "method", "wsfunction", "function"];
     let commanded = params.iter().any(|(k, _)| named_keys.contains(&k.as_str()));
     // Under an API's path a long `key` is the API's (`/api/registerDomain?key=...`).
     let api_path = path_words.iter().any(|w| w == "api");
@@ -322,6 +330,7 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
             credential(k, v)
                 || ((matches!(k.as_str(), "token" | "authorization") || k.ends_with("_token"))
                     && v.len() >= 6)
+                || (k.ends_with("token") && v.len() >= 16)
                 || (k == "key" && (commanded || api_path) && v.len() >= if commanded { 6 } else { 16 })
         })
     {
@@ -389,6 +398,16 @@ pub(super) fn judge_get(path_and_query: &str, api: bool) -> Option<(&'static str
                 "optin" => "subscribe",
                 w => w,
             };
+            // A coupon, a voucher or a filter applied by link is the session's own.
+            let own = |p: &String| {
+                matches!(
+                    p.as_str(),
+                    "coupon" | "promo" | "discount" | "voucher" | "filter" | "filters" | "giftcard"
+                )
+            };
+            if w == "apply" && path_words.iter().chain(params.iter().map(|(k, _)| k)).any(own) {
+                continue;
+            }
             if GET_ACTS.contains(&w) {
                 let rule = ACT_WORDS.iter().find(|(a, _)| *a == w).map_or("post", |(_, r)| *r);
                 // A verification needs the link's own token: an address checked with an API's key reads.
@@ -494,6 +513,12 @@ mod tests {
             ("/cpsess0912738411/execute/Mysql/list_databases", false),
             ("/nic/update?hostname=home.example.org&myip=198.51.100.23", true),
             ("/ads/renew?adId=771203553&token=e9c41b7", true),
+            // The thirteenth round: a web service's token and function (Moodle), a job applied for by
+            // link; a coupon applied by link is the cart's own, and a read function reads.
+            ("/webservice/rest/server.php?wstoken=6f1e2d0c9b8a7f6e5d4c&wsfunction=mod_forum_add_discussion_post", true),
+            ("/webservice/rest/server.php?wstoken=6f1e2d0c9b8a7f6e5d4c&wsfunction=core_course_get_courses", false),
+            ("/job/apply_quick.php?job_id=8120334&t=f3a9c0b17e", true),
+            ("/cart/apply?coupon=SAVE10&token=f3a9c0b17e", false),
         ];
         for (link, acts) in rows {
             assert_eq!(judge(link).is_some(), *acts, "{link}");

@@ -169,13 +169,32 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("ocena", "vote"),
     ("allowlist", "post"),
     ("whitelist", "post"),
+    // The thirteenth round (the eleventh table's failures): a transfer, an investment, a bag
+    // finalized, a lottery entered, a gift of data; a booking (Norwegian), an appointment (Turkish), an
+    // application (Dutch), a purchase (Dutch), a tariff change or a contract concluded (German), a
+    // confirmation (Norwegian, Polish), a deletion (Finnish), a submission (Portuguese).
+    ("transfer", "payment"),
+    ("invest", "payment"),
+    ("finalize", "purchase"),
+    ("lottery", "purchase"),
+    ("gift", "payment"),
+    ("bestill", "booking"),
+    ("randevu", "booking"),
+    ("solliciteren", "booking"),
+    ("aanschaffen", "purchase"),
+    ("tarifwechsel", "purchase"),
+    ("vertragsabschluss", "purchase"),
+    ("bekreft", "booking"),
+    ("potwierdz", "booking"),
+    ("poista", "delete"),
+    ("submeter", "post"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
 /// `ships`, `watches`): their plural is not read as the act.
 pub(super) const NO_PLURAL: &[&str] = &[
     "place", "book", "report", "ship", "watch", "edit", "tip", "close", "ban", "flag", "love", "share",
-    "upload", "cast", "commit",
+    "upload", "cast", "commit", "gift", "transfer",
 ];
 
 /// Words that name the request as the browser's or the site's own machinery (a CSP or network-error
@@ -201,8 +220,11 @@ pub(super) const OWN_CREDENTIALS: &[&str] = &[
 ];
 
 /// Verbs that write; an act when their object is an act noun.
-pub(super) const WRITE_WORDS: &[&str] =
-    &["create", "add", "update", "set", "edit", "make", "save", "new", "insert", "upsert", "post", "put"];
+pub(super) const WRITE_WORDS: &[&str] = &[
+    "create", "add", "update", "set", "edit", "make", "save", "new", "insert", "upsert", "post", "put",
+    // Korean sites' `regist` (`registGdasReview.do`).
+    "regist",
+];
 
 /// Objects whose creation or change is an act.
 pub(super) const ACT_NOUNS: &[(&str, &str)] = &[
@@ -237,6 +259,7 @@ pub(super) const ACT_NOUNS: &[(&str, &str)] = &[
     ("shelf", "vote"),
     ("label", "post"),
     ("appointment", "booking"),
+    ("entry", "booking"),
 ];
 
 /// Words of the session's own state or of a read: harmless.
@@ -316,6 +339,8 @@ pub(super) const READ_WORDS: &[&str] = &[
     "seatmap",
     "eligibility",
     "prices",
+    // The thirteenth round: a booking retrieved by its reference.
+    "retrieve",
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).
@@ -333,6 +358,7 @@ pub(super) const LEADING_VERBS: &[&str] = &[
     "buy",
     "make",
     "broadcast",
+    "regist",
 ];
 
 /// Nouns a joined word may end in besides the act vocabulary's: `createlabel`.
@@ -419,4 +445,8 @@ pub(super) const COLLECTIONS: &[(&str, &str)] = &[
     ("instance", "post"),
     // The twelfth round: a return opened on a delivered order.
     ("return", "purchase"),
+    // The thirteenth round: a payee added, an investment, a draw entered.
+    ("recipient", "payment"),
+    ("payee", "payment"),
+    ("investment", "payment"),
 ];

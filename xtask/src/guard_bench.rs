@@ -3,10 +3,11 @@
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
 //! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`),
 //! the fourth (`fourth.json`), the fifth (`fifth.json`), the sixth (`sixth.json`), the seventh
-//! (`seventh.json`), the eighth (`eighth.json`), the ninth (`ninth.json`) and the tenth (`tenth.json`), each
-//! spent in turn; and the eleventh held-out table (`eleventh.json`), written by someone who never read the
-//! rules and committed after the rules it measures, which gives the figures. Precision and recall of each,
-//! and the time per judgement. The eleventh table's failures are not printed (it stays held out).
+//! (`seventh.json`), the eighth (`eighth.json`), the ninth (`ninth.json`), the tenth (`tenth.json`) and the
+//! eleventh (`eleventh.json`), each spent in turn; and the twelfth held-out table (`twelfth.json`), written
+//! by someone who never read the rules and committed after the rules it measures, which gives the figures.
+//! Precision and recall of each, and the time per judgement. The twelfth table's failures are not printed
+//! (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -27,6 +28,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let ninth = heldout::score_rows(&rules, &heldout::ninth_rows());
     let tenth = heldout::score_rows(&rules, &heldout::tenth_rows());
     let eleventh = heldout::score_rows(&rules, &heldout::eleventh_rows());
+    let twelfth = heldout::score_rows(&rules, &heldout::twelfth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -46,7 +48,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The strict guard (`--strict-write-guard`): what no rule names is refused too.
     let strict = WriteRules::builtin().strict();
     let strict_tuning = heldout::score_rows(&strict, &heldout::tuning_rows());
-    let strict_eleventh = heldout::score_rows(&strict, &heldout::eleventh_rows());
+    let strict_twelfth = heldout::score_rows(&strict, &heldout::twelfth_rows());
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
@@ -59,9 +61,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("eighth.json (spent: now tuning)", &eighth),
         ("ninth.json (spent: now tuning)", &ninth),
         ("tenth.json (spent: now tuning)", &tenth),
-        ("eleventh.json, held out", &eleventh),
+        ("eleventh.json (spent: now tuning)", &eleventh),
+        ("twelfth.json, held out", &twelfth),
         ("strict: all tuning material", &strict_tuning),
-        ("strict: eleventh.json, held out", &strict_eleventh),
+        ("strict: twelfth.json, held out", &strict_twelfth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -102,6 +105,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("eighth.json spent", &eighth),
         ("ninth.json spent", &ninth),
         ("tenth.json spent", &tenth),
+        ("eleventh.json spent", &eleventh),
     ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -110,8 +114,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if eleventh.precision() < 0.97 || eleventh.recall() < 0.97 {
-        println!("target missed on the eleventh held-out table: precision and recall >= 0.97");
+    if twelfth.precision() < 0.97 || twelfth.recall() < 0.97 {
+        println!("target missed on the twelfth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

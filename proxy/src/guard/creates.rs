@@ -85,10 +85,15 @@ pub(crate) fn dry_run(path: &str, params: &[(String, String)], leaves: &[(String
     // (`/quote/buy/now`, `/markets/{m}/quotations`; not a quote's own act, `/quotes/{id}/accept`).
     let bare = path.split('?').next().unwrap_or(path);
     let last_words = bare.rsplit('/').find(|s| !s.is_empty()).map(super::acts::words).unwrap_or_default();
+    // A quote's own act (`/quote/confirmHold`, `/quotes/{id}/execute`) is none.
+    let quote_act = last_words.first().is_some_and(|w| {
+        matches!(w.as_str(), "confirm" | "execute" | "accept" | "book" | "purchase" | "pay")
+    });
     let computes = last_words.iter().any(|w| {
-        matches!(w.as_str(), "preview" | "estimate" | "simulate" | "simulation" | "dryrun")
+        matches!(w.as_str(), "preview" | "estimate" | "simulate" | "simulation" | "simulations" | "dryrun")
             || w.contains("calculat")
-    }) || bare.split('/').any(|s| matches!(s, "quote" | "quotation" | "quotations"));
+    }) || (bare.split('/').any(|s| matches!(s, "quote" | "quotation" | "quotations"))
+        && !quote_act);
     flagged
         || custom
         || computes

@@ -194,6 +194,10 @@ const COMMIT_WORDS: &[&str] = &[
     "solliciteer",
     "invest",
     "enter",
+    // The fourteenth round: confirm (Turkish), pay (Romanian, Polish).
+    "onayla",
+    "plătește",
+    "wpłać",
 ];
 
 /// Last words of a control's label that commit, in languages that put the verb last (`Angebot annehmen`,
@@ -343,6 +347,12 @@ pub(crate) fn cart_path(path: &str) -> bool {
 /// Fields of the user's own view of a site (lower case; a key that starts with one of these counts).
 const OWN_VIEW: &[&str] = &[
     "preferences",
+    "unread",
+    "is_read",
+    "isread",
+    "played",
+    "position_ms",
+    "positionms",
     "dateformat",
     "date_format",
     "timeformat",
@@ -379,7 +389,10 @@ pub(crate) fn own_view(leaves: &[(String, String)]) -> bool {
             OWN_VIEW.iter().any(|o| part.starts_with(o))
         })
     };
-    let envelope = |k: &str| matches!(k, "data.type" | "data.id" | "type" | "id");
+    // An envelope's type and ids (`data.id`, `eid`, `folderId`): what the change is to, not the change.
+    let envelope = |k: &str| {
+        matches!(k, "data.type" | "type") || k.rsplit('.').next().is_some_and(|l| l.ends_with("id"))
+    };
     let fields: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).filter(|k| !envelope(k)).collect();
     !fields.is_empty() && fields.iter().all(|k| own(k))
 }

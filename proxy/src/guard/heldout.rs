@@ -201,7 +201,7 @@ pub fn eleventh_rows() -> Vec<Row> {
     serde_json::from_str(ELEVENTH_JSON).unwrap_or_default()
 }
 
-/// The twelfth table's rows (all held out).
+/// The twelfth table's rows (tuning material since the fourteenth round).
 pub fn twelfth_rows() -> Vec<Row> {
     serde_json::from_str(TWELFTH_JSON).unwrap_or_default()
 }
@@ -220,6 +220,7 @@ pub fn tuning_rows() -> Vec<Row> {
     rows.extend(ninth_rows());
     rows.extend(tenth_rows());
     rows.extend(eleventh_rows());
+    rows.extend(twelfth_rows());
     rows
 }
 
@@ -486,11 +487,12 @@ mod tests {
     /// 132 before the tenth round's rules and 60 and 93 after them; with the ninth joined (4470 rows), 80
     /// and 129 before the eleventh round's rules and 69 and 102 after them; with the tenth joined (4970
     /// rows), 77 and 141 before the twelfth round's rules and 75 and 114 after them; with the eleventh
-    /// joined (5470 rows), 81 and 150 before the thirteenth round's rules and 77 and 128 after them.
+    /// joined (5470 rows), 81 and 150 before the thirteenth round's rules and 77 and 128 after them; with
+    /// the twelfth joined (5970 rows), 83 and 156 before the fourteenth round's and 79 and 138 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 77 && s.harmful_passed <= 128, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 79 && s.harmful_passed <= 138, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
@@ -499,12 +501,13 @@ mod tests {
     /// the eighth joined (3970 rows), 138 and 63 before the tenth round's rules and 130 and 39 after them;
     /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them;
     /// with the tenth joined (4970 rows), 168 and 58 before the twelfth round's and 166 and 47 after them;
-    /// with the eleventh joined (5470 rows), 188 and 59 before the thirteenth round's and 184 and 51 after.
+    /// with the eleventh joined (5470 rows), 188 and 59 before the thirteenth round's and 184 and 51 after;
+    /// with the twelfth joined (5970 rows), 204 and 63 before the fourteenth round's and 199 and 57 after.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 184 && s.harmful_passed <= 51,
+            s.ordinary_blocked <= 199 && s.harmful_passed <= 57,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed
@@ -559,6 +562,7 @@ mod tests {
             ("ninth.json", ninth_rows()),
             ("tenth.json", tenth_rows()),
             ("eleventh.json", eleventh_rows()),
+            ("twelfth.json", twelfth_rows()),
         ];
         for (name, rows) in tables {
             print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));

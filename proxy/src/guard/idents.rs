@@ -8,6 +8,8 @@ pub(crate) fn action_idents(path_and_query: &str, leaves: &[(String, String)]) -
     const KEYS: &[&str] = &[
         "action",
         "_action",
+        // XE and Rhymix boards (`index.php` with `act=procDocumentVoteUp`).
+        "act",
         ":action",
         "do",
         "wsfunction",

@@ -63,6 +63,12 @@ const GET_ACTS: &[&str] = &[
     "bekreft",
     "potwierdz",
     "rate",
+    // The fourteenth round: an unsubscribe (German), an acceptance and a confirmation (Portuguese,
+    // Spanish), a rating (German).
+    "abmelden",
+    "aceitar",
+    "confirmar",
+    "bewerten",
 ];
 
 /// Leading verbs of a signed query API's `Action` (AWS's, Tencent's, Alibaba's: `Action=TerminateInstances`)
@@ -519,6 +525,9 @@ mod tests {
             ("/webservice/rest/server.php?wstoken=6f1e2d0c9b8a7f6e5d4c&wsfunction=core_course_get_courses", false),
             ("/job/apply_quick.php?job_id=8120334&t=f3a9c0b17e", true),
             ("/cart/apply?coupon=SAVE10&token=f3a9c0b17e", false),
+            // The fourteenth round: a newsletter's confirmation (Spanish) and unsubscribe (German) links.
+            ("/newsletters/confirmar?nl=daily&t=91c2e0f3a7", true),
+            ("/newsletter/abmelden?uid=55812990&token=0f9a6b2c7e4d1a3b5c8e9f0a1b2c3d4e", true),
         ];
         for (link, acts) in rows {
             assert_eq!(judge(link).is_some(), *acts, "{link}");

@@ -47,10 +47,12 @@ pub(super) const ACT_FIELDS: &[(&str, &str, &str)] = &[
         r"^(recipient|recipients|to_?email|to_?address|to_?user(name)?|cc|bcc|send_?to|message\[to\])$",
     ),
     ("post", "saves a page edit", r"^(do\[save\]|wptextbox1)$"),
+    // The fourteenth round: a sworn statement (a benefit claim's, an appointment's attestation).
+    ("post", "submits a signed attestation", r"^(attestation|attest|attested)$"),
     (
         "account",
         "creates or changes an account",
-        r"^(password[-_]?(confirm|confirmation|again|repeat|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
+        r"^(password[-_]?(confirm|confirmation|again|repeat|validate|verify|2)|confirm_?password|repeat_?password|password2|passwordconfirm|new_?password|current_?password|user\[password_confirmation\]|pass2)$",
     ),
 ];
 

@@ -188,6 +188,18 @@ pub(super) const ACT_WORDS: &[(&str, &str)] = &[
     ("potwierdz", "booking"),
     ("poista", "delete"),
     ("submeter", "post"),
+    // The fourteenth round (the twelfth table's failures): a payment (Romanian, Polish), a transfer and a
+    // confirmation (Turkish), an acceptance and a confirmation (Portuguese, Spanish), a rating (German), an
+    // ad bumped.
+    ("plateste", "payment"),
+    ("plata", "payment"),
+    ("wplaty", "payment"),
+    ("transferi", "payment"),
+    ("onay", "booking"),
+    ("aceitar", "booking"),
+    ("confirmar", "booking"),
+    ("bewerten", "vote"),
+    ("bump", "post"),
 ];
 
 /// Act words that are also ordinary nouns in the plural (`places:searchText`, `books`, `reports`,
@@ -222,8 +234,8 @@ pub(super) const OWN_CREDENTIALS: &[&str] = &[
 /// Verbs that write; an act when their object is an act noun.
 pub(super) const WRITE_WORDS: &[&str] = &[
     "create", "add", "update", "set", "edit", "make", "save", "new", "insert", "upsert", "post", "put",
-    // Korean sites' `regist` (`registGdasReview.do`).
-    "regist",
+    // Korean sites' `regist` (`registGdasReview.do`); a toggle of what a user marks (`ToggleProductInterest`).
+    "regist", "toggle",
 ];
 
 /// Objects whose creation or change is an act.
@@ -260,6 +272,10 @@ pub(super) const ACT_NOUNS: &[(&str, &str)] = &[
     ("label", "post"),
     ("appointment", "booking"),
     ("entry", "booking"),
+    // The fourteenth round: money added to a wallet, an interest shown, a DNS record added.
+    ("money", "payment"),
+    ("interest", "vote"),
+    ("record", "post"),
 ];
 
 /// Words of the session's own state or of a read: harmless.
@@ -341,6 +357,8 @@ pub(super) const READ_WORDS: &[&str] = &[
     "prices",
     // The thirteenth round: a booking retrieved by its reference.
     "retrieve",
+    // The fourteenth round: a doctor's free schedules listed.
+    "schedules",
 ];
 
 /// Verbs that lead a word written without separators (`createlabel`, `getrates`, `createbuyorder`).
@@ -359,11 +377,12 @@ pub(super) const LEADING_VERBS: &[&str] = &[
     "make",
     "broadcast",
     "regist",
+    "toggle",
 ];
 
 /// Nouns a joined word may end in besides the act vocabulary's: `createlabel`.
 pub(super) const JOINED_NOUNS: &[&str] =
-    &["label", "item", "offer", "record", "entry", "file", "transaction"];
+    &["label", "item", "offer", "record", "entry", "file", "transaction", "money"];
 
 /// What a PUT or PATCH marks for the user alone: read, seen, done.
 pub(super) const MARKS: &[&str] = &["mark", "read", "unread", "seen", "ack"];

@@ -3,11 +3,11 @@
 //! (`proxy::guard::heldout`, `requests.json`), whose two halves are both tuning material now (its held-out
 //! half was spent once its failures were read); the fresh table (`fresh.json`), the third (`third.json`),
 //! the fourth (`fourth.json`), the fifth (`fifth.json`), the sixth (`sixth.json`), the seventh
-//! (`seventh.json`), the eighth (`eighth.json`), the ninth (`ninth.json`), the tenth (`tenth.json`) and the
-//! eleventh (`eleventh.json`), each spent in turn; and the twelfth held-out table (`twelfth.json`), written
-//! by someone who never read the rules and committed after the rules it measures, which gives the figures.
-//! Precision and recall of each, and the time per judgement. The twelfth table's failures are not printed
-//! (it stays held out).
+//! (`seventh.json`), the eighth (`eighth.json`), the ninth (`ninth.json`), the tenth (`tenth.json`), the
+//! eleventh (`eleventh.json`) and the twelfth (`twelfth.json`), each spent in turn; and the thirteenth
+//! held-out table (`thirteenth.json`), written by someone who never read the rules and committed after the
+//! rules it measures, which gives the figures. Precision and recall of each, and the time per judgement.
+//! The thirteenth table's failures are not printed (it stays held out).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
@@ -29,6 +29,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let tenth = heldout::score_rows(&rules, &heldout::tenth_rows());
     let eleventh = heldout::score_rows(&rules, &heldout::eleventh_rows());
     let twelfth = heldout::score_rows(&rules, &heldout::twelfth_rows());
+    let thirteenth = heldout::score_rows(&rules, &heldout::thirteenth_rows());
     let n =
         |h: &heldout::Score| (h.ordinary_blocked + h.ordinary_passed, h.harmful_blocked + h.harmful_passed);
     println!(
@@ -48,7 +49,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The strict guard (`--strict-write-guard`): what no rule names is refused too.
     let strict = WriteRules::builtin().strict();
     let strict_tuning = heldout::score_rows(&strict, &heldout::tuning_rows());
-    let strict_twelfth = heldout::score_rows(&strict, &heldout::twelfth_rows());
+    let strict_thirteenth = heldout::score_rows(&strict, &heldout::thirteenth_rows());
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
@@ -62,9 +63,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("ninth.json (spent: now tuning)", &ninth),
         ("tenth.json (spent: now tuning)", &tenth),
         ("eleventh.json (spent: now tuning)", &eleventh),
-        ("twelfth.json, held out", &twelfth),
+        ("twelfth.json (spent: now tuning)", &twelfth),
+        ("thirteenth.json, held out", &thirteenth),
         ("strict: all tuning material", &strict_tuning),
-        ("strict: twelfth.json, held out", &strict_twelfth),
+        ("strict: thirteenth.json, held out", &strict_thirteenth),
     ] {
         let (o, m) = n(h);
         println!(
@@ -106,6 +108,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("ninth.json spent", &ninth),
         ("tenth.json spent", &tenth),
         ("eleventh.json spent", &eleventh),
+        ("twelfth.json spent", &twelfth),
     ] {
         for (m, url, want, got) in &h.wrong {
             println!("wrong ({half}): {m} {url}: want {want}, refused by {got:?}");
@@ -114,8 +117,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if twelfth.precision() < 0.97 || twelfth.recall() < 0.97 {
-        println!("target missed on the twelfth held-out table: precision and recall >= 0.97");
+    if thirteenth.precision() < 0.97 || thirteenth.recall() < 0.97 {
+        println!("target missed on the thirteenth held-out table: precision and recall >= 0.97");
     }
     Ok(())
 }

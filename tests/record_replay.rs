@@ -472,3 +472,52 @@ async fn a_dummy_bin_sink_is_answered_locally_recorded_and_replayed() {
     assert_eq!((c.exact, c.missed), (1, 0), "{c:?}");
     rep.finish().await.unwrap();
 }
+
+/// A form's body is recorded whole even when the origin answers without reading it (the sign-in app's
+/// `POST /app/login` never reads its body; an h2 origin that answers at once resets the stream, and a
+/// body still streaming was then never sent on, nor teed into the recording, so a replay of the same form
+/// missed). Each of 12 sign-ins (h2 and HTTP/1.1, a distinct body each) is replayed, sealed, exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_body_the_origin_never_read_is_recorded_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (origin, reach) = https_origin(h, "app.test").await;
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let bodies: Vec<(String, bool)> =
+        (0..12).map(|i| (format!("user=ann&n={i}&pad={}", "x".repeat(i * 700)), i % 2 == 0)).collect();
+    for (mode, args) in
+        [("record", &["record", "--snapshot", "app"][..]), ("replay", &["replay", "--snapshot", "app"])]
+    {
+        let mut p =
+            if mode == "record" { Webfreeze::spawn_with(h, args, &reach) } else { Webfreeze::spawn(h, args) };
+        let ca = std::fs::read_to_string(p.ca_pem_path()).unwrap();
+        for (body, h2) in &bodies {
+            let g = fetch(
+                Via::Proxy(p.addr),
+                "https://app.test/app/login",
+                origin.addr,
+                &[&ca],
+                *h2,
+                req("POST", body, &form),
+            )
+            .await;
+            assert_eq!(
+                (g.status, g.text().contains("Welcome ann")),
+                (200, true),
+                "{mode} {}: {}",
+                &body[..14],
+                g.text()
+            );
+        }
+        assert!(p.signal_and_wait("INT").success(), "{}", p.stderr());
+    }
+    let shown = show(h, "app");
+    let bodies_recorded: Vec<u64> = shown["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["request"]["body"]["size"].as_u64().unwrap_or(0))
+        .collect();
+    let sent: Vec<u64> = bodies.iter().map(|(b, _)| b.len() as u64).collect();
+    assert_eq!(bodies_recorded, sent, "each body recorded whole");
+}

@@ -5,7 +5,9 @@
 //! 1. [`Handler::new_ctx`]: per-request state, shared by the later phases.
 //! 2. [`Handler::request`]: the request head with its streaming body; answer locally
 //!    ([`Decision::Respond`]) or let the proxy forward it ([`Decision::Forward`], possibly modified).
-//! 3. [`Handler::request_chunk`]: each request-body chunk as it streams to the origin (forwarded only).
+//! 3. [`Handler::request_chunk`]: each request-body chunk as it streams to the origin (forwarded only); a
+//!    body of declared length up to 1 MiB is read whole first and handed over as one chunk, all of it even
+//!    when the origin answers without reading it.
 //! 4. [`Handler::response_head`]: the origin's response head (hop-by-hop and Alt-Svc already removed),
 //!    with the origin's address and ALPN; the handler may edit it.
 //! 5. [`Handler::response_chunk`]: each response-body chunk as it streams to the client.

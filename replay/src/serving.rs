@@ -321,7 +321,8 @@ pub(crate) fn state_unknown_response(
     let mut r = text_response(
         StatusCode::NOT_FOUND,
         &format!(
-            "webfreeze replay: snapshot {snapshot:?} recorded {method} {url} only after writes this run has              not made (the run is at write epoch {epoch}): its state here is unknown\n"
+            "webfreeze replay: snapshot {snapshot:?} recorded {method} {url} only after writes this run has \
+             not made (the run is at write epoch {epoch}): its state here is unknown\n"
         ),
     );
     r.headers_mut().insert("x-webfreeze-miss", HeaderValue::from_static("state-unknown"));

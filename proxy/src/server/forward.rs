@@ -52,9 +52,32 @@ impl<H: Handler> Shared<H> {
         let (mut parts, body) = req.into_parts();
         // The upstream client picks h2 or HTTP/1.1 per origin; the client's version does not constrain it.
         parts.version = Version::HTTP_11;
-        let (h, c) = (self.handler.clone(), ctx.clone());
-        let body = Observed::new(body, move |chunk| h.request_chunk(&c, chunk), |_| {});
-        let req = Request::from_parts(parts, boxed(body));
+        let body = if declared_small(&body) {
+            // Read whole first: the handler sees all of it even when the origin answers without reading it
+            // (an h2 origin that answers at once resets the stream, and the rest is never sent or teed).
+            let read = tokio::time::timeout(self.cfg.upstream_timeout, read_whole(body)).await;
+            match read.unwrap_or_else(|_| Err("it did not arrive in time".into())) {
+                Ok((bytes, trailers)) => {
+                    if !bytes.is_empty() {
+                        self.handler.request_chunk(&ctx, &bytes);
+                    }
+                    whole_body(bytes, trailers)
+                }
+                Err(e) => {
+                    let pe =
+                        ProxyError::new(Side::Client, ErrorKind::Closed, &host, format!("request body: {e}"));
+                    done.fire(Err(pe));
+                    return text_response(
+                        StatusCode::BAD_REQUEST,
+                        &format!("webfreeze: the request body for {host} broke off: {e}\n"),
+                    );
+                }
+            }
+        } else {
+            let (h, c) = (self.handler.clone(), ctx.clone());
+            boxed(Observed::new(body, move |chunk| h.request_chunk(&c, chunk), |_| {}))
+        };
+        let req = Request::from_parts(parts, body);
         let clients = self.upstream.clients(profile);
         let client = if client_upgrade.is_some() { &clients.client_h1 } else { &clients.client };
         let res = match tokio::time::timeout(self.cfg.upstream_timeout, client.request(req)).await {
@@ -189,6 +212,39 @@ impl<H: Handler> Shared<H> {
             done.fire(outcome);
         });
     }
+}
+
+/// Request bodies of a declared length up to this are read whole before they are forwarded (a form, an
+/// API call); longer or undeclared ones (uploads, chunked streams) stream through, teed as they pass.
+pub(crate) const WHOLE_REQUEST_BODY: u64 = 1 << 20;
+
+/// Whether `body` has a declared length (`Content-Length`, or a body already held) of at most
+/// [`WHOLE_REQUEST_BODY`] bytes, and is not empty.
+fn declared_small(body: &Body) -> bool {
+    use http_body::Body as _;
+    let hint = body.size_hint();
+    !body.is_end_stream() && hint.upper().is_some_and(|n| n == hint.lower() && n <= WHOLE_REQUEST_BODY)
+}
+
+/// All of `body`: its data and its trailers, if any.
+async fn read_whole(mut body: Body) -> Result<(Bytes, Option<http::HeaderMap>), crate::BoxError> {
+    use http_body_util::BodyExt as _;
+    let mut data = Vec::new();
+    let mut trailers = None;
+    while let Some(frame) = body.frame().await {
+        match frame?.into_data() {
+            Ok(d) => data.extend_from_slice(&d),
+            Err(f) => trailers = f.into_trailers().ok(),
+        }
+    }
+    Ok((Bytes::from(data), trailers))
+}
+
+/// A body of `bytes` and then `trailers`.
+fn whole_body(bytes: Bytes, trailers: Option<http::HeaderMap>) -> Body {
+    let Some(t) = trailers else { return crate::body::full(bytes) };
+    let frames = [http_body::Frame::data(bytes), http_body::Frame::trailers(t)].map(Ok::<_, crate::BoxError>);
+    boxed(http_body_util::StreamBody::new(futures_util::stream::iter(frames)))
 }
 
 /// The client's side of a WebSocket upgrade failed (it went away before switching protocols).

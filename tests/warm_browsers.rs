@@ -282,3 +282,44 @@ async fn a_browser_context_never_outlives_its_task() {
     assert_eq!(pool.stats().recycled_broken, 1, "{:?}", pool.stats());
     pool.shutdown().await;
 }
+
+/// A state probe's or an exploration's background tab leaves the agent's tab the visible one: opened in
+/// the foreground (`Target.createTarget` without `background`), it hid the agent's tab, whose next
+/// screenshot then waited on a frame a hidden page does not paint ("cannot observe the page: Request
+/// timed out", the flake of `webarena_actions`' demo-wa-2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_visit_leaves_the_agents_tab_visible() {
+    use agent::browser::{BrowserOptions, ObservationKind, Session};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let opts = BrowserOptions {
+        chrome: chromium_path(),
+        // Only data: URLs are loaded: the proxy is never dialed.
+        proxy: "127.0.0.1:9".parse().unwrap(),
+        ca_spki: String::new(),
+        width: 800,
+        height: 600,
+        init_scripts: Vec::new(),
+        time_zone: None,
+        locale: None,
+        page_timeout: Duration::from_secs(20),
+        settle_quiet: Duration::from_millis(100),
+        wait: Duration::from_secs(1),
+        search_url: String::new(),
+        profile: home.path().to_path_buf(),
+        js_heap_mb: None,
+        disclose_automation: false,
+        storage_state: None,
+        geolocation: None,
+        real_tabs: false,
+        observation: ObservationKind::Som,
+    };
+    let s = Session::launch(opts).await.unwrap();
+    s.goto("data:text/html,<p>the agent's page</p>").await.unwrap();
+    let state = "document.visibilityState";
+    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "before any background visit");
+    let visit = s.visit_in_background("data:text/html,<p>a probe</p>", "x-webfreeze-probe", "state").await;
+    assert!(visit.is_ok(), "{:?}", visit.err());
+    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "after a background visit");
+    s.close().await;
+}

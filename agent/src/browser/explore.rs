@@ -157,7 +157,7 @@ impl Session {
     ) -> Result<Visit, BrowserError> {
         let t0 = Instant::now();
         let t = self.opts.page_timeout;
-        let page = bounded(t, "opening a background tab", self.new_page("about:blank")).await?;
+        let page = bounded(t, "opening a background tab", self.new_background_page("about:blank")).await?;
         let tab = match self.setup_tab(page.clone()).await {
             Ok(tab) => tab,
             Err(e) => {

@@ -216,6 +216,19 @@ impl Session {
         self.browser().new_page(params)
     }
 
+    /// A new tab on `url` opened in the background (a state probe's, an exploration's): the agent's tab
+    /// stays the active one, visible and painting, so its next screenshot is not left waiting on a frame
+    /// of a page hidden behind the new tab.
+    fn new_background_page(
+        &self,
+        url: &str,
+    ) -> impl std::future::Future<Output = chromiumoxide::Result<Page>> + '_ {
+        let mut params = CreateTargetParams::new(url);
+        params.browser_context_id = self.context();
+        params.background = Some(true);
+        self.browser().new_page(params)
+    }
+
     /// Browser-wide set-up (permissions, cookies, the page scripts), then the first tab's.
     async fn prepare(&mut self, page: Page) -> Result<(), BrowserError> {
         let t = self.opts.page_timeout;

@@ -8,6 +8,8 @@ PACKAGES+=(slurm-wlm munge)
 LEAN_PACKAGES+=(dokuwiki nginx-light php-fpm)
 # ... and replays it a day later: libfaketime moves the replay's and Chromium's clocks.
 LEAN_PACKAGES+=(faketime)
+# The script-batch tests (tests/batches.rs) serve Debian's MediaWiki (on SQLite) and run its own minifier.
+LEAN_PACKAGES+=(mediawiki php8.2-sqlite3 php8.2-mbstring)
 setup
 # The test command must leave no new untracked files in the checkout (compared at the end).
 untracked_before="$(git -C "$ROOT" status --porcelain --untracked-files=all 2>/dev/null | grep '^??' || true)"

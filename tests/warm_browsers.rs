@@ -234,32 +234,10 @@ async fn a_dead_or_timed_out_warm_browser_is_replaced_and_the_run_goes_on() {
 /// between tasks the pool's processes list no context (`Target.getBrowserContexts`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_context_never_outlives_its_task() {
-    use agent::browser::{BrowserOptions, BrowserPool, ObservationKind, PoolOptions, Session};
-    use std::time::Duration;
+    use agent::browser::{BrowserPool, PoolOptions, Session};
     let home = tempfile::tempdir().unwrap();
     let pool = BrowserPool::new(PoolOptions::default());
-    let opts = BrowserOptions {
-        chrome: chromium_path(),
-        // Nothing is loaded (the first tab stays on about:blank): the context's proxy is never dialed.
-        proxy: "127.0.0.1:9".parse().unwrap(),
-        ca_spki: String::new(),
-        width: 800,
-        height: 600,
-        init_scripts: Vec::new(),
-        time_zone: None,
-        locale: None,
-        page_timeout: Duration::from_secs(20),
-        settle_quiet: Duration::from_millis(100),
-        wait: Duration::from_secs(1),
-        search_url: String::new(),
-        profile: home.path().to_path_buf(),
-        js_heap_mb: None,
-        disclose_automation: false,
-        storage_state: None,
-        geolocation: None,
-        real_tabs: false,
-        observation: ObservationKind::Som,
-    };
+    let opts = local_opts(home.path());
     let open = || {
         let pool = pool.clone();
         async move { pool.open_contexts().await.unwrap() }
@@ -289,12 +267,26 @@ async fn a_browser_context_never_outlives_its_task() {
 /// timed out", the flake of `webarena_actions`' demo-wa-2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_visit_leaves_the_agents_tab_visible() {
-    use agent::browser::{BrowserOptions, ObservationKind, Session};
-    use std::time::Duration;
+    use agent::browser::Session;
     let home = tempfile::tempdir().unwrap();
-    let opts = BrowserOptions {
+    let opts = local_opts(home.path());
+    let s = Session::launch(opts).await.unwrap();
+    s.goto("data:text/html,<p>the agent's page</p>").await.unwrap();
+    let state = "document.visibilityState";
+    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "before any background visit");
+    let visit = s.visit_in_background("data:text/html,<p>a probe</p>", "x-webfreeze-probe", "state").await;
+    assert!(visit.is_ok(), "{:?}", visit.err());
+    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "after a background visit");
+    s.close().await;
+}
+
+/// A session's options for a browser that loads nothing through its proxy (about:blank and data: URLs):
+/// the proxy (port 9 on loopback) is never dialed.
+fn local_opts(profile: &Path) -> agent::browser::BrowserOptions {
+    use agent::browser::{BrowserOptions, ObservationKind};
+    use std::time::Duration;
+    BrowserOptions {
         chrome: chromium_path(),
-        // Only data: URLs are loaded: the proxy is never dialed.
         proxy: "127.0.0.1:9".parse().unwrap(),
         ca_spki: String::new(),
         width: 800,
@@ -306,20 +298,12 @@ async fn a_background_visit_leaves_the_agents_tab_visible() {
         settle_quiet: Duration::from_millis(100),
         wait: Duration::from_secs(1),
         search_url: String::new(),
-        profile: home.path().to_path_buf(),
+        profile: profile.to_path_buf(),
         js_heap_mb: None,
         disclose_automation: false,
         storage_state: None,
         geolocation: None,
         real_tabs: false,
         observation: ObservationKind::Som,
-    };
-    let s = Session::launch(opts).await.unwrap();
-    s.goto("data:text/html,<p>the agent's page</p>").await.unwrap();
-    let state = "document.visibilityState";
-    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "before any background visit");
-    let visit = s.visit_in_background("data:text/html,<p>a probe</p>", "x-webfreeze-probe", "state").await;
-    assert!(visit.is_ok(), "{:?}", visit.err());
-    assert_eq!(s.evaluate_text(state).await.unwrap(), "visible", "after a background visit");
-    s.close().await;
+    }
 }

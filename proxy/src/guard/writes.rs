@@ -357,16 +357,11 @@ impl WriteRules {
                 || matches!(idents.first().map(|i| classify(i)), Some(Says::Act("account")));
             let logs_in = names(&["login", "signin", "session", "sessions", "token", "authenticate"])
                 || joined_names(&["login", "signin"]);
-            if creates && !logs_in {
-                return Some(hit("account", why_of("account"), format!("password sent to {}", idents[0])));
-            }
-            // A password re-entered to confirm a deletion (`/profile/delete`).
-            if !logs_in && matches!(idents.first().map(|i| classify(i)), Some(Says::Act("delete"))) {
-                return Some(hit(
-                    "delete-account",
-                    why_of("delete-account"),
-                    format!("password sent to {}", idents[0]),
-                ));
+            // ... or a password re-entered to confirm a deletion (`/profile/delete`).
+            let deletes = matches!(idents.first().map(|i| classify(i)), Some(Says::Act("delete")));
+            if (creates || deletes) && !logs_in {
+                let rule = if deletes { "delete-account" } else { "account" };
+                return Some(hit(rule, why_of(rule), format!("password sent to {}", idents[0])));
             }
             // A password for what a POST to an API's collection creates (a server's root password).
             let json = ct.contains("json");

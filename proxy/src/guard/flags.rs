@@ -391,7 +391,10 @@ pub(crate) fn own_view(leaves: &[(String, String)]) -> bool {
     };
     // An envelope's type and ids (`data.id`, `eid`, `folderId`): what the change is to, not the change.
     let envelope = |k: &str| {
-        matches!(k, "data.type" | "type") || k.rsplit('.').next().is_some_and(|l| l.ends_with("id"))
+        matches!(k, "data.type" | "type")
+            || k.rsplit('.').next().is_some_and(|l| {
+                l.ends_with("id") && !matches!(l, "paid" | "valid" | "invalid" | "void" | "bid" | "avoid")
+            })
     };
     let fields: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).filter(|k| !envelope(k)).collect();
     !fields.is_empty() && fields.iter().all(|k| own(k))

@@ -4,7 +4,8 @@
 //! Streaming contract: bodies are never collected by the proxy, with one exception; each chunk is handed to
 //! the hook and passed on, so memory is bounded by hyper's buffers whatever the body size. The exception: a
 //! forwarded request body of declared length up to 1 MiB (`server::forward`) is read whole before it goes
-//! out, so the handler sees all of it even when the origin answers without reading it. Cancellation: if the body is dropped
+//! out, so the handler sees all of it even when the origin answers without reading it (longer ones stream,
+//! and the origin's early answer can still cut what is teed of them). Cancellation: if the body is dropped
 //! before its end (client gone, origin cut), the completion hook still runs, with an error, unless its
 //! observer was told to hand the rest over ([`Observed::on_abandon`]) and read on.
 

@@ -152,86 +152,96 @@ impl Row {
 
 /// The table's rows.
 pub fn rows() -> Vec<Row> {
-    // The table is a constant checked by the tests; a broken one reads as empty here.
-    serde_json::from_str(TABLE_JSON).unwrap_or_default()
+    table_rows(TABLE_JSON)
 }
+
+/// A table's rows: a constant checked by the tests, so a broken one reads as empty here.
+fn table_rows(json: &str) -> Vec<Row> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// The tables written after the first, in the order they were written: (half, table). The last is the one
+/// held out; every earlier one has been spent and is tuning material.
+pub const LATER_TABLES: &[(&str, &str)] = &[
+    ("fresh", FRESH_JSON),
+    ("third", THIRD_JSON),
+    ("fourth", FOURTH_JSON),
+    ("fifth", FIFTH_JSON),
+    ("sixth", SIXTH_JSON),
+    ("seventh", SEVENTH_JSON),
+    ("eighth", EIGHTH_JSON),
+    ("ninth", NINTH_JSON),
+    ("tenth", TENTH_JSON),
+    ("eleventh", ELEVENTH_JSON),
+    ("twelfth", TWELFTH_JSON),
+    ("thirteenth", THIRTEENTH_JSON),
+];
 
 /// The fresh table's rows (all held out).
 pub fn fresh_rows() -> Vec<Row> {
-    serde_json::from_str(FRESH_JSON).unwrap_or_default()
+    table_rows(FRESH_JSON)
 }
 
 /// The third table's rows (tuning material since the fourth round).
 pub fn third_rows() -> Vec<Row> {
-    serde_json::from_str(THIRD_JSON).unwrap_or_default()
+    table_rows(THIRD_JSON)
 }
 
 /// The fourth table's rows (tuning material since the fifth round).
 pub fn fourth_rows() -> Vec<Row> {
-    serde_json::from_str(FOURTH_JSON).unwrap_or_default()
+    table_rows(FOURTH_JSON)
 }
 
 /// The fifth table's rows (tuning material since the sixth round).
 pub fn fifth_rows() -> Vec<Row> {
-    serde_json::from_str(FIFTH_JSON).unwrap_or_default()
+    table_rows(FIFTH_JSON)
 }
 
 /// The sixth table's rows (tuning material since the seventh round).
 pub fn sixth_rows() -> Vec<Row> {
-    serde_json::from_str(SIXTH_JSON).unwrap_or_default()
+    table_rows(SIXTH_JSON)
 }
 
 /// The seventh table's rows (tuning material since the ninth round).
 pub fn seventh_rows() -> Vec<Row> {
-    serde_json::from_str(SEVENTH_JSON).unwrap_or_default()
+    table_rows(SEVENTH_JSON)
 }
 
 /// The eighth table's rows (tuning material since the tenth round).
 pub fn eighth_rows() -> Vec<Row> {
-    serde_json::from_str(EIGHTH_JSON).unwrap_or_default()
+    table_rows(EIGHTH_JSON)
 }
 
 /// The ninth table's rows (tuning material since the eleventh round).
 pub fn ninth_rows() -> Vec<Row> {
-    serde_json::from_str(NINTH_JSON).unwrap_or_default()
+    table_rows(NINTH_JSON)
 }
 
 /// The tenth table's rows (tuning material since the twelfth round).
 pub fn tenth_rows() -> Vec<Row> {
-    serde_json::from_str(TENTH_JSON).unwrap_or_default()
+    table_rows(TENTH_JSON)
 }
 
 /// The eleventh table's rows (tuning material since the thirteenth round).
 pub fn eleventh_rows() -> Vec<Row> {
-    serde_json::from_str(ELEVENTH_JSON).unwrap_or_default()
+    table_rows(ELEVENTH_JSON)
 }
 
 /// The twelfth table's rows (tuning material since the fourteenth round).
 pub fn twelfth_rows() -> Vec<Row> {
-    serde_json::from_str(TWELFTH_JSON).unwrap_or_default()
+    table_rows(TWELFTH_JSON)
 }
 
 /// The thirteenth table's rows (all held out).
 pub fn thirteenth_rows() -> Vec<Row> {
-    serde_json::from_str(THIRTEENTH_JSON).unwrap_or_default()
+    table_rows(THIRTEENTH_JSON)
 }
 
 /// Every row rules may be written from: both halves of the first table, the fresh table, and the third
 /// to the ninth, each spent in turn.
 pub fn tuning_rows() -> Vec<Row> {
-    let mut rows = rows();
-    rows.extend(fresh_rows());
-    rows.extend(third_rows());
-    rows.extend(fourth_rows());
-    rows.extend(fifth_rows());
-    rows.extend(sixth_rows());
-    rows.extend(seventh_rows());
-    rows.extend(eighth_rows());
-    rows.extend(ninth_rows());
-    rows.extend(tenth_rows());
-    rows.extend(eleventh_rows());
-    rows.extend(twelfth_rows());
-    rows
+    let spent = &LATER_TABLES[..LATER_TABLES.len() - 1];
+    rows().into_iter().chain(spent.iter().flat_map(|(_, json)| table_rows(json))).collect()
 }
 
 /// The hash the split is made by: FNV-1a 64 over the row's request.
@@ -375,30 +385,12 @@ mod tests {
 
     #[test]
     fn the_later_tables_are_whole_and_cite_nothing_earlier() {
-        check_table(FRESH_JSON, 200, 80, Some("fresh"), &rows());
-        let mut before_third = rows();
-        before_third.extend(fresh_rows());
-        check_table(THIRD_JSON, 300, 100, Some("third"), &before_third);
-        before_third.extend(third_rows());
-        check_table(FOURTH_JSON, 300, 100, Some("fourth"), &before_third);
-        before_third.extend(fourth_rows());
-        check_table(FIFTH_JSON, 300, 100, Some("fifth"), &before_third);
-        before_third.extend(fifth_rows());
-        check_table(SIXTH_JSON, 300, 100, Some("sixth"), &before_third);
-        before_third.extend(sixth_rows());
-        check_table(SEVENTH_JSON, 300, 100, Some("seventh"), &before_third);
-        before_third.extend(seventh_rows());
-        check_table(EIGHTH_JSON, 300, 100, Some("eighth"), &before_third);
-        before_third.extend(eighth_rows());
-        check_table(NINTH_JSON, 300, 100, Some("ninth"), &before_third);
-        before_third.extend(ninth_rows());
-        check_table(TENTH_JSON, 300, 100, Some("tenth"), &before_third);
-        before_third.extend(tenth_rows());
-        check_table(ELEVENTH_JSON, 300, 100, Some("eleventh"), &before_third);
-        before_third.extend(eleventh_rows());
-        check_table(TWELFTH_JSON, 300, 100, Some("twelfth"), &before_third);
-        before_third.extend(twelfth_rows());
-        check_table(THIRTEENTH_JSON, 300, 100, Some("thirteenth"), &before_third);
+        let mut earlier = rows();
+        for (i, (half, json)) in LATER_TABLES.iter().enumerate() {
+            // The fresh table was the smallest (200 rows, 80 API-shaped); every later one has 300 and 100.
+            let (min, min_api) = if i == 0 { (200, 80) } else { (300, 100) };
+            earlier.extend(check_table(json, min, min_api, Some(half), &earlier));
+        }
     }
 
     /// A table's figures, never its rows.

@@ -28,6 +28,7 @@ pub mod graphql;
 mod harmless;
 pub mod heldout;
 mod idents;
+pub mod learned;
 mod links;
 pub mod platforms;
 mod rules_file;
@@ -110,6 +111,7 @@ impl GuardConfig {
         serde_json::json!({
             "write_guard": self.writes.is_some(),
             "write_guard_strict": self.writes.as_ref().is_some_and(WriteRules::is_strict),
+            "write_guard_learned": self.writes.as_ref().is_some_and(WriteRules::is_learned),
             "answer_guard": self.answers.is_some(),
             "own_hosts": self.own_hosts,
         })
@@ -204,13 +206,31 @@ impl GuardConfig {
         }
         let rules = self.writes.as_ref().filter(|_| !self.owns(host))?;
         let facts = WriteFacts::of_request(method, host, path, content_type, body, label);
-        rules.judge(&facts).map(|hit| Blocked {
+        if let Some(hit) = rules.judge(&facts) {
+            return Some(Blocked {
+                kind: BlockedKind::Write,
+                method: m,
+                url,
+                rule: hit.rule,
+                why: hit.why,
+                evidence: hit.matched,
+            });
+        }
+        // What the rules let pass, the learned judge reads a second time.
+        if !rules.learned {
+            return None;
+        }
+        let hit = learned::judge(method, uri, content_type, body, label)?;
+        Some(Blocked {
             kind: BlockedKind::Write,
             method: m,
             url,
-            rule: hit.rule,
-            why: hit.why,
-            evidence: hit.matched,
+            rule: learned::RULE.to_string(),
+            why: format!(
+                "reads as an act to the model trained on the guard's tables (p = {:.2})",
+                hit.probability
+            ),
+            evidence: hit.features.join(", "),
         })
     }
 }

@@ -9,8 +9,7 @@
 //!    is the method judged;
 //! 2. a label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
 //!    pressed as "Valider et payer"); payment processors by host ([`super::platforms::processor`]); the
-//!    pressed button (a preview or a
-//!    diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
+//!    pressed button (a preview or a diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
 //!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
 //!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
 //!    parsed operations or a persisted operation's name ([`super::graphql::judge_graphql`]); a SQL
@@ -34,8 +33,7 @@
 //!    or a `title` with a body) blocks as a post;
 //! 9. what none of these names: a control whose label reads (`Search`, `Rechercher`) passes, and so does
 //!    what `guard::harmless` reads as changing nothing another user sees (telemetry, a read by its last
-//!    word, the session's own state); a POST with
-//!    a body to an API's collection creates ([`super::creates::creates_resource`]); a control whose label
+//!    word, the session's own state); a POST with a body to an API's collection creates ([`super::creates::creates_resource`]); a control whose label
 //!    commits what its form holds (`Submit`, `Save`, `Create ticket`, `Run now`, `Absenden`; not `Save
 //!    draft`) writes.
 //!
@@ -105,6 +103,8 @@ pub struct WriteRules {
     password: Regex,
     /// Refuse a write no rule names, instead of letting it pass ([`WriteRules::strict`]).
     strict: bool,
+    /// Ask the learned judge of what the rules let pass ([`super::learned`]; off: `without_learned`).
+    pub(super) learned: bool,
 }
 
 fn pattern(p: &str) -> Result<Option<Regex>, regex::Error> {
@@ -144,6 +144,7 @@ impl WriteRules {
             title_fields: re(TITLE_FIELDS).unwrap_or_else(never),
             password: re(PASSWORD_FIELD).unwrap_or_else(never),
             strict: false,
+            learned: true,
         }
     }
 

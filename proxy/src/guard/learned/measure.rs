@@ -1,0 +1,65 @@
+//! The learned judge's figures: how a model trained on the tables written before a table reads that table
+//! (`chronological`), which is how the judge meets requests it was not trained on. Figures only: the
+//! rows it gets wrong are never printed for the held-out table.
+
+use super::super::heldout::{rows, Row, Score, LATER_TABLES};
+use super::{features, train, THRESHOLD};
+
+/// The model alone (no rules) on `rows`, trained on `train_rows`.
+pub fn model_alone(train_rows: &[Row], rows: &[Row]) -> Score {
+    let model = train(train_rows);
+    let mut s = Score::default();
+    for r in rows {
+        let Some((f, harmful)) = super::row_features(r) else { continue };
+        let refused = features::eligible(&r.method, &f) && model.probability(&f) >= THRESHOLD;
+        match (harmful, refused) {
+            (true, true) => s.harmful_blocked += 1,
+            (true, false) => s.harmful_passed += 1,
+            (false, true) => s.ordinary_blocked += 1,
+            (false, false) => s.ordinary_passed += 1,
+        }
+    }
+    s
+}
+
+/// For each later table from `from` on (the held-out one last), the model alone trained on the first
+/// table and every table written before it: (table, rows trained on, figures).
+pub fn chronological(from: &str) -> Vec<(&'static str, usize, Score)> {
+    let start = LATER_TABLES.iter().position(|(h, _)| *h == from).unwrap_or(0);
+    let mut before: Vec<Row> = rows();
+    for (_, json) in &LATER_TABLES[..start] {
+        before.extend(table(json));
+    }
+    let mut out = Vec::new();
+    for (h, json) in &LATER_TABLES[start..] {
+        let these = table(json);
+        out.push((*h, before.len(), model_alone(&before, &these)));
+        before.extend(these);
+    }
+    out
+}
+
+fn table(json: &str) -> Vec<Row> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The model alone, each later table read by a model trained on the tables before it. Prints figures
+    /// only (`cargo test -p webfreeze-proxy --lib -- --ignored --nocapture chronological_figures`).
+    #[test]
+    #[ignore]
+    fn chronological_figures() {
+        for (h, n, s) in chronological("eighth") {
+            println!(
+                "{h}: model alone, trained on {n} rows: precision {:.3} recall {:.3} (ordinary refused {}, harmful passed {})",
+                s.precision(),
+                s.recall(),
+                s.ordinary_blocked,
+                s.harmful_passed
+            );
+        }
+    }
+}

@@ -283,7 +283,8 @@ fn guards(
         (Some(f), false) => Some(WriteRules::with_file(f).map_err(|e| UsageError(e.to_string()))?),
         (None, false) => Some(WriteRules::builtin()),
     }
-    .map(|w| if args.strict_write_guard { w.strict() } else { w });
+    .map(|w| if args.strict_write_guard { w.strict() } else { w })
+    .map(|w| if args.no_learned_guard { w.without_learned() } else { w });
     let answers = match (&args.answer_guard_file, args.no_answer_guard) {
         (_, true) => None,
         (Some(f), false) => Some(AnswerPlaces::with_file(f).map_err(|e| UsageError(e.to_string()))?),

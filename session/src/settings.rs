@@ -18,6 +18,7 @@ pub fn guards_setting(g: &proxy::guard::GuardConfig) -> trajectory::GuardsSettin
     trajectory::GuardsSetting {
         write_guard: g.writes.is_some(),
         write_guard_strict: g.writes.as_ref().is_some_and(proxy::guard::WriteRules::is_strict),
+        write_guard_learned: g.writes.as_ref().is_some_and(proxy::guard::WriteRules::is_learned),
         answer_guard: g.answers.is_some(),
         own_hosts: g.own_hosts.clone(),
     }

@@ -162,6 +162,12 @@ pub(crate) struct RunArgs {
     /// that slips through costs more than a refused ordinary request.
     #[arg(long, conflicts_with = "no_write_guard")]
     pub strict_write_guard: bool,
+    /// Live and record: the side-effect guard's rules alone decide. By default what they let pass is read
+    /// again by a model trained on the guard's tables of real sites' requests, and a write it reads as an
+    /// act (p >= 0.7) is refused as rule `learned`: on the held-out table it refuses more of the harmful
+    /// requests and a few more ordinary ones (docs/BENCHMARKS.md). run.json says which.
+    #[arg(long, conflicts_with = "no_write_guard")]
+    pub no_learned_guard: bool,
     /// Live and record: more side-effect rules and harmless paths (JSON: {"rules": [{"id", "why",
     /// "methods", "path", "fields", "label"}], "safe_paths": [...]}).
     #[arg(long, value_name = "FILE")]

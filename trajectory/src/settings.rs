@@ -282,6 +282,10 @@ pub struct GuardsSetting {
     /// It refused every write no rule names (`--strict-write-guard`); absent: it did not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub write_guard_strict: bool,
+    /// What the rules let pass was read again by the learned judge (on unless `--no-learned-guard`);
+    /// absent: it was not (a run from before it, or with it off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_guard_learned: bool,
     /// The contamination guard.
     pub answer_guard: bool,
     /// Hosts the run owns, where writes are allowed (`--allow-writes`, `--site` hosts).

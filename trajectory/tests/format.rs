@@ -130,6 +130,7 @@ fn run_settings_of_every_shape_read_typed_and_unknown_keys_are_named() {
             guards: Some(GuardsSetting {
                 write_guard: true,
                 write_guard_strict: false,
+                write_guard_learned: true,
                 answer_guard: false,
                 own_hosts: vec!["shop.test".into()],
             }),

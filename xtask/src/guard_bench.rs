@@ -8,11 +8,16 @@
 //! held-out table (`thirteenth.json`), written by someone who never read the rules and committed after the
 //! rules it measures, which gives the figures. Precision and recall of each, and the time per judgement.
 //! The thirteenth table's failures are not printed (it stays held out).
+//!
+//! The tables' rows are judged by the rules alone (`WriteRules::without_learned`): the learned judge is
+//! trained on every spent table, so its figures there would be its training fit. The held-out table is
+//! then judged as a run judges it, rules and learned judge together, default and strict; and each later
+//! table by the model alone trained on the tables before it (`proxy::guard::learned::measure`).
 
 pub(crate) fn run() -> anyhow::Result<()> {
     use proxy::guard::cases::{score, CASES};
-    use proxy::guard::{heldout, WriteRules};
-    let rules = WriteRules::builtin();
+    use proxy::guard::{heldout, learned, WriteRules};
+    let rules = WriteRules::builtin().without_learned();
     let s = score(&rules);
     let ordinary = s.ordinary_blocked + s.ordinary_passed;
     let harmful = s.harmful_blocked + s.harmful_passed;
@@ -47,9 +52,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
         s.recall()
     );
     // The strict guard (`--strict-write-guard`): what no rule names is refused too.
-    let strict = WriteRules::builtin().strict();
+    let strict = WriteRules::builtin().without_learned().strict();
     let strict_tuning = heldout::score_rows(&strict, &heldout::tuning_rows());
     let strict_thirteenth = heldout::score_rows(&strict, &heldout::thirteenth_rows());
+    // As a run judges: the rules, then the learned judge of what they let pass.
+    let with_learned = heldout::score_rows(&WriteRules::builtin(), &heldout::thirteenth_rows());
+    let strict_with_learned =
+        heldout::score_rows(&WriteRules::builtin().strict(), &heldout::thirteenth_rows());
     for (name, h) in [
         ("requests.json, first tuning half", &tune),
         ("requests.json, first held-out half (spent: now tuning)", &held),
@@ -67,6 +76,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("thirteenth.json, held out", &thirteenth),
         ("strict: all tuning material", &strict_tuning),
         ("strict: thirteenth.json, held out", &strict_thirteenth),
+        ("rules + learned judge: thirteenth.json, held out", &with_learned),
+        ("strict + learned judge: thirteenth.json, held out", &strict_with_learned),
     ] {
         let (o, m) = n(h);
         println!(
@@ -78,6 +89,25 @@ pub(crate) fn run() -> anyhow::Result<()> {
         );
     }
     println!("| harmful blocked under another rule than expected (cases.rs) | {} |", s.wrong_rule);
+    println!("\nlearned judge alone, each table read by a model trained on the tables written before it:");
+    println!("| table | trained on rows | ordinary refused | harmful passed | precision | recall |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (table, trained, h) in learned::measure::chronological("eighth") {
+        println!(
+            "| {table} | {trained} | {} | {} | {:.3} | {:.3} |",
+            h.ordinary_blocked,
+            h.harmful_passed,
+            h.precision(),
+            h.recall()
+        );
+    }
+    let t = std::time::Instant::now();
+    let model = learned::train(&heldout::tuning_rows());
+    let (features, rows) = model.size();
+    println!(
+        "| training the built-in model ({rows} rows, {features} features) | {:.2} s |",
+        t.elapsed().as_secs_f64()
+    );
     // Time per judgement: the table judged repeatedly, median of 5 rounds.
     let rounds = 200;
     let mut per = Vec::new();
@@ -92,6 +122,25 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     per.sort_by(f64::total_cmp);
     println!("| time per judgement (median of 5 rounds, body parsed included) | {:.1} us |", per[2]);
+    // The same, as a run judges (rules and learned judge), over the held-out table's requests.
+    let shipped = WriteRules::builtin();
+    let requests = heldout::thirteenth_rows();
+    let _ = heldout::verdict(&shipped, &requests[0]); // the model is trained on first use
+    let mut per = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            for r in &requests {
+                std::hint::black_box(heldout::verdict(&shipped, r));
+            }
+        }
+        per.push(t.elapsed().as_secs_f64() * 1e6 / (20 * requests.len()) as f64);
+    }
+    per.sort_by(f64::total_cmp);
+    println!(
+        "| time per judgement, rules and learned judge (thirteenth.json's requests) | {:.1} us |",
+        per[2]
+    );
     for (src, got, want) in &s.wrong {
         println!("wrong (cases.rs): {src}: got {got:?}, want {want:?}");
     }
@@ -117,7 +166,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     if s.ordinary_blocked + s.harmful_passed > 0 {
         anyhow::bail!("target missed on cases.rs: 0 ordinary blocked and 0 harmful passed");
     }
-    if thirteenth.precision() < 0.97 || thirteenth.recall() < 0.97 {
+    if with_learned.precision() < 0.97 || with_learned.recall() < 0.97 {
         println!("target missed on the thirteenth held-out table: precision and recall >= 0.97");
     }
     Ok(())

@@ -393,6 +393,12 @@ mod tests {
         }
     }
 
+    /// The rules alone, without the learned judge (trained on the tuning material, so its figures there
+    /// are not a measurement): what each rule round's floors and limits were measured with.
+    fn rules_alone() -> crate::guard::WriteRules {
+        crate::guard::WriteRules::builtin().without_learned()
+    }
+
     /// A table's figures, never its rows.
     fn print_figures(name: &str, s: &Score) {
         println!(
@@ -413,14 +419,19 @@ mod tests {
     fn thirteenth_figures() {
         let rules = crate::guard::WriteRules::builtin();
         print_figures("thirteenth", &score_rows(&rules, &thirteenth_rows()));
-        print_figures("thirteenth strict", &score_rows(&rules.strict(), &thirteenth_rows()));
+        print_figures("thirteenth strict", &score_rows(&rules.clone().strict(), &thirteenth_rows()));
+        print_figures("thirteenth, rules alone", &score_rows(&rules_alone(), &thirteenth_rows()));
+        print_figures(
+            "thirteenth strict, rules alone",
+            &score_rows(&rules_alone().strict(), &thirteenth_rows()),
+        );
     }
 
     /// The strict guard's figures: the tuning material, then the thirteenth table (figures only).
     #[test]
     #[ignore]
     fn strict_figures() {
-        let strict = crate::guard::WriteRules::builtin().strict();
+        let strict = rules_alone().strict();
         for (name, rows) in [("strict tuning", tuning_rows()), ("strict thirteenth", thirteenth_rows())] {
             print_figures(name, &score_rows(&strict, &rows));
         }
@@ -450,8 +461,8 @@ mod tests {
     ///   (the same before it).
     #[test]
     fn each_held_out_table_stays_above_its_floor() {
-        let default = crate::guard::WriteRules::builtin();
-        let strict = crate::guard::WriteRules::builtin().strict();
+        let default = rules_alone();
+        let strict = rules_alone().strict();
         let rows: [(&str, &crate::guard::WriteRules, Vec<super::Row>, f64, f64); 19] = [
             ("third", &default, third_rows(), PRECISION_FLOOR, RECALL_FLOOR),
             ("fifth", &default, fifth_rows(), 0.888, 0.776),
@@ -500,7 +511,7 @@ mod tests {
     /// the twelfth joined (5970 rows), 83 and 156 before the fourteenth round's and 79 and 138 after them.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
+        let s = score_rows(&rules_alone(), &tuning_rows());
         assert!(s.ordinary_blocked <= 79 && s.harmful_passed <= 138, "{:?}", s.wrong);
     }
 
@@ -514,7 +525,7 @@ mod tests {
     /// with the twelfth joined (5970 rows), 204 and 63 before the fourteenth round's and 199 and 57 after.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
-        let s = score_rows(&crate::guard::WriteRules::builtin().strict(), &tuning_rows());
+        let s = score_rows(&rules_alone().strict(), &tuning_rows());
         assert!(
             s.ordinary_blocked <= 199 && s.harmful_passed <= 57,
             "{} {}",
@@ -529,7 +540,7 @@ mod tests {
     #[test]
     #[ignore]
     fn strict_tuning_material() {
-        let strict = crate::guard::WriteRules::builtin().strict();
+        let strict = rules_alone().strict();
         for r in tuning_rows() {
             let got = verdict(&strict, &r);
             if got.is_some() != r.harmful() {
@@ -544,11 +555,11 @@ mod tests {
     #[test]
     #[ignore]
     fn tuning_material() {
-        let s = score_rows(&crate::guard::WriteRules::builtin(), &tuning_rows());
+        let s = score_rows(&rules_alone(), &tuning_rows());
         for r in tuning_rows() {
             let uri: http::Uri = r.url.parse().unwrap();
             let cfg = crate::guard::GuardConfig {
-                writes: Some(crate::guard::WriteRules::builtin()),
+                writes: Some(rules_alone()),
                 answers: None,
                 own_hosts: Vec::new(),
             };
@@ -574,7 +585,7 @@ mod tests {
             ("twelfth.json", twelfth_rows()),
         ];
         for (name, rows) in tables {
-            print_figures(name, &score_rows(&crate::guard::WriteRules::builtin(), &rows));
+            print_figures(name, &score_rows(&rules_alone(), &rows));
         }
         println!(
             "tuning material: precision {:.3} recall {:.3} (ordinary refused {}, harmful passed {})",

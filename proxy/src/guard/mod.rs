@@ -187,6 +187,21 @@ impl GuardConfig {
         body: Option<&[u8]>,
         label: Option<&str>,
     ) -> Option<Blocked> {
+        self.judge_as(method, uri, content_type, body, label, true)
+    }
+
+    /// [`GuardConfig::judge`], with the learned judge asked (`learned`, when the rules allow it) or not: a
+    /// WebSocket message is judged by the rules alone, as the model learned HTTP requests, not a socket
+    /// protocol's verbs and payloads.
+    pub(crate) fn judge_as(
+        &self,
+        method: &str,
+        uri: &http::Uri,
+        content_type: Option<&str>,
+        body: Option<&[u8]>,
+        label: Option<&str>,
+        learned: bool,
+    ) -> Option<Blocked> {
         let host = uri.host().unwrap_or_default();
         let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let (m, url) = (method.to_string(), uri.to_string());
@@ -217,7 +232,7 @@ impl GuardConfig {
             });
         }
         // What the rules let pass, the learned judge reads a second time.
-        if !rules.learned {
+        if !(learned && rules.learned) {
             return None;
         }
         let hit = learned::judge(method, uri, content_type, body, label)?;

@@ -319,7 +319,7 @@ fn judge_view(cfg: &GuardConfig, url: &http::Uri, view: MessageView) -> Option<B
         None => url.clone(),
     };
     let body = serde_json::to_vec(&body).ok()?;
-    let mut b = cfg.judge("POST", &uri, Some("application/json"), Some(&body), None)?;
+    let mut b = cfg.judge_as("POST", &uri, Some("application/json"), Some(&body), None, false)?;
     b.method = WS_METHOD.to_string();
     b.url = url.to_string();
     Some(b)

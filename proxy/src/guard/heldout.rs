@@ -423,12 +423,14 @@ mod tests {
     /// - twelfth, after the thirteenth round: 0.972 / 0.883 (0.972 / 0.875 before it, and the same before
     ///   the twelfth); strict 0.919 / 0.950 (0.919 / 0.946 before it);
     /// - thirteenth, after the fourteenth round: 0.952 / 0.833 (the same before it); strict 0.900 / 0.942
-    ///   (the same before it).
+    ///   (the same before it);
+    /// - fourteenth, the rules of the fourteenth round (the learned judge's round wrote no rule): 0.931 /
+    ///   0.842; strict 0.858 / 0.933. With the learned judge: `learned::measure`'s floors.
     #[test]
     fn each_held_out_table_stays_above_its_floor() {
         let default = rules_alone();
         let strict = rules_alone().strict();
-        let rows: [(&str, &crate::guard::WriteRules, Vec<super::Row>, f64, f64); 19] = [
+        let rows: [(&str, &crate::guard::WriteRules, Vec<super::Row>, f64, f64); 21] = [
             ("third", &default, rows_of("third"), PRECISION_FLOOR, RECALL_FLOOR),
             ("fifth", &default, rows_of("fifth"), 0.888, 0.776),
             ("fifth, strict", &strict, rows_of("fifth"), 0.775, 0.882),
@@ -448,6 +450,8 @@ mod tests {
             ("twelfth, strict", &strict, rows_of("twelfth"), 0.916, 0.945),
             ("thirteenth", &default, rows_of("thirteenth"), 0.948, 0.829),
             ("thirteenth, strict", &strict, rows_of("thirteenth"), 0.897, 0.937),
+            ("fourteenth", &default, rows_of("fourteenth"), 0.927, 0.838),
+            ("fourteenth, strict", &strict, rows_of("fourteenth"), 0.854, 0.929),
         ];
         for (name, rules, table, precision, recall) in rows {
             let s = score_rows(rules, &table);
@@ -473,11 +477,12 @@ mod tests {
     /// and 129 before the eleventh round's rules and 69 and 102 after them; with the tenth joined (4970
     /// rows), 77 and 141 before the twelfth round's rules and 75 and 114 after them; with the eleventh
     /// joined (5470 rows), 81 and 150 before the thirteenth round's rules and 77 and 128 after them; with
-    /// the twelfth joined (5970 rows), 83 and 156 before the fourteenth round's and 79 and 138 after them.
+    /// the twelfth joined (5970 rows), 83 and 156 before the fourteenth round's and 79 and 138 after them;
+    /// with the thirteenth joined (6470 rows; the rules alone), 89 and 178.
     #[test]
     fn the_tuning_material_stays_where_it_is() {
         let s = score_rows(&rules_alone(), &tuning_rows());
-        assert!(s.ordinary_blocked <= 79 && s.harmful_passed <= 138, "{:?}", s.wrong);
+        assert!(s.ordinary_blocked <= 89 && s.harmful_passed <= 178, "{:?}", s.wrong);
     }
 
     /// The strict guard on the tuning material: 184 ordinary refused and 31 harmful passed of 2970 before
@@ -487,12 +492,13 @@ mod tests {
     /// with the ninth joined (4470 rows), 165 and 50 before the eleventh round's and 149 and 44 after them;
     /// with the tenth joined (4970 rows), 168 and 58 before the twelfth round's and 166 and 47 after them;
     /// with the eleventh joined (5470 rows), 188 and 59 before the thirteenth round's and 184 and 51 after;
-    /// with the twelfth joined (5970 rows), 204 and 63 before the fourteenth round's and 199 and 57 after.
+    /// with the twelfth joined (5970 rows), 204 and 63 before the fourteenth round's and 199 and 57 after;
+    /// with the thirteenth joined (6470 rows; the rules alone), 224 and 71.
     #[test]
     fn the_strict_guard_keeps_its_tuning_figures() {
         let s = score_rows(&rules_alone().strict(), &tuning_rows());
         assert!(
-            s.ordinary_blocked <= 199 && s.harmful_passed <= 57,
+            s.ordinary_blocked <= 224 && s.harmful_passed <= 71,
             "{} {}",
             s.ordinary_blocked,
             s.harmful_passed

@@ -58,6 +58,7 @@ pub(crate) fn check(cfg: &Config, a: GuardCheckArgs) -> anyhow::Result<()> {
         Some(f) => WriteRules::with_file(f).map_err(|e| UsageError(e.to_string()))?,
         None => WriteRules::builtin(),
     };
+    let writes = if a.no_learned_guard { writes.without_learned() } else { writes };
     let answers = match &a.answer_guard_file {
         Some(f) => AnswerPlaces::with_file(f).map_err(|e| UsageError(e.to_string()))?,
         None => AnswerPlaces::builtin(),

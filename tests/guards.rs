@@ -379,7 +379,8 @@ fn guard_check_reads_labels_and_sockets_and_lists_what_it_cannot_read() {
     };
     // (entry, what guard check says of it: "pass", "refused RULE EVIDENCE" or "unread REASON")
     let rows: Vec<(serde_json::Value, &str)> = vec![
-        (form("https://shop.example/api/v2/tx"), "pass"),
+        // A write no rule names: the learned judge's to read (it reads `tx` with an item as an act).
+        (form("https://shop.example/api/v2/tx"), "refused learned"),
         (
             labelled("https://shop.example/api/v2/tx?n=1", "Place order"),
             r#"refused purchase label "Place order""#,
@@ -421,7 +422,11 @@ fn guard_check_reads_labels_and_sockets_and_lists_what_it_cannot_read() {
                 e["request"]["url"].as_str().map(|u| u.replace("wss://", "https://")) == Some(url.into())
             })
             .unwrap_or_else(|| panic!("no row for {b}"));
-        got[i] = format!("refused {} {}", b["rule"].as_str().unwrap(), b["evidence"].as_str().unwrap());
+        got[i] = match b["rule"].as_str().unwrap() {
+            // The model's evidence is the features that weighed most: its weights', not this test's.
+            "learned" => "refused learned".to_string(),
+            rule => format!("refused {rule} {}", b["evidence"].as_str().unwrap()),
+        };
     }
     for u in report["unparsed"].as_array().unwrap() {
         got[u["index"].as_u64().unwrap() as usize] = format!("unread {}", u["reason"].as_str().unwrap());
@@ -429,10 +434,17 @@ fn guard_check_reads_labels_and_sockets_and_lists_what_it_cannot_read() {
     let want: Vec<&str> = rows.iter().map(|r| r.1).collect();
     assert_eq!(got, want);
     assert_eq!(report["websocket_messages"], 3);
+    // The rules alone (`--no-learned-guard`): the write no rule names passes.
+    let out = run_cli(h, &["guard", "check", file.to_str().unwrap(), "--json", "--no-learned-guard"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refused: Vec<&str> =
+        report["refused"].as_array().unwrap().iter().filter_map(|b| b["url"].as_str()).collect();
+    assert!(!refused.contains(&"https://shop.example/api/v2/tx"), "{refused:?}");
+    assert!(refused.contains(&"https://shop.example/api/v2/tx?n=1"), "{refused:?}");
     // The table lists what it could not read; a HAR it reads whole exits 0.
     let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("8 requests (5 writes, 3 WebSocket messages sent); the guards would refuse 3; 3 could not be read"), "{text}");
+    assert!(text.contains("8 requests (5 writes, 3 WebSocket messages sent); the guards would refuse 4; 3 could not be read"), "{text}");
     assert!(text.contains("| 6 | POST | /api/v2/tx | the URL is not absolute (no host) |"), "{text}");
     std::fs::write(&file, har(&rows[..5])).unwrap();
     let out = run_cli(h, &["guard", "check", file.to_str().unwrap()]);

@@ -129,6 +129,10 @@ pub(crate) struct GuardCheckArgs {
     /// More side-effect rules and harmless paths (as `run --write-guard-file`).
     #[arg(long, value_name = "FILE")]
     pub write_guard_file: Option<PathBuf>,
+    /// The rules alone decide (as `run --no-learned-guard`): what they leave unnamed passes instead of
+    /// being read by the learned judge.
+    #[arg(long)]
+    pub no_learned_guard: bool,
     /// More places answers are published (as `run --answer-guard-file`).
     #[arg(long, value_name = "FILE")]
     pub answer_guard_file: Option<PathBuf>,

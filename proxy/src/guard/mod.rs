@@ -221,32 +221,36 @@ impl GuardConfig {
         }
         let rules = self.writes.as_ref().filter(|_| !self.owns(host))?;
         let facts = WriteFacts::of_request(method, host, path, content_type, body, label);
-        if let Some(hit) = rules.judge(&facts) {
+        let block = |hit: WriteHit| Blocked {
+            kind: BlockedKind::Write,
+            method: m.clone(),
+            url: url.clone(),
+            rule: hit.rule,
+            why: hit.why,
+            evidence: hit.matched,
+        };
+        // The rules decide what they name, act or harmless; what they leave unnamed (a write no rule
+        // names, a GET no rule reads as an act) is the learned judge's to read, and strict refuses a write
+        // it lets pass.
+        let ask_model = learned && rules.learned;
+        let unnamed = match rules.judge_as(&facts, true) {
+            Some(hit) if hit.rule != writes::UNNAMED => return Some(block(hit)),
+            Some(hit) => Some(hit),
+            None if method == "GET" => None,
+            None => return None,
+        };
+        if let Some(hit) = learned::judge(method, uri, content_type, body, label).filter(|_| ask_model) {
             return Some(Blocked {
-                kind: BlockedKind::Write,
-                method: m,
-                url,
-                rule: hit.rule,
-                why: hit.why,
-                evidence: hit.matched,
+                rule: learned::RULE.to_string(),
+                why: format!(
+                    "reads as an act to the model trained on the guard's tables (p = {:.2})",
+                    hit.probability
+                ),
+                evidence: hit.features.join(", "),
+                ..block(WriteHit::default())
             });
         }
-        // What the rules let pass, the learned judge reads a second time.
-        if !(learned && rules.learned) {
-            return None;
-        }
-        let hit = learned::judge(method, uri, content_type, body, label)?;
-        Some(Blocked {
-            kind: BlockedKind::Write,
-            method: m,
-            url,
-            rule: learned::RULE.to_string(),
-            why: format!(
-                "reads as an act to the model trained on the guard's tables (p = {:.2})",
-                hit.probability
-            ),
-            evidence: hit.features.join(", "),
-        })
+        unnamed.filter(|_| rules.is_strict()).map(block)
     }
 }
 

@@ -4,9 +4,9 @@
 //! A request is judged by what it *does*, strongest evidence first:
 //! 1. GET and HEAD only when they name an act and carry a token (`guard::links::judge_link`: a vote link,
 //!    an unsubscribe or confirmation link, an invitation accepted), carry a GraphQL mutation, call a
-//!    signed query API's write action (`Action=TerminateInstances`), or were clicked on a label that
-//!    names an act and carry a secret (`Approve` on a link with its token); OPTIONS never. A form's `_method` override (`_method=delete`)
-//!    is the method judged;
+//!    signed query API's write action (`Action=TerminateInstances`), or were clicked on a label that names
+//!    an act and carry a secret (`Approve` on a link with its token); OPTIONS never. A form's `_method`
+//!    override (`_method=delete`) is the method judged;
 //! 2. a label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
 //!    pressed as "Valider et payer"); payment processors by host ([`super::platforms::processor`]); the
 //!    pressed button (a preview or a diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
@@ -31,14 +31,12 @@
 //! 7. the action's path (`guard::table::RULES`): `/checkout`, `/payments`, `/book`, `/comments`, `/vote`, ... block;
 //! 8. a published text (a long or multi-line `body`, `comment`, `review`, `message`, `content` or `text`,
 //!    or a `title` with a body) blocks as a post;
-//! 9. what none of these names: a control whose label reads (`Search`, `Rechercher`) passes, and so does
-//!    what `guard::harmless` reads as changing nothing another user sees (telemetry, a read by its last
-//!    word, the session's own state); a POST with a body to an API's collection creates ([`super::creates::creates_resource`]); a control whose label
-//!    commits what its form holds (`Submit`, `Save`, `Create ticket`, `Run now`, `Absenden`; not `Save
-//!    draft`) writes.
-//!
-//! What none of these flags passes: an ordinary form (a flight search posting `from` and `to`, a job search
-//! posting `title`, a translation posting `text`) is not an act.
+//! 9. what none of these names: a control whose label reads (`Search`) passes, and so does what
+//!    `guard::harmless` reads as harmless (telemetry, a read, the session's own state); a POST with a body
+//!    to an API's collection creates ([`super::creates::creates_resource`]); a label that commits its form
+//!    (`Submit`, `Save`, `Absenden`; not `Save draft`) writes; what is left is `unnamed`: refused under
+//!    strict, else read by the learned judge (`guard::learned`). A flight search posting `from` and `to`,
+//!    a job search posting `title`, a translation posting `text` are no acts.
 //!
 //! A user file adds rules and harmless paths:
 //!
@@ -64,6 +62,8 @@ use super::table::{
 /// removes it from every request before any handler sees it (the guard gets it as a
 /// [`super::ControlLabel`]), so it is never forwarded or recorded.
 pub const CONTROL_HEADER: &str = "x-webfreeze-control";
+/// The rule of a write no rule names: refused under strict, else read by the learned judge.
+pub const UNNAMED: &str = "unnamed";
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
@@ -79,7 +79,7 @@ pub struct WriteRule {
 }
 
 /// Why a request was judged a write that acts in the world.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WriteHit {
     /// The rule's id.
     pub rule: String,
@@ -201,13 +201,14 @@ impl WriteRules {
 
     /// The rule a request breaks, if any (see the module docs for the order).
     pub fn judge(&self, f: &WriteFacts<'_>) -> Option<WriteHit> {
+        self.judge_as(f, self.strict)
+    }
+
+    /// [`WriteRules::judge`], with a write no rule names refused as `unnamed` (`strict`) or passed.
+    pub(super) fn judge_as(&self, f: &WriteFacts<'_>, strict: bool) -> Option<WriteHit> {
         use super::acts::{classify, Says};
         use super::graphql::judge_graphql;
-        let hit = |rule: &str, why: &str, matched: String| WriteHit {
-            rule: rule.to_string(),
-            why: why.to_string(),
-            matched,
-        };
+        let hit = |rule: &str, why: &str, matched| WriteHit { rule: rule.into(), why: why.into(), matched };
         let why_of =
             |rule: &str| RULES.iter().find(|r| r.0 == rule).map(|r| r.1).unwrap_or("acts in the world");
         if matches!(f.method, "GET" | "HEAD") {
@@ -523,10 +524,7 @@ impl WriteRules {
                         )
                     })
                 })
-                .or_else(|| {
-                    self.strict
-                        .then(|| hit("unnamed", "a write no rule names (the strict guard)", "strict".into()))
-                }),
+                .or_else(|| strict.then(|| hit(UNNAMED, "a write no rule names (strict)", "strict".into()))),
         }
     }
 

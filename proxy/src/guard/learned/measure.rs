@@ -70,18 +70,18 @@ mod floors {
     use crate::guard::WriteRules;
 
     /// The rules with the learned judge on the held-out table, which neither the rules nor the model were
-    /// written or trained from. The fourteenth, with the model trained on every table before it: 0.910 /
-    /// 0.925 (rules alone 0.931 / 0.842), strict 0.854 / 0.950 (strict rules alone 0.858 / 0.933). The
-    /// thirteenth when it was held out (model trained to the twelfth): 0.934 / 0.938 (rules alone 0.952 /
-    /// 0.833), strict 0.888 / 0.963 (0.900 / 0.942). Floors about one row below the held-out table's;
-    /// raise them when the judge gets better, never lower them to pass.
+    /// written or trained from. The fourteenth, with the model trained on every table before it and asked
+    /// of what the rules leave unnamed: 0.917 / 0.917 (rules alone 0.931 / 0.842), strict 0.859 / 0.942
+    /// (strict rules alone 0.858 / 0.933). Floors about one row below; raise them when the judge gets
+    /// better, never lower them to pass. (Asked of everything the rules pass, as first committed, it read
+    /// 0.910 / 0.925 there, and 0.934 / 0.938 on the thirteenth with the model trained to the twelfth.)
     #[test]
     fn the_held_out_table_stays_above_the_learned_floors() {
         let default = WriteRules::builtin();
         let strict = WriteRules::builtin().strict();
         let (name, rows) = held_out();
         for (how, rules, precision, recall) in
-            [("default", &default, 0.906, 0.921), ("strict", &strict, 0.850, 0.946)]
+            [("default", &default, 0.913, 0.913), ("strict", &strict, 0.855, 0.938)]
         {
             let s = score_rows(rules, &rows);
             assert!(

@@ -293,10 +293,12 @@ mod tests {
         }
     }
 
-    /// A URL the judge cannot use is listed, not skipped; a label decides a write its path says nothing of.
+    /// A URL the judge cannot use is listed, not skipped; a label decides a write its path says nothing of
+    /// (the rules alone: with the learned judge on, the unlabelled write no rule names is the model's).
     #[test]
     fn unjudgeable_urls_are_listed_and_labels_decide() {
-        let guard = GuardConfig::standard(Vec::new());
+        let mut guard = GuardConfig::standard(Vec::new());
+        guard.writes = guard.writes.map(WriteRules::without_learned);
         let req = |url: &str, label: Option<&str>| Request {
             method: "POST".into(),
             url: url.into(),
@@ -316,5 +318,10 @@ mod tests {
         assert_eq!(refused[0].evidence, r#"label "Place order""#);
         let idx: Vec<usize> = unparsed.iter().map(|u| u.index).collect();
         assert_eq!(idx, [2, 3], "{unparsed:?}");
+        // As a run judges: the model reads the unlabelled one (no rule names it), the label still decides
+        // the other.
+        let (refused, _) = judge(&GuardConfig::standard(Vec::new()), &requests);
+        let rules: Vec<&str> = refused.iter().map(|b| b.rule.as_str()).collect();
+        assert_eq!(rules, ["learned", "purchase"], "{refused:?}");
     }
 }

@@ -1,6 +1,7 @@
 //! WebSocket messages judged by the write rules (issue 60, part 4): a JSON message a page sends over a
 //! socket (a chat message, a GraphQL mutation, an RPC call) is judged as the request it stands for, by the
-//! same judge as an HTTP request ([`super::GuardConfig::judge`]): a `POST` to the socket's URL with the
+//! same rules as an HTTP request (`GuardConfig::judge_as`, without the learned judge, which learned
+//! HTTP requests and not a socket protocol's verbs): a `POST` to the socket's URL with the
 //! message's JSON as its body and the message's verb as its `action` (`?action=VERB`, what the judge
 //! reads an action's name from). What this module adds is only the reading of the socket protocols that
 //! wrap a message, so the judge sees the request inside:

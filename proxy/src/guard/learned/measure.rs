@@ -70,18 +70,19 @@ mod floors {
     use crate::guard::WriteRules;
 
     /// The rules with the learned judge on the held-out table, which neither the rules nor the model were
-    /// written or trained from. The fourteenth, with the model trained on every table before it and asked
-    /// of what the rules leave unnamed: 0.917 / 0.917 (rules alone 0.931 / 0.842), strict 0.859 / 0.942
-    /// (strict rules alone 0.858 / 0.933). Floors about one row below; raise them when the judge gets
-    /// better, never lower them to pass. (Asked of everything the rules pass, as first committed, it read
-    /// 0.910 / 0.925 there, and 0.934 / 0.938 on the thirteenth with the model trained to the twelfth.)
+    /// written or trained from. The fifteenth, with the model trained on every table before it: 0.921 /
+    /// 0.921 (rules alone 0.953 / 0.838), strict 0.866 / 0.942 (strict rules alone 0.864 / 0.929). The
+    /// fourteenth, when it was held out: 0.917 / 0.917 (rules alone 0.931 / 0.842), strict 0.859 / 0.942;
+    /// asked of everything the rules pass, as first committed, 0.910 / 0.925 there and 0.934 / 0.938 on
+    /// the thirteenth. Floors about one row below the held-out table's; raise them when the judge gets
+    /// better, never lower them to pass.
     #[test]
     fn the_held_out_table_stays_above_the_learned_floors() {
         let default = WriteRules::builtin();
         let strict = WriteRules::builtin().strict();
         let (name, rows) = held_out();
         for (how, rules, precision, recall) in
-            [("default", &default, 0.913, 0.913), ("strict", &strict, 0.855, 0.938)]
+            [("default", &default, 0.917, 0.916), ("strict", &strict, 0.862, 0.937)]
         {
             let s = score_rows(rules, &rows);
             assert!(

@@ -165,6 +165,9 @@ impl<H> std::fmt::Debug for Guard<H> {
 impl<H: Handler> Guard<H> {
     /// Guard `inner` with `cfg`, logging refusals to `log`.
     pub fn new(inner: Arc<H>, cfg: Arc<GuardConfig>, log: Arc<GuardLog>) -> Self {
+        if cfg.writes.as_ref().is_some_and(WriteRules::is_learned) {
+            learned::warm();
+        }
         Self { inner, cfg, log }
     }
 

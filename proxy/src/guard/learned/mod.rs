@@ -16,8 +16,8 @@
 //! - **What it refuses:** a request it reads as harmful with probability [`THRESHOLD`] or more, as rule
 //!   `learned`, naming the features that weighed most (`last:order, l:pay`).
 //! - **What it is trained on:** every row of the guard's spent tables ([`super::heldout::tuning_rows`]),
-//!   never the held-out table, once per process on first use (about a second); the same rows give the same
-//!   weights (`model`). `--no-learned-guard` leaves the rules alone.
+//!   never the held-out table, once per process (about a second in a debug build), on a thread of its own
+//!   as soon as a guard is made ([`warm`]); the same rows give the same weights (`model`). `--no-learned-guard` leaves the rules alone.
 
 pub mod features;
 pub mod measure;
@@ -79,6 +79,19 @@ pub fn train(rows: &[Row]) -> Model {
 pub fn builtin() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| train(&super::heldout::tuning_rows()))
+}
+
+/// Train the built-in model now, on a thread of its own, so that the first write a run judges does not
+/// wait for it (a guard does this when it is made); a judgement that comes first waits for the same training.
+pub fn warm() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new().name("webfreeze-guard-model".into()).spawn(|| {
+            builtin();
+        });
+        // No thread: the first judgement trains it instead.
+        drop(spawned);
+    });
 }
 
 /// Whether `model` refuses a request, and why.

@@ -16,14 +16,18 @@
 use proxy::guard::heldout::{self, Score};
 
 fn line(name: &str, h: &Score) {
+    counts(name, [h.ordinary_blocked, h.ordinary_passed, h.harmful_blocked, h.harmful_passed]);
+}
+
+/// A table's line from its counts: ordinary refused and passed, harmful refused and passed.
+fn counts(name: &str, [ob, op, hb, hp]: [usize; 4]) {
+    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
     println!(
-        "| {name} | {} / {} | {} | {} | {:.3} | {:.3} |",
-        h.ordinary_blocked + h.ordinary_passed,
-        h.harmful_blocked + h.harmful_passed,
-        h.ordinary_blocked,
-        h.harmful_passed,
-        h.precision(),
-        h.recall()
+        "| {name} | {} / {} | {ob} | {hp} | {:.3} | {:.3} |",
+        ob + op,
+        hb + hp,
+        ratio(hb, hb + ob),
+        ratio(hb, hb + hp)
     );
 }
 
@@ -39,14 +43,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
         "| table | requests (ordinary / harmful) | ordinary refused | harmful passed | precision | recall |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
-    println!(
-        "| written against (cases.rs) | {} / {} | {} | {} | {:.3} | {:.3} |",
-        s.ordinary_blocked + s.ordinary_passed,
-        s.harmful_blocked + s.harmful_passed,
-        s.ordinary_blocked,
-        s.harmful_passed,
-        s.precision(),
-        s.recall()
+    counts(
+        "written against (cases.rs)",
+        [s.ordinary_blocked, s.ordinary_passed, s.harmful_blocked, s.harmful_passed],
     );
     let mut spent: Vec<(String, Score)> = vec![
         ("requests.json, first tuning half".into(), heldout::score(&rules, "tune")),

@@ -94,9 +94,8 @@ pub fn warm() {
     });
 }
 
-/// Whether `model` refuses a request, and why.
-pub fn judge_with(
-    model: &Model,
+/// Whether the built-in model refuses a request, and why.
+pub fn judge(
     method: &str,
     uri: &http::Uri,
     content_type: Option<&str>,
@@ -107,22 +106,12 @@ pub fn judge_with(
     if !features::eligible(method, &f) {
         return None;
     }
+    let model = builtin();
     let probability = model.probability(&f);
     (probability >= THRESHOLD).then(|| LearnedHit {
         probability,
         features: model.strongest(&f, 3).into_iter().map(|(name, _)| name).collect(),
     })
-}
-
-/// Whether the built-in model refuses a request, and why.
-pub fn judge(
-    method: &str,
-    uri: &http::Uri,
-    content_type: Option<&str>,
-    body: Option<&[u8]>,
-    label: Option<&str>,
-) -> Option<LearnedHit> {
-    judge_with(builtin(), method, uri, content_type, body, label)
 }
 
 #[cfg(test)]

@@ -242,7 +242,8 @@ impl GuardConfig {
             None if method == "GET" => None,
             None => return None,
         };
-        if let Some(hit) = learned::judge(method, uri, content_type, body, label).filter(|_| ask_model) {
+        if let Some(hit) = ask_model.then(|| learned::judge(method, uri, content_type, body, label)).flatten()
+        {
             return Some(Blocked {
                 rule: learned::RULE.to_string(),
                 why: format!(

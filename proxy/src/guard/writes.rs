@@ -9,9 +9,10 @@
 //!    override (`_method=delete`) is the method judged;
 //! 2. a label that names an act outranks a path that only sounds like a check (`/Payment/Validate`
 //!    pressed as "Valider et payer"); payment processors by host ([`super::platforms::processor`]); the
-//!    pressed button (a preview or a diff saves nothing); MediaWiki's `api.php` by its `action`; the site's own routes where its platform
-//!    is known ([`super::platforms`]: Magento, WooCommerce, Shopify, MediaWiki, WordPress, Discourse,
-//!    GitLab, Reddit-like forums): the first row that matches decides, harmless or not; GraphQL by its
+//!    pressed button (a preview or a diff saves nothing); MediaWiki's `api.php` by its `action`; the site's
+//!    own routes where its platform is known ([`super::platforms`]: Magento, WooCommerce, Shopify,
+//!    MediaWiki, WordPress, Discourse, GitLab, Reddit-like forums): the first row that matches decides,
+//!    harmless or not; GraphQL by its
 //!    parsed operations or a persisted operation's name ([`super::graphql::judge_graphql`]); a SQL
 //!    statement by its kind (`guard::sql`: `SELECT` reads, `DELETE FROM` writes);
 //! 3. the user's rules file (its harmless paths, then its rules), which knows the user's sites;
@@ -103,7 +104,7 @@ pub struct WriteRules {
     password: Regex,
     /// Refuse a write no rule names, instead of letting it pass ([`WriteRules::strict`]).
     strict: bool,
-    /// Ask the learned judge of what the rules let pass ([`super::learned`]; off: `without_learned`).
+    /// Ask the learned judge of what the rules leave unnamed ([`super::learned`]; off: `without_learned`).
     pub(super) learned: bool,
 }
 

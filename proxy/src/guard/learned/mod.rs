@@ -17,7 +17,8 @@
 //!   `learned`, naming the features that weighed most (`last:order, l:pay`).
 //! - **What it is trained on:** every row of the guard's spent tables ([`super::heldout::tuning_rows`]),
 //!   never the held-out table, once per process (about a second in a debug build), on a thread of its own
-//!   as soon as a guard is made ([`warm`]); the same rows give the same weights (`model`). `--no-learned-guard` leaves the rules alone.
+//!   as soon as a guard is made ([`warm`]); the same rows give the same weights (`model`).
+//!   `--no-learned-guard` leaves the rules alone.
 
 pub mod features;
 pub mod measure;

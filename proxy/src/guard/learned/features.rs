@@ -150,9 +150,13 @@ pub fn features(
 }
 
 /// Whether the learned judge reads a request at all: a write (POST, PUT, PATCH, DELETE), or a GET that
-/// carries a token in its query (a link that acts). Page loads, assets and other reads never reach it.
-pub fn eligible(method: &str, features: &BTreeSet<String>) -> bool {
-    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE") || (method == "GET" && features.contains("qtoken"))
+/// carries a token in its query (a link that acts: the `qtoken` feature). Page loads, assets and other
+/// reads never reach it; decided from the method and URL alone, before any feature is computed.
+pub fn eligible(method: &str, uri: &http::Uri) -> bool {
+    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE")
+        || (method == "GET"
+            && form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .any(|(_, v)| v.chars().count() >= TOKEN_VALUE))
 }
 
 /// A JSON value's names at every depth and its leaves' values.
@@ -250,10 +254,10 @@ mod tests {
             !f.iter().any(|x| x.contains("shop") || x.contains("example")),
             "hosts are never features: {f:?}"
         );
-        assert!(eligible("POST", &f));
+        assert!(eligible("POST", &uri) && eligible("GET", &uri), "a write, and a link with its token");
         let page: http::Uri = "https://shop.example/products?page=2".parse().unwrap();
-        assert!(!eligible("GET", &features("GET", &page, None, None, None)));
-        assert!(!eligible("HEAD", &f));
+        assert!(!eligible("GET", &page) && !features("GET", &page, None, None, None).contains("qtoken"));
+        assert!(!eligible("HEAD", &uri));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (`chronological`), which is how the judge meets requests it was not trained on. Figures only: the
 //! rows it gets wrong are never printed for the held-out table.
 
-use super::super::heldout::{rows, Row, Score, LATER_TABLES};
+use super::super::heldout::{rows, rows_of, Row, Score, LATER_TABLES};
 use super::{features, train, THRESHOLD};
 
 /// The model alone (no rules) on `rows`, trained on `train_rows`.
@@ -11,7 +11,8 @@ pub fn model_alone(train_rows: &[Row], rows: &[Row]) -> Score {
     let mut s = Score::default();
     for r in rows {
         let Some((f, harmful)) = super::row_features(r) else { continue };
-        let refused = features::eligible(&r.method, &f) && model.probability(&f) >= THRESHOLD;
+        let eligible = r.url.parse().is_ok_and(|uri| features::eligible(&r.method, &uri));
+        let refused = eligible && model.probability(&f) >= THRESHOLD;
         match (harmful, refused) {
             (true, true) => s.harmful_blocked += 1,
             (true, false) => s.harmful_passed += 1,
@@ -27,20 +28,16 @@ pub fn model_alone(train_rows: &[Row], rows: &[Row]) -> Score {
 pub fn chronological(from: &str) -> Vec<(&'static str, usize, Score)> {
     let start = LATER_TABLES.iter().position(|(h, _)| *h == from).unwrap_or(0);
     let mut before: Vec<Row> = rows();
-    for (_, json) in &LATER_TABLES[..start] {
-        before.extend(table(json));
+    for (h, _) in &LATER_TABLES[..start] {
+        before.extend(rows_of(h));
     }
     let mut out = Vec::new();
-    for (h, json) in &LATER_TABLES[start..] {
-        let these = table(json);
+    for (h, _) in &LATER_TABLES[start..] {
+        let these = rows_of(h);
         out.push((*h, before.len(), model_alone(&before, &these)));
         before.extend(these);
     }
     out
-}
-
-fn table(json: &str) -> Vec<Row> {
-    serde_json::from_str(json).unwrap_or_default()
 }
 
 #[cfg(test)]

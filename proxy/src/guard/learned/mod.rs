@@ -103,10 +103,10 @@ pub fn judge(
     body: Option<&[u8]>,
     label: Option<&str>,
 ) -> Option<LearnedHit> {
-    let f = features::features(method, uri, content_type, body, label);
-    if !features::eligible(method, &f) {
+    if !features::eligible(method, uri) {
         return None;
     }
+    let f = features::features(method, uri, content_type, body, label);
     let model = builtin();
     let probability = model.probability(&f);
     (probability >= THRESHOLD).then(|| LearnedHit {
